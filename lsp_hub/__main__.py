@@ -1,0 +1,3 @@
+from lsp_hub.cli import main
+
+raise SystemExit(main())

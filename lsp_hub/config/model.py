@@ -1,0 +1,83 @@
+"""Configuration schema: attrs models structured from TOML/JSON with cattrs.
+
+The same schema serves every layer (built-in defaults, user file, project file, --config, and
+`initializationOptions.lspHub` from the client). Keys are snake_case in TOML; the client may send
+them in the same spelling.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+
+@attrs.define(frozen=True)
+class ServerSpec:
+    """One language server the hub can start."""
+
+    name: str
+    command: str = ""
+    args: tuple[str, ...] = ()
+    root_markers: tuple[str, ...] = (".git",)
+    env: dict[str, str] = attrs.field(factory=dict)
+    initialization_options: dict[str, Any] | None = None
+    settings: dict[str, Any] = attrs.field(factory=dict)
+    # LSP method names (e.g. "textDocument/formatting"); "diagnostics" names published and pulled diagnostics.
+    only_features: tuple[str, ...] = ()
+    except_features: tuple[str, ...] = ()
+    disabled: bool = False
+    # Optional per-server overrides of the hub-wide timings; None means "use the hub default".
+    request_timeout_seconds: float | None = None
+    version_args: tuple[str, ...] = ("--version",)
+
+    def allows(self, feature: str) -> bool:
+        """Whether only_features/except_features let this server serve `feature`."""
+        if self.only_features and feature not in self.only_features:
+            return False
+        return feature not in self.except_features
+
+
+@attrs.define(frozen=True)
+class LanguageSpec:
+    name: str
+    extensions: tuple[str, ...] = ()
+    language_ids: tuple[str, ...] = ()
+    filenames: tuple[str, ...] = ()  # exact file names, e.g. "Makefile", "Dockerfile"
+    servers: tuple[str, ...] = ()  # order = precedence for single-answer requests
+
+
+@attrs.define(frozen=True)
+class HubOptions:
+    request_timeout_seconds: float = 10.0
+    initialize_timeout_seconds: float = 30.0
+    idle_shutdown_seconds: float = 600.0
+    diagnostics_debounce_seconds: float = 0.2
+    max_restarts: int = 5
+    restart_window_seconds: float = 180.0
+    # Set only by a client that knows the user trusts this workspace (VS Code's workspace trust).
+    trust_workspace: bool = False
+
+
+@attrs.define(frozen=True)
+class Config:
+    servers: dict[str, ServerSpec] = attrs.field(factory=dict)
+    languages: dict[str, LanguageSpec] = attrs.field(factory=dict)
+    hub: HubOptions = attrs.field(factory=HubOptions)
+
+    def language_for(self, *, language_id: str | None, path: str) -> LanguageSpec | None:
+        """A document's language: from its languageId if one matches, else from its file name or extension."""
+        if language_id:
+            for lang in self.languages.values():
+                if language_id in lang.language_ids or language_id == lang.name:
+                    return lang
+        base = path.rsplit("/", 1)[-1]
+        for lang in self.languages.values():
+            if base in lang.filenames:
+                return lang
+        ext = base.rsplit(".", 1)[-1] if "." in base else ""
+        if ext:
+            for lang in self.languages.values():
+                if ext in lang.extensions:
+                    return lang
+        return None

@@ -1,0 +1,66 @@
+"""Plain data produced by parsing one file; shared by extraction, storage and the graph algorithms.
+
+Positions are 0-based (line, column) with the column counted in UTF-16 code units, as LSP counts them.
+Everything here is JSON-serialisable through `dataclasses.asdict` so the cache can store it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+SymbolKind = Literal["function", "method", "class", "interface", "type", "constant", "variable", "module"]
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """A range in a file: start inclusive, end exclusive; lines and UTF-16 columns, 0-based."""
+
+    start_line: int
+    start_col: int
+    end_line: int
+    end_col: int
+
+
+@dataclass(frozen=True, slots=True)
+class Definition:
+    name: str
+    kind: SymbolKind
+    span: Span  # the whole definition node
+    name_span: Span  # just the identifier
+    signature: str  # the first line(s) of the definition, trimmed, for repo maps
+    container: str | None = None  # enclosing class/namespace name, e.g. the class of a method
+
+
+@dataclass(frozen=True, slots=True)
+class Reference:
+    """A use of a name: a call, or any other reference the tags query reports."""
+
+    name: str
+    span: Span
+    is_call: bool
+    caller: str | None = None  # name of the enclosing definition (function/method), None at module level
+    receiver: str | None = None  # for `x.foo()`, the text of `x` when simple
+
+
+@dataclass(frozen=True, slots=True)
+class Import:
+    """One imported module, as written in the source, plus the names taken from it."""
+
+    module: str  # e.g. "pkg.sub", "./util", "github.com/a/b/c", "crate::foo::bar", "stdio.h"
+    names: tuple[str, ...] = ()  # names imported from the module ("from m import a, b"); empty for `import m`
+    level: int = 0  # Python relative-import level (number of leading dots); 0 elsewhere
+    span: Span | None = None
+
+
+@dataclass(slots=True)
+class FileIndex:
+    """Everything the index knows about one file."""
+
+    path: str  # workspace-relative POSIX path
+    language: str
+    definitions: list[Definition] = field(default_factory=list)
+    references: list[Reference] = field(default_factory=list)
+    imports: list[Import] = field(default_factory=list)
+    syntax_error_count: int = 0
+    line_count: int = 0
