@@ -1,0 +1,573 @@
+"""One downstream language server process: spawn, initialize, send, supervise, restart, stop.
+
+Sending is synchronous and ordered: while the server starts, requests wait in an outbox and are sent, in order,
+after its documents have been opened with their current text. Every request gets a deadline once sent; every
+death of the process answers the requests in flight with an error, so nothing waits forever.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import ctypes
+import enum
+import logging
+import os
+import signal
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
+
+from pygls.client import JsonRPCClient
+
+from lsp_hub.capabilities import CAPABILITY_PATHS, has_capability, save_options, sync_kind, wants_open_close
+from lsp_hub.jsonrpc import (
+    METHOD_NOT_FOUND,
+    REQUEST_FAILED,
+    MsgId,
+    RawProtocol,
+    ResponseFailure,
+    raw_converter,
+)
+
+if TYPE_CHECKING:
+    from lsp_hub.config.model import HubOptions, ServerSpec
+    from lsp_hub.documents import Document
+    from lsp_hub.routing import BackendKey
+
+logger = logging.getLogger(__name__)
+
+STREAM_LIMIT = 64 * 1024 * 1024  # a single frame header line or stderr chunk may be long; never choke on it
+STDERR_TAIL_LINES = 200
+
+try:
+    _LIBC: ctypes.CDLL | None = ctypes.CDLL(None, use_errno=True)
+except OSError:  # not on Linux
+    _LIBC = None
+
+
+def _die_with_parent() -> None:
+    """In the child: get SIGTERM when the hub dies, even by SIGKILL (Linux PR_SET_PDEATHSIG)."""
+    if _LIBC is not None:
+        with contextlib.suppress(Exception):
+            _LIBC.prctl(1, signal.SIGTERM)
+
+
+class State(enum.Enum):
+    STOPPED = "stopped"  # not started yet, or stopped while idle: starts on next use
+    STARTING = "starting"
+    RUNNING = "running"
+    STOPPING = "stopping"
+    CRASHED = "crashed"  # died; restarts (after a backoff) on next use
+    FAILED = "failed"  # gave up: missing binary, initialize failed, or too many crashes
+
+
+class NotSupported(ResponseFailure):
+    """The server does not offer the method (by its capabilities): not an error, just no answer."""
+
+    def __init__(self, server: str, method: str) -> None:
+        super().__init__(METHOD_NOT_FOUND, f"{server} does not support {method}")
+
+
+class BackendHost(Protocol):
+    """What a backend needs from the session that owns it."""
+
+    def initialize_params(self, backend: Backend) -> dict[str, Any]: ...
+
+    def document(self, uri: str) -> Document | None: ...
+
+    def on_backend_request(self, backend: Backend, msg_id: MsgId, method: str, params: Any) -> Any: ...
+
+    def on_backend_notification(self, backend: Backend, method: str, params: Any) -> None: ...
+
+    def on_backend_running(self, backend: Backend) -> None: ...
+
+    def on_backend_stopped(self, backend: Backend, *, crashed: bool) -> None: ...
+
+    def tell_user(self, message: str, *, error: bool = False) -> None: ...
+
+
+class _Connection(JsonRPCClient):
+    """pygls' client does the process and the framing; the backend is told when the process ends."""
+
+    def __init__(self, backend: Backend) -> None:
+        super().__init__(protocol_cls=RawProtocol, converter_factory=raw_converter)
+        self.backend = backend
+
+    async def _server_exit(self) -> None:
+        process = self._server
+        if process is None:
+            return
+        await process.wait()
+        self._stop_event.set()
+        self.backend._on_process_exit(self, process.returncode)
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        # Garbage between frames from the server: pygls skips it; we keep a trace in the log.
+        logger.warning("%s sent something unreadable: %s", self.backend.name, error)
+
+
+class _Handler:
+    """Messages the server sends to us (requests, notifications) go to the session."""
+
+    def __init__(self, backend: Backend) -> None:
+        self.backend = backend
+
+    def on_request(self, msg_id: MsgId, method: str, params: Any) -> Any:
+        return self.backend.host.on_backend_request(self.backend, msg_id, method, params)
+
+    def on_notification(self, method: str, params: Any) -> None:
+        self.backend.host.on_backend_notification(self.backend, method, params)
+
+
+class Pending:
+    """A request to a backend: queued while it starts, then in flight with a deadline."""
+
+    __slots__ = ("backend", "cancelled", "future", "method", "msg_id", "params", "timer")
+
+    def __init__(self, backend: Backend, method: str, params: Any, future: asyncio.Future[Any]) -> None:
+        self.backend = backend
+        self.method = method
+        self.params = params
+        self.future = future
+        self.msg_id: int | None = None
+        self.timer: asyncio.TimerHandle | None = None
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        """The client gave up on it: tell the server (if it was sent) and stop waiting."""
+        self.cancelled = True
+        if self.timer is not None:
+            self.timer.cancel()
+        if self.msg_id is not None and not self.future.done():
+            self.backend.notify("$/cancelRequest", {"id": self.msg_id})
+        if not self.future.done():
+            self.future.cancel()
+
+
+class Backend:
+    def __init__(
+        self,
+        key: BackendKey,
+        spec: ServerSpec,
+        argv: list[str],
+        host: BackendHost,
+        options: HubOptions,
+        uid: int,
+    ) -> None:
+        self.key = key
+        self.spec = spec
+        self.name = spec.name
+        self.root = key.root
+        self.argv = argv
+        self.host = host
+        self.options = options
+        self.uid = uid  # short unique id, used to namespace ids and tokens
+        self.state = State.STOPPED
+        self.capabilities: dict[str, Any] = {}
+        self.server_info: dict[str, Any] = {}
+        self.dynamic: dict[str, dict[str, Any]] = {}  # registration id -> {"method", "registerOptions"}
+        self.open_documents: set[str] = set()
+        self.restarts = 0
+        self.failure: str | None = None
+        self.stderr_tail: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL_LINES)
+        self._crash_times: collections.deque[float] = collections.deque()
+        self._outbox: list[Callable[[], None]] = []
+        self._connection: _Connection | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._idle_timer: asyncio.TimerHandle | None = None
+        self._stopping_connection: _Connection | None = None
+
+    # ------------------------------------------------------------------------------------------------ status
+    @property
+    def pid(self) -> int | None:
+        process = self._connection._server if self._connection else None
+        return process.pid if process is not None and process.returncode is None else None
+
+    @property
+    def protocol(self) -> RawProtocol | None:
+        return self._connection.protocol if self._connection else None  # type: ignore[return-value]
+
+    def supports(self, method: str) -> bool:
+        if not self.spec.allows(method):
+            return False
+        if any(reg.get("method") == method for reg in self.dynamic.values()):
+            return True
+        path = CAPABILITY_PATHS.get(method)
+        if path is None:
+            return True  # an extension method: forward it and let the server say
+        return has_capability(self.capabilities, path)
+
+    def registered_options(self, method: str) -> dict[str, Any] | None:
+        for reg in self.dynamic.values():
+            if reg.get("method") == method:
+                options = reg.get("registerOptions")
+                return options if isinstance(options, dict) else {}
+        return None
+
+    def _spawn_task(self, coro: Any) -> asyncio.Task[Any]:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    # ------------------------------------------------------------------------------------------------ start
+    def ensure_started(self) -> None:
+        if self.state in (State.STOPPED, State.CRASHED):
+            self.state = State.STARTING
+            self._spawn_task(self._start())
+
+    def _backoff_seconds(self) -> float:
+        if not self._crash_times:
+            return 0.0
+        return float(min(0.25 * 2 ** (len(self._crash_times) - 1), 8.0))
+
+    async def _start(self) -> None:
+        delay = self._backoff_seconds()
+        if delay:
+            await asyncio.sleep(delay)
+        connection = _Connection(self)
+        connection.protocol.peer_name = self.name  # type: ignore[attr-defined]
+        connection.protocol.handler = _Handler(self)  # type: ignore[attr-defined]
+        env = {**os.environ, **self.spec.env}
+        try:
+            await connection.start_io(
+                self.argv[0],
+                *self.argv[1:],
+                cwd=self.root if os.path.isdir(self.root) else None,
+                env=env,
+                limit=STREAM_LIMIT,
+                start_new_session=True,
+                preexec_fn=_die_with_parent,
+            )
+        except OSError as exc:
+            self._give_up(f"could not start {self.argv[0]!r}: {exc}")
+            return
+        self._connection = connection
+        process = connection._server
+        assert process is not None and process.stderr is not None
+        self._spawn_task(self._drain_stderr(process.stderr))
+        logger.info("%s started at %s (pid %s): %s", self.name, self.root, process.pid, " ".join(self.argv))
+        protocol = connection.protocol
+        assert isinstance(protocol, RawProtocol)
+        try:
+            _, answer = protocol.request("initialize", self.host.initialize_params(self))
+            result = await asyncio.wait_for(answer, self.options.initialize_timeout_seconds)
+        except TimeoutError:
+            self._give_up(
+                f"{self.name} did not answer initialize within {self.options.initialize_timeout_seconds:g} s"
+            )
+            self._kill(connection)
+            return
+        except ResponseFailure as exc:
+            if self._connection is not connection:
+                return  # the process died while initializing: _on_process_exit handled it
+            self._give_up(f"{self.name} refused initialize: {exc.message}")
+            self._kill(connection)
+            return
+        if self._connection is not connection or self.state != State.STARTING:
+            return
+        result = result if isinstance(result, dict) else {}
+        self.capabilities = result.get("capabilities") or {}
+        self.server_info = result.get("serverInfo") or {}
+        encoding = self.capabilities.get("positionEncoding", "utf-16")
+        if encoding != "utf-16":
+            logger.warning("%s chose position encoding %s although only utf-16 was offered", self.name, encoding)
+        protocol.notify("initialized", {})
+        if self.spec.settings:
+            protocol.notify("workspace/didChangeConfiguration", {"settings": self.spec.settings})
+        self.state = State.RUNNING
+        for uri in sorted(self.open_documents):
+            document = self.host.document(uri)
+            if document is not None:
+                self._send_did_open(document)
+        outbox, self._outbox = self._outbox, []
+        for action in outbox:
+            action()
+        if not self.open_documents:
+            self._arm_idle_timer()
+        self.host.on_backend_running(self)
+
+    async def _drain_stderr(self, stream: asyncio.StreamReader) -> None:
+        """A full stderr pipe blocks a server: read it all the time, keep the tail, log it at debug level."""
+        partial = b""
+        while True:
+            chunk = await stream.read(65536)
+            if not chunk:
+                break
+            lines = (partial + chunk).split(b"\n")
+            partial = lines.pop()
+            if len(partial) > 4096:
+                lines.append(partial)
+                partial = b""
+            for line in lines:
+                text = line.decode("utf-8", "replace").rstrip()
+                if text:
+                    self.stderr_tail.append(text)
+                    logger.debug("[%s stderr] %s", self.name, text)
+
+    def _give_up(self, reason: str) -> None:
+        self.state = State.FAILED
+        self.failure = reason
+        logger.error("%s", reason)
+        self.host.tell_user(f"lsp-hub: {reason}; other servers keep working.", error=True)
+        self._fail_outbox(reason)
+
+    def _fail_outbox(self, reason: str) -> None:
+        outbox, self._outbox = self._outbox, []
+        failure = ResponseFailure(REQUEST_FAILED, f"{self.name} is not available: {reason}")
+        for action in outbox:
+            fail = getattr(action, "fail", None)
+            if fail is not None:
+                fail(failure)
+
+    # ------------------------------------------------------------------------------------------------ exit
+    def _on_process_exit(self, connection: _Connection, returncode: int | None) -> None:
+        protocol = connection.protocol
+        assert isinstance(protocol, RawProtocol)
+        reason = f"{self.name} exited with code {returncode}"
+        protocol.fail_outgoing(ResponseFailure(REQUEST_FAILED, f"{reason} before answering"))
+        protocol.cancel_all_incoming()
+        if connection is self._stopping_connection or connection is not self._connection:
+            return  # a stop we asked for, or an old process
+        self._connection = None
+        if self.state == State.STOPPING:
+            self.state = State.STOPPED
+            self.host.on_backend_stopped(self, crashed=False)
+            return
+        was_failed = self.state == State.FAILED
+        now = time.monotonic()
+        self._crash_times.append(now)
+        while self._crash_times and now - self._crash_times[0] > self.options.restart_window_seconds:
+            self._crash_times.popleft()
+        tail = " | ".join(list(self.stderr_tail)[-3:])
+        logger.error("%s crashed (code %s). Last stderr: %s", self.name, returncode, tail or "(none)")
+        self.capabilities = {}
+        self.dynamic.clear()
+        self.host.on_backend_stopped(self, crashed=True)
+        if was_failed:
+            return
+        if len(self._crash_times) >= self.options.max_restarts:
+            self._give_up(
+                f"{self.name} crashed {len(self._crash_times)} times in "
+                f"{self.options.restart_window_seconds:g} s; not restarting it"
+            )
+            return
+        self.state = State.CRASHED
+        self.restarts += 1
+        if self.open_documents or self._outbox:
+            self.ensure_started()  # documents are open: bring diagnostics back without waiting for a request
+
+    # ------------------------------------------------------------------------------------------------ sending
+    def request(self, method: str, params: Any, *, timeout: float | None = None) -> Pending:
+        """Send (or queue) a request; the returned Pending's future resolves with the answer or an error."""
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        pending = Pending(self, method, params, future)
+        if self.state == State.FAILED:
+            future.set_exception(ResponseFailure(REQUEST_FAILED, f"{self.name} is not available: {self.failure}"))
+            return pending
+        deadline = timeout or self.spec.request_timeout_seconds or self.options.request_timeout_seconds
+
+        def send() -> None:
+            if pending.cancelled or future.done():
+                return
+            if not self.supports(method):
+                future.set_exception(NotSupported(self.name, method))
+                return
+            protocol = self.protocol
+            if protocol is None:
+                future.set_exception(ResponseFailure(REQUEST_FAILED, f"{self.name} is not running"))
+                return
+            pending.msg_id, answer = protocol.request(method, params)
+            answer.add_done_callback(lambda done: _copy_outcome(done, future))
+            pending.timer = asyncio.get_running_loop().call_later(deadline, self._time_out, pending, deadline)
+
+        def fail(failure: ResponseFailure) -> None:
+            if not future.done():
+                future.set_exception(failure)
+
+        send.fail = fail  # type: ignore[attr-defined]
+        if self.state == State.RUNNING:
+            send()
+        else:
+            self._outbox.append(send)
+            self.ensure_started()
+        future.add_done_callback(lambda _: pending.timer.cancel() if pending.timer else None)
+        return pending
+
+    def _time_out(self, pending: Pending, seconds: float) -> None:
+        if pending.future.done():
+            return
+        logger.warning("%s did not answer %s within %g s", self.name, pending.method, seconds)
+        if pending.msg_id is not None:
+            self.notify("$/cancelRequest", {"id": pending.msg_id})
+        pending.future.set_exception(
+            ResponseFailure(REQUEST_FAILED, f"{self.name} did not answer {pending.method} within {seconds:g} s")
+        )
+
+    def notify(self, method: str, params: Any) -> None:
+        """Send a notification now if running; queue it while starting; drop it otherwise."""
+        if self.state == State.RUNNING and self.protocol is not None:
+            self.protocol.notify(method, params)
+        elif self.state == State.STARTING:
+            self._outbox.append(lambda: self.protocol.notify(method, params) if self.protocol else None)
+
+    def respond(self, msg_id: MsgId, result: Any = None, error: Any = None) -> None:
+        if self.protocol is not None:
+            self.protocol.send_response(msg_id, result=result, error=error)
+
+    # ------------------------------------------------------------------------------------------------ documents
+    def open_document(self, document: Document) -> None:
+        if document.uri in self.open_documents:
+            return
+        self.open_documents.add(document.uri)
+        self._disarm_idle_timer()
+        if self.state == State.RUNNING:
+            self._send_did_open(document)
+        else:
+            self.ensure_started()  # the start opens every document in open_documents with its current text
+
+    def _send_did_open(self, document: Document) -> None:
+        if self.protocol is None or not wants_open_close(self.capabilities):
+            return
+        self.protocol.notify(
+            "textDocument/didOpen",
+            {
+                "textDocument": {
+                    "uri": document.uri,
+                    "languageId": document.language_id,
+                    "version": document.version,
+                    "text": document.text,
+                }
+            },
+        )
+
+    def change_document(self, document: Document, changes: list[dict[str, Any]]) -> None:
+        if self.state != State.RUNNING or document.uri not in self.open_documents or self.protocol is None:
+            return  # a starting server gets the current text when it opens the document
+        kind = sync_kind(self.capabilities)
+        if kind == 0:
+            return
+        if kind == 1:
+            changes = [{"text": document.text}]
+        self.protocol.notify(
+            "textDocument/didChange",
+            {"textDocument": {"uri": document.uri, "version": document.version}, "contentChanges": changes},
+        )
+
+    def save_document(self, document: Document, params: dict[str, Any]) -> None:
+        if self.state != State.RUNNING or document.uri not in self.open_documents or self.protocol is None:
+            return
+        wanted, include_text = save_options(self.capabilities)
+        if not wanted:
+            return
+        payload: dict[str, Any] = {"textDocument": {"uri": document.uri}}
+        if include_text:
+            payload["text"] = params.get("text", document.text)
+        self.protocol.notify("textDocument/didSave", payload)
+
+    def close_document(self, uri: str) -> None:
+        if uri not in self.open_documents:
+            return
+        self.open_documents.discard(uri)
+        if self.state == State.RUNNING and self.protocol is not None and wants_open_close(self.capabilities):
+            self.protocol.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+        if not self.open_documents:
+            self._arm_idle_timer()
+
+    # ------------------------------------------------------------------------------------------------ idle, stop
+    def _arm_idle_timer(self) -> None:
+        self._disarm_idle_timer()
+        if self.state == State.RUNNING and self.options.idle_shutdown_seconds > 0:
+            self._idle_timer = asyncio.get_running_loop().call_later(
+                self.options.idle_shutdown_seconds, self._on_idle
+            )
+
+    def _disarm_idle_timer(self) -> None:
+        if self._idle_timer is not None:
+            self._idle_timer.cancel()
+            self._idle_timer = None
+
+    def _on_idle(self) -> None:
+        self._idle_timer = None
+        if not self.open_documents and self.state == State.RUNNING:
+            logger.info("%s at %s has had no open documents for %g s: stopping it", self.name, self.root,
+                        self.options.idle_shutdown_seconds)
+            self._spawn_task(self.stop())
+
+    async def stop(self, *, grace_seconds: float = 2.0) -> None:
+        """shutdown, exit, then terminate, then kill: each step bounded in time."""
+        self._disarm_idle_timer()
+        connection = self._connection
+        if connection is None:
+            if self.state in (State.STARTING, State.CRASHED, State.STOPPED):
+                self.state = State.STOPPED
+            self._fail_outbox("stopped")
+            return
+        self.state = State.STOPPING
+        self._stopping_connection = connection
+        self._fail_outbox("stopped")
+        protocol = connection.protocol
+        assert isinstance(protocol, RawProtocol)
+        process = connection._server
+        if process is not None and process.returncode is None:
+            with contextlib.suppress(Exception):
+                _, answer = protocol.request("shutdown", None)
+                await asyncio.wait_for(answer, grace_seconds)
+            with contextlib.suppress(Exception):
+                protocol.notify("exit", None)
+            await self._wait_or_escalate(process, grace_seconds)
+        protocol.fail_outgoing(ResponseFailure(REQUEST_FAILED, f"{self.name} was stopped"))
+        connection._stop_event.set()
+        if self._connection is connection:
+            self._connection = None
+            self.state = State.STOPPED
+            self.capabilities = {}
+            self.dynamic.clear()
+            self.host.on_backend_stopped(self, crashed=False)
+
+    async def _wait_or_escalate(self, process: asyncio.subprocess.Process, grace_seconds: float) -> None:
+        for sig in (None, signal.SIGTERM, signal.SIGKILL):
+            if sig is not None:
+                _signal_group(process, sig)
+            try:
+                await asyncio.wait_for(process.wait(), grace_seconds)
+                break
+            except TimeoutError:
+                continue
+        # Children the server started (tsserver, node workers) share its process group.
+        _signal_group(process, signal.SIGKILL)
+
+    def _kill(self, connection: _Connection) -> None:
+        process = connection._server
+        if process is not None:
+            self._stopping_connection = connection
+            _signal_group(process, signal.SIGKILL)
+        if self._connection is connection:
+            self._connection = None
+
+    def kill_now(self) -> None:
+        """Last resort at hub exit: no politeness, no waiting."""
+        for connection in (self._connection, self._stopping_connection):
+            if connection is not None and connection._server is not None:
+                _signal_group(connection._server, signal.SIGKILL)
+
+
+def _signal_group(process: asyncio.subprocess.Process, sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, sig)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        if process.returncode is None:
+            process.send_signal(sig)
+
+
+def _copy_outcome(source: asyncio.Future[Any], target: asyncio.Future[Any]) -> None:
+    if target.done():
+        return
+    if source.cancelled():
+        target.cancel()
+    elif (exc := source.exception()) is not None:
+        target.set_exception(exc)
+    else:
+        target.set_result(source.result())

@@ -1,0 +1,165 @@
+"""What a server can do, read from its ServerCapabilities, and what the hub advertises to its client."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+# The ServerCapabilities path that says a server handles a method. Methods not listed are forwarded on trust.
+CAPABILITY_PATHS: dict[str, tuple[str, ...]] = {
+    "textDocument/hover": ("hoverProvider",),
+    "textDocument/completion": ("completionProvider",),
+    "completionItem/resolve": ("completionProvider", "resolveProvider"),
+    "textDocument/signatureHelp": ("signatureHelpProvider",),
+    "textDocument/declaration": ("declarationProvider",),
+    "textDocument/definition": ("definitionProvider",),
+    "textDocument/typeDefinition": ("typeDefinitionProvider",),
+    "textDocument/implementation": ("implementationProvider",),
+    "textDocument/references": ("referencesProvider",),
+    "textDocument/documentHighlight": ("documentHighlightProvider",),
+    "textDocument/documentSymbol": ("documentSymbolProvider",),
+    "textDocument/codeAction": ("codeActionProvider",),
+    "codeAction/resolve": ("codeActionProvider", "resolveProvider"),
+    "textDocument/codeLens": ("codeLensProvider",),
+    "codeLens/resolve": ("codeLensProvider", "resolveProvider"),
+    "textDocument/documentLink": ("documentLinkProvider",),
+    "documentLink/resolve": ("documentLinkProvider", "resolveProvider"),
+    "textDocument/documentColor": ("colorProvider",),
+    "textDocument/colorPresentation": ("colorProvider",),
+    "textDocument/formatting": ("documentFormattingProvider",),
+    "textDocument/rangeFormatting": ("documentRangeFormattingProvider",),
+    "textDocument/rangesFormatting": ("documentRangeFormattingProvider", "rangesSupport"),
+    "textDocument/onTypeFormatting": ("documentOnTypeFormattingProvider",),
+    "textDocument/rename": ("renameProvider",),
+    "textDocument/prepareRename": ("renameProvider", "prepareProvider"),
+    "textDocument/foldingRange": ("foldingRangeProvider",),
+    "textDocument/selectionRange": ("selectionRangeProvider",),
+    "textDocument/linkedEditingRange": ("linkedEditingRangeProvider",),
+    "textDocument/prepareCallHierarchy": ("callHierarchyProvider",),
+    "callHierarchy/incomingCalls": ("callHierarchyProvider",),
+    "callHierarchy/outgoingCalls": ("callHierarchyProvider",),
+    "textDocument/prepareTypeHierarchy": ("typeHierarchyProvider",),
+    "typeHierarchy/supertypes": ("typeHierarchyProvider",),
+    "typeHierarchy/subtypes": ("typeHierarchyProvider",),
+    "textDocument/semanticTokens/full": ("semanticTokensProvider", "full"),
+    "textDocument/semanticTokens/full/delta": ("semanticTokensProvider", "full", "delta"),
+    "textDocument/semanticTokens/range": ("semanticTokensProvider", "range"),
+    "textDocument/moniker": ("monikerProvider",),
+    "textDocument/inlineValue": ("inlineValueProvider",),
+    "textDocument/inlayHint": ("inlayHintProvider",),
+    "inlayHint/resolve": ("inlayHintProvider", "resolveProvider"),
+    "textDocument/diagnostic": ("diagnosticProvider",),
+    "workspace/diagnostic": ("diagnosticProvider", "workspaceDiagnostics"),
+    "workspace/symbol": ("workspaceSymbolProvider",),
+    "workspaceSymbol/resolve": ("workspaceSymbolProvider", "resolveProvider"),
+    "workspace/executeCommand": ("executeCommandProvider",),
+    "workspace/willCreateFiles": ("workspace", "fileOperations", "willCreate"),
+    "workspace/willRenameFiles": ("workspace", "fileOperations", "willRename"),
+    "workspace/willDeleteFiles": ("workspace", "fileOperations", "willDelete"),
+}
+
+
+def has_capability(capabilities: dict[str, Any], path: tuple[str, ...]) -> bool:
+    value: Any = capabilities
+    for key in path:
+        if not isinstance(value, dict):
+            # `"full": true` answers a deeper question (delta) with no.
+            return False
+        value = value.get(key)
+    return bool(value)
+
+
+def sync_kind(capabilities: dict[str, Any]) -> int:
+    """The didChange kind a server asked for: 0 none, 1 full, 2 incremental."""
+    sync = capabilities.get("textDocumentSync")
+    if isinstance(sync, int):
+        return sync
+    if isinstance(sync, dict):
+        change = sync.get("change")
+        return change if isinstance(change, int) else 0
+    return 0
+
+
+def wants_open_close(capabilities: dict[str, Any]) -> bool:
+    sync = capabilities.get("textDocumentSync")
+    if isinstance(sync, dict):
+        return bool(sync.get("openClose", False))
+    return isinstance(sync, int) and sync > 0
+
+
+def save_options(capabilities: dict[str, Any]) -> tuple[bool, bool]:
+    """(send didSave, include the text)."""
+    sync = capabilities.get("textDocumentSync")
+    if isinstance(sync, dict):
+        save = sync.get("save")
+        if isinstance(save, dict):
+            return True, bool(save.get("includeText"))
+        return bool(save), False
+    return isinstance(sync, int) and sync > 0, False
+
+
+def command_names(capabilities: dict[str, Any]) -> list[str]:
+    provider = capabilities.get("executeCommandProvider")
+    if isinstance(provider, dict):
+        return [c for c in provider.get("commands", []) if isinstance(c, str)]
+    return []
+
+
+def trigger_characters(capabilities: Iterable[dict[str, Any]], provider: str, key: str) -> list[str]:
+    chars: list[str] = []
+    for caps in capabilities:
+        options = caps.get(provider)
+        if isinstance(options, dict):
+            for char in options.get(key) or []:
+                if char not in chars:
+                    chars.append(char)
+    return chars
+
+
+# Trigger characters the common servers use; advertised before any backend has started (servers start lazily,
+# after `initialize` has been answered). A backend receiving a trigger it did not ask for answers as for an
+# invoked completion, which is harmless.
+DEFAULT_COMPLETION_TRIGGERS = [".", ":", ">", '"', "'", "/", "@", "<", "#", "*", "$", "`"]
+
+
+def hub_capabilities(command_list: list[str]) -> dict[str, Any]:
+    """What the hub advertises: every feature it can route. Backends that lack one answer it empty."""
+    return {
+        "positionEncoding": "utf-16",
+        "textDocumentSync": {
+            "openClose": True,
+            "change": 2,
+            "save": {"includeText": False},
+            "willSave": False,
+            "willSaveWaitUntil": False,
+        },
+        "hoverProvider": True,
+        "completionProvider": {
+            "resolveProvider": True,
+            "triggerCharacters": DEFAULT_COMPLETION_TRIGGERS,
+            "completionItem": {"labelDetailsSupport": True},
+        },
+        "signatureHelpProvider": {"triggerCharacters": ["(", ","], "retriggerCharacters": [")"]},
+        "declarationProvider": True,
+        "definitionProvider": True,
+        "typeDefinitionProvider": True,
+        "implementationProvider": True,
+        "referencesProvider": True,
+        "documentHighlightProvider": True,
+        "documentSymbolProvider": True,
+        "codeActionProvider": {"resolveProvider": True},
+        "codeLensProvider": {"resolveProvider": True},
+        "documentLinkProvider": {"resolveProvider": True},
+        "documentFormattingProvider": True,
+        "documentRangeFormattingProvider": True,
+        "renameProvider": {"prepareProvider": True},
+        "foldingRangeProvider": True,
+        "selectionRangeProvider": True,
+        "linkedEditingRangeProvider": True,
+        "callHierarchyProvider": True,
+        "typeHierarchyProvider": True,
+        "inlayHintProvider": {"resolveProvider": True},
+        "workspaceSymbolProvider": True,
+        "executeCommandProvider": {"commands": command_list},
+        "workspace": {"workspaceFolders": {"supported": True, "changeNotifications": True}},
+    }

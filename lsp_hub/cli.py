@@ -1,0 +1,103 @@
+"""`lsp-hub`: serve LSP (stdio, TCP, WebSocket), and the doctor, trust and index verbs."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import sys
+from pathlib import Path
+
+from lsp_hub import __version__
+
+INDEX_VERBS = ("repomap", "relevant", "syntax", "callers", "index")
+USAGE = """lsp-hub [--tcp PORT | --ws PORT] [--host HOST] [--config PATH] [--log-file PATH] [-v]
+       lsp-hub doctor [ROOT] [--config PATH]
+       lsp-hub trust PATH | --list | --remove PATH
+       lsp-hub repomap|relevant|syntax|callers|index ...   (run `lsp-hub VERB --help`)"""
+
+
+def _serve_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="lsp-hub",
+        usage=USAGE,
+        description="One language server in front of many. Serves LSP on stdio unless --tcp or --ws is given.",
+    )
+    transport = parser.add_mutually_exclusive_group()
+    transport.add_argument("--stdio", action="store_true", help="serve on stdin/stdout (the default)")
+    transport.add_argument("--tcp", type=int, metavar="PORT", help="serve TCP clients on PORT (0 picks a port)")
+    transport.add_argument("--ws", type=int, metavar="PORT", help="serve WebSocket clients on PORT")
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind for --tcp/--ws (default 127.0.0.1)")
+    parser.add_argument("--config", type=Path, help="a configuration file applied on top of the other layers")
+    parser.add_argument("--log-file", type=Path, help="write the log here (default: stderr)")
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging (-vv for debug)")
+    parser.add_argument("--version", action="version", version=f"lsp-hub {__version__}")
+    return parser
+
+
+def setup_logging(verbosity: int, log_file: Path | None) -> None:
+    level = logging.WARNING if verbosity == 0 else logging.INFO if verbosity == 1 else logging.DEBUG
+    handler: logging.Handler = (
+        logging.FileHandler(log_file, encoding="utf-8") if log_file else logging.StreamHandler(sys.stderr)
+    )
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level)
+    # pygls logs every message body at INFO; that is noise unless debugging.
+    logging.getLogger("pygls").setLevel(logging.DEBUG if verbosity >= 3 else logging.WARNING)
+
+
+def _serve(argv: list[str]) -> int:
+    args = _serve_parser().parse_args(argv)
+    setup_logging(args.verbose, args.log_file)
+    from lsp_hub.extensions import default_extensions
+    from lsp_hub.server import Hub
+
+    async def main() -> int:
+        hub = Hub(cli_config=args.config, extensions=default_extensions)
+        if args.tcp is not None:
+            return await hub.serve_tcp(args.host, args.tcp, ready=_announce("tcp", args.host))
+        if args.ws is not None:
+            return await hub.serve_ws(args.host, args.ws, ready=_announce("ws", args.host))
+        return await hub.serve_stdio()
+
+    code = asyncio.run(main())
+    logging.shutdown()
+    sys.stdout.flush()
+    # The stdin reader thread may still be blocked in read(); nothing is left to clean up, so leave now.
+    os._exit(code)
+
+
+def _announce(scheme: str, host: str):  # type: ignore[no-untyped-def]
+    def ready(port: int) -> None:
+        print(f"lsp-hub listening on {scheme}://{host}:{port}", file=sys.stderr, flush=True)
+
+    return ready
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    verb = argv[0] if argv else ""
+    if verb == "doctor":
+        parser = argparse.ArgumentParser(prog="lsp-hub doctor", description="Check the configured servers.")
+        parser.add_argument("root", nargs="?", type=Path, default=Path.cwd())
+        parser.add_argument("--config", type=Path)
+        args = parser.parse_args(argv[1:])
+        from lsp_hub.doctor import run_doctor
+
+        return run_doctor(args.root.resolve(), cli_config=args.config, out=sys.stdout)
+    if verb == "trust":
+        from lsp_hub.config.trust import trust_main
+
+        return trust_main(argv[1:], sys.stdout)
+    if verb in INDEX_VERBS:
+        from lsp_hub.index.cli import index_cli_main
+
+        return index_cli_main(argv, sys.stdout)
+    return _serve(argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,253 @@
+"""Messages from servers to the client, and what the hub tells servers about the client.
+
+Servers share one client, so their ids and tokens must not collide there: progress tokens and registration ids
+are namespaced by backend; answers are routed back to the server that asked. Requests the hub can answer better
+itself (workspace/configuration from a server's configured settings, registrations for features the hub already
+routes, diagnostic refreshes) are answered here.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import os
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING, Any
+
+from lsp_hub.capabilities import command_names
+from lsp_hub.documents import path_to_uri
+from lsp_hub.jsonrpc import ResponseFailure
+
+if TYPE_CHECKING:
+    from lsp_hub.backends import Backend
+    from lsp_hub.session import Session
+
+logger = logging.getLogger(__name__)
+
+# Registrations the client must act on; everything else a server registers is a feature the hub routes already.
+CLIENT_SIDE_REGISTRATIONS = {"workspace/didChangeWatchedFiles"}
+REFRESH_REQUESTS = {
+    "workspace/semanticTokens/refresh": ("workspace", "semanticTokens", "refreshSupport"),
+    "workspace/inlayHint/refresh": ("workspace", "inlayHint", "refreshSupport"),
+    "workspace/codeLens/refresh": ("workspace", "codeLens", "refreshSupport"),
+    "workspace/inlineValue/refresh": ("workspace", "inlineValue", "refreshSupport"),
+    "workspace/foldingRange/refresh": ("workspace", "foldingRange", "refreshSupport"),
+}
+
+
+class Forwarder:
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self._progress: dict[str, tuple[int, Any]] = {}  # hub token -> (backend uid, server token)
+        self._registrations: dict[str, tuple[int, str]] = {}  # hub registration id -> (uid, server id)
+        self._commands: dict[str, int] = {}  # command -> backend uid
+
+    # ------------------------------------------------------------------------------------------------ initialize
+    def initialize_params(self, backend: Backend) -> dict[str, Any]:
+        """What the hub tells a server: the client's capabilities, adjusted to what the hub itself provides."""
+        client = self.session.init_params
+        capabilities = copy.deepcopy(self.session.client_capabilities)
+        general = capabilities.setdefault("general", {})
+        general["positionEncodings"] = ["utf-16"]  # the only encoding every server and client must support
+        workspace = capabilities.setdefault("workspace", {})
+        workspace["configuration"] = True  # answered from the server's settings, then the client
+        workspace["workspaceFolders"] = True
+        workspace.setdefault("diagnostics", {})["refreshSupport"] = True  # the hub re-pulls
+        text_document = capabilities.setdefault("textDocument", {})
+        text_document.setdefault("publishDiagnostics", {"relatedInformation": True})
+        # The hub pulls from servers that offer pull diagnostics and merges them with pushed ones.
+        text_document["diagnostic"] = {"dynamicRegistration": True, "relatedDocumentSupport": False}
+        root_uri = path_to_uri(backend.root)
+        params: dict[str, Any] = {
+            "processId": os.getpid(),
+            "clientInfo": client.get("clientInfo") or {"name": "lsp-hub"},
+            "rootUri": root_uri,
+            "rootPath": backend.root,
+            "workspaceFolders": [{"uri": root_uri, "name": os.path.basename(backend.root) or backend.root}],
+            "capabilities": capabilities,
+            "trace": "off",
+        }
+        if client.get("locale"):
+            params["locale"] = client["locale"]
+        if backend.spec.initialization_options is not None:
+            params["initializationOptions"] = backend.spec.initialization_options
+        return params
+
+    # ------------------------------------------------------------------------------------------------ notifications
+    def server_notification(self, backend: Backend, method: str, params: Any) -> None:
+        session = self.session
+        if method == "textDocument/publishDiagnostics":
+            if isinstance(params, dict):
+                session.accept_pushed_diagnostics(backend, params)
+            return
+        if method == "$/progress" and isinstance(params, dict):
+            token = self._hub_token(backend, params.get("token"))
+            if token is None:
+                return  # a token the client never heard of (it does not support progress)
+            params = {**params, "token": token}
+        elif method in ("window/logMessage", "window/showMessage") and isinstance(params, dict):
+            params = {**params, "message": f"[{backend.name}] {params.get('message', '')}"}
+        session.protocol.notify(method, params)
+
+    def _hub_token(self, backend: Backend, token: Any) -> Any:
+        hub_token = f"lsp-hub/{backend.uid}/{token}"
+        if hub_token in self._progress:
+            # Created through the hub: the client knows it under the hub's name, if it supports progress at all.
+            return hub_token if self.session.client_supports("window", "workDoneProgress") else None
+        return token  # a workDoneToken the client itself put in a request: it knows it as is
+
+    def cancel_progress(self, token: Any) -> None:
+        entry = self._progress.get(str(token))
+        if entry is None:
+            return
+        backend = self.session.pool.by_uid(entry[0])
+        if backend is not None:
+            backend.notify("window/workDoneProgress/cancel", {"token": entry[1]})
+
+    # ------------------------------------------------------------------------------------------------ requests
+    def server_request(self, backend: Backend, method: str, params: Any) -> Any:
+        if method == "workspace/configuration":
+            return self._configuration(backend, params)
+        if method == "window/workDoneProgress/create":
+            return self._create_progress(backend, params)
+        if method == "client/registerCapability":
+            return self._register(backend, params)
+        if method == "client/unregisterCapability":
+            return self._unregister(backend, params)
+        if method == "workspace/diagnostic/refresh":
+            self.session.spawn(self.session.refresh_pulled_diagnostics(backend))
+            return None
+        if method in REFRESH_REQUESTS:
+            if self.session.client_supports(*REFRESH_REQUESTS[method]):
+                return self._to_client(method, params)
+            return None
+        if method == "workspace/workspaceFolders":
+            return [{"uri": path_to_uri(backend.root), "name": os.path.basename(backend.root)}]
+        return self._to_client(method, params)
+
+    def _to_client(self, method: str, params: Any) -> Awaitable[Any]:
+        """Ask the client and hand its answer (or its error) back to the server. No deadline: a person may be
+        choosing in a message box."""
+        _, answer = self.session.protocol.request(method, params)
+        return answer
+
+    def _configuration(self, backend: Backend, params: Any) -> Any:
+        items = params.get("items") if isinstance(params, dict) else None
+        if not isinstance(items, list):
+            raise ResponseFailure(-32602, "workspace/configuration needs items")
+        settings = backend.spec.settings
+        answers: list[Any] = []
+        missing: list[int] = []
+        for index, item in enumerate(items):
+            section = item.get("section") if isinstance(item, dict) else None
+            value = _lookup(settings, section) if settings else None
+            answers.append(value)
+            if value is None:
+                missing.append(index)
+        if not missing or not self.session.client_supports("workspace", "configuration"):
+            return answers
+
+        async def ask_client() -> Any:
+            try:
+                from_client = await self._to_client(
+                    "workspace/configuration", {"items": [items[i] for i in missing]}
+                )
+            except ResponseFailure:
+                return answers
+            for index, value in zip(missing, from_client or [], strict=False):
+                answers[index] = value
+            return answers
+
+        return ask_client()
+
+    def _create_progress(self, backend: Backend, params: Any) -> Any:
+        token = params.get("token") if isinstance(params, dict) else None
+        hub_token = f"lsp-hub/{backend.uid}/{token}"
+        self._progress[hub_token] = (backend.uid, token)
+        if not self.session.client_supports("window", "workDoneProgress"):
+            return None
+        return self._to_client("window/workDoneProgress/create", {"token": hub_token})
+
+    def _register(self, backend: Backend, params: Any) -> Any:
+        registrations = params.get("registrations") if isinstance(params, dict) else None
+        forwarded = []
+        for registration in registrations or []:
+            if not isinstance(registration, dict):
+                continue
+            method = registration.get("method")
+            server_id = str(registration.get("id"))
+            backend.dynamic[server_id] = registration
+            if method == "workspace/executeCommand":
+                self.register_commands(backend)
+            elif method in CLIENT_SIDE_REGISTRATIONS:
+                hub_id = f"lsp-hub/{backend.uid}/{server_id}"
+                self._registrations[hub_id] = (backend.uid, server_id)
+                forwarded.append({**registration, "id": hub_id})
+        if forwarded and self.session.client_supports("workspace", "didChangeWatchedFiles", "dynamicRegistration"):
+            return self._to_client("client/registerCapability", {"registrations": forwarded})
+        return None
+
+    def _unregister(self, backend: Backend, params: Any) -> Any:
+        entries = params.get("unregisterations") if isinstance(params, dict) else None
+        forwarded = []
+        for entry in entries or []:
+            if not isinstance(entry, dict):
+                continue
+            server_id = str(entry.get("id"))
+            backend.dynamic.pop(server_id, None)
+            hub_id = f"lsp-hub/{backend.uid}/{server_id}"
+            if self._registrations.pop(hub_id, None) is not None:
+                forwarded.append({**entry, "id": hub_id})
+        if forwarded:
+            return self._to_client("client/unregisterCapability", {"unregisterations": forwarded})
+        return None
+
+    # ------------------------------------------------------------------------------------------------ commands
+    def register_commands(self, backend: Backend) -> None:
+        """Remember which server owns which command; tell a client that can hear about new commands."""
+        commands = command_names(backend.capabilities)
+        for registration in backend.dynamic.values():
+            if registration.get("method") == "workspace/executeCommand":
+                options = registration.get("registerOptions") or {}
+                commands += [c for c in options.get("commands", []) if isinstance(c, str)]
+        new = [c for c in commands if self._commands.get(c) != backend.uid and c not in self.session.commands]
+        for command in new:
+            if command in self._commands and self._commands[command] != backend.uid:
+                logger.warning("command %s is offered by two servers; the later one (%s) wins", command, backend.name)
+            self._commands[command] = backend.uid
+        if new and self.session.client_supports("workspace", "executeCommand", "dynamicRegistration"):
+            registration = {
+                "id": f"lsp-hub/commands/{backend.uid}/{len(self._registrations)}",
+                "method": "workspace/executeCommand",
+                "registerOptions": {"commands": new},
+            }
+            self._registrations[registration["id"]] = (backend.uid, "commands")
+            self.session.spawn(self._quietly(self._to_client("client/registerCapability",
+                                                             {"registrations": [registration]})))
+
+    def command_owner(self, command: str) -> Backend | None:
+        uid = self._commands.get(command)
+        return self.session.pool.by_uid(uid) if uid is not None else None
+
+    def forget_backend(self, backend: Backend) -> None:
+        for token in [t for t, (uid, _) in self._progress.items() if uid == backend.uid]:
+            del self._progress[token]
+
+    @staticmethod
+    async def _quietly(answer: Awaitable[Any]) -> None:
+        try:
+            await answer
+        except Exception as exc:
+            logger.info("client declined a registration: %s", exc)
+
+
+def _lookup(settings: dict[str, Any], section: Any) -> Any:
+    """A dotted section of a settings tree ("python.analysis" -> settings["python"]["analysis"]), or the whole."""
+    if not section:
+        return settings
+    value: Any = settings
+    for part in str(section).split("."):
+        if not isinstance(value, dict) or part not in value:
+            return settings.get(section) if isinstance(settings, dict) else None
+        value = value[part]
+    return value

@@ -1,0 +1,99 @@
+"""Which servers, at which roots, serve a document.
+
+A document's language comes from its languageId (else its file name); the language lists its servers in
+precedence order; each server runs once per root, the root being the nearest directory above the file that holds
+one of the server's root markers (searched up to the workspace folder holding the file), else that folder.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+from lsp_hub.config.model import Config, LanguageSpec, ServerSpec
+
+
+@dataclass(frozen=True, slots=True)
+class BackendKey:
+    """Identifies one backend process: a server started at a root."""
+
+    server: str
+    root: str
+
+    def __str__(self) -> str:
+        return f"{self.server}@{self.root}"
+
+
+def containing_folder(path: str, folders: Sequence[str]) -> str | None:
+    """The innermost workspace folder holding `path`."""
+    best: str | None = None
+    for folder in folders:
+        prefix = folder.rstrip("/") + "/"
+        if (path == folder or path.startswith(prefix)) and (best is None or len(folder) > len(best)):
+            best = folder
+    return best
+
+
+def find_root(path: str, markers: Sequence[str], folders: Sequence[str]) -> str:
+    """The nearest directory at or above `path`'s directory that holds a marker, bounded by its workspace folder."""
+    folder = containing_folder(path, folders)
+    directory = str(PurePosixPath(path).parent)
+    while True:
+        if any(os.path.exists(os.path.join(directory, marker)) for marker in markers):
+            return directory
+        if folder is not None and directory == folder.rstrip("/"):
+            return folder.rstrip("/") or "/"
+        parent = str(PurePosixPath(directory).parent)
+        if parent == directory:
+            break
+        directory = parent
+    return folder.rstrip("/") if folder else str(PurePosixPath(path).parent)
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """A server that may serve a document, and the root it runs at."""
+
+    spec: ServerSpec
+    key: BackendKey
+    precedence: int
+
+
+class Router:
+    """Maps documents to candidate backends; pure, no processes."""
+
+    def __init__(self, config: Config, folders: Sequence[str], unavailable: set[str]) -> None:
+        self.config = config
+        self.folders = list(folders)
+        # Servers whose binary is missing or that gave up: never routed to.
+        self.unavailable = unavailable
+        self._root_cache: dict[tuple[str, str], str] = {}
+
+    def language(self, *, language_id: str | None, path: str) -> LanguageSpec | None:
+        return self.config.language_for(language_id=language_id, path=path)
+
+    def routes(self, path: str, language: LanguageSpec | None) -> list[Route]:
+        if language is None:
+            return []
+        routes: list[Route] = []
+        for precedence, name in enumerate(language.servers):
+            spec = self.config.servers.get(name)
+            if spec is None or spec.disabled or name in self.unavailable:
+                continue
+            routes.append(Route(spec, BackendKey(name, self.root_for(spec, path)), precedence))
+        return routes
+
+    def root_for(self, spec: ServerSpec, path: str) -> str:
+        directory = str(PurePosixPath(path).parent)
+        cache_key = (spec.name, directory)
+        root = self._root_cache.get(cache_key)
+        if root is None:
+            root = find_root(path, spec.root_markers, self.folders)
+            self._root_cache[cache_key] = root
+        return root
+
+    def forget_roots(self) -> None:
+        """Root markers may have appeared or gone (watched files changed, folders changed)."""
+        self._root_cache.clear()

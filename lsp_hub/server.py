@@ -1,0 +1,172 @@
+"""Transports: stdio (one client), TCP and WebSocket daemons (many clients, one session each).
+
+pygls frames and reads the messages (`pygls.io_`); each connection gets its own protocol and `Session`. A
+connection that closes, an `exit`, SIGTERM or SIGINT stop the backends that connection started; no child
+process outlives the hub.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pygls.io_ import StdinAsyncReader, StdoutWriter, run_async, run_websocket
+from pygls.server import JsonRPCServer
+
+from lsp_hub.jsonrpc import RawProtocol, parse_error_response, raw_converter
+from lsp_hub.session import Session, SessionExtension
+
+logger = logging.getLogger(__name__)
+
+ExtensionFactory = Callable[[], list[SessionExtension]]
+
+
+class Endpoint(JsonRPCServer):
+    """pygls' server object for one connection; its protocol keeps payloads raw."""
+
+    protocol: RawProtocol
+
+    def __init__(self) -> None:
+        super().__init__(protocol_cls=RawProtocol, converter_factory=raw_converter)
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        # pygls calls this when a body is not JSON (or not UTF-8): JSON-RPC says answer a parse error, id null.
+        if isinstance(error, ValueError):
+            logger.warning("client sent a body that is not JSON: %s", error)
+            self.protocol.send_response(None, error=parse_error_response(error))
+        else:
+            logger.error("transport error: %s", error)
+
+
+class Hub:
+    """Everything one `lsp-hub` process serves: its sessions, whatever the transport."""
+
+    def __init__(self, *, cli_config: Path | None, extensions: ExtensionFactory | None = None) -> None:
+        self.cli_config = cli_config
+        self.extensions = extensions or (lambda: [])
+        self.sessions: set[Session] = set()
+        self.stopping = asyncio.Event()
+
+    async def serve_stream(
+        self, reader: Any, protocol: RawProtocol, endpoint: Endpoint, *, websocket: Any = None
+    ) -> int:
+        """Serve one connection until the client exits or disconnects; returns the LSP exit code."""
+        exited = asyncio.Event()
+        exit_code = 1
+
+        def on_exit(code: int) -> None:
+            nonlocal exit_code
+            exit_code = code
+            exited.set()
+
+        session = Session(protocol, cli_config=self.cli_config, on_exit=on_exit, extensions=self.extensions())
+        self.sessions.add(session)
+        stop_reading = threading.Event()
+        if websocket is not None:
+            reading = asyncio.ensure_future(run_websocket(websocket, stop_reading, protocol, logger,
+                                                          endpoint.report_server_error))
+        else:
+            reading = asyncio.ensure_future(run_async(stop_reading, reader, protocol, logger,
+                                                      endpoint.report_server_error))
+        stopping = asyncio.ensure_future(self.stopping.wait())
+        waiting = asyncio.ensure_future(exited.wait())
+        try:
+            await asyncio.wait([reading, waiting, stopping], return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stop_reading.set()
+            if not exited.is_set():
+                await session.close(exit_code=0 if session.state == "shutdown" else 1)
+            for task in (reading, waiting, stopping):
+                task.cancel()
+            self.sessions.discard(session)
+        if reading.done() and not reading.cancelled() and (error := reading.exception()) is not None:
+            logger.error("connection ended with an error: %s", error)
+        return exit_code
+
+    async def stop(self) -> None:
+        """SIGTERM/SIGINT: stop every session's backends, then let the transports end."""
+        await asyncio.gather(*(session.close(exit_code=1) for session in list(self.sessions)),
+                             return_exceptions=True)
+        self.stopping.set()
+
+    def kill_everything(self) -> None:
+        for session in list(self.sessions):
+            session.pool.kill_all()
+
+    def install_signal_handlers(self) -> None:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(sig, self._on_signal, sig)
+
+    def _on_signal(self, sig: int) -> None:
+        logger.info("received signal %s: stopping all servers", sig)
+        self._stop_task = asyncio.ensure_future(self.stop())
+
+    # ------------------------------------------------------------------------------------------------ transports
+    async def serve_stdio(self) -> int:
+        self.install_signal_handlers()
+        endpoint = Endpoint()
+        # One thread blocks on stdin; pygls' reader hands lines to the loop.
+        reader = StdinAsyncReader(sys.stdin.buffer, endpoint.thread_pool)
+        endpoint.protocol.set_writer(StdoutWriter(sys.stdout.buffer))
+        try:
+            return await self.serve_stream(reader, endpoint.protocol, endpoint)
+        finally:
+            self.kill_everything()
+
+    async def serve_tcp(self, host: str, port: int, ready: Callable[[int], None] | None = None) -> int:
+        self.install_signal_handlers()
+
+        async def on_connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            peer = writer.get_extra_info("peername")
+            logger.info("client connected from %s", peer)
+            endpoint = Endpoint()
+            endpoint.protocol.set_writer(writer)
+            try:
+                await self.serve_stream(reader, endpoint.protocol, endpoint)
+            finally:
+                with contextlib.suppress(Exception):
+                    writer.close()
+                    await writer.wait_closed()
+                logger.info("client %s disconnected", peer)
+
+        server = await asyncio.start_server(on_connection, host, port, limit=64 * 1024 * 1024)
+        bound = server.sockets[0].getsockname()[1]
+        logger.info("lsp-hub listening on tcp://%s:%s", host, bound)
+        if ready:
+            ready(bound)
+        async with server:
+            await self.stopping.wait()
+        self.kill_everything()
+        return 0
+
+    async def serve_ws(self, host: str, port: int, ready: Callable[[int], None] | None = None) -> int:
+        from websockets.asyncio.server import ServerConnection, serve
+
+        self.install_signal_handlers()
+
+        async def on_connection(websocket: ServerConnection) -> None:
+            logger.info("websocket client connected from %s", websocket.remote_address)
+            endpoint = Endpoint()
+            try:
+                await self.serve_stream(None, endpoint.protocol, endpoint, websocket=websocket)
+            finally:
+                with contextlib.suppress(Exception):
+                    await websocket.close()
+
+        async with serve(on_connection, host, port, max_size=None) as server:
+            bound = next(iter(server.sockets)).getsockname()[1]
+            logger.info("lsp-hub listening on ws://%s:%s", host, bound)
+            if ready:
+                ready(bound)
+            await self.stopping.wait()
+        self.kill_everything()
+        return 0

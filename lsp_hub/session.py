@@ -1,0 +1,833 @@
+"""One client connection: its documents, its backends, its diagnostics, and the routing of every message.
+
+Handlers run synchronously in arrival order and do their routing and sending before they return; only the
+waiting for answers happens in a task. That keeps every backend's view of a document in the order the client
+sent its changes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from lsp_hub import __version__
+from lsp_hub.backends import Backend, BackendPool, NotSupported, Pending, State
+from lsp_hub.capabilities import hub_capabilities
+from lsp_hub.config.model import Config, ServerSpec
+from lsp_hub.diagnostics import DiagnosticStore, Part
+from lsp_hub.documents import Document, DocumentStore, path_to_uri, uri_to_path
+from lsp_hub.forwarding import Forwarder
+from lsp_hub.jsonrpc import (
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    SERVER_NOT_INITIALIZED,
+    MsgId,
+    RawProtocol,
+    ResponseFailure,
+)
+from lsp_hub.routing import BackendKey, Router
+from lsp_hub.strategies import (
+    Strategy,
+    concat_tagged,
+    is_empty,
+    merge_completion,
+    merge_hover,
+    merge_locations,
+    merge_symbols,
+    strategy_for,
+    tag_item,
+    tag_items,
+    untag_item,
+)
+
+logger = logging.getLogger(__name__)
+
+HubCommand = Callable[["Session", list[Any]], Any]
+
+
+class SessionExtension:
+    """A seam for features that live beside the proxy (the code index): hooks the session calls."""
+
+    def commands(self) -> dict[str, HubCommand]:
+        return {}
+
+    def on_initialized(self, session: Session) -> None: ...
+
+    def on_document_changed(self, session: Session, document: Document) -> None: ...
+
+    def on_document_saved(self, session: Session, uri: str) -> None: ...
+
+    def on_document_closed(self, session: Session, uri: str) -> None: ...
+
+    def on_watched_files_changed(self, session: Session, changes: list[dict[str, Any]]) -> None: ...
+
+    def status(self, session: Session) -> dict[str, Any]:
+        return {}
+
+    def fallback(self, session: Session, method: str, params: Any) -> Awaitable[Any] | None:
+        """An answer for a request no running server could answer, or None to leave it unanswered."""
+        return None
+
+    async def close(self) -> None: ...
+
+
+class Session:
+    def __init__(
+        self,
+        protocol: RawProtocol,
+        *,
+        cli_config: Path | None = None,
+        on_exit: Callable[[int], None] | None = None,
+        extensions: list[SessionExtension] | None = None,
+    ) -> None:
+        self.protocol = protocol
+        protocol.handler = self
+        protocol.peer_name = "client"
+        self.cli_config = cli_config
+        self._on_exit = on_exit or (lambda code: None)
+        self.state = "new"  # new -> initialized -> shutdown -> closed
+        self.documents = DocumentStore()
+        self.diagnostics = DiagnosticStore(self._publish_diagnostics)
+        self.pool = BackendPool(self._make_backend)
+        self.config = Config()
+        self.router = Router(self.config, [], set())
+        self.init_params: dict[str, Any] = {}
+        self.client_capabilities: dict[str, Any] = {}
+        self.folders: list[str] = []
+        self.trusted_roots: frozenset[Path] = frozenset()
+        self.config_problems: list[str] = []
+        self.extensions = list(extensions or [])
+        self.commands: dict[str, HubCommand] = {"lspHub.status": lambda session, args: session.status()}
+        for extension in self.extensions:
+            self.commands.update(extension.commands())
+        self.forwarder = Forwarder(self)
+        self._missing: dict[BackendKey, str] = {}
+        self._told_once: set[str] = set()
+        self._pull_timers: dict[tuple[int, str], asyncio.TimerHandle] = {}
+        self._pull_result_ids: dict[tuple[int, str], str] = {}
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._runners: dict[Strategy, Callable[[str, Any], Any]] = {
+            Strategy.FIRST: self._run_first,
+            Strategy.FIRST_NON_EMPTY: self._run_first_non_empty,
+            Strategy.HOVER: self._run_hover,
+            Strategy.COMPLETION: self._run_completion,
+            Strategy.CODE_ACTION: self._run_code_action,
+            Strategy.CONCAT_TAGGED: self._run_concat_tagged,
+            Strategy.LOCATIONS: self._run_locations,
+            Strategy.WORKSPACE_SYMBOL: self._run_workspace_symbol,
+            Strategy.RESOLVE: self._run_resolve,
+            Strategy.BY_ITEM_ORIGIN: self._run_by_item_origin,
+            Strategy.FIRST_TAG_ITEMS: self._run_first_tag_items,
+            Strategy.EXECUTE_COMMAND: self._run_execute_command,
+            Strategy.DOCUMENT_DIAGNOSTIC: self._run_document_diagnostic,
+            Strategy.FORWARD: self._run_forward,
+        }
+
+    # ================================================================================================ plumbing
+    def spawn(self, coro: Awaitable[Any]) -> asyncio.Task[Any]:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    def tell_user(self, message: str, *, error: bool = False) -> None:
+        """window/showMessage, at most once per distinct message."""
+        if message in self._told_once:
+            return
+        self._told_once.add(message)
+        (logger.error if error else logger.warning)("%s", message)
+        self.protocol.notify("window/showMessage", {"type": 1 if error else 2, "message": message})
+
+    def client_supports(self, *path: str) -> bool:
+        value: Any = self.client_capabilities
+        for key in path:
+            if not isinstance(value, dict):
+                return False
+            value = value.get(key)
+        return bool(value)
+
+    # ================================================================================================ incoming
+    def on_request(self, msg_id: MsgId, method: str, params: Any) -> Any:
+        if method == "initialize":
+            return self._initialize(params)
+        if self.state == "new":
+            raise ResponseFailure(SERVER_NOT_INITIALIZED, f"{method} before initialize")
+        if self.state != "initialized":
+            raise ResponseFailure(INVALID_REQUEST, f"{method} after shutdown")
+        if method == "shutdown":
+            return self._shutdown()
+        if params is not None and not isinstance(params, dict | list):
+            raise ResponseFailure(INVALID_PARAMS, f"{method}: params must be an object")
+        return self._runners[strategy_for(method)](method, params)
+
+    def on_notification(self, method: str, params: Any) -> None:
+        if method == "exit":
+            self.spawn(self.close(exit_code=0 if self.state == "shutdown" else 1))
+            return
+        if self.state != "initialized":
+            if method != "$/cancelRequest":
+                logger.warning("ignoring %s: session is %s", method, self.state)
+            return
+        handler = self._notification_handlers.get(method)
+        if handler is not None:
+            if not isinstance(params, dict):
+                logger.warning("ignoring %s with params %r", method, type(params).__name__)
+                return
+            handler(self, params)
+        elif method == "$/cancelRequest":
+            pass  # RawProtocol cancelled the task; the task's cleanup cancels downstream
+        else:
+            self._forward_notification(method, params)
+
+    # ================================================================================================ lifecycle
+    def _initialize(self, params: Any) -> dict[str, Any]:
+        if self.state != "new":
+            raise ResponseFailure(INVALID_REQUEST, "initialize was already received")
+        if not isinstance(params, dict):
+            raise ResponseFailure(INVALID_PARAMS, "initialize params must be an object")
+        from lsp_hub.config.loader import load_config  # imported here: config loading is not on the hot path
+
+        self.init_params = params
+        self.client_capabilities = params.get("capabilities") or {}
+        self.folders = _workspace_folders(params)
+        options = params.get("initializationOptions")
+        hub_options = options.get("lspHub") if isinstance(options, dict) else None
+        loaded = load_config(
+            workspace_roots=[Path(folder) for folder in self.folders],
+            cli_config=self.cli_config,
+            init_options=hub_options if isinstance(hub_options, dict) else None,
+        )
+        self.config = loaded.config
+        self.trusted_roots = frozenset(loaded.trusted_roots)
+        self.config_problems = [str(problem) for problem in loaded.problems]
+        for problem in self.config_problems:
+            logger.error("configuration: %s", problem)
+        self.router = Router(self.config, self.folders, set())
+        self.state = "initialized"
+        if self.config_problems:
+            self.spawn(self._report_config_problems())
+        for extension in self.extensions:
+            extension.on_initialized(self)
+        return {
+            "capabilities": hub_capabilities(sorted(self.commands)),
+            "serverInfo": {"name": "lsp-hub", "version": __version__},
+        }
+
+    async def _report_config_problems(self) -> None:
+        await asyncio.sleep(0)
+        summary = "; ".join(self.config_problems[:3])
+        more = f" (and {len(self.config_problems) - 3} more)" if len(self.config_problems) > 3 else ""
+        self.tell_user(f"lsp-hub configuration problems: {summary}{more}. Valid settings still apply.")
+
+    async def _shutdown(self) -> None:
+        self.state = "shutdown"
+        await self.pool.stop_all()
+        return None
+
+    async def close(self, exit_code: int = 0) -> None:
+        """The client left (exit, or the connection closed): stop everything this session started."""
+        if self.state == "closed":
+            return
+        self.state = "closed"
+        for timer in self._pull_timers.values():
+            timer.cancel()
+        self.protocol.cancel_all_incoming()
+        try:
+            await asyncio.wait_for(self.pool.stop_all(grace_seconds=1.0), 5.0)
+        except TimeoutError:
+            logger.warning("backends did not stop in time; killing them")
+        self.pool.kill_all()
+        for extension in self.extensions:
+            with contextlib.suppress(Exception):
+                await extension.close()
+        self._on_exit(exit_code)
+
+    # ================================================================================================ backends
+    def _make_backend(self, key: BackendKey, uid: int) -> Backend:
+        spec = self.config.servers[key.server]
+        argv = [self._resolved_commands[key], *spec.args]
+        return Backend(key, spec, argv, self, self.config.hub, uid)
+
+    def is_trusted(self, root: str) -> bool:
+        path = Path(root)
+        return any(path == trusted or trusted in path.parents for trusted in self.trusted_roots)
+
+    @property
+    def _resolved_commands(self) -> dict[BackendKey, str]:
+        if not hasattr(self, "_commands_cache"):
+            self._commands_cache: dict[BackendKey, str] = {}
+        return self._commands_cache
+
+    def _backend(self, spec: ServerSpec, key: BackendKey) -> Backend | None:
+        """The backend for a route, created (not started) on first need; None if its binary is missing."""
+        existing = self.pool.get(key)
+        if existing is not None:
+            return existing
+        if key in self._missing:
+            return None
+        from lsp_hub.config.resolve import resolve_command
+
+        resolution = resolve_command(spec, Path(key.root), trusted=self.is_trusted(key.root))
+        if resolution.skipped_local:
+            self.tell_user(
+                f"lsp-hub: passed over {resolution.skipped_local} because {key.root} is not trusted; "
+                f"run `lsp-hub trust {key.root}` to use workspace binaries."
+            )
+        if resolution.path is None:
+            searched = ", ".join(resolution.searched)
+            self._missing[key] = f"{spec.command!r} not found (searched {searched})"
+            self.tell_user(
+                f"lsp-hub: {spec.name} is not installed: {spec.command!r} not found (searched {searched}). "
+                "Other servers keep working."
+            )
+            return None
+        self._resolved_commands[key] = resolution.path
+        return self.pool.get_or_create(key)
+
+    def backends_for_uri(self, uri: str, feature: str) -> list[Backend]:
+        """The backends that may serve `feature` for a document, in precedence order."""
+        document = self.documents.get(uri)
+        path = uri_to_path(uri) or os.path.join(self.folders[0] if self.folders else os.getcwd(), "untitled")
+        language = self.router.language(language_id=document.language_id if document else None, path=path)
+        backends = []
+        for route in self.router.routes(path, language):
+            if not route.spec.allows(feature):
+                continue
+            backend = self._backend(route.spec, route.key)
+            if backend is not None and backend.state != State.FAILED:
+                backends.append(backend)
+        return backends
+
+    def document(self, uri: str) -> Document | None:
+        return self.documents.get(uri)
+
+    def initialize_params(self, backend: Backend) -> dict[str, Any]:
+        return self.forwarder.initialize_params(backend)
+
+    def on_backend_request(self, backend: Backend, msg_id: MsgId, method: str, params: Any) -> Any:
+        return self.forwarder.server_request(backend, method, params)
+
+    def on_backend_notification(self, backend: Backend, method: str, params: Any) -> None:
+        self.forwarder.server_notification(backend, method, params)
+
+    def on_backend_running(self, backend: Backend) -> None:
+        self.forwarder.register_commands(backend)
+        for uri in backend.open_documents:
+            self._schedule_pull(backend, uri, delay=0.0)
+
+    def on_backend_stopped(self, backend: Backend, *, crashed: bool) -> None:
+        self.diagnostics.clear_owner(backend.uid)
+        self.forwarder.forget_backend(backend)
+        for key in [k for k in self._pull_timers if k[0] == backend.uid]:
+            self._pull_timers.pop(key).cancel()
+        for key in [k for k in self._pull_result_ids if k[0] == backend.uid]:
+            del self._pull_result_ids[key]
+
+    # ================================================================================================ documents
+    def _did_open(self, params: dict[str, Any]) -> None:
+        item = params.get("textDocument")
+        if not isinstance(item, dict) or not isinstance(item.get("uri"), str):
+            logger.warning("didOpen without a textDocument")
+            return
+        uri = item["uri"]
+        document = self.documents.open(
+            uri, str(item.get("languageId", "")), int(item.get("version", 0)), str(item.get("text", ""))
+        )
+        for backend in self.backends_for_uri(uri, "textDocument/didOpen"):
+            document.opened_in.add(str(backend.key))
+            backend.open_document(document)
+            self._schedule_pull(backend, uri)
+        self._notify_extensions_changed(document)
+
+    def _did_change(self, params: dict[str, Any]) -> None:
+        identifier = params.get("textDocument") or {}
+        document = self.documents.get(identifier.get("uri", ""))
+        changes = params.get("contentChanges")
+        if document is None or not isinstance(changes, list):
+            logger.warning("didChange for a document that is not open: %s", identifier.get("uri"))
+            return
+        document.apply_changes(changes, int(identifier.get("version", document.version + 1)))
+        for backend in self._open_in(document):
+            backend.change_document(document, changes)
+            self._schedule_pull(backend, document.uri)
+        self._notify_extensions_changed(document)
+
+    def _did_save(self, params: dict[str, Any]) -> None:
+        uri = (params.get("textDocument") or {}).get("uri", "")
+        document = self.documents.get(uri)
+        if document is None:
+            return
+        for backend in self._open_in(document):
+            backend.save_document(document, params)
+            self._schedule_pull(backend, uri)
+        for extension in self.extensions:
+            extension.on_document_saved(self, uri)
+
+    def _did_close(self, params: dict[str, Any]) -> None:
+        uri = (params.get("textDocument") or {}).get("uri", "")
+        document = self.documents.get(uri)
+        if document is None:
+            return
+        owners = set()
+        for backend in self._open_in(document):
+            backend.close_document(uri)
+            owners.add(backend.uid)
+        self.documents.close(uri)
+        self.diagnostics.clear_uri(uri)
+        for extension in self.extensions:
+            extension.on_document_closed(self, uri)
+
+    def _open_in(self, document: Document) -> list[Backend]:
+        return [b for b in self.pool if document.uri in b.open_documents]
+
+    def _notify_extensions_changed(self, document: Document) -> None:
+        for extension in self.extensions:
+            extension.on_document_changed(self, document)
+
+    # ================================================================================================ workspace
+    def _did_change_watched_files(self, params: dict[str, Any]) -> None:
+        changes = [c for c in params.get("changes") or [] if isinstance(c, dict)]
+        self.router.forget_roots()
+        for backend in self.pool.running():
+            concerned = [c for c in changes if _under(uri_to_path(c.get("uri", "")), backend.root)]
+            if concerned:
+                backend.notify("workspace/didChangeWatchedFiles", {"changes": concerned})
+        for extension in self.extensions:
+            extension.on_watched_files_changed(self, changes)
+
+    def _did_change_configuration(self, params: dict[str, Any]) -> None:
+        for backend in self.pool.running():
+            payload = {"settings": backend.spec.settings} if backend.spec.settings else params
+            backend.notify("workspace/didChangeConfiguration", payload)
+
+    def _did_change_workspace_folders(self, params: dict[str, Any]) -> None:
+        event = params.get("event") or {}
+        removed = {uri_to_path(f.get("uri", "")) for f in event.get("removed") or [] if isinstance(f, dict)}
+        added = [uri_to_path(f.get("uri", "")) for f in event.get("added") or [] if isinstance(f, dict)]
+        self.folders = [f for f in self.folders if f not in removed] + [f for f in added if f]
+        self.router = Router(self.config, self.folders, set())
+        for backend in self.pool.running():
+            if backend.capabilities.get("workspace", {}).get("workspaceFolders", {}).get("changeNotifications"):
+                backend.notify("workspace/didChangeWorkspaceFolders", params)
+
+    def _work_done_progress_cancel(self, params: dict[str, Any]) -> None:
+        self.forwarder.cancel_progress(params.get("token"))
+
+    def _forward_notification(self, method: str, params: Any) -> None:
+        uri = _document_uri(params)
+        targets = self.backends_for_uri(uri, method) if uri else self.pool.running()
+        for backend in targets:
+            backend.notify(method, params)
+
+    _notification_handlers: dict[str, Callable[[Session, dict[str, Any]], None]] = {
+        "initialized": lambda session, params: None,
+        "textDocument/didOpen": _did_open,
+        "textDocument/didChange": _did_change,
+        "textDocument/didSave": _did_save,
+        "textDocument/didClose": _did_close,
+        "workspace/didChangeWatchedFiles": _did_change_watched_files,
+        "workspace/didChangeConfiguration": _did_change_configuration,
+        "workspace/didChangeWorkspaceFolders": _did_change_workspace_folders,
+        "window/workDoneProgress/cancel": _work_done_progress_cancel,
+    }
+
+    # ================================================================================================ diagnostics
+    def _publish_diagnostics(self, uri: str, diagnostics: list[dict[str, Any]], version: int | None) -> None:
+        if self.state == "closed":
+            return
+        payload: dict[str, Any] = {"uri": uri, "diagnostics": diagnostics}
+        document = self.documents.get(uri)
+        if document is not None:
+            payload["version"] = document.version
+        self.protocol.notify("textDocument/publishDiagnostics", payload)
+
+    def accept_pushed_diagnostics(self, backend: Backend, params: dict[str, Any]) -> None:
+        if not backend.spec.allows("diagnostics"):
+            return
+        uri = params.get("uri")
+        diagnostics = params.get("diagnostics")
+        if isinstance(uri, str) and isinstance(diagnostics, list):
+            self.diagnostics.put(uri, Part(backend.uid, "push", backend.name), diagnostics, params.get("version"))
+
+    def _schedule_pull(self, backend: Backend, uri: str, delay: float | None = None) -> None:
+        """Pull diagnostics from servers that offer textDocument/diagnostic, debounced per document."""
+        if backend.state != State.RUNNING or not backend.spec.allows("diagnostics"):
+            return
+        if not backend.supports("textDocument/diagnostic"):
+            return
+        key = (backend.uid, uri)
+        timer = self._pull_timers.pop(key, None)
+        if timer is not None:
+            timer.cancel()
+        wait = self.config.hub.diagnostics_debounce_seconds if delay is None else delay
+        self._pull_timers[key] = asyncio.get_running_loop().call_later(
+            wait, lambda: self.spawn(self._pull(backend, uri))
+        )
+
+    async def refresh_pulled_diagnostics(self, backend: Backend) -> None:
+        for uri in list(backend.open_documents):
+            self._schedule_pull(backend, uri, delay=0.0)
+
+    async def _pull(self, backend: Backend, uri: str) -> None:
+        key = (backend.uid, uri)
+        self._pull_timers.pop(key, None)
+        if uri not in backend.open_documents:
+            return
+        params: dict[str, Any] = {"textDocument": {"uri": uri}}
+        options = backend.registered_options("textDocument/diagnostic") or backend.capabilities.get(
+            "diagnosticProvider"
+        )
+        if isinstance(options, dict) and options.get("identifier"):
+            params["identifier"] = options["identifier"]
+        if key in self._pull_result_ids:
+            params["previousResultId"] = self._pull_result_ids[key]
+        try:
+            report = await backend.request("textDocument/diagnostic", params).future
+        except ResponseFailure as exc:
+            logger.info("%s: pulling diagnostics for %s failed: %s", backend.name, uri, exc.message)
+            return
+        if not isinstance(report, dict) or uri not in backend.open_documents:
+            return
+        if isinstance(report.get("resultId"), str):
+            self._pull_result_ids[key] = report["resultId"]
+        if report.get("kind") == "full":
+            self.diagnostics.put(uri, Part(backend.uid, "pull", backend.name), report.get("items") or [])
+
+    # ================================================================================================ requests
+    async def _gather(self, pendings: list[Pending]) -> list[tuple[Backend, Any, ResponseFailure | None]]:
+        """Wait for every pending request (each has its own deadline); cancel them if we are cancelled."""
+        try:
+            await asyncio.wait([p.future for p in pendings]) if pendings else None
+        finally:
+            for pending in pendings:
+                if not pending.future.done():
+                    pending.cancel()
+        outcomes: list[tuple[Backend, Any, ResponseFailure | None]] = []
+        for pending in pendings:
+            future = pending.future
+            if future.cancelled():
+                outcomes.append((pending.backend, None, ResponseFailure(INVALID_REQUEST, "cancelled")))
+            elif isinstance(exc := future.exception(), ResponseFailure):
+                if not isinstance(exc, NotSupported):
+                    logger.info("%s: %s failed: %s", pending.backend.name, pending.method, exc.message)
+                outcomes.append((pending.backend, None, exc))
+            elif exc is not None:
+                outcomes.append((pending.backend, None, ResponseFailure(INVALID_REQUEST, str(exc))))
+            else:
+                outcomes.append((pending.backend, future.result(), None))
+        return outcomes
+
+    def _fan_out(self, backends: list[Backend], method: str, params: Any) -> list[Pending]:
+        return [b.request(method, params) for b in backends if b.state != State.RUNNING or b.supports(method)]
+
+    @staticmethod
+    def _successes_or_raise(outcomes: list[tuple[Backend, Any, ResponseFailure | None]]) -> list[tuple[Backend, Any]]:
+        """The answers; if every server failed (not merely lacked the feature), the first failure."""
+        answers = [(backend, result) for backend, result, error in outcomes if error is None]
+        failures = [error for _, _, error in outcomes if error is not None and not isinstance(error, NotSupported)]
+        if not answers and failures:
+            raise failures[0]
+        return answers
+
+    def _document_backends(self, method: str, params: Any) -> list[Backend]:
+        uri = _document_uri(params)
+        if uri is None:
+            raise ResponseFailure(INVALID_PARAMS, f"{method}: params.textDocument.uri is required")
+        return self.backends_for_uri(uri, method)
+
+    def _with_fallback(self, method: str, params: Any, result: Any) -> Awaitable[Any] | Any:
+        if not is_empty(result):
+            return result
+        for extension in self.extensions:
+            answer = extension.fallback(self, method, params)
+            if answer is not None:
+                return answer
+        return result
+
+    def _run_first(self, method: str, params: Any, *, tag: bool = False) -> Awaitable[Any]:
+        """The first server in precedence order that offers the method answers; a starting server's
+        capabilities are known only once it runs, so one that turns out not to offer it passes the turn on."""
+        backends = self._document_backends(method, params)
+        candidates = [b for b in backends if b.state != State.RUNNING or b.supports(method)]
+
+        async def run() -> Any:
+            for backend in candidates:
+                _, result, error = (await self._gather([backend.request(method, params)]))[0]
+                if isinstance(error, NotSupported):
+                    continue
+                if error is not None:
+                    raise error
+                return tag_items(result, backend.uid) if tag else result
+            return await _resolved(self._with_fallback(method, params, None))
+
+        return run()
+
+    def _run_first_tag_items(self, method: str, params: Any) -> Awaitable[Any]:
+        return self._run_first(method, params, tag=True)
+
+    def _run_first_non_empty(self, method: str, params: Any) -> Awaitable[Any]:
+        pendings = self._fan_out(self._document_backends(method, params), method, params)
+
+        async def run() -> Any:
+            try:
+                first_answer: Any = None
+                failures: list[ResponseFailure] = []
+                for pending in pendings:  # precedence order
+                    _, result, error = (await self._gather([pending]))[0]
+                    if error is not None:
+                        if not isinstance(error, NotSupported):
+                            failures.append(error)
+                        continue
+                    if not is_empty(result):
+                        return result
+                    if first_answer is None:
+                        first_answer = result
+                if first_answer is None and failures:
+                    raise failures[0]
+                return await _resolved(self._with_fallback(method, params, first_answer))
+            finally:
+                for pending in pendings:
+                    if not pending.future.done():
+                        pending.cancel()
+
+        return run()
+
+    def _run_hover(self, method: str, params: Any) -> Awaitable[Any]:
+        pendings = self._fan_out(self._document_backends(method, params), method, params)
+
+        async def run() -> Any:
+            answers = self._successes_or_raise(await self._gather(pendings))
+            return merge_hover([(backend.name, result) for backend, result in answers])
+
+        return run()
+
+    def _run_completion(self, method: str, params: Any) -> Awaitable[Any]:
+        pendings = self._fan_out(self._document_backends(method, params), method, _without_partial(params))
+
+        async def run() -> Any:
+            answers = self._successes_or_raise(await self._gather(pendings))
+            return merge_completion([(backend.uid, result) for backend, result in answers])
+
+        return run()
+
+    def _run_code_action(self, method: str, params: Any) -> Awaitable[Any]:
+        backends = self._document_backends(method, params)
+        context = params.get("context") if isinstance(params.get("context"), dict) else {}
+        by_owner = self.diagnostics.origins(_document_uri(params) or "", context.get("diagnostics") or [])
+        pendings = []
+        for backend in backends:
+            if backend.state == State.RUNNING and not backend.supports(method):
+                continue
+            own = {**params, "context": {**context, "diagnostics": by_owner.get(backend.uid, [])}}
+            pendings.append(backend.request(method, _without_partial(own)))
+
+        async def run() -> Any:
+            answers = self._successes_or_raise(await self._gather(pendings))
+            merged: list[Any] = []
+            for backend, result in answers:
+                for action in result or []:
+                    # A bare Command has no data field to carry an origin; executeCommand finds its owner.
+                    if isinstance(action, dict) and not isinstance(action.get("command"), str):
+                        tag_item(action, backend.uid)
+                    merged.append(action)
+            return merged if answers else None
+
+        return run()
+
+    def _run_concat_tagged(self, method: str, params: Any) -> Awaitable[Any]:
+        pendings = self._fan_out(self._document_backends(method, params), method, _without_partial(params))
+
+        async def run() -> Any:
+            answers = self._successes_or_raise(await self._gather(pendings))
+            return concat_tagged([(backend.uid, result) for backend, result in answers])
+
+        return run()
+
+    def _run_locations(self, method: str, params: Any) -> Awaitable[Any]:
+        pendings = self._fan_out(self._document_backends(method, params), method, _without_partial(params))
+
+        async def run() -> Any:
+            answers = self._successes_or_raise(await self._gather(pendings))
+            return merge_locations([result for _, result in answers])
+
+        return run()
+
+    def _run_workspace_symbol(self, method: str, params: Any) -> Awaitable[Any]:
+        pendings = self._fan_out(self.pool.running(), method, _without_partial(params))
+
+        async def run() -> Any:
+            answers = self._successes_or_raise(await self._gather(pendings))
+            merged = merge_symbols([tag_items(result, backend.uid) for backend, result in answers])
+            return await _resolved(self._with_fallback(method, params, merged))
+
+        return run()
+
+    def _run_resolve(self, method: str, params: Any) -> Any:
+        uid, original = untag_item(params)
+        backend = self.pool.by_uid(uid) if uid is not None else None
+        if backend is None or backend.state != State.RUNNING or not backend.supports(method):
+            return original  # nothing to add; the item stays as it was
+        pending = backend.request(method, original)
+
+        async def run() -> Any:
+            _, result, error = (await self._gather([pending]))[0]
+            if error is not None:
+                raise error
+            return tag_item(result, backend.uid)
+
+        return run()
+
+    def _run_by_item_origin(self, method: str, params: Any) -> Any:
+        item = params.get("item") if isinstance(params, dict) else None
+        uid, original = untag_item(item)
+        backend = self.pool.by_uid(uid) if uid is not None else None
+        if backend is None:
+            if isinstance(item, dict) and isinstance(item.get("uri"), str):
+                backends = self.backends_for_uri(item["uri"], method)
+                backend = backends[0] if backends else None
+            if backend is None:
+                return self._with_fallback(method, params, None)
+        pending = backend.request(method, {**params, "item": original})
+        owner = backend
+
+        async def run() -> Any:
+            _, result, error = (await self._gather([pending]))[0]
+            if error is not None:
+                raise error
+            for entry in result or []:
+                if isinstance(entry, dict):
+                    for field in ("from", "to"):
+                        if isinstance(entry.get(field), dict):
+                            tag_item(entry[field], owner.uid)
+                    if "name" in entry and "uri" in entry:
+                        tag_item(entry, owner.uid)
+            return result
+
+        return run()
+
+    def _run_execute_command(self, method: str, params: Any) -> Any:
+        command = params.get("command") if isinstance(params, dict) else None
+        if not isinstance(command, str):
+            raise ResponseFailure(INVALID_PARAMS, "workspace/executeCommand needs a command name")
+        arguments = params.get("arguments") or []
+        own = self.commands.get(command)
+        if own is not None:
+            return own(self, arguments if isinstance(arguments, list) else [arguments])
+        backend = self.forwarder.command_owner(command)
+        if backend is None:
+            raise ResponseFailure(INVALID_PARAMS, f"no running server offers the command {command!r}")
+        pending = backend.request(method, params)
+
+        async def run() -> Any:
+            _, result, error = (await self._gather([pending]))[0]
+            if error is not None:
+                raise error
+            return result
+
+        return run()
+
+    def _run_document_diagnostic(self, method: str, params: Any) -> Any:
+        uri = _document_uri(params)
+        if uri is None:
+            raise ResponseFailure(INVALID_PARAMS, "textDocument/diagnostic needs textDocument.uri")
+        return {"kind": "full", "items": self.diagnostics.get(uri)}
+
+    def _run_forward(self, method: str, params: Any) -> Awaitable[Any]:
+        """An extension method: to the document's servers in order, or to every running server, first answer."""
+        uri = _document_uri(params)
+        backends = self.backends_for_uri(uri, method) if uri else self.pool.running()
+        pendings = [b.request(method, params) for b in backends]
+
+        async def run() -> Any:
+            outcomes = await self._gather(pendings)
+            for _, result, error in outcomes:
+                if error is None:
+                    return result
+            real = [e for _, _, e in outcomes if e is not None and e.code != METHOD_NOT_FOUND]
+            if real:
+                raise real[0]
+            raise ResponseFailure(METHOD_NOT_FOUND, f"no server handles {method}")
+
+        return run()
+
+    # ================================================================================================ status
+    def status(self) -> dict[str, Any]:
+        languages_of: dict[str, list[str]] = {}
+        for language in self.config.languages.values():
+            for server in language.servers:
+                languages_of.setdefault(server, []).append(language.name)
+        servers = [
+            {
+                "name": backend.name,
+                "root": backend.root,
+                "state": backend.state.value,
+                "pid": backend.pid,
+                "languages": languages_of.get(backend.name, []),
+                "restarts": backend.restarts,
+                "openDocuments": len(backend.open_documents),
+                **({"error": backend.failure} if backend.failure else {}),
+            }
+            for backend in self.pool
+        ]
+        servers += [
+            {"name": key.server, "root": key.root, "state": "missing", "pid": None,
+             "languages": languages_of.get(key.server, []), "restarts": 0, "error": why}
+            for key, why in self._missing.items()
+        ]
+        result: dict[str, Any] = {
+            "servers": servers,
+            "documents": len(self.documents),
+            "workspaceFolders": self.folders,
+            "hub": {"version": __version__, "pid": os.getpid()},
+            "configProblems": self.config_problems,
+        }
+        for extension in self.extensions:
+            result.update(extension.status(self))
+        return result
+
+
+# ==================================================================================================== helpers
+async def _resolved(value: Any) -> Any:
+    if asyncio.isfuture(value) or asyncio.iscoroutine(value):
+        return await value
+    return value
+
+
+def _document_uri(params: Any) -> str | None:
+    if isinstance(params, dict):
+        document = params.get("textDocument")
+        if isinstance(document, dict) and isinstance(document.get("uri"), str):
+            return document["uri"]
+    return None
+
+
+def _without_partial(params: Any) -> Any:
+    """The hub merges whole answers: partial results from several servers would interleave, so none are asked."""
+    if isinstance(params, dict) and "partialResultToken" in params:
+        return {k: v for k, v in params.items() if k != "partialResultToken"}
+    return params
+
+
+def _under(path: str | None, root: str) -> bool:
+    return path is not None and (path == root or path.startswith(root.rstrip("/") + "/"))
+
+
+def _workspace_folders(params: dict[str, Any]) -> list[str]:
+    folders = []
+    for folder in params.get("workspaceFolders") or []:
+        if isinstance(folder, dict) and (path := uri_to_path(str(folder.get("uri", "")))):
+            folders.append(path.rstrip("/") or "/")
+    if not folders and isinstance(params.get("rootUri"), str) and (path := uri_to_path(params["rootUri"])):
+        folders.append(path.rstrip("/") or "/")
+    if not folders and isinstance(params.get("rootPath"), str):
+        folders.append(params["rootPath"].rstrip("/") or "/")
+    return folders or [os.getcwd()]
+
+
+__all__ = ["HubCommand", "Session", "SessionExtension", "path_to_uri"]
