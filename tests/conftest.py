@@ -1,0 +1,62 @@
+"""Shared test configuration: where things are, and which real tools the suite may rely on.
+
+Real language servers come from `make setup` (scripts/setup.sh): Python ones in .venv/bin, npm ones in
+.tools/npm/node_modules/.bin, Neovim from Debian. A test that needs one calls the fixture `require_binary(name)`:
+it skips when the tool is missing on a developer's machine but fails under CI (CI=true), where a missing tool
+means the setup is broken and a green run would hide it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES_DIR = REPO_ROOT / "examples"
+PROJECT_TOOL_DIRS = (REPO_ROOT / ".venv" / "bin", REPO_ROOT / ".tools" / "npm" / "node_modules" / ".bin")
+
+
+def _put_project_tools_on_path() -> None:
+    """Let a bare `pytest` find the servers `make setup` installed, as `make test` does via scripts/env.sh."""
+    entries = os.environ.get("PATH", "").split(os.pathsep)
+    missing = [str(path) for path in PROJECT_TOOL_DIRS if path.is_dir() and str(path) not in entries]
+    if missing:
+        os.environ["PATH"] = os.pathsep.join([*missing, *entries])
+
+
+_put_project_tools_on_path()
+
+
+def running_under_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() in {"1", "true", "yes"}
+
+
+def find_required_binary(name: str) -> str:
+    """Return the full path of executable `name` on PATH, or skip the test (fail under CI=true) naming the fix."""
+    found = shutil.which(name)
+    if found is not None:
+        return found
+    message = f"required binary {name!r} not found on PATH; run `make setup` (scripts/setup.sh) to install it"
+    if running_under_ci():
+        pytest.fail(message, pytrace=False)
+    pytest.skip(message)
+
+
+@pytest.fixture(scope="session")
+def require_binary() -> Callable[[str], str]:
+    """`path = require_binary("clangd")` inside a test or fixture; see find_required_binary."""
+    return find_required_binary
+
+
+@pytest.fixture(scope="session")
+def repo_root() -> Path:
+    return REPO_ROOT
+
+
+@pytest.fixture(scope="session")
+def examples_dir() -> Path:
+    return EXAMPLES_DIR
