@@ -43,6 +43,22 @@ def show_location(location: Any) -> str:
     return f"{shown}:{start['line'] + 1}:{start['character'] + 1}"
 
 
+def _apply_edits(text: str, edits: list[dict[str, Any]]) -> str:
+    """Apply LSP TextEdits (non-overlapping) to a text; enough for a demo of formatting."""
+    lines = text.splitlines(keepends=True)
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line))
+
+    def offset(position: dict[str, int]) -> int:
+        return offsets[min(position["line"], len(lines))] + position["character"]
+
+    for edit in sorted(edits, key=lambda e: offset(e["range"]["start"]), reverse=True):
+        start, end = offset(edit["range"]["start"]), offset(edit["range"]["end"])
+        text = text[:start] + edit["newText"] + text[end:]
+    return text
+
+
 async def main() -> int:
     client = HubClient()
     await client.start("--log-file", str(Path("/tmp") / "lsp-hub-demo.log"), "-v", cwd=str(SAMPLE))
@@ -80,13 +96,16 @@ async def main() -> int:
             print(f"  {start['line'] + 1}:{start['character'] + 1} {diagnostic['source']}{code}: "
                   f"{diagnostic['message'].splitlines()[0]}")
 
-        heading("formatting app/broken.py (ruff)")
+        heading("formatting an unsaved buffer app/scratch.py (ruff)")
+        scratch = "def area( w,h ):\n  return w*h\nprint( area(2,3) )\n"
+        scratch_uri = client.open(SAMPLE / "app" / "scratch.py", "python", text=scratch)
         edits = await client.request("textDocument/formatting", {
-            "textDocument": {"uri": broken_uri}, "options": {"tabSize": 4, "insertSpaces": True}})
-        print(f"{len(edits or [])} edit(s) proposed")
+            "textDocument": {"uri": scratch_uri}, "options": {"tabSize": 4, "insertSpaces": True}})
+        print("before:\n" + scratch.rstrip())
+        print("after:\n" + _apply_edits(scratch, edits or []).rstrip())
 
         heading("definition of `formatPrice` in web/src/main.ts (typescript-language-server)")
-        needle = "formatPrice(price)"
+        needle = "formatPrice({"
         try:
             ts_definition = await client.request("textDocument/definition", {
                 "textDocument": {"uri": main_uri}, "position": position_of(main_text, needle)}, timeout=60)

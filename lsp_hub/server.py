@@ -45,6 +45,19 @@ class Endpoint(JsonRPCServer):
             logger.error("transport error: %s", error)
 
 
+async def _stdin_reader(endpoint: Endpoint) -> Any:
+    """stdin as an asyncio stream when it is a pipe or socket (no thread hand-off per line, which costs about
+    0.1 ms a message); pygls' thread-based reader otherwise (a regular file, a terminal)."""
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=64 * 1024 * 1024)
+    try:
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin.buffer)
+    except (ValueError, OSError) as exc:
+        logger.info("stdin is not a pipe (%s): reading it in a thread", exc)
+        return StdinAsyncReader(sys.stdin.buffer, endpoint.thread_pool)
+    return reader
+
+
 class Hub:
     """Everything one `lsp-hub` process serves: its sessions, whatever the transport."""
 
@@ -114,8 +127,7 @@ class Hub:
     async def serve_stdio(self) -> int:
         self.install_signal_handlers()
         endpoint = Endpoint()
-        # One thread blocks on stdin; pygls' reader hands lines to the loop.
-        reader = StdinAsyncReader(sys.stdin.buffer, endpoint.thread_pool)
+        reader = await _stdin_reader(endpoint)
         endpoint.protocol.set_writer(StdoutWriter(sys.stdout.buffer))
         try:
             return await self.serve_stream(reader, endpoint.protocol, endpoint)
