@@ -29,7 +29,10 @@ class ServerSpec:
     disabled: bool = False
     # Optional per-server overrides of the hub-wide timings; None means "use the hub default".
     request_timeout_seconds: float | None = None
+    # How `lsp-hub doctor` asks for a version: `version_command` (default: `command`) run with `version_args`;
+    # empty version_args means the server prints no version and is not asked.
     version_args: tuple[str, ...] = ("--version",)
+    version_command: str | None = None
 
     def allows(self, feature: str) -> bool:
         """Whether only_features/except_features let this server serve `feature`."""

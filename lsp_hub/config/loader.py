@@ -1,0 +1,519 @@
+"""Layered configuration loading: defaults, user file, project files, --config, the client's lspHub options.
+
+Later layers win, table by table and key by key: a layer holding `[server.ruff] disabled = true` keeps every other
+key ruff got from earlier layers. Tables inside a server (`env`, `initialization_options`, `settings`) merge
+recursively; lists replace. A language that lists an extension, language id or file name takes it away from the
+languages of earlier layers, so a later layer can re-assign `py` without editing `[language.python]`.
+
+Errors never stop loading. A file that is not valid TOML is skipped whole. A value of the wrong type skips the
+table that holds it (`[server.ruff]` of that file only: a half-applied server table could start a server with
+half its arguments). An unknown key is reported and dropped; the rest of its table still applies.
+
+Trust: a project `.lsp-hub.toml` comes with a cloned repository. Unless its root is trusted (the user ran
+`lsp-hub trust PATH`, or the client says the editor trusts the workspace), it may not choose programs: its
+`command`, `args`, `env`, `version_command` and `version_args` keys are dropped and servers it would define are
+ignored. Every dropped key is reported.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import os
+import re
+import tomllib
+import types
+import typing
+from collections.abc import Callable, Mapping, Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import attrs
+import cattrs
+
+from lsp_hub.config.model import Config, HubOptions, LanguageSpec, ServerSpec
+from lsp_hub.config.paths import PROJECT_CONFIG_NAME, user_config_file
+from lsp_hub.config.trust import TrustStore
+
+DEFAULTS_SOURCE = "built-in defaults"
+CLIENT_SOURCE = "initializationOptions"
+
+# Keys that choose which program runs and how: only trusted layers may set them.
+PROGRAM_KEYS: tuple[str, ...] = ("command", "args", "env", "version_command", "version_args")
+# Server keys holding tables that merge recursively across layers.
+MERGED_TABLE_KEYS: frozenset[str] = frozenset({"env", "initialization_options", "settings"})
+# Language keys whose values belong to one language only; a later layer's claim moves them.
+CLAIM_KEYS: tuple[str, ...] = ("extensions", "language_ids", "filenames")
+# Set by the editor when its own workspace trust covers this workspace (VS Code sends the camelCase spelling).
+CLIENT_TRUST_KEYS: tuple[str, ...] = ("trust_workspace", "trustWorkspace")
+
+
+@attrs.define(frozen=True)
+class ConfigProblem:
+    """Something wrong in one layer: where, which key, and what was expected."""
+
+    source: str  # a file path, DEFAULTS_SOURCE or CLIENT_SOURCE
+    key: str  # dotted, e.g. "server.ruff.args"; empty for problems with the whole source
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.source}: {self.key}: {self.message}" if self.key else f"{self.source}: {self.message}"
+
+
+@attrs.define(frozen=True)
+class ConfigLayer:
+    """One source that was considered, for `lsp-hub doctor` and logs."""
+
+    source: str
+    kind: str  # "defaults", "user", "project", "cli", "client"
+    status: str  # "loaded", "not found", "invalid", "unreadable"
+    trusted: bool = True
+
+
+@attrs.define
+class LoadedConfig:
+    config: Config
+    problems: list[ConfigProblem]
+    # Workspace roots whose project files and local binaries are honoured (as given and with symlinks resolved).
+    trusted_roots: frozenset[Path]
+    layers: list[ConfigLayer] = attrs.field(factory=list)
+
+
+# ==================================================================================================== schema
+def _schema(cls: type) -> dict[str, Any]:
+    attrs.resolve_types(cls)
+    return {field.name: field.type for field in attrs.fields(cls) if field.name != "name"}
+
+
+SERVER_SCHEMA: dict[str, Any] = _schema(ServerSpec)
+LANGUAGE_SCHEMA: dict[str, Any] = _schema(LanguageSpec)
+# trust_workspace is not a file setting: it is derived from the client's trust flag.
+HUB_SCHEMA: dict[str, Any] = {key: kind for key, kind in _schema(HubOptions).items() if key != "trust_workspace"}
+
+
+def _reject(expected: str) -> TypeError:
+    return TypeError(f"expected {expected}")
+
+
+def _structure_str(value: Any, _: type) -> str:
+    if not isinstance(value, str):
+        raise _reject("a string")
+    return value
+
+
+def _structure_bool(value: Any, _: type) -> bool:
+    # cattrs' default would turn "no" into True.
+    if not isinstance(value, bool):
+        raise _reject("true or false")
+    return value
+
+
+def _structure_int(value: Any, _: type) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _reject("an integer")
+    return value
+
+
+def _structure_float(value: Any, _: type) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise _reject("a number")
+    return float(value)
+
+
+def _is_homogeneous_tuple(kind: Any) -> bool:
+    args = typing.get_args(kind)
+    return typing.get_origin(kind) is tuple and len(args) == 2 and args[1] is Ellipsis
+
+
+def _is_dict(kind: Any) -> bool:
+    return typing.get_origin(kind) is dict
+
+
+def _make_converter() -> cattrs.Converter:
+    """A strict converter: TOML/JSON lists become tuples, and nothing is coerced (no str(5), no bool("no"))."""
+    converter = cattrs.Converter(forbid_extra_keys=True)
+    converter.register_structure_hook(str, _structure_str)
+    converter.register_structure_hook(bool, _structure_bool)
+    converter.register_structure_hook(int, _structure_int)
+    converter.register_structure_hook(float, _structure_float)
+
+    def structure_tuple(value: Any, kind: Any) -> tuple[Any, ...]:
+        # Without this a string would be split into a tuple of characters.
+        if not isinstance(value, list | tuple):
+            raise _reject("a list")
+        element = typing.get_args(kind)[0]
+        return tuple(converter.structure(item, element) for item in value)
+
+    def structure_dict(value: Any, kind: Any) -> dict[Any, Any]:
+        if not isinstance(value, Mapping):
+            raise _reject("a table")
+        key_type, value_type = typing.get_args(kind) or (Any, Any)
+        return {converter.structure(k, key_type): converter.structure(v, value_type) for k, v in value.items()}
+
+    converter.register_structure_hook_func(_is_homogeneous_tuple, structure_tuple)
+    converter.register_structure_hook_func(_is_dict, structure_dict)
+    return converter
+
+
+CONVERTER = _make_converter()
+
+
+def describe_type(kind: Any) -> str:
+    """What a schema type looks like to someone writing TOML."""
+    if kind is Any:
+        return "any value"
+    origin = typing.get_origin(kind)
+    args = typing.get_args(kind)
+    if origin in (typing.Union, types.UnionType):
+        inner = [arg for arg in args if arg is not type(None)]
+        return " or ".join(describe_type(arg) for arg in inner)
+    if origin is tuple:
+        element = describe_type(args[0]) if args else "any value"
+        return "a list of strings" if args and args[0] is str else f"a list of ({element})"
+    if origin is dict:
+        if args and args[1] is str:
+            return "a table of strings"
+        return "a table"
+    names = {str: "a string", bool: "true or false", int: "an integer", float: "a number"}
+    return names.get(kind, getattr(kind, "__name__", str(kind)))
+
+
+def describe_value(value: Any) -> str:
+    """A short name for the kind of value that was found."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int"
+    if isinstance(value, float):
+        return "float"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list | tuple):
+        inner = sorted({describe_value(item) for item in value})
+        return f"a list of {', '.join(inner)}" if inner else "an empty list"
+    if isinstance(value, Mapping):
+        inner = sorted({describe_value(item) for item in value.values()})
+        return f"a table of {', '.join(inner)}" if inner else "an empty table"
+    return type(value).__name__
+
+
+# ==================================================================================================== layers
+@attrs.define
+class _Layer:
+    """A checked layer: only known keys with well-typed values."""
+
+    servers: dict[str, dict[str, Any]] = attrs.field(factory=dict)
+    languages: dict[str, dict[str, Any]] = attrs.field(factory=dict)
+    hub: dict[str, Any] = attrs.field(factory=dict)
+
+
+def _snake_case(key: str) -> str:
+    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", key).lower()
+
+
+class _LayerChecker:
+    """Turns one raw mapping into a _Layer, appending what is wrong to `problems`."""
+
+    def __init__(self, source: str, problems: list[ConfigProblem], *, accept_camel_case: bool) -> None:
+        self.source = source
+        self.problems = problems
+        self.accept_camel_case = accept_camel_case
+
+    def problem(self, key: str, message: str) -> None:
+        self.problems.append(ConfigProblem(self.source, key, message))
+
+    def key_name(self, key: str, schema: Mapping[str, Any]) -> str:
+        if self.accept_camel_case and key not in schema and _snake_case(key) in schema:
+            return _snake_case(key)
+        return key
+
+    def unknown(self, key: str, name: str, schema: Mapping[str, Any]) -> None:
+        close = difflib.get_close_matches(name, list(schema), n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else f"; expected one of: {', '.join(sorted(schema))}"
+        self.problem(key, f"unknown key{hint}")
+
+    def check(self, data: Mapping[str, Any]) -> _Layer:
+        layer = _Layer()
+        sections: dict[str, Any] = {"server": None, "language": None, "hub": None}
+        for raw_key, value in data.items():
+            key = self.key_name(str(raw_key), sections)
+            if key not in sections:
+                self.unknown(str(raw_key), key, sections)
+            elif key == "hub":
+                table = self.table(value, "hub", HUB_SCHEMA)
+                if table is not None:
+                    layer.hub = table
+            else:
+                tables = self.named_tables(value, key, SERVER_SCHEMA if key == "server" else LANGUAGE_SCHEMA)
+                if key == "server":
+                    layer.servers = tables
+                else:
+                    layer.languages = tables
+        return layer
+
+    def named_tables(self, value: Any, section: str, schema: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+        if not isinstance(value, Mapping):
+            self.problem(section, f"expected a table of [{section}.NAME] tables, got {describe_value(value)}")
+            return {}
+        tables: dict[str, dict[str, Any]] = {}
+        for name, table in value.items():
+            checked = self.table(table, f"{section}.{name}", schema)
+            if checked is not None:
+                tables[str(name)] = checked
+        return tables
+
+    def table(self, value: Any, prefix: str, schema: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The checked table, or None if it must be skipped because a value has the wrong type."""
+        if not isinstance(value, Mapping):
+            self.problem(prefix, f"expected a table, got {describe_value(value)}")
+            return None
+        checked: dict[str, Any] = {}
+        broken = False
+        for raw_key, item in value.items():
+            key = self.key_name(str(raw_key), schema)
+            dotted = f"{prefix}.{raw_key}"
+            if prefix == "hub" and key == "trust_workspace":
+                self.problem(dotted, "ignored: only the editor (initializationOptions) can set this; "
+                             "run `lsp-hub trust PATH` to trust a workspace")
+                continue
+            if key == "name" and prefix != "hub":
+                self.problem(dotted, f"ignored: the name comes from the table header [{prefix}]")
+                continue
+            if key not in schema:
+                self.unknown(dotted, key, schema)
+                continue
+            try:
+                checked[key] = CONVERTER.structure(item, schema[key])
+            except Exception:
+                self.problem(dotted, f"expected {describe_type(schema[key])}, got {describe_value(item)}; "
+                             f"[{prefix}] from this source is ignored")
+                broken = True
+        return None if broken else checked
+
+
+def _read_toml(path: Path, source: str, problems: list[ConfigProblem], *, required: bool) -> tuple[Any, str]:
+    """The parsed file and a status; missing optional files are silently absent."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        if required:
+            problems.append(ConfigProblem(source, "", "file not found"))
+        return None, "not found"
+    except (OSError, UnicodeDecodeError) as error:
+        reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+        problems.append(ConfigProblem(source, "", f"cannot read file: {reason}"))
+        return None, "unreadable"
+    try:
+        return tomllib.loads(text), "loaded"
+    except tomllib.TOMLDecodeError as error:
+        problems.append(ConfigProblem(source, "", f"invalid TOML, file ignored: {error}"))
+        return None, "invalid"
+
+
+def _load_defaults_text() -> str:
+    return resources.files("lsp_hub.config").joinpath("defaults.toml").read_text(encoding="utf-8")
+
+
+# ==================================================================================================== merging
+@attrs.define
+class _Merged:
+    servers: dict[str, dict[str, Any]] = attrs.field(factory=dict)
+    languages: dict[str, dict[str, Any]] = attrs.field(factory=dict)
+    hub: dict[str, Any] = attrs.field(factory=dict)
+    # Which source first defined each server, and last set each language's server list (for later problems).
+    server_origin: dict[str, str] = attrs.field(factory=dict)
+    language_servers_origin: dict[str, str] = attrs.field(factory=dict)
+
+
+def _deep_merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in override.items():
+        current = merged.get(key)
+        if isinstance(value, Mapping) and isinstance(current, Mapping):
+            merged[key] = _deep_merge(current, value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def _merge_table(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in override.items():
+        current = merged.get(key)
+        if key in MERGED_TABLE_KEYS and isinstance(value, Mapping) and isinstance(current, Mapping):
+            merged[key] = _deep_merge(current, value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def _apply(merged: _Merged, layer: _Layer, source: str) -> None:
+    for name, table in layer.servers.items():
+        merged.server_origin.setdefault(name, source)
+        merged.servers[name] = _merge_table(merged.servers.get(name, {}), table)
+    for name, table in layer.languages.items():
+        for key in CLAIM_KEYS:
+            claimed = set(table.get(key, ()))
+            if not claimed:
+                continue
+            for other_name, other in merged.languages.items():
+                if other_name != name and key in other:
+                    other[key] = tuple(value for value in other[key] if value not in claimed)
+        if "servers" in table:
+            merged.language_servers_origin[name] = source
+        merged.languages[name] = _merge_table(merged.languages.get(name, {}), table)
+    merged.hub = _merge_table(merged.hub, layer.hub)
+
+
+def _restrict_untrusted(layer: _Layer, merged: _Merged, source: str, root: Path,
+                        problems: list[ConfigProblem]) -> None:
+    """Drop what an untrusted project file may not do: define servers or choose programs."""
+    hint = f"workspace not trusted; run `lsp-hub trust {root}`"
+    for name in list(layer.servers):
+        if name not in merged.servers:
+            problems.append(ConfigProblem(source, f"server.{name}", f"new server ignored: {hint}"))
+            del layer.servers[name]
+            continue
+        table = layer.servers[name]
+        for key in PROGRAM_KEYS:
+            if key in table:
+                problems.append(ConfigProblem(source, f"server.{name}.{key}", f"ignored: {hint}"))
+                del table[key]
+
+
+def _build(merged: _Merged, problems: list[ConfigProblem], trust_workspace: bool) -> Config:
+    servers: dict[str, ServerSpec] = {}
+    for name, table in merged.servers.items():
+        if not table.get("command"):
+            problems.append(ConfigProblem(merged.server_origin.get(name, DEFAULTS_SOURCE), f"server.{name}",
+                                          "no command: every server needs `command`; server ignored"))
+            continue
+        servers[name] = CONVERTER.structure({"name": name, **table}, ServerSpec)
+    languages: dict[str, LanguageSpec] = {}
+    for name, table in merged.languages.items():
+        listed = tuple(table.get("servers", ()))
+        unknown = [server for server in listed if server not in servers]
+        if unknown:
+            source = merged.language_servers_origin.get(name, DEFAULTS_SOURCE)
+            problems.append(ConfigProblem(source, f"language.{name}.servers",
+                                          f"unknown server(s) {', '.join(map(repr, unknown))}; left out"))
+            table = {**table, "servers": tuple(server for server in listed if server in servers)}
+        languages[name] = CONVERTER.structure({"name": name, **table}, LanguageSpec)
+    hub = CONVERTER.structure({**merged.hub, "trust_workspace": trust_workspace}, HubOptions)
+    return Config(servers=servers, languages=languages, hub=hub)
+
+
+def _client_trust_flag(options: Mapping[str, Any], problems: list[ConfigProblem]) -> tuple[bool, dict[str, Any]]:
+    """The editor's workspace-trust flag (top level or inside `hub`), and the options without it."""
+    remaining = dict(options)
+    trusted = False
+    hub = remaining.get("hub")
+    candidates: list[tuple[str, Any]] = [(key, remaining.pop(key)) for key in CLIENT_TRUST_KEYS if key in remaining]
+    if isinstance(hub, Mapping):
+        hub = dict(hub)
+        candidates += [(f"hub.{key}", hub.pop(key)) for key in CLIENT_TRUST_KEYS if key in hub]
+        remaining["hub"] = hub
+    for key, value in candidates:
+        if isinstance(value, bool):
+            trusted = trusted or value
+        else:
+            problems.append(ConfigProblem(CLIENT_SOURCE, key, f"expected true or false, got {describe_value(value)}"))
+    return trusted, remaining
+
+
+def _unique_roots(roots: Sequence[Path]) -> list[Path]:
+    seen: set[Path] = set()
+    unique: list[Path] = []
+    for root in roots:
+        absolute = Path(os.path.abspath(root))
+        if absolute.resolve() not in seen:
+            seen.add(absolute.resolve())
+            unique.append(absolute)
+    return unique
+
+
+def load_config(
+    *,
+    workspace_roots: Sequence[Path],
+    cli_config: Path | None = None,
+    init_options: Mapping[str, Any] | None = None,
+    trust_store: TrustStore | None = None,
+    user_config_path: Path | None = None,
+) -> LoadedConfig:
+    """Load every layer, later winning: defaults, user file, each root's `.lsp-hub.toml`, `--config`, the client.
+
+    `init_options` is the client's `initializationOptions.lspHub` (same schema; camelCase keys accepted). It may
+    hold `trust_workspace`/`trustWorkspace: true`, meaning the editor trusts the workspace for this session.
+    Never raises for a bad layer: problems come back in `LoadedConfig.problems`.
+    """
+    problems: list[ConfigProblem] = []
+    layers: list[ConfigLayer] = []
+    merged = _Merged()
+    store = trust_store if trust_store is not None else TrustStore()
+
+    def add_layer(data: Any, source: str, kind: str, *, accept_camel_case: bool = False,
+                  restrict: Callable[[_Layer], None] | None = None) -> None:
+        if not isinstance(data, Mapping):
+            problems.append(ConfigProblem(source, "", f"expected a table, got {describe_value(data)}"))
+            return
+        layer = _LayerChecker(source, problems, accept_camel_case=accept_camel_case).check(data)
+        if restrict is not None:
+            restrict(layer)
+        _apply(merged, layer, source)
+
+    # 1. Built-in defaults.
+    try:
+        add_layer(tomllib.loads(_load_defaults_text()), DEFAULTS_SOURCE, "defaults")
+        layers.append(ConfigLayer(DEFAULTS_SOURCE, "defaults", "loaded"))
+    except (OSError, tomllib.TOMLDecodeError) as error:  # a packaging mistake; still serve with the other layers
+        problems.append(ConfigProblem(DEFAULTS_SOURCE, "", f"cannot load: {error}"))
+        layers.append(ConfigLayer(DEFAULTS_SOURCE, "defaults", "invalid"))
+
+    # 2. The user's file.
+    user_path = user_config_path if user_config_path is not None else user_config_file()
+    data, status = _read_toml(user_path, str(user_path), problems, required=False)
+    layers.append(ConfigLayer(str(user_path), "user", status))
+    if data is not None:
+        add_layer(data, str(user_path), "user")
+
+    # 3. Each workspace root's project file, trusted or not.
+    client_trusted, client_options = (False, None) if init_options is None else \
+        _client_trust_flag(init_options, problems)
+    store.list()
+    trust_store_problem = store.problem  # a corrupt trust file is reported even when no root asks
+    trusted_roots: set[Path] = set()
+    for root in _unique_roots(workspace_roots):
+        trusted = client_trusted or store.is_trusted(root)
+        if trusted:
+            trusted_roots.update({root, root.resolve()})
+        project_path = root / PROJECT_CONFIG_NAME
+        source = str(project_path)
+        data, status = _read_toml(project_path, source, problems, required=False)
+        if status == "not found":
+            continue
+        layers.append(ConfigLayer(source, "project", status, trusted))
+        if data is not None:
+            restrict = None if trusted else functools.partial(
+                _restrict_untrusted, merged=merged, source=source, root=root, problems=problems
+            )
+            add_layer(data, source, "project", restrict=restrict)
+    if trust_store_problem is not None:
+        problems.append(ConfigProblem(str(store.path), "", trust_store_problem.removeprefix(f"{store.path}: ")))
+
+    # 4. --config PATH.
+    if cli_config is not None:
+        data, status = _read_toml(cli_config, str(cli_config), problems, required=True)
+        layers.append(ConfigLayer(str(cli_config), "cli", status))
+        if data is not None:
+            add_layer(data, str(cli_config), "cli")
+
+    # 5. The client's initializationOptions.lspHub: the user's own editor settings, so trusted.
+    if client_options is not None:
+        layers.append(ConfigLayer(CLIENT_SOURCE, "client", "loaded"))
+        add_layer(client_options, CLIENT_SOURCE, "client", accept_camel_case=True)
+
+    config = _build(merged, problems, client_trusted)
+    return LoadedConfig(config=config, problems=problems, trusted_roots=frozenset(trusted_roots), layers=layers)
