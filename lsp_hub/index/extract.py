@@ -1,0 +1,463 @@
+"""Extract definitions, references, calls and imports from one file with the language's tags query.
+
+Each supported language has `queries/<language>.scm`, a tags-style tree-sitter query written for this project.
+One query run per file yields everything; the Python work per file is one pass over the matches, a sort, and a sweep
+that assigns containers and callers. No other walk of the tree happens unless the tree has syntax errors.
+
+Capture conventions of the `.scm` files (one match = one symbol):
+
+- `@definition.<kind>` the whole definition node, with `@name` its identifier. `<kind>` is a model `SymbolKind`:
+  function, method, class, interface, type, constant, variable, module. Post-processing: a `function` whose
+  innermost enclosing definition/scope is class-like (class, interface, type, impl scope) becomes a `method`
+  whose `container` is that name; a `variable` named in UPPER_CASE becomes a `constant`. An optional `@container`
+  capture names the container explicitly (Go method receivers, C++ `Foo::bar` definitions); it wins over nesting
+  and makes a function a method.
+- `@scope.<kind>` a region that contains definitions without being one itself (a Rust `impl Foo` block), with
+  `@name` the container name. `<kind>` is `class` (functions inside become methods) or `module`.
+- `@reference.<what>` a use of a name, with `@name` the identifier. `<what>` is `call` for calls (is_call=True,
+  caller = innermost enclosing function/method, receiver from `@receiver`) or any other word (`class`, `type`,
+  `decorator`, ...) for non-call uses. The reference's span is the `@name` node's.
+- `@import` the import statement (its span), `@import.module` the node whose text is the module as written (string
+  quotes are stripped), `@import.name` zero or more imported names, `@import.relative` a marker that the module is
+  relative to the importing file (Ruby `require_relative`). Matches of the same statement and module are merged.
+- Captures whose name starts with `_` only feed predicates and are ignored.
+
+Module text per language (`Import.module`):
+- Python: dotted module without the leading dots, which go into `level` (`from ..a.b import c` -> "a.b", level 2,
+  names ("c",); `from . import x` -> "", level 1, names ("x",)); `import a.b as z` -> "a.b". Wildcard name "*".
+- TypeScript/JavaScript: the string as written ("./x", "react"), from `import ... from`, `export ... from`,
+  `require("...")` and `import("...")`. Names are the imported names as the module exports them (`a` for
+  `{a as b}`), the local name for a default import, "*" for a namespace import.
+- Go: the import path. Java: the full name (`a.b.C`), names ("C",); `a.b.*` -> "a.b", names ("*",).
+- Rust: one Import per leaf of a use tree, full path (`use crate::a::{b, c}` -> "crate::a::b" and "crate::a::c",
+  names the leaf, `self` leaves give the parent path, globs give names ("*",)); `mod x;` -> "self::x".
+- C/C++: the include target WITH its delimiters: `"util.h"` (a quoted include, resolvable in the workspace) or
+  `<stdio.h>` (a system include).
+- C#: the namespace or type of a using directive. Ruby: `require 'x'` -> "x"; `require_relative 'x'` -> "./x".
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from functools import cache
+from pathlib import Path
+from typing import cast
+
+import tree_sitter
+
+from lsp_hub.index.languages import SUPPORTED_LANGUAGES, get_language, get_parser
+from lsp_hub.index.model import Definition, FileIndex, Import, Reference, SymbolKind
+from lsp_hub.index.text import PositionConverter, count_lines, decode
+
+QUERIES_DIR = Path(__file__).resolve().parent / "queries"
+
+SIGNATURE_MAX_CHARS = 200
+_HEADER_MAX_BYTES = 1000
+
+DEFINITION_KINDS: frozenset[str] = frozenset(
+    ("function", "method", "class", "interface", "type", "constant", "variable", "module")
+)
+# Containers whose functions are methods.
+_CLASS_LIKE = frozenset(("class", "interface", "type"))
+_FUNCTION_LIKE = frozenset(("function", "method"))
+_CONTAINER_KINDS = frozenset(("class", "interface", "type", "module"))
+
+# Go specs sit inside a declaration that carries the keyword; the keyword makes the repo-map line readable.
+_SIGNATURE_PREFIXES = {"type_spec": "type ", "type_alias": "type ", "const_spec": "const ", "var_spec": "var "}
+_KIND_SPECIFICITY = {"variable": 0, "function": 1}
+_SIMPLE_RECEIVER = re.compile(r"[A-Za-z_$@][\w$]*\Z")
+_CONSTANT_NAME = re.compile(r"[A-Z][A-Z0-9_]*\Z")
+_SPACE_RUN = re.compile(r"\s+")
+_RUST_PUNCTUATION_SPACE = re.compile(r"\s*([{},:])\s*")
+
+
+def query_source(language: str) -> str:
+    """The text of the language's tags query, with the files it inherits prepended.
+
+    A query file may start with `; inherits: a, b` (as nvim-treesitter's do) to include `a.scm` and `b.scm` first;
+    JavaScript, TypeScript and TSX share most of their patterns this way."""
+    parts: list[str] = []
+    seen: set[str] = set()
+
+    def add(name: str) -> None:
+        if name in seen:
+            return
+        seen.add(name)
+        text = (QUERIES_DIR / f"{name}.scm").read_text(encoding="utf-8")
+        first_line = text.split("\n", 1)[0]
+        if first_line.startswith("; inherits:"):
+            for parent in first_line.removeprefix("; inherits:").split(","):
+                add(parent.strip())
+        parts.append(text)
+
+    add(language)
+    return "\n".join(parts)
+
+
+@cache
+def get_query(language: str) -> tree_sitter.Query:
+    """The compiled tags query of a supported language, once per process."""
+    return tree_sitter.Query(get_language(language), query_source(language))
+
+
+# What the query found, before the sweep: (definition node, name node, kind, explicit container node),
+# (scope node, name node, kind) and (name node, is_call, receiver node).
+_FoundDefinition = tuple[tree_sitter.Node, tree_sitter.Node, str, "tree_sitter.Node | None"]
+_FoundScope = tuple[tree_sitter.Node, tree_sitter.Node, str]
+_FoundReference = tuple[tree_sitter.Node, bool, "tree_sitter.Node | None"]
+_EVENT_SCOPE, _EVENT_DEFINITION, _EVENT_REFERENCE = range(3)
+
+# Roles of a query pattern, worked out from the capture names of its first match and cached per pattern.
+_DEFINITION, _SCOPE, _REFERENCE, _IMPORT, _IGNORED = range(5)
+
+
+def _pattern_role(capture_names: Iterable[str]) -> tuple[int, str, str]:
+    """(role, role capture name, kind) for a match with these capture names."""
+    for capture in capture_names:
+        head, _, tail = capture.partition(".")
+        if head == "definition" and tail in DEFINITION_KINDS:
+            return _DEFINITION, capture, tail
+        if head == "scope":
+            return _SCOPE, capture, tail
+        if head == "reference":
+            return _REFERENCE, capture, tail
+        if capture == "import":
+            return _IMPORT, capture, ""
+    return _IGNORED, "", ""
+
+
+class _Scope:
+    """A definition or scope region during the container/caller sweep."""
+
+    __slots__ = ("end_byte", "is_class_like", "is_container", "is_function", "name")
+
+    def __init__(self, end_byte: int, kind: str, name: str) -> None:
+        self.end_byte = end_byte
+        self.name = name
+        self.is_function = kind in _FUNCTION_LIKE
+        self.is_class_like = kind in _CLASS_LIKE
+        self.is_container = kind in _CONTAINER_KINDS
+
+
+def extract_file(path: str, source: bytes, language: str) -> FileIndex:
+    """Everything the index keeps about one file. Never raises on any content; raises ValueError only for a
+    language outside SUPPORTED_LANGUAGES. `path` is stored as given (workspace-relative POSIX path)."""
+    if language not in SUPPORTED_LANGUAGES:
+        raise ValueError(f"unsupported language: {language!r}")
+    result = FileIndex(path=path, language=language, line_count=count_lines(source))
+    if not source:
+        return result
+    tree = get_parser(language).parse(source)
+    root = tree.root_node
+    if root.has_error:
+        result.syntax_error_count = count_syntax_errors(root)
+    _Extractor(source, language, result).run(root)
+    return result
+
+
+def count_syntax_errors(root: tree_sitter.Node) -> int:
+    """Number of ERROR and MISSING nodes, visiting only subtrees that contain errors."""
+    count = 0
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.is_missing:
+            count += 1
+            continue
+        if node.is_error:
+            count += 1
+        stack.extend(child for child in node.children if child.has_error)
+    return count
+
+
+class _Extractor:
+    def __init__(self, source: bytes, language: str, result: FileIndex) -> None:
+        self.source = source
+        self.language = language
+        self.result = result
+        self.positions = PositionConverter(source)
+
+    def run(self, root: tree_sitter.Node) -> None:
+        query = get_query(self.language)
+        roles: dict[int, tuple[int, str, str]] = {}
+        # Keyed by the name node's start byte: several patterns may match the same name.
+        definitions: dict[int, _FoundDefinition] = {}
+        scopes: list[_FoundScope] = []
+        references: dict[int, _FoundReference] = {}
+        imports: dict[tuple[int, str], tuple[tree_sitter.Node, list[str], bool]] = {}
+
+        for pattern_index, captures in tree_sitter.QueryCursor(query).matches(root):
+            role_info = roles.get(pattern_index)
+            if role_info is None:
+                role_info = roles[pattern_index] = _pattern_role(captures)
+            role, role_capture, kind = role_info
+            if role == _IGNORED:
+                continue
+            if role == _IMPORT:
+                self._collect_import(captures, imports)
+                continue
+            names = captures.get("name")
+            role_nodes = captures.get(role_capture)
+            if not names or not role_nodes:
+                continue
+            name_node = names[0]
+            if role == _REFERENCE:
+                is_call = kind == "call"
+                previous = references.get(name_node.start_byte)
+                if previous is None or (is_call and not previous[1]):
+                    receivers = captures.get("receiver")
+                    references[name_node.start_byte] = (name_node, is_call, receivers[0] if receivers else None)
+            elif role == _DEFINITION:
+                previous_definition = definitions.get(name_node.start_byte)
+                # Two patterns may define the same name; the more specific kind wins.
+                if previous_definition is None or _KIND_SPECIFICITY.get(kind, 2) > _KIND_SPECIFICITY.get(
+                    previous_definition[2], 2
+                ):
+                    containers = captures.get("container")
+                    definitions[name_node.start_byte] = (
+                        role_nodes[0], name_node, kind, containers[0] if containers else None
+                    )
+            else:
+                scopes.append((role_nodes[0], name_node, kind))
+
+        self._build_symbols(definitions, scopes, references)
+        self._build_imports(imports)
+
+    # --- definitions, references, callers ---------------------------------------------------------------------
+
+    def _build_symbols(
+        self,
+        definitions: dict[int, _FoundDefinition],
+        scopes: list[_FoundScope],
+        references: dict[int, _FoundReference],
+    ) -> None:
+        """One sweep in document order with a stack of open definitions gives containers, methods and callers."""
+        definition_list = list(definitions.values())
+        reference_list = [entry for key, entry in references.items() if key not in definitions]
+        # (start byte, -end byte, event type, index): at the same byte, outer regions open first, references last.
+        events: list[tuple[int, int, int, int]] = [
+            (entry[0].start_byte, -entry[0].end_byte, _EVENT_DEFINITION, index)
+            for index, entry in enumerate(definition_list)
+        ]
+        events.extend(
+            (entry[0].start_byte, -entry[0].end_byte, _EVENT_SCOPE, index) for index, entry in enumerate(scopes)
+        )
+        events.extend(
+            (entry[0].start_byte, 0, _EVENT_REFERENCE, index) for index, entry in enumerate(reference_list)
+        )
+        events.sort()
+
+        text = self._text
+        span = self.positions.span
+        stack: list[_Scope] = []
+        out_definitions = self.result.definitions
+        out_references = self.result.references
+        for start_byte, _negative_end, event_type, index in events:
+            while stack and stack[-1].end_byte <= start_byte:
+                stack.pop()
+            if event_type == _EVENT_REFERENCE:
+                name_node, is_call, receiver_node = reference_list[index]
+                caller = None
+                for open_scope in reversed(stack):
+                    if open_scope.is_function:
+                        caller = open_scope.name
+                        break
+                receiver = None
+                if receiver_node is not None:
+                    receiver_text = text(receiver_node)
+                    if _SIMPLE_RECEIVER.match(receiver_text):
+                        receiver = receiver_text
+                out_references.append(Reference(text(name_node), span(name_node), is_call, caller, receiver))
+            elif event_type == _EVENT_SCOPE:
+                node, name_node, kind = scopes[index]
+                stack.append(_Scope(node.end_byte, kind, text(name_node)))
+            else:
+                node, name_node, kind, container_node = definition_list[index]
+                name = text(name_node)
+                parent = stack[-1] if stack else None
+                container: str | None = None
+                if container_node is not None:
+                    container = _last_name_segment(text(container_node))
+                    if kind == "function":
+                        kind = "method"
+                elif parent is not None and parent.is_container:
+                    container = parent.name
+                    if kind == "function" and parent.is_class_like:
+                        kind = "method"
+                if kind == "variable" and len(name) > 1 and _CONSTANT_NAME.match(name):
+                    kind = "constant"
+                out_definitions.append(
+                    Definition(
+                        name, cast(SymbolKind, kind), span(node), span(name_node), self._signature(node), container
+                    )
+                )
+                new_scope = _Scope(node.end_byte, kind, name)
+                if node.type == "type_definition":  # C `typedef struct {...} name;` does not contain the struct
+                    new_scope.is_container = new_scope.is_class_like = False
+                stack.append(new_scope)
+
+    def _text(self, node: tree_sitter.Node) -> str:
+        return decode(self.source[node.start_byte : node.end_byte])
+
+    def _signature(self, node: tree_sitter.Node) -> str:
+        """The definition's header: up to its body when it has one (collapsed to one line), else its first line."""
+        source = self.source
+        start = node.start_byte
+        limit = min(node.end_byte, start + _HEADER_MAX_BYTES)
+        body = node.child_by_field_name("body")
+        if body is not None and start < body.start_byte <= limit:
+            header = source[start : body.start_byte]
+        else:
+            line_end = source.find(b"\n", start, limit)
+            header = source[start : line_end if line_end >= 0 else limit]
+        if b"\n" in header:
+            header = b" ".join(line.strip() for line in header.split(b"\n") if line.strip())
+            signature = decode(header)
+            signature = signature.replace("( ", "(").replace(", )", ")").replace(",)", ")")
+        else:
+            signature = decode(header).strip()
+        prefix = _SIGNATURE_PREFIXES.get(node.type)
+        if prefix is not None and not signature.startswith(prefix):
+            signature = prefix + signature
+        if len(signature) > SIGNATURE_MAX_CHARS:
+            signature = signature[: SIGNATURE_MAX_CHARS - 3].rstrip() + "..."
+        return signature
+
+    # --- imports -----------------------------------------------------------------------------------------------
+
+    def _collect_import(
+        self,
+        captures: dict[str, list[tree_sitter.Node]],
+        imports: dict[tuple[int, str], tuple[tree_sitter.Node, list[str], bool]],
+    ) -> None:
+        statements = captures.get("import")
+        modules = captures.get("import.module")
+        if not statements or not modules:
+            return
+        statement = statements[0]
+        module_text = self._text(modules[0])
+        key = (statement.start_byte, module_text)
+        entry = imports.get(key)
+        if entry is None:
+            entry = imports[key] = (statement, [], "import.relative" in captures)
+        names = entry[1]
+        for name_node in captures.get("import.name", ()):
+            name = self._text(name_node)
+            if name not in names:
+                names.append(name)
+
+    def _build_imports(self, imports: dict[tuple[int, str], tuple[tree_sitter.Node, list[str], bool]]) -> None:
+        out = self.result.imports
+        for key, (statement, names, relative) in imports.items():
+            span = self.positions.span(statement)
+            for module, imported_names, level in _interpret_import(self.language, statement.type, key[1], names,
+                                                                   relative):
+                out.append(Import(module, imported_names, level, span))
+
+
+def _last_name_segment(text: str) -> str:
+    """`pkg::Outer<T>` -> `Outer`; `*Server` -> `Server`: the bare name of a container written as a type."""
+    text = text.split("<", 1)[0]
+    for separator in ("::", "."):
+        text = text.rsplit(separator, 1)[-1]
+    return text.strip().lstrip("*&").strip()
+
+
+def _squeeze(text: str) -> str:
+    return _SPACE_RUN.sub("", text)
+
+
+def _unquote(text: str) -> str:
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"`":
+        return text[1:-1]
+    return text
+
+
+def _interpret_import(
+    language: str, statement_type: str, module_text: str, names: list[str], relative: bool
+) -> list[tuple[str, tuple[str, ...], int]]:
+    """(module, names, level) triples for one import statement/module pair, normalised per language."""
+    if language == "python":
+        module = _squeeze(module_text)
+        stripped = module.lstrip(".")
+        level = len(module) - len(stripped)
+        clean_names = tuple(_squeeze(name) if name != "*" else name for name in names)
+        return [(stripped, clean_names, level)]
+    if language in ("typescript", "tsx", "javascript"):
+        ecma_names = tuple("*" if name.startswith("*") else _unquote(name) for name in names)
+        return [(_unquote(module_text.strip()), ecma_names, 0)]
+    if language == "go":
+        return [(_unquote(module_text.strip()), (), 0)]
+    if language == "rust":
+        if statement_type == "mod_item":
+            return [("self::" + module_text.strip(), (), 0)]
+        return [(path, (leaf,), 0) for path, leaf in _expand_rust_use(_normalise_rust_use(module_text))]
+    if language == "java":
+        module = _squeeze(module_text)
+        if "*" in names:
+            return [(module, ("*",), 0)]
+        return [(module, (module.rsplit(".", 1)[-1],), 0)]
+    if language in ("c", "cpp"):
+        return [(module_text.strip(), (), 0)]
+    if language == "csharp":
+        return [(_squeeze(module_text), (), 0)]
+    if language == "ruby":
+        module = module_text
+        if relative and not module.startswith((".", "/")):
+            module = "./" + module
+        return [(module, (), 0)]
+    return [(module_text.strip(), tuple(names), 0)]
+
+
+def _normalise_rust_use(text: str) -> str:
+    """Drop whitespace around `::`, braces and commas, keep single spaces elsewhere (`a as b`)."""
+    return _SPACE_RUN.sub(" ", _RUST_PUNCTUATION_SPACE.sub(r"\1", text)).strip()
+
+
+def _expand_rust_use(tree: str) -> list[tuple[str, str]]:
+    """Leaves of a Rust use tree as (full path, leaf name): `a::{b, c::{d, self}}` -> a::b, a::c::d, a::c.
+
+    `x as y` keeps the path of x; a glob gives (parent path, "*")."""
+    results: list[tuple[str, str]] = []
+
+    def split_top_level(text: str) -> list[str]:
+        parts: list[str] = []
+        current: list[str] = []
+        depth = 0
+        for char in text:
+            if char == "{":
+                depth += 1
+            elif char == "}":
+                depth -= 1
+            if char == "," and depth == 0:
+                parts.append("".join(current))
+                current = []
+            else:
+                current.append(char)
+        parts.append("".join(current))
+        return [part for part in parts if part]
+
+    def join(prefix: str, path: str) -> str:
+        return f"{prefix}::{path}" if prefix and path else prefix or path
+
+    def walk(prefix: str, text: str, depth: int) -> None:
+        if depth > 20:
+            return
+        brace = text.find("{")
+        if brace >= 0 and text.endswith("}"):
+            head = text[:brace].removesuffix("::")
+            for part in split_top_level(text[brace + 1 : -1]):
+                walk(join(prefix, head), part, depth + 1)
+            return
+        path = text.split(" as ", 1)[0].strip()
+        if path == "self":
+            results.append((prefix, prefix.rsplit("::", 1)[-1]))
+        elif path == "*":
+            results.append((prefix, "*"))
+        else:
+            full = join(prefix, path)
+            results.append((full, full.rsplit("::", 1)[-1]))
+
+    walk("", tree, 0)
+    return results

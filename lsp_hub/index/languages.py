@@ -1,0 +1,64 @@
+"""Which languages the index understands, and their tree-sitter grammars.
+
+Grammars come from `tree-sitter-language-pack==0.13.0`, which ships them compiled inside the wheel, so loading works
+offline (1.x downloads grammars at run time). Languages and parsers are cached per process: a worker process
+loads each grammar once.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from functools import cache
+from typing import Any, cast
+
+import tree_sitter
+import tree_sitter_language_pack
+
+# Language name (as the index and the language pack spell it) -> file extensions, without the dot, lower case.
+LANGUAGE_EXTENSIONS: dict[str, tuple[str, ...]] = {
+    "python": ("py", "pyi"),
+    "typescript": ("ts", "mts", "cts"),
+    "tsx": ("tsx",),
+    # JSX is valid input for the javascript grammar, so .jsx files use it too.
+    "javascript": ("js", "mjs", "cjs", "jsx"),
+    "go": ("go",),
+    "rust": ("rs",),
+    "java": ("java",),
+    "c": ("c", "h"),
+    "cpp": ("cc", "cpp", "cxx", "hpp", "hh", "hxx"),
+    "csharp": ("cs",),
+    "ruby": ("rb",),
+}
+
+SUPPORTED_LANGUAGES: frozenset[str] = frozenset(LANGUAGE_EXTENSIONS)
+
+EXTENSION_LANGUAGES: dict[str, str] = {
+    extension: language for language, extensions in LANGUAGE_EXTENSIONS.items() for extension in extensions
+}
+
+
+def language_for_path(path: str) -> str | None:
+    """The language of a file judged by its extension (case-insensitive), or None when the index does not support it."""
+    name = posixpath.basename(path.replace("\\", "/"))
+    _stem, dot, extension = name.rpartition(".")
+    if not dot or not _stem:
+        return None
+    return EXTENSION_LANGUAGES.get(extension.lower())
+
+
+def _require_supported(language: str) -> None:
+    if language not in SUPPORTED_LANGUAGES:
+        raise ValueError(f"unsupported language: {language!r}")
+
+
+@cache
+def get_language(language: str) -> tree_sitter.Language:
+    """The tree-sitter Language for a supported language name; raises ValueError for others."""
+    _require_supported(language)
+    return tree_sitter_language_pack.get_language(cast(Any, language))
+
+
+@cache
+def get_parser(language: str) -> tree_sitter.Parser:
+    """A parser for the language, one per process. Not thread-safe: use it from one thread at a time."""
+    return tree_sitter.Parser(get_language(language))

@@ -1,0 +1,93 @@
+; C# symbols for the lsp-hub index. Capture conventions are documented in lsp_hub/index/extract.py.
+
+; --- definitions -------------------------------------------------------------------------------------------
+
+(class_declaration
+  name: (identifier) @name) @definition.class
+
+(record_declaration
+  name: (identifier) @name) @definition.class
+
+(struct_declaration
+  name: (identifier) @name) @definition.class
+
+(interface_declaration
+  name: (identifier) @name) @definition.interface
+
+(enum_declaration
+  name: (identifier) @name) @definition.type
+
+(delegate_declaration
+  name: (identifier) @name) @definition.type
+
+(method_declaration
+  name: (identifier) @name) @definition.method
+
+(constructor_declaration
+  name: (identifier) @name) @definition.method
+
+(local_function_statement
+  name: (identifier) @name) @definition.function
+
+(property_declaration
+  name: (identifier) @name) @definition.variable
+
+(field_declaration
+  (modifier) @_const
+  (variable_declaration
+    (variable_declarator
+      name: (identifier) @name))
+  (#eq? @_const "const")) @definition.constant
+
+(field_declaration
+  (variable_declaration
+    (variable_declarator
+      name: (identifier) @name))) @definition.variable
+
+(enum_member_declaration
+  name: (identifier) @name) @definition.constant
+
+(namespace_declaration
+  name: (_) @name) @definition.module
+
+(file_scoped_namespace_declaration
+  name: (_) @name) @definition.module
+
+; --- references --------------------------------------------------------------------------------------------
+
+(invocation_expression
+  function: (identifier) @name) @reference.call
+
+(invocation_expression
+  function: (generic_name
+    (identifier) @name)) @reference.call
+
+(invocation_expression
+  function: (member_access_expression
+    expression: _ @receiver
+    name: [
+      (identifier) @name
+      (generic_name (identifier) @name)
+    ])) @reference.call
+
+(object_creation_expression
+  type: [
+    (identifier) @name
+    (generic_name (identifier) @name)
+    (qualified_name name: (identifier) @name)
+  ]) @reference.call
+
+(base_list
+  [
+    (identifier) @name
+    (generic_name (identifier) @name)
+  ] @reference.class)
+
+(attribute
+  name: (identifier) @name) @reference.decorator
+
+; --- imports -----------------------------------------------------------------------------------------------
+; The last named child is the namespace/type: `using A = X.Y;` captures X.Y, not the alias.
+
+(using_directive
+  (_) @import.module .) @import

@@ -1,0 +1,113 @@
+; Patterns shared by JavaScript, TypeScript and TSX (node names common to the three grammars).
+; Not a language of its own: javascript.scm, typescript.scm and tsx.scm inherit it.
+
+; --- definitions -------------------------------------------------------------------------------------------
+
+(function_declaration
+  name: (identifier) @name) @definition.function
+
+(generator_function_declaration
+  name: (identifier) @name) @definition.function
+
+(class_declaration
+  name: (_) @name) @definition.class
+
+(method_definition
+  name: (_) @name) @definition.method
+
+; `const f = () => ...` and `var f = function () {}` define functions wherever they appear.
+(lexical_declaration
+  (variable_declarator
+    name: (identifier) @name
+    value: [(arrow_function) (function_expression) (generator_function)])) @definition.function
+
+(variable_declaration
+  (variable_declarator
+    name: (identifier) @name
+    value: [(arrow_function) (function_expression) (generator_function)])) @definition.function
+
+; Other top-level variables (exported or not); UPPER_CASE ones become constants.
+(program
+  (lexical_declaration
+    (variable_declarator
+      name: (identifier) @name)) @definition.variable)
+
+(program
+  (variable_declaration
+    (variable_declarator
+      name: (identifier) @name)) @definition.variable)
+
+(program
+  (export_statement
+    declaration: (lexical_declaration
+      (variable_declarator
+        name: (identifier) @name)) @definition.variable))
+
+; `exports.name = function () {}` and `module.exports.name = ...` (CommonJS)
+(assignment_expression
+  left: (member_expression
+    object: [(identifier) (member_expression)]
+    property: (property_identifier) @name)
+  right: [(arrow_function) (function_expression)]) @definition.function
+
+; --- references --------------------------------------------------------------------------------------------
+
+(call_expression
+  function: (identifier) @name) @reference.call
+
+(call_expression
+  function: (member_expression
+    object: (_) @receiver
+    property: (property_identifier) @name)) @reference.call
+
+(new_expression
+  constructor: (identifier) @name) @reference.call
+
+(new_expression
+  constructor: (member_expression
+    object: (_) @receiver
+    property: (property_identifier) @name)) @reference.call
+
+; --- imports -----------------------------------------------------------------------------------------------
+
+(import_statement
+  source: (string (string_fragment) @import.module)) @import
+
+(import_statement
+  (import_clause
+    (identifier) @import.name)
+  source: (string (string_fragment) @import.module)) @import
+
+(import_statement
+  (import_clause
+    (named_imports
+      (import_specifier
+        name: (_) @import.name)))
+  source: (string (string_fragment) @import.module)) @import
+
+(import_statement
+  (import_clause
+    (namespace_import) @import.name)
+  source: (string (string_fragment) @import.module)) @import
+
+(export_statement
+  source: (string (string_fragment) @import.module)) @import
+
+(export_statement
+  (export_clause
+    (export_specifier
+      name: (_) @import.name))
+  source: (string (string_fragment) @import.module)) @import
+
+(call_expression
+  function: (identifier) @_require
+  arguments: (arguments
+    .
+    (string (string_fragment) @import.module))
+  (#eq? @_require "require")) @import
+
+(call_expression
+  function: (import)
+  arguments: (arguments
+    .
+    (string (string_fragment) @import.module))) @import

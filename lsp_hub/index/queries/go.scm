@@ -1,0 +1,82 @@
+; Go symbols for the lsp-hub index. Capture conventions are documented in lsp_hub/index/extract.py.
+
+; --- definitions -------------------------------------------------------------------------------------------
+
+(function_declaration
+  name: (identifier) @name) @definition.function
+
+; Methods: the receiver's type is the container (`func (s *Server[T]) Start()` -> Server).
+(method_declaration
+  receiver: (parameter_list
+    (parameter_declaration
+      type: [
+        (type_identifier) @container
+        (pointer_type (type_identifier) @container)
+        (generic_type type: (type_identifier) @container)
+        (pointer_type (generic_type type: (type_identifier) @container))
+      ]))
+  name: (field_identifier) @name) @definition.method
+
+(type_spec
+  name: (type_identifier) @name
+  type: (struct_type)) @definition.class
+
+(type_spec
+  name: (type_identifier) @name
+  type: (interface_type)) @definition.interface
+
+(type_spec
+  name: (type_identifier) @name
+  type: [
+    (type_identifier) (qualified_type) (generic_type) (pointer_type) (slice_type) (array_type) (map_type)
+    (channel_type) (function_type)
+  ]) @definition.type
+
+(type_alias
+  name: (type_identifier) @name) @definition.type
+
+; Interface methods (containers come from the enclosing interface type).
+(method_elem
+  name: (field_identifier) @name) @definition.method
+
+(source_file
+  (const_declaration
+    (const_spec
+      name: (identifier) @name) @definition.constant))
+
+(source_file
+  (var_declaration
+    (var_spec
+      name: (identifier) @name) @definition.variable))
+
+(source_file
+  (var_declaration
+    (var_spec_list
+      (var_spec
+        name: (identifier) @name) @definition.variable)))
+
+; --- references --------------------------------------------------------------------------------------------
+
+(call_expression
+  function: (identifier) @name) @reference.call
+
+(call_expression
+  function: (selector_expression
+    operand: (_) @receiver
+    field: (field_identifier) @name)) @reference.call
+
+; Generic instantiation calls: `Map[int](xs)`.
+(call_expression
+  function: (index_expression
+    operand: (identifier) @name)) @reference.call
+
+(type_identifier) @name @reference.type
+
+; --- imports -----------------------------------------------------------------------------------------------
+
+(import_spec
+  path: (interpreted_string_literal
+    (interpreted_string_literal_content) @import.module)) @import
+
+(import_spec
+  path: (raw_string_literal) @import.module) @import

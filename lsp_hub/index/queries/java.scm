@@ -1,0 +1,74 @@
+; Java symbols for the lsp-hub index. Capture conventions are documented in lsp_hub/index/extract.py.
+
+; --- definitions -------------------------------------------------------------------------------------------
+
+(class_declaration
+  name: (identifier) @name) @definition.class
+
+(record_declaration
+  name: (identifier) @name) @definition.class
+
+(interface_declaration
+  name: (identifier) @name) @definition.interface
+
+(annotation_type_declaration
+  name: (identifier) @name) @definition.interface
+
+(enum_declaration
+  name: (identifier) @name) @definition.type
+
+(method_declaration
+  name: (identifier) @name) @definition.method
+
+(constructor_declaration
+  name: (identifier) @name) @definition.method
+
+(compact_constructor_declaration
+  name: (identifier) @name) @definition.method
+
+; Fields; `static final` UPPER_CASE ones become constants.
+(field_declaration
+  declarator: (variable_declarator
+    name: (identifier) @name)) @definition.variable
+
+(enum_constant
+  name: (identifier) @name) @definition.constant
+
+; --- references --------------------------------------------------------------------------------------------
+
+(method_invocation
+  name: (identifier) @name
+  !object) @reference.call
+
+(method_invocation
+  object: (_) @receiver
+  name: (identifier) @name) @reference.call
+
+(object_creation_expression
+  type: [
+    (type_identifier) @name
+    (generic_type (type_identifier) @name)
+    (scoped_type_identifier (type_identifier) @name .)
+  ]) @reference.call
+
+(method_reference
+  .
+  (_) @receiver
+  (identifier) @name .) @reference.call
+
+(type_identifier) @name @reference.type
+
+(marker_annotation
+  name: (identifier) @name) @reference.decorator
+
+(annotation
+  name: (identifier) @name) @reference.decorator
+
+; --- imports -----------------------------------------------------------------------------------------------
+
+(import_declaration
+  [(scoped_identifier) (identifier)] @import.module) @import
+
+(import_declaration
+  [(scoped_identifier) (identifier)] @import.module
+  (asterisk) @import.name) @import

@@ -1,0 +1,12 @@
+; inherits: ecma, jsx
+; JavaScript-only patterns (the JavaScript grammar also parses JSX, so .jsx files use it too).
+
+(class
+  name: (identifier) @name) @definition.class
+
+(class_heritage
+  (identifier) @name @reference.class)
+
+(class_heritage
+  (member_expression
+    property: (property_identifier) @name) @reference.class)

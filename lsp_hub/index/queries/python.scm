@@ -1,0 +1,79 @@
+; Python symbols for the lsp-hub index. Capture conventions are documented in lsp_hub/index/extract.py.
+
+; --- definitions -------------------------------------------------------------------------------------------
+
+(class_definition
+  name: (identifier) @name) @definition.class
+
+; A def directly inside a class body becomes a method in extract.py.
+(function_definition
+  name: (identifier) @name) @definition.function
+
+; Module-level and class-level assignments; UPPER_CASE names become constants in extract.py.
+(module
+  (assignment
+    left: (identifier) @name) @definition.variable)
+
+(class_definition
+  body: (block
+    (assignment
+      left: (identifier) @name) @definition.variable))
+
+(module
+  (type_alias_statement
+    left: (type (identifier) @name)) @definition.type)
+
+; --- references --------------------------------------------------------------------------------------------
+
+(call
+  function: (identifier) @name) @reference.call
+
+(call
+  function: (attribute
+    object: (_) @receiver
+    attribute: (identifier) @name)) @reference.call
+
+; Base classes, decorators and type annotations name classes and functions without calling them.
+(class_definition
+  superclasses: (argument_list
+    (identifier) @name @reference.class))
+
+(class_definition
+  superclasses: (argument_list
+    (attribute
+      attribute: (identifier) @name) @reference.class))
+
+(decorator
+  (identifier) @name @reference.decorator)
+
+(decorator
+  (attribute
+    attribute: (identifier) @name) @reference.decorator)
+
+(type
+  (identifier) @name @reference.type)
+
+(type
+  (generic_type
+    (identifier) @name @reference.type))
+
+; --- imports -----------------------------------------------------------------------------------------------
+
+(import_statement
+  name: [
+    (dotted_name) @import.module
+    (aliased_import
+      name: (dotted_name) @import.module)
+  ]) @import
+
+(import_from_statement
+  module_name: (_) @import.module
+  name: [
+    (dotted_name) @import.name
+    (aliased_import
+      name: (dotted_name) @import.name)
+  ]) @import
+
+(import_from_statement
+  module_name: (_) @import.module
+  (wildcard_import) @import.name) @import

@@ -1,0 +1,75 @@
+; Ruby symbols for the lsp-hub index. Capture conventions are documented in lsp_hub/index/extract.py.
+
+; --- definitions -------------------------------------------------------------------------------------------
+
+(class
+  name: [
+    (constant) @name
+    (scope_resolution name: (_) @name)
+  ]) @definition.class
+
+(module
+  name: [
+    (constant) @name
+    (scope_resolution name: (_) @name)
+  ]) @definition.module
+
+; A def inside a class becomes a method; one directly inside a module is a method too (mixins).
+(method
+  name: (_) @name) @definition.function
+
+(module
+  body: (body_statement
+    (method
+      name: (_) @name) @definition.method))
+
+(singleton_method
+  name: (_) @name) @definition.function
+
+(assignment
+  left: (constant) @name) @definition.constant
+
+; --- references --------------------------------------------------------------------------------------------
+
+(call
+  !receiver
+  method: (identifier) @name) @reference.call
+
+(call
+  receiver: (_) @receiver
+  method: (identifier) @name) @reference.call
+
+; A statement made of a bare identifier is a call of a method without arguments.
+(body_statement
+  (identifier) @name @reference.call)
+
+(superclass
+  [
+    (constant) @name
+    (scope_resolution name: (constant) @name)
+  ] @reference.class)
+
+(call
+  receiver: (constant) @name
+  method: (identifier) @_new
+  (#eq? @_new "new")) @reference.class
+
+; --- imports -----------------------------------------------------------------------------------------------
+
+(call
+  !receiver
+  method: (identifier) @_require
+  arguments: (argument_list
+    .
+    (string
+      (string_content) @import.module))
+  (#any-of? @_require "require" "load")) @import
+
+(call
+  !receiver
+  method: (identifier) @import.relative
+  arguments: (argument_list
+    .
+    (string
+      (string_content) @import.module))
+  (#eq? @import.relative "require_relative")) @import
