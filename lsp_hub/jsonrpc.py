@@ -13,6 +13,7 @@ import inspect
 import itertools
 import json
 import logging
+import re
 import traceback
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any, Protocol
@@ -57,6 +58,74 @@ class ResponseFailure(JsonRpcException):
         if self.data is not None:
             error["data"] = self.data
         return error
+
+
+class RawResult:
+    """A response's result kept as the JSON text the server sent: forwarded as is, parsed only if needed."""
+
+    __slots__ = ("_value", "raw")
+
+    _UNPARSED = object()
+
+    def __init__(self, raw: bytes) -> None:
+        self.raw = raw
+        self._value: Any = RawResult._UNPARSED
+
+    @property
+    def value(self) -> Any:
+        if self._value is RawResult._UNPARSED:
+            self._value = json.loads(self.raw)
+        return self._value
+
+
+def materialize(result: Any) -> Any:
+    """The parsed value of a result that may still be raw text."""
+    return result.value if isinstance(result, RawResult) else result
+
+
+# The members JSON-RPC libraries write before the result, in the two orders seen (vscode-jsonrpc, pygls, gopls,
+# rust-analyzer write jsonrpc first; clangd sorts keys). A response has no member after "result".
+_RESPONSE_PREFIX = re.compile(
+    rb'\A\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*"id"\s*:\s*(-?\d+)'
+    rb'|"id"\s*:\s*(-?\d+)\s*,\s*"jsonrpc"\s*:\s*"2\.0")\s*,\s*"result"\s*:'
+)
+RAW_THRESHOLD = 64 * 1024
+RAW_MARKER = "$lspHubRaw"
+
+
+class RawResponseReader:
+    """Wraps a peer's stream for pygls' read loop. A large response is not parsed: its result stays bytes.
+
+    pygls parses every body it reads; for a 5,000-item completion that parse and the re-serialisation towards the
+    client would double the cost of the hop. Bodies that look like a plain response (see _RESPONSE_PREFIX) are
+    swapped for a tiny stand-in `{"jsonrpc":"2.0","id":N,"result":{"$lspHubRaw":K}}` that pygls parses cheaply;
+    the protocol then picks the stashed bytes up by K.
+    """
+
+    def __init__(self, stream: Any, threshold: int = RAW_THRESHOLD) -> None:
+        self._stream = stream
+        self._threshold = threshold
+        self._stash: dict[int, bytes] = {}
+        self._keys = itertools.count(1)
+
+    def readline(self) -> Awaitable[bytes]:
+        return self._stream.readline()
+
+    async def readexactly(self, n: int) -> bytes:
+        body: bytes = await self._stream.readexactly(n)
+        if n < self._threshold:
+            return body
+        match = _RESPONSE_PREFIX.match(body, 0, 256)
+        end = body.rstrip().rfind(b"}")
+        if match is None or end <= match.end():
+            return body
+        key = next(self._keys)
+        self._stash[key] = body[match.end():end]
+        msg_id = match.group(1) or match.group(2)
+        return b'{"jsonrpc":"2.0","id":%s,"result":{"%s":%d}}' % (msg_id, RAW_MARKER.encode(), key)
+
+    def take(self, key: int) -> bytes | None:
+        return self._stash.pop(key, None)
 
 
 class MessageHandler(Protocol):
@@ -109,6 +178,7 @@ class RawProtocol(JsonRPCProtocol):
         # `_request_futures`, keyed by our own ids: the two id spaces must not collide.
         self._incoming: dict[MsgId, asyncio.Future[Any]] = {}
         self._ids = itertools.count(1)
+        self.raw_reader: RawResponseReader | None = None
         self._writes: set[asyncio.Future[Any]] = set()
 
     # ----------------------------------------------------------------------------------------------- incoming
@@ -212,8 +282,12 @@ class RawProtocol(JsonRPCProtocol):
             return
         if error is not None:
             future.set_exception(ResponseFailure.from_dict(error))
-        else:
-            future.set_result(result)
+            return
+        if self.raw_reader is not None and isinstance(result, dict) and RAW_MARKER in result:
+            raw = self.raw_reader.take(result[RAW_MARKER])
+            if raw is not None:
+                result = RawResult(raw)
+        future.set_result(result)
 
     def cancel_incoming(self, msg_id: MsgId) -> None:
         task = self._incoming.get(msg_id)
@@ -222,6 +296,10 @@ class RawProtocol(JsonRPCProtocol):
 
     # ----------------------------------------------------------------------------------------------- outgoing
     def send_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None:
+        if error is None and isinstance(result, RawResult):
+            # Spliced, not re-serialised: the server's JSON text goes out as it came in.
+            self._write(b'{"jsonrpc":"2.0","id":%s,"result":%s}' % (json.dumps(msg_id).encode(), result.raw))
+            return
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": msg_id}
         if error is not None:
             message["error"] = error_to_dict(error)
@@ -239,10 +317,14 @@ class RawProtocol(JsonRPCProtocol):
             message["params"] = params
         self._send_data(message)
 
-    def request(self, method: str, params: Any | None = None) -> tuple[int, asyncio.Future[Any]]:
-        """Send a request; returns our id for it (needed to cancel it) and the future of its answer."""
+    def request(
+        self, method: str, params: Any | None = None, future: asyncio.Future[Any] | None = None
+    ) -> tuple[int, asyncio.Future[Any]]:
+        """Send a request; returns our id for it (needed to cancel it) and the future of its answer (`future`
+        if given, so a caller's own future resolves without an extra hop)."""
         msg_id = next(self._ids)
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        if future is None:
+            future = asyncio.get_running_loop().create_future()
         self._request_futures[msg_id] = future  # type: ignore[assignment]
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": msg_id, "method": method}
         if params is not None:
@@ -263,13 +345,16 @@ class RawProtocol(JsonRPCProtocol):
             task.cancel()
 
     def _send_data(self, data: Any) -> None:
-        if self.writer is None:
-            logger.error("cannot send to %s: no transport", self.peer_name)
-            return
         try:
-            body = json.dumps(data, separators=(",", ":")).encode("utf-8")
+            body = json.dumps(data, separators=(",", ":"), default=_raw_default).encode("utf-8")
         except (TypeError, ValueError):
             logger.exception("cannot serialise a message for %s", self.peer_name)
+            return
+        self._write(body)
+
+    def _write(self, body: bytes) -> None:
+        if self.writer is None:
+            logger.error("cannot send to %s: no transport", self.peer_name)
             return
         if self._include_headers:
             body = b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
@@ -281,6 +366,13 @@ class RawProtocol(JsonRPCProtocol):
                 task.add_done_callback(self._writes.discard)
         except (BrokenPipeError, ConnectionResetError, RuntimeError) as exc:
             logger.warning("cannot write to %s: %s", self.peer_name, exc)
+
+
+def _raw_default(value: Any) -> Any:
+    """A raw result nested in a merged answer is parsed after all (merges are the rare, small case)."""
+    if isinstance(value, RawResult):
+        return value.value
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
 
 
 def parse_error_response(exc: BaseException) -> dict[str, Any]:

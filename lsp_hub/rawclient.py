@@ -79,11 +79,13 @@ class HubClient:
         assert self._client._server is not None
         return self._client._server
 
-    async def start(self, *args: str, env: dict[str, str] | None = None, cwd: str | None = None) -> None:
+    async def start(self, *args: str, env: dict[str, str] | None = None, cwd: str | None = None,
+                    command: list[str] | None = None) -> None:
+        """Run `lsp-hub ARGS` (or any other stdio server given as `command`) and talk to it."""
         full_env = {**os.environ, **(env or {})}
         full_env.setdefault("PYTHONPATH", str(PACKAGE_PARENT))
-        await self._client.start_io(sys.executable, "-m", "lsp_hub", *args, env=full_env, cwd=cwd,
-                                    limit=64 * 1024 * 1024)
+        argv = command or [sys.executable, "-m", "lsp_hub", *args]
+        await self._client.start_io(argv[0], *argv[1:], env=full_env, cwd=cwd, limit=64 * 1024 * 1024)
         self._drain = asyncio.ensure_future(self._drain_stderr())
 
     async def connect_tcp(self, host: str, port: int) -> None:

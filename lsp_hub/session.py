@@ -30,6 +30,7 @@ from lsp_hub.jsonrpc import (
     MsgId,
     RawProtocol,
     ResponseFailure,
+    materialize,
 )
 from lsp_hub.routing import BackendKey, Router
 from lsp_hub.strategies import (
@@ -112,6 +113,7 @@ class Session:
         self._pull_timers: dict[tuple[int, str], asyncio.TimerHandle] = {}
         self._pull_result_ids: dict[tuple[int, str], str] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._completion_owner: int | None = None
         self._runners: dict[Strategy, Callable[[str, Any], Any]] = {
             Strategy.FIRST: self._run_first,
             Strategy.FIRST_NON_EMPTY: self._run_first_non_empty,
@@ -500,10 +502,26 @@ class Session:
             self.diagnostics.put(uri, Part(backend.uid, "pull", backend.name), report.get("items") or [])
 
     # ================================================================================================ requests
-    async def _gather(self, pendings: list[Pending]) -> list[tuple[Backend, Any, ResponseFailure | None]]:
-        """Wait for every pending request (each has its own deadline); cancel them if we are cancelled."""
+    async def _gather(
+        self, pendings: list[Pending], *, raw: bool = False
+    ) -> list[tuple[Backend, Any, ResponseFailure | None]]:
+        """Wait for every pending request (each has its own deadline); cancel them if we are cancelled.
+
+        With `raw`, large answers may stay RawResult (JSON text) for a caller that passes them on untouched.
+        """
         try:
-            await asyncio.wait([p.future for p in pendings]) if pendings else None
+            if len(pendings) == 1:
+                # asyncio.wait costs a waiter and callbacks; one future needs none.
+                try:
+                    await pendings[0].future
+                except asyncio.CancelledError:
+                    task = asyncio.current_task()
+                    if task is not None and task.cancelling():
+                        raise  # we were cancelled (the client gave up), not merely the request
+                except Exception:
+                    pass  # read from the future below
+            elif pendings:
+                await asyncio.wait([p.future for p in pendings])
         finally:
             for pending in pendings:
                 if not pending.future.done():
@@ -520,7 +538,8 @@ class Session:
             elif exc is not None:
                 outcomes.append((pending.backend, None, ResponseFailure(INVALID_REQUEST, str(exc))))
             else:
-                outcomes.append((pending.backend, future.result(), None))
+                result = future.result()
+                outcomes.append((pending.backend, result if raw else materialize(result), None))
         return outcomes
 
     def _fan_out(self, backends: list[Backend], method: str, params: Any) -> list[Pending]:
@@ -558,7 +577,7 @@ class Session:
 
         async def run() -> Any:
             for backend in candidates:
-                _, result, error = (await self._gather([backend.request(method, params)]))[0]
+                _, result, error = (await self._gather([backend.request(method, params)], raw=not tag))[0]
                 if isinstance(error, NotSupported):
                     continue
                 if error is not None:
@@ -579,7 +598,7 @@ class Session:
                 first_answer: Any = None
                 failures: list[ResponseFailure] = []
                 for pending in pendings:  # precedence order
-                    _, result, error = (await self._gather([pending]))[0]
+                    _, result, error = (await self._gather([pending], raw=True))[0]
                     if error is not None:
                         if not isinstance(error, NotSupported):
                             failures.append(error)
@@ -611,7 +630,10 @@ class Session:
         pendings = self._fan_out(self._document_backends(method, params), method, _without_partial(params))
 
         async def run() -> Any:
-            answers = self._successes_or_raise(await self._gather(pendings))
+            answers = self._successes_or_raise(await self._gather(pendings, raw=True))
+            present = [backend for backend, result in answers if result is not None]
+            if len(present) == 1:
+                self._completion_owner = present[0].uid  # its items go out untagged: resolve goes to it
             return merge_completion([(backend.uid, result) for backend, result in answers])
 
         return run()
@@ -670,6 +692,8 @@ class Session:
 
     def _run_resolve(self, method: str, params: Any) -> Any:
         uid, original = untag_item(params)
+        if uid is None and method == "completionItem/resolve":
+            uid = self._completion_owner
         backend = self.pool.by_uid(uid) if uid is not None else None
         if backend is None or backend.state != State.RUNNING or not backend.supports(method):
             return original  # nothing to add; the item stays as it was
@@ -725,7 +749,7 @@ class Session:
         pending = backend.request(method, params)
 
         async def run() -> Any:
-            _, result, error = (await self._gather([pending]))[0]
+            _, result, error = (await self._gather([pending], raw=True))[0]
             if error is not None:
                 raise error
             return result
@@ -745,7 +769,7 @@ class Session:
         pendings = [b.request(method, params) for b in backends]
 
         async def run() -> Any:
-            outcomes = await self._gather(pendings)
+            outcomes = await self._gather(pendings, raw=True)
             for _, result, error in outcomes:
                 if error is None:
                     return result

@@ -10,6 +10,8 @@ import enum
 import json
 from typing import Any
 
+from lsp_hub.jsonrpc import materialize
+
 ORIGIN_KEY = "lspHub"  # inside an item's `data`: which backend made the item, for the matching */resolve
 
 
@@ -185,24 +187,16 @@ def _apply_item_defaults(items: list[Any], defaults: dict[str, Any]) -> None:
 
 
 def merge_completion(answers: list[tuple[int, Any]]) -> Any:
-    """Concatenate completion answers; every item remembers its server for completionItem/resolve."""
-    present = [(uid, answer) for uid, answer in answers if answer is not None]
+    """Concatenate completion answers; with several, every item remembers its server for completionItem/resolve.
+
+    A single answer passes through untouched (possibly still as raw JSON text); the session remembers its server.
+    """
+    present = [(uid, materialize(answer) if len(answers) > 1 else answer) for uid, answer in answers
+               if answer is not None]
     if not present:
         return None
     if len(present) == 1:
-        uid, answer = present[0]
-        if isinstance(answer, list):
-            return tag_items(answer, uid)
-        if isinstance(answer, dict):
-            defaults = answer.get("itemDefaults")
-            if isinstance(defaults, dict) and "data" in defaults:
-                # Tagging gives every item its own data, which would hide the default: move it in first.
-                for item in answer.get("items", []):
-                    if isinstance(item, dict) and "data" not in item:
-                        item["data"] = defaults["data"]
-                defaults.pop("data")
-            tag_items(answer.get("items"), uid)
-        return answer
+        return present[0][1]
     items: list[Any] = []
     incomplete = False
     for uid, answer in present:

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from pygls.client import JsonRPCClient
+from pygls.io_ import run_async
 
 from lsp_hub.capabilities import CAPABILITY_PATHS, has_capability, save_options, sync_kind, wants_open_close
 from lsp_hub.jsonrpc import (
@@ -27,6 +28,7 @@ from lsp_hub.jsonrpc import (
     REQUEST_FAILED,
     MsgId,
     RawProtocol,
+    RawResponseReader,
     ResponseFailure,
     raw_converter,
 )
@@ -94,6 +96,25 @@ class _Connection(JsonRPCClient):
     def __init__(self, backend: Backend) -> None:
         super().__init__(protocol_cls=RawProtocol, converter_factory=raw_converter)
         self.backend = backend
+
+    async def start_io(self, cmd: str, *args: Any, **kwargs: Any) -> None:
+        """pygls' start_io, reading through RawResponseReader so large answers are forwarded unparsed."""
+        process = await asyncio.create_subprocess_exec(
+            cmd, *args, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE, **kwargs,
+        )
+        assert process.stdout is not None and process.stdin is not None
+        protocol = self.protocol
+        assert isinstance(protocol, RawProtocol)
+        protocol.set_writer(process.stdin)
+        protocol.raw_reader = RawResponseReader(process.stdout)
+        self._server = process
+        self._async_tasks.extend([
+            asyncio.create_task(run_async(stop_event=self._stop_event, reader=protocol.raw_reader,
+                                          protocol=protocol, logger=logger,
+                                          error_handler=self.report_server_error)),
+            asyncio.create_task(self._server_exit()),
+        ])
 
     async def _server_exit(self) -> None:
         process = self._server
@@ -379,8 +400,7 @@ class Backend:
             if protocol is None:
                 future.set_exception(ResponseFailure(REQUEST_FAILED, f"{self.name} is not running"))
                 return
-            pending.msg_id, answer = protocol.request(method, params)
-            answer.add_done_callback(lambda done: _copy_outcome(done, future))
+            pending.msg_id, _ = protocol.request(method, params, future)
             pending.timer = asyncio.get_running_loop().call_later(deadline, self._time_out, pending, deadline)
 
         def fail(failure: ResponseFailure) -> None:
@@ -560,14 +580,3 @@ def _signal_group(process: asyncio.subprocess.Process, sig: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         if process.returncode is None:
             process.send_signal(sig)
-
-
-def _copy_outcome(source: asyncio.Future[Any], target: asyncio.Future[Any]) -> None:
-    if target.done():
-        return
-    if source.cancelled():
-        target.cancel()
-    elif (exc := source.exception()) is not None:
-        target.set_exception(exc)
-    else:
-        target.set_result(source.result())
