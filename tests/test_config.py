@@ -1,0 +1,406 @@
+"""Configuration layers: defaults, precedence, deep merge, error reporting, and what untrusted projects may do."""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+import pytest
+
+from lsp_hub.config.loader import CLIENT_SOURCE, ConfigProblem, LoadedConfig, load_config
+from lsp_hub.config.model import Config
+from lsp_hub.config.trust import TrustStore
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def xdg_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    directory = tmp_path / "xdg"
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(directory))
+    return directory
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    root.mkdir()
+    return root
+
+
+def user_file(xdg: Path, text: str) -> Path:
+    path = xdg / "lsp-hub" / "config.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def project_file(root: Path, text: str) -> Path:
+    path = root / ".lsp-hub.toml"
+    path.write_text(text)
+    return path
+
+
+def problem_lines(loaded: LoadedConfig) -> list[str]:
+    return [str(problem) for problem in loaded.problems]
+
+
+# ==================================================================================================== defaults
+def test_defaults_load_without_problems_and_cover_the_languages(workspace: Path) -> None:
+    loaded = load_config(workspace_roots=[workspace])
+    assert loaded.problems == []
+    config = loaded.config
+
+    def servers_for(path: str, language_id: str | None = None) -> tuple[str, ...]:
+        language = config.language_for(language_id=language_id, path=path)
+        assert language is not None, path
+        return language.servers
+
+    assert servers_for("/w/a.py") == ("basedpyright", "ruff")
+    assert servers_for("/w/a.pyi") == ("basedpyright", "ruff")
+    for name in ("a.ts", "a.mts", "a.cts", "a.js", "a.mjs", "a.cjs", "a.tsx", "a.jsx"):
+        assert servers_for(f"/w/{name}") == ("typescript-language-server",)
+    for language_id in ("typescript", "javascript", "typescriptreact", "javascriptreact"):
+        assert servers_for("/w/untitled", language_id) == ("typescript-language-server",)
+    assert servers_for("/w/a.c") == ("clangd",)
+    assert servers_for("/w/a.cpp") == ("clangd",)
+    assert servers_for("/w/a.hpp") == ("clangd",)
+    assert servers_for("/w/a.go") == ("gopls",)
+    assert servers_for("/w/a.rs") == ("rust-analyzer",)
+    assert servers_for("/w/a.sh") == ("bash-language-server",)
+    assert servers_for("/w/a.yaml") == ("yaml-language-server",)
+    assert servers_for("/w/a.yml") == ("yaml-language-server",)
+    assert servers_for("/w/a.json") == ("vscode-json-language-server",)
+    assert servers_for("/w/a.html") == ("vscode-html-language-server",)
+    for name in ("a.css", "a.scss", "a.less"):
+        assert servers_for(f"/w/{name}") == ("vscode-css-language-server",)
+
+    servers = config.servers
+    assert (servers["basedpyright"].command, servers["basedpyright"].args) == ("basedpyright-langserver", ("--stdio",))
+    assert (servers["ruff"].command, servers["ruff"].args) == ("ruff", ("server",))
+    assert servers["typescript-language-server"].args == ("--stdio",)
+    assert servers["bash-language-server"].args == ("start",)
+    assert "jedi-language-server" in servers and "pylsp" in servers
+    assert servers["gopls"].root_markers == ("go.work", "go.mod", ".git")
+    assert "Cargo.toml" in servers["rust-analyzer"].root_markers
+    assert servers["clangd"].root_markers[0] == "compile_commands.json"
+    assert "tsconfig.json" in servers["typescript-language-server"].root_markers
+    # Every language names only defined servers.
+    for language in config.languages.values():
+        assert set(language.servers) <= set(servers), language.name
+
+
+def test_packaged_defaults_match_the_readable_copy() -> None:
+    packaged = resources.files("lsp_hub.config").joinpath("defaults.toml").read_text(encoding="utf-8")
+    assert packaged == (REPO_ROOT / "configs" / "defaults.toml").read_text(encoding="utf-8")
+
+
+def test_hub_options_come_from_the_hub_table(xdg_config: Path, workspace: Path) -> None:
+    user_file(xdg_config, "[hub]\nrequest_timeout_seconds = 3\nmax_restarts = 2\n")
+    hub = load_config(workspace_roots=[workspace]).config.hub
+    assert hub.request_timeout_seconds == 3.0
+    assert hub.max_restarts == 2
+    assert hub.idle_shutdown_seconds == 600.0
+    assert hub.trust_workspace is False
+
+
+# ==================================================================================================== layers
+def test_layers_apply_in_order_later_wins(tmp_path: Path, xdg_config: Path, workspace: Path) -> None:
+    user_file(xdg_config, '[server.ruff]\nroot_markers = ["user"]\nrequest_timeout_seconds = 1\n'
+                          '[language.python]\nservers = ["ruff"]\n')
+    project_file(workspace, '[server.ruff]\nroot_markers = ["project"]\nsettings = {from = "project"}\n')
+    cli = tmp_path / "cli.toml"
+    cli.write_text('[server.ruff]\nsettings = {from = "cli"}\n[hub]\nidle_shutdown_seconds = 5\n')
+    loaded = load_config(workspace_roots=[workspace], cli_config=cli,
+                         init_options={"server": {"ruff": {"request_timeout_seconds": 7}}})
+    assert loaded.problems == []
+    ruff = loaded.config.servers["ruff"]
+    assert ruff.root_markers == ("project",)  # project over user
+    assert ruff.settings == {"from": "cli"}  # --config over project
+    assert ruff.request_timeout_seconds == 7.0  # client over user
+    assert ruff.command == "ruff"  # untouched keys come from the defaults
+    assert loaded.config.languages["python"].servers == ("ruff",)
+    assert loaded.config.hub.idle_shutdown_seconds == 5.0
+    assert [layer.kind for layer in loaded.layers] == ["defaults", "user", "project", "cli", "client"]
+
+
+def test_explicit_user_config_path_is_used(tmp_path: Path, workspace: Path) -> None:
+    custom = tmp_path / "elsewhere.toml"
+    custom.write_text("[server.gopls]\ndisabled = true\n")
+    loaded = load_config(workspace_roots=[workspace], user_config_path=custom)
+    assert loaded.config.servers["gopls"].disabled
+
+
+def test_a_layer_that_disables_a_server_keeps_its_other_keys(xdg_config: Path, workspace: Path) -> None:
+    user_file(xdg_config, "[server.ruff]\ndisabled = true\n")
+    ruff = load_config(workspace_roots=[workspace]).config.servers["ruff"]
+    assert ruff.disabled
+    assert ruff.command == "ruff"
+    assert ruff.args == ("server",)
+    assert ".ruff.toml" in ruff.root_markers
+
+
+def test_settings_merge_recursively_and_lists_replace(xdg_config: Path, workspace: Path) -> None:
+    user_file(xdg_config, '[server.basedpyright]\nsettings = {basedpyright = {analysis = {mode = "strict", x = 1}}}\n'
+                          'env = {A = "1"}\n')
+    project_file(workspace, '[server.basedpyright]\nsettings = {basedpyright = {analysis = {mode = "basic"}}}\n'
+                            'only_features = ["textDocument/hover"]\n')
+    loaded = load_config(workspace_roots=[workspace])
+    spec = loaded.config.servers["basedpyright"]
+    assert spec.settings == {"basedpyright": {"analysis": {"mode": "basic", "x": 1}}}
+    assert spec.env == {"A": "1"}
+    assert spec.only_features == ("textDocument/hover",)
+    assert spec.allows("textDocument/hover") and not spec.allows("textDocument/definition")
+
+
+def test_a_later_language_takes_over_an_extension(xdg_config: Path, workspace: Path) -> None:
+    user_file(xdg_config, '[language.snake]\nextensions = ["py"]\nservers = ["jedi-language-server"]\n')
+    config = load_config(workspace_roots=[workspace]).config
+    # python comes first in the languages, yet the later layer's claim on "py" wins.
+    snake = config.language_for(language_id=None, path="/w/a.py")
+    assert snake is not None and snake.name == "snake"
+    assert config.languages["python"].extensions == ("pyi",)
+    python = config.language_for(language_id="python", path="/w/a.py")
+    assert python is not None and python.name == "python"
+
+
+def test_lists_from_toml_become_tuples(workspace: Path) -> None:
+    loaded = load_config(workspace_roots=[workspace], init_options={"server": {"ruff": {"args": ["server", "-v"]}}})
+    assert loaded.config.servers["ruff"].args == ("server", "-v")
+    assert isinstance(loaded.config, Config)
+
+
+# ==================================================================================================== errors
+def test_invalid_toml_names_the_file_and_other_layers_still_apply(tmp_path: Path, xdg_config: Path,
+                                                                   workspace: Path) -> None:
+    broken = user_file(xdg_config, "[server.ruff\ndisabled = true\n")
+    cli = tmp_path / "cli.toml"
+    cli.write_text("[server.gopls]\ndisabled = true\n")
+    loaded = load_config(workspace_roots=[workspace], cli_config=cli)
+    assert len(loaded.problems) == 1
+    problem = loaded.problems[0]
+    assert problem.source == str(broken)
+    assert "invalid TOML" in problem.message and "line 1" in problem.message
+    assert loaded.config.servers["gopls"].disabled  # the valid layer applies
+    assert not loaded.config.servers["ruff"].disabled  # nothing from the broken file
+    assert loaded.config.servers["basedpyright"].command == "basedpyright-langserver"  # defaults remain
+
+
+def test_wrong_type_names_file_key_and_expectation_and_skips_only_that_table(workspace: Path) -> None:
+    project = project_file(workspace, "[server.ruff]\nargs = 5\nroot_markers = [\"x\"]\n"
+                                      "[server.gopls]\ndisabled = true\n")
+    loaded = load_config(workspace_roots=[workspace])
+    assert problem_lines(loaded) == [
+        f"{project}: server.ruff.args: expected a list of strings, got int; [server.ruff] from this source is ignored"
+    ]
+    assert loaded.problems[0] == ConfigProblem(str(project), "server.ruff.args", loaded.problems[0].message)
+    assert loaded.config.servers["ruff"].args == ("server",)
+    assert loaded.config.servers["ruff"].root_markers != ("x",)  # the whole broken table is skipped
+    assert loaded.config.servers["gopls"].disabled  # the other table of the same file applies
+
+
+@pytest.mark.parametrize(
+    ("toml", "key", "expected"),
+    [
+        ('[server.ruff]\ndisabled = "yes"\n', "server.ruff.disabled", "expected true or false, got string"),
+        ('[server.ruff]\nargs = ["a", 1]\n', "server.ruff.args", "expected a list of strings, got a list of int, "
+                                                                 "string"),
+        ('[server.ruff]\nargs = "server"\n', "server.ruff.args", "expected a list of strings, got string"),
+        ('[server.ruff]\nenv = {A = 1}\n', "server.ruff.env", "expected a table of strings, got a table of int"),
+        ("[server.ruff]\nsettings = 3\n", "server.ruff.settings", "expected a table, got int"),
+        ('[server.ruff]\nrequest_timeout_seconds = "1"\n', "server.ruff.request_timeout_seconds",
+         "expected a number, got string"),
+        ("[hub]\nmax_restarts = 1.5\n", "hub.max_restarts", "expected an integer, got float"),
+        ('[language.python]\nservers = "ruff"\n', "language.python.servers", "expected a list of strings, got string"),
+        ("server = 3\n", "server", "expected a table of [server.NAME] tables, got int"),
+    ],
+)
+def test_type_errors_are_reported_precisely(xdg_config: Path, workspace: Path, toml: str, key: str,
+                                            expected: str) -> None:
+    path = user_file(xdg_config, toml)
+    loaded = load_config(workspace_roots=[workspace])
+    assert len(loaded.problems) == 1, problem_lines(loaded)
+    problem = loaded.problems[0]
+    assert (problem.source, problem.key) == (str(path), key)
+    assert problem.message.startswith(expected)
+    assert loaded.config.servers["ruff"].args == ("server",)
+
+
+def test_unknown_keys_are_problems_but_the_rest_of_the_layer_applies(xdg_config: Path, workspace: Path) -> None:
+    path = user_file(xdg_config, "colour = 1\n[server.ruff]\ndissabled = true\nargs = [\"server\", \"-q\"]\n"
+                                 "[language.python]\nextension = [\"py\"]\nservers = [\"ruff\"]\n")
+    loaded = load_config(workspace_roots=[workspace])
+    by_key = {problem.key: problem for problem in loaded.problems}
+    assert set(by_key) == {"colour", "server.ruff.dissabled", "language.python.extension"}
+    assert all(problem.source == str(path) for problem in loaded.problems)
+    assert "did you mean 'disabled'" in by_key["server.ruff.dissabled"].message
+    assert "did you mean 'extensions'" in by_key["language.python.extension"].message
+    assert loaded.config.servers["ruff"].args == ("server", "-q")
+    assert not loaded.config.servers["ruff"].disabled
+    assert loaded.config.languages["python"].servers == ("ruff",)
+
+
+def test_missing_cli_config_is_a_problem(tmp_path: Path, workspace: Path) -> None:
+    missing = tmp_path / "nope.toml"
+    loaded = load_config(workspace_roots=[workspace], cli_config=missing)
+    assert problem_lines(loaded) == [f"{missing}: file not found"]
+    assert "ruff" in loaded.config.servers
+
+
+def test_new_server_needs_a_command_and_languages_need_known_servers(xdg_config: Path, workspace: Path) -> None:
+    path = user_file(xdg_config, '[server.mystery]\nargs = ["x"]\n[language.python]\nservers = ["ruff", "ghost"]\n')
+    loaded = load_config(workspace_roots=[workspace])
+    assert sorted(problem.key for problem in loaded.problems) == ["language.python.servers", "server.mystery"]
+    assert all(problem.source == str(path) for problem in loaded.problems)
+    assert "mystery" not in loaded.config.servers
+    assert loaded.config.languages["python"].servers == ("ruff",)
+
+
+def test_name_key_and_file_trust_flag_are_rejected(xdg_config: Path, workspace: Path) -> None:
+    user_file(xdg_config, '[server.ruff]\nname = "other"\n[hub]\ntrust_workspace = true\n')
+    loaded = load_config(workspace_roots=[workspace])
+    assert sorted(problem.key for problem in loaded.problems) == ["hub.trust_workspace", "server.ruff.name"]
+    assert loaded.config.servers["ruff"].name == "ruff"
+    assert loaded.config.hub.trust_workspace is False
+    assert loaded.trusted_roots == frozenset()
+
+
+def test_client_options_with_wrong_shapes_are_reported(workspace: Path) -> None:
+    loaded = load_config(workspace_roots=[workspace], init_options={"server": {"ruff": 3}, "trustWorkspace": "yes"})
+    assert {problem.source for problem in loaded.problems} == {CLIENT_SOURCE}
+    assert {problem.key for problem in loaded.problems} == {"server.ruff", "trustWorkspace"}
+    assert loaded.trusted_roots == frozenset()
+
+
+def test_client_options_accept_camel_case_keys(workspace: Path) -> None:
+    loaded = load_config(workspace_roots=[workspace], init_options={
+        "server": {"ruff": {"rootMarkers": ["a"], "exceptFeatures": ["diagnostics"],
+                            "settings": {"lineLength": 100}}},
+    })
+    assert loaded.problems == []
+    ruff = loaded.config.servers["ruff"]
+    assert ruff.root_markers == ("a",)
+    assert not ruff.allows("diagnostics")
+    assert ruff.settings == {"lineLength": 100}  # values are passed as they are
+
+
+# ==================================================================================================== trust
+UNTRUSTED_PROJECT = """
+[server.ruff]
+command = "/tmp/evil"
+args = ["--pwn"]
+env = {LD_PRELOAD = "/tmp/evil.so"}
+version_args = ["--pwn"]
+settings = {lint = {select = ["E"]}}
+disabled = true
+
+[server.evil]
+command = "/tmp/evil"
+
+[language.python]
+servers = ["ruff", "jedi-language-server"]
+"""
+
+
+def test_untrusted_project_cannot_choose_programs_but_can_reconfigure(workspace: Path) -> None:
+    project = project_file(workspace, UNTRUSTED_PROJECT)
+    loaded = load_config(workspace_roots=[workspace])
+    hint = f"workspace not trusted; run `lsp-hub trust {workspace}`"
+    assert sorted(problem_lines(loaded)) == sorted([
+        f"{project}: server.ruff.command: ignored: {hint}",
+        f"{project}: server.ruff.args: ignored: {hint}",
+        f"{project}: server.ruff.env: ignored: {hint}",
+        f"{project}: server.ruff.version_args: ignored: {hint}",
+        f"{project}: server.evil: new server ignored: {hint}",
+    ])
+    config = loaded.config
+    ruff = config.servers["ruff"]
+    assert (ruff.command, ruff.args, ruff.env, ruff.version_args) == ("ruff", ("server",), {}, ("--version",))
+    assert ruff.disabled  # disabling is allowed
+    assert ruff.settings == {"lint": {"select": ["E"]}}  # re-configuring is allowed
+    assert "evil" not in config.servers
+    assert config.languages["python"].servers == ("ruff", "jedi-language-server")  # reordering is allowed
+    assert loaded.trusted_roots == frozenset()
+    assert [layer.trusted for layer in loaded.layers if layer.kind == "project"] == [False]
+
+
+def test_trusted_project_may_set_commands_and_add_servers(workspace: Path, xdg_config: Path) -> None:
+    project_file(workspace, UNTRUSTED_PROJECT)
+    store = TrustStore()
+    assert store.path == xdg_config / "lsp-hub" / "trusted.json"
+    store.add(workspace)
+    loaded = load_config(workspace_roots=[workspace])
+    assert loaded.problems == []
+    ruff = loaded.config.servers["ruff"]
+    assert (ruff.command, ruff.args, ruff.env) == ("/tmp/evil", ("--pwn",), {"LD_PRELOAD": "/tmp/evil.so"})
+    assert loaded.config.servers["evil"].command == "/tmp/evil"
+    assert workspace in loaded.trusted_roots
+
+
+def test_trust_of_a_parent_directory_covers_the_workspace(tmp_path: Path, workspace: Path) -> None:
+    project_file(workspace, '[server.ruff]\ncommand = "my-ruff"\n')
+    store = TrustStore(tmp_path / "trust.json")
+    store.add(tmp_path)
+    loaded = load_config(workspace_roots=[workspace], trust_store=store)
+    assert loaded.problems == []
+    assert loaded.config.servers["ruff"].command == "my-ruff"
+
+
+@pytest.mark.parametrize("options", [{"trust_workspace": True}, {"trustWorkspace": True},
+                                     {"hub": {"trust_workspace": True}}])
+def test_the_editor_can_trust_the_workspace_for_the_session(workspace: Path, xdg_config: Path,
+                                                            options: dict[str, object]) -> None:
+    project_file(workspace, '[server.ruff]\ncommand = "my-ruff"\n')
+    loaded = load_config(workspace_roots=[workspace], init_options=options)
+    assert loaded.problems == []
+    assert loaded.config.servers["ruff"].command == "my-ruff"
+    assert loaded.config.hub.trust_workspace is True
+    assert workspace in loaded.trusted_roots
+    assert not (xdg_config / "lsp-hub" / "trusted.json").exists()  # session only, nothing recorded
+
+
+def test_client_options_are_trusted_to_set_commands(workspace: Path) -> None:
+    loaded = load_config(workspace_roots=[workspace], init_options={
+        "server": {"mine": {"command": "my-server", "args": ["--stdio"]}},
+        "language": {"python": {"servers": ["mine"]}},
+    })
+    assert loaded.problems == []
+    assert loaded.config.servers["mine"].args == ("--stdio",)
+    assert loaded.config.languages["python"].servers == ("mine",)
+    assert loaded.trusted_roots == frozenset()  # trusting the client's options does not trust the workspace
+
+
+def test_each_root_is_judged_on_its_own(tmp_path: Path) -> None:
+    trusted_root, untrusted_root = tmp_path / "mine", tmp_path / "cloned"
+    trusted_root.mkdir()
+    untrusted_root.mkdir()
+    project_file(trusted_root, '[server.clangd]\nargs = ["--background-index"]\n')
+    project_file(untrusted_root, '[server.gopls]\nargs = ["-rpc.trace"]\ndisabled = true\n')
+    store = TrustStore(tmp_path / "trust.json")
+    store.add(trusted_root)
+    loaded = load_config(workspace_roots=[trusted_root, untrusted_root], trust_store=store)
+    assert [problem.key for problem in loaded.problems] == ["server.gopls.args"]
+    assert loaded.config.servers["clangd"].args == ("--background-index",)
+    assert loaded.config.servers["gopls"].args == ()
+    assert loaded.config.servers["gopls"].disabled
+    assert trusted_root in loaded.trusted_roots and untrusted_root not in loaded.trusted_roots
+
+
+def test_symlinked_root_reports_both_spellings_as_trusted(tmp_path: Path, workspace: Path) -> None:
+    link = tmp_path / "link"
+    link.symlink_to(workspace)
+    store = TrustStore(tmp_path / "trust.json")
+    store.add(workspace)
+    loaded = load_config(workspace_roots=[link], trust_store=store)
+    assert {link, workspace} <= loaded.trusted_roots
+
+
+def test_corrupt_trust_file_is_reported_not_fatal(tmp_path: Path, workspace: Path) -> None:
+    trust_path = tmp_path / "trust.json"
+    trust_path.write_text("{not json")
+    project_file(workspace, '[server.ruff]\ncommand = "x"\n')
+    loaded = load_config(workspace_roots=[workspace], trust_store=TrustStore(trust_path))
+    sources = {problem.source for problem in loaded.problems}
+    assert str(trust_path) in sources
+    assert loaded.config.servers["ruff"].command == "ruff"  # treated as empty: nothing trusted
+
