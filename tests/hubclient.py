@@ -1,205 +1,51 @@
-"""A raw JSON-RPC client that runs `lsp-hub` as a subprocess, for tests and the demo.
-
-It speaks plain dicts (the same RawProtocol the hub uses), records every notification, answers the hub's
-requests to the client from a table, and keeps the hub's stderr drained.
-"""
+"""Test helpers: fake-server configurations for the hub, and what the fakes recorded."""
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import json
-import os
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pygls.client import JsonRPCClient
-
-from lsp_hub.jsonrpc import MsgId, RawProtocol, ResponseFailure, raw_converter
+from lsp_hub.jsonrpc import ResponseFailure
+from lsp_hub.rawclient import HubClient
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 FAKE_SERVER = REPO_ROOT / "tests" / "fake_server.py"
 
-DEFAULT_CLIENT_CAPABILITIES: dict[str, Any] = {
-    "general": {"positionEncodings": ["utf-16"]},
-    "window": {"workDoneProgress": True, "showMessage": {}},
-    "workspace": {
-        "configuration": True,
-        "workspaceFolders": True,
-        "applyEdit": True,
-        "executeCommand": {"dynamicRegistration": True},
-        "didChangeWatchedFiles": {"dynamicRegistration": True},
-    },
-    "textDocument": {
-        "synchronization": {"didSave": True, "dynamicRegistration": False},
-        "hover": {"contentFormat": ["markdown", "plaintext"]},
-        "completion": {"completionItem": {"snippetSupport": True}},
-        "publishDiagnostics": {"relatedInformation": True, "versionSupport": True},
-        "codeAction": {"codeActionLiteralSupport": {"codeActionKind": {"valueSet": ["", "quickfix", "source"]}}},
-    },
-}
 
-
-class _Handler:
-    def __init__(self, client: HubClient) -> None:
-        self.client = client
-
-    def on_request(self, msg_id: MsgId, method: str, params: Any) -> Any:
-        self.client.server_requests.append((method, params))
-        answer = self.client.answers.get(method)
-        if answer is None:
-            return None
-        return answer(params) if callable(answer) else answer
-
-    def on_notification(self, method: str, params: Any) -> None:
-        self.client.notifications.append((method, params))
-        if method == "textDocument/publishDiagnostics" and isinstance(params, dict):
-            self.client.diagnostics[params["uri"]] = params["diagnostics"]
-        self.client._changed.set()
-
-
-class HubClient:
-    def __init__(self) -> None:
-        self._client = JsonRPCClient(protocol_cls=RawProtocol, converter_factory=raw_converter)
-        self.protocol: RawProtocol = self._client.protocol  # type: ignore[assignment]
-        self.protocol.handler = _Handler(self)
-        self.protocol.peer_name = "hub"
-        self.notifications: list[tuple[str, Any]] = []
-        self.server_requests: list[tuple[str, Any]] = []
-        self.diagnostics: dict[str, list[dict[str, Any]]] = {}
-        self.answers: dict[str, Any] = {}
-        self.stderr = bytearray()
-        self._changed = asyncio.Event()
-        self._drain: asyncio.Task[None] | None = None
-
-    @property
-    def process(self) -> asyncio.subprocess.Process:
-        assert self._client._server is not None
-        return self._client._server
-
-    async def start(self, *args: str, env: dict[str, str] | None = None, cwd: str | None = None) -> None:
-        full_env = {**os.environ, **(env or {})}
-        full_env.setdefault("PYTHONPATH", str(REPO_ROOT))
-        await self._client.start_io(sys.executable, "-m", "lsp_hub", *args, env=full_env, cwd=cwd,
-                                    limit=64 * 1024 * 1024)
-        self._drain = asyncio.ensure_future(self._drain_stderr())
-
-    async def _drain_stderr(self) -> None:
-        stream = self.process.stderr
-        assert stream is not None
-        while chunk := await stream.read(65536):
-            self.stderr.extend(chunk)
-
-    async def request(self, method: str, params: Any = None, timeout: float = 30.0) -> Any:
-        _, future = self.protocol.request(method, params)
-        return await asyncio.wait_for(future, timeout)
-
-    def send_request(self, method: str, params: Any = None) -> tuple[int, asyncio.Future[Any]]:
-        return self.protocol.request(method, params)
-
-    def notify(self, method: str, params: Any = None) -> None:
-        self.protocol.notify(method, params)
-
-    def send_bytes(self, data: bytes) -> None:
-        stdin = self.process.stdin
-        assert stdin is not None
-        stdin.write(data)
-
-    async def initialize(
-        self,
-        root: Path,
-        *,
-        init_options: dict[str, Any] | None = None,
-        capabilities: dict[str, Any] | None = None,
-        folders: list[Path] | None = None,
-    ) -> dict[str, Any]:
-        params: dict[str, Any] = {
-            "processId": os.getpid(),
-            "rootUri": root.as_uri(),
-            "capabilities": capabilities if capabilities is not None else DEFAULT_CLIENT_CAPABILITIES,
-            "workspaceFolders": [{"uri": f.as_uri(), "name": f.name} for f in (folders or [root])],
-            "clientInfo": {"name": "lsp-hub-tests"},
-        }
-        if init_options is not None:
-            params["initializationOptions"] = {"lspHub": init_options}
-        result = await self.request("initialize", params)
-        self.notify("initialized", {})
-        return result
-
-    def open(self, path: Path, language_id: str, text: str | None = None, version: int = 1) -> str:
-        uri = path.as_uri()
-        self.notify("textDocument/didOpen", {"textDocument": {
-            "uri": uri, "languageId": language_id, "version": version,
-            "text": path.read_text() if text is None else text}})
-        return uri
-
-    async def wait_for(self, predicate: Callable[[], Any], timeout: float = 20.0, what: str = "condition") -> Any:
-        deadline = asyncio.get_running_loop().time() + timeout
-        while True:
-            value = predicate()
-            if value:
-                return value
-            remaining = deadline - asyncio.get_running_loop().time()
-            if remaining <= 0:
-                raise AssertionError(f"timed out waiting for {what}; notifications: "
-                                     f"{json.dumps(self.notifications[-10:])[:2000]}\nhub stderr tail: "
-                                     f"{self.stderr[-3000:].decode(errors='replace')}")
-            self._changed.clear()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._changed.wait(), min(remaining, 0.2))
-
-    async def wait_diagnostics(self, uri: str, predicate: Callable[[list[dict[str, Any]]], bool],
-                               timeout: float = 30.0) -> list[dict[str, Any]]:
-        await self.wait_for(lambda: uri in self.diagnostics and predicate(self.diagnostics[uri]), timeout,
-                            f"diagnostics of {uri}")
-        return self.diagnostics[uri]
-
-    async def status(self) -> dict[str, Any]:
-        return await self.request("workspace/executeCommand", {"command": "lspHub.status", "arguments": []})
-
-    async def stop(self, timeout: float = 10.0) -> int | None:
-        """shutdown + exit, then wait for the hub to end; returns its exit code."""
-        if self._client._server is None:
-            return None
-        if self.process.returncode is None:
-            with contextlib.suppress(Exception):
-                await self.request("shutdown", None, timeout=timeout)
-                self.notify("exit", None)
-            try:
-                await asyncio.wait_for(self.process.wait(), timeout)
-            except TimeoutError:
-                self.process.kill()
-                await self.process.wait()
-        self._client._stop_event.set()
-        if self._drain:
-            self._drain.cancel()
-        return self.process.returncode
+def toml_value(value: Any) -> str:
+    """A TOML literal for a JSON-like value (inline tables for dicts)."""
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{json.dumps(str(k))} = {toml_value(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    return json.dumps(value)
 
 
 def fake_server_config(servers: dict[str, dict[str, Any]], languages: dict[str, dict[str, Any]],
                        hub: dict[str, Any] | None = None, record_dir: Path | None = None) -> str:
-    """A TOML --config that defines fake servers (each from a fake_server.py spec) and languages using them."""
+    """A TOML --config that defines fake servers (each from a fake_server.py spec) and languages using them.
+
+    A spec's `_config` entries become keys of the server's table (command, except_features, settings ...).
+    """
     lines: list[str] = []
     if hub:
         lines.append("[hub]")
-        lines += [f"{key} = {json.dumps(value)}" for key, value in hub.items()]
+        lines += [f"{key} = {toml_value(value)}" for key, value in hub.items()]
     for name, spec in servers.items():
-        spec = {"name": name, **spec}
+        overrides = dict(spec.get("_config", {}))
+        spec = {"name": name, **{k: v for k, v in spec.items() if k != "_config"}}
         args = [str(FAKE_SERVER), "--spec", json.dumps(spec)]
         if record_dir is not None:
             args += ["--record", str(record_dir / f"{name}.jsonl")]
+        table: dict[str, Any] = {"command": sys.executable, "args": args, "root_markers": ["fake.root", ".git"]}
+        table.update(overrides)
         lines.append(f"[server.{name}]")
-        lines.append(f"command = {json.dumps(sys.executable)}")
-        lines.append(f"args = {json.dumps(args)}")
-        lines.append('root_markers = ["fake.root", ".git"]')
-        for key, value in spec.get("_config", {}).items():
-            lines.append(f"{key} = {json.dumps(value)}")
+        lines += [f"{key} = {toml_value(value)}" for key, value in table.items()]
     for name, language in languages.items():
         lines.append(f"[language.{name}]")
-        for key, value in language.items():
-            lines.append(f"{key} = {json.dumps(value)}")
+        lines += [f"{key} = {toml_value(value)}" for key, value in language.items()]
     return "\n".join(lines) + "\n"
 
 
@@ -211,4 +57,4 @@ def recorded(record_dir: Path, name: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-__all__ = ["FAKE_SERVER", "HubClient", "ResponseFailure", "fake_server_config", "recorded"]
+__all__ = ["FAKE_SERVER", "REPO_ROOT", "HubClient", "ResponseFailure", "fake_server_config", "recorded"]

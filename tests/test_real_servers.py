@@ -1,0 +1,148 @@
+"""End to end through `lsp-hub` against the real servers `make setup` installs (built-in default configuration)."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+
+from lsp_hub.rawclient import HubClient
+from tests.conftest import EXAMPLES_DIR
+
+pytestmark = [pytest.mark.asyncio, pytest.mark.real_server]
+
+SLOW = 90.0  # first answers of a cold basedpyright/tsserver on a loaded 2-core machine
+
+
+def position_of(text: str, needle: str) -> dict[str, int]:
+    index = text.index(needle)
+    return {"line": text.count("\n", 0, index), "character": index - (text.rfind("\n", 0, index) + 1)}
+
+
+@pytest.fixture
+def sample(tmp_path: Path) -> Path:
+    """A private copy of examples/sample (servers write caches into a project)."""
+    target = tmp_path / "sample"
+    shutil.copytree(EXAMPLES_DIR / "sample", target, ignore=shutil.ignore_patterns(".ruff_cache", "node_modules"))
+    return target
+
+
+@pytest_asyncio.fixture
+async def hub_at(tmp_path: Path) -> AsyncIterator[Callable[[Path], object]]:
+    clients: list[HubClient] = []
+
+    async def start(root: Path) -> HubClient:
+        client = HubClient()
+        env = {"XDG_CONFIG_HOME": str(tmp_path / "cfg"), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+        await client.start("--log-file", str(tmp_path / "hub.log"), "-v", env=env, cwd=str(root))
+        clients.append(client)
+        await client.initialize(root)
+        return client
+
+    yield start
+    for client in clients:
+        await client.stop()
+
+
+async def test_python_merges_basedpyright_and_ruff(sample: Path, hub_at, require_binary) -> None:  # type: ignore[no-untyped-def]
+    require_binary("basedpyright-langserver")
+    require_binary("ruff")
+    badly_formatted = sample / "app" / "messy.py"
+    badly_formatted.write_text("import sys\nx=1\ndef f( a ):\n    return a+x\n")
+    client: HubClient = await hub_at(sample)
+    broken_uri = client.open(sample / "app" / "broken.py", "python")
+    merged = await client.wait_diagnostics(
+        broken_uri, lambda d: {x.get("source") for x in d} >= {"basedpyright", "Ruff"}, timeout=SLOW)
+    codes = {(d["source"], d.get("code")) for d in merged}
+    assert ("Ruff", "F401") in codes  # unused import, from ruff
+    assert ("basedpyright", "reportReturnType") in codes  # int returned as str, from basedpyright
+
+    service_path = sample / "app" / "service.py"
+    service = service_path.read_text()
+    service_uri = client.open(service_path, "python")
+    hover = await client.request("textDocument/hover", {
+        "textDocument": {"uri": service_uri}, "position": position_of(service, "total_value(inventory)")},
+        timeout=SLOW)
+    assert "def total_value(inventory: Inventory) -> float" in hover["contents"]["value"]
+    assert "**basedpyright**" not in hover["contents"]["value"]  # only one server had something to say
+
+    definition = await client.request("textDocument/definition", {
+        "textDocument": {"uri": service_uri}, "position": position_of(service, "Inventory()")}, timeout=SLOW)
+    assert definition[0]["uri"].endswith("app/models.py")
+
+    messy_uri = client.open(badly_formatted, "python")
+    edits = await client.request("textDocument/formatting", {
+        "textDocument": {"uri": messy_uri}, "options": {"tabSize": 4, "insertSpaces": True}}, timeout=SLOW)
+    assert edits, "ruff proposes formatting edits"
+    new_text = "".join(edit["newText"] for edit in edits)
+    assert "x = 1" in new_text
+
+    actions = await client.request("textDocument/codeAction", {
+        "textDocument": {"uri": broken_uri},
+        "range": next(d["range"] for d in merged if d.get("code") == "F401"),
+        "context": {"diagnostics": [d for d in merged if d.get("code") == "F401"]}}, timeout=SLOW)
+    assert any("os" in action["title"] for action in actions)
+
+    status = await client.status()
+    assert {s["name"] for s in status["servers"] if s["state"] == "running"} >= {"basedpyright", "ruff"}
+
+
+async def test_typescript_definition_and_references(sample: Path, hub_at, require_binary) -> None:  # type: ignore[no-untyped-def]
+    require_binary("typescript-language-server")
+    client: HubClient = await hub_at(sample)
+    main_path = sample / "web" / "src" / "main.ts"
+    main_text = main_path.read_text()
+    main_uri = client.open(main_path, "typescript")
+    position = position_of(main_text, "formatPrice({")
+    files: set[str] = set()
+    # typescript-language-server answers from a syntax-only tsserver until the project has loaded: those first
+    # answers know only the open file. Ask again until the semantic server answers (bounded).
+    for _ in range(60):
+        references = await client.request("textDocument/references", {
+            "textDocument": {"uri": main_uri}, "position": position, "context": {"includeDeclaration": True}},
+            timeout=SLOW)
+        files = {Path(r["uri"]).name for r in references}
+        if "util.ts" in files:
+            break
+        await asyncio.sleep(0.5)
+    assert files == {"main.ts", "util.ts"}
+    definition = await client.request("textDocument/definition", {
+        "textDocument": {"uri": main_uri}, "position": position}, timeout=SLOW)
+    assert any(d.get("uri", d.get("targetUri", "")).endswith("util.ts") for d in definition)
+
+
+async def test_clangd_on_a_c_file(sample: Path, hub_at, require_binary) -> None:  # type: ignore[no-untyped-def]
+    require_binary("clangd")
+    client: HubClient = await hub_at(sample)
+    c_path = sample / "native" / "main.c"
+    text = c_path.read_text()
+    uri = client.open(c_path, "c")
+    hover = await client.request("textDocument/hover", {
+        "textDocument": {"uri": uri}, "position": position_of(text, "gcd(84")}, timeout=SLOW)
+    assert "gcd" in hover["contents"]["value"]
+    definition = await client.request("textDocument/definition", {
+        "textDocument": {"uri": uri}, "position": position_of(text, "gcd(84")}, timeout=SLOW)
+    assert Path(definition[0]["uri"]).name in {"math.h", "math.c"}
+
+
+async def test_monorepo_gets_a_basedpyright_per_project(tmp_path: Path, hub_at, require_binary) -> None:  # type: ignore[no-untyped-def]
+    require_binary("basedpyright-langserver")
+    monorepo = tmp_path / "monorepo"
+    shutil.copytree(EXAMPLES_DIR / "monorepo", monorepo, ignore=shutil.ignore_patterns(".ruff_cache"))
+    (monorepo / ".git").mkdir()
+    client: HubClient = await hub_at(monorepo)
+    alpha = monorepo / "projects" / "alpha" / "alpha" / "greet.py"
+    beta = monorepo / "projects" / "beta" / "beta" / "counter.py"
+    for path in (alpha, beta):
+        text = path.read_text()
+        uri = client.open(path, "python")
+        needle = "greeting(name)" if path == alpha else "word_counts(text)"
+        hover = await client.request("textDocument/hover", {
+            "textDocument": {"uri": uri}, "position": position_of(text, needle)}, timeout=SLOW)
+        assert hover and "def " in hover["contents"]["value"]
+    roots = sorted(s["root"] for s in (await client.status())["servers"] if s["name"] == "basedpyright")
+    assert roots == [str(monorepo / "projects" / "alpha"), str(monorepo / "projects" / "beta")]
