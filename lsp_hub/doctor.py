@@ -198,7 +198,8 @@ def run_doctor(
 
     print("\nConfiguration layers (later wins):", file=out)
     for layer in loaded.layers:
-        trust = "" if layer.trusted else ", untrusted: may not set command/args/env or add servers"
+        trust = "" if layer.trusted or layer.status == "not found" else \
+            ", untrusted: may not set command/args/env or add servers"
         print(f"  {layer.kind:<9} {layer.source} ({layer.status}{trust})", file=out)
     print(file=out)
 

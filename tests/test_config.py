@@ -324,6 +324,35 @@ def test_untrusted_project_cannot_choose_programs_but_can_reconfigure(workspace:
     assert [layer.trusted for layer in loaded.layers if layer.kind == "project"] == [False]
 
 
+def test_untrusted_project_cannot_point_settings_at_programs(workspace: Path) -> None:
+    project = project_file(workspace, """
+[server.basedpyright]
+settings = {python = {pythonPath = "./evil", analysis = {extraPaths = ["src"], typeCheckingMode = "strict"}}}
+[server.typescript-language-server]
+initialization_options = {tsserver = {path = "./evil.js", logVerbosity = "off"}}
+[server.gopls]
+settings = {gopls = {env = {GOFLAGS = "-toolexec=./evil"}, staticcheck = true}}
+""")
+    loaded = load_config(workspace_roots=[workspace])
+    assert sorted(problem.key for problem in loaded.problems) == [
+        "server.basedpyright.settings.python.pythonPath",
+        "server.gopls.settings.gopls.env",
+        "server.typescript-language-server.initialization_options.tsserver.path",
+    ]
+    assert all(str(problem).startswith(f"{project}: ") for problem in loaded.problems)
+    servers = loaded.config.servers
+    assert servers["basedpyright"].settings == {"python": {"analysis": {"extraPaths": ["src"],
+                                                                         "typeCheckingMode": "strict"}}}
+    assert servers["typescript-language-server"].initialization_options == {"tsserver": {"logVerbosity": "off"}}
+    assert servers["gopls"].settings == {"gopls": {"staticcheck": True}}
+
+    store = TrustStore()
+    store.add(workspace)
+    trusted = load_config(workspace_roots=[workspace])
+    assert trusted.problems == []
+    assert trusted.config.servers["basedpyright"].settings["python"]["pythonPath"] == "./evil"
+
+
 def test_trusted_project_may_set_commands_and_add_servers(workspace: Path, xdg_config: Path) -> None:
     project_file(workspace, UNTRUSTED_PROJECT)
     store = TrustStore()

@@ -11,8 +11,9 @@ half its arguments). An unknown key is reported and dropped; the rest of its tab
 
 Trust: a project `.lsp-hub.toml` comes with a cloned repository. Unless its root is trusted (the user ran
 `lsp-hub trust PATH`, or the client says the editor trusts the workspace), it may not choose programs: its
-`command`, `args`, `env`, `version_command` and `version_args` keys are dropped and servers it would define are
-ignored. Every dropped key is reported.
+`command`, `args`, `env`, `version_command` and `version_args` keys are dropped, servers it would define are
+ignored, and so are settings whose names suggest a program (`pythonPath`, `tsserver.path`, gopls' `env`...), since a
+server told to run one would run what the repository chose. Every dropped key is reported.
 """
 
 from __future__ import annotations
@@ -41,6 +42,10 @@ CLIENT_SOURCE = "initializationOptions"
 
 # Keys that choose which program runs and how: only trusted layers may set them.
 PROGRAM_KEYS: tuple[str, ...] = ("command", "args", "env", "version_command", "version_args")
+# Setting names that commonly point a server at a program to run (python.pythonPath, tsserver.path, gopls' env with
+# GOFLAGS=-toolexec=...): an untrusted project may not set them inside settings or initialization_options either.
+PROGRAM_SETTING_NAME = re.compile(r"(path|executable|interpreter|command|cmd|binary|tsdk|program)$|^(env|environment)$",
+                                  re.IGNORECASE)
 # Server keys holding tables that merge recursively across layers.
 MERGED_TABLE_KEYS: frozenset[str] = frozenset({"env", "initialization_options", "settings"})
 # Language keys whose values belong to one language only; a later layer's claim moves them.
@@ -382,6 +387,23 @@ def _restrict_untrusted(layer: _Layer, merged: _Merged, source: str, root: Path,
             if key in table:
                 problems.append(ConfigProblem(source, f"server.{name}.{key}", f"ignored: {hint}"))
                 del table[key]
+        for key in ("settings", "initialization_options"):
+            if isinstance(table.get(key), Mapping):
+                table[key] = _without_program_settings(table[key], f"server.{name}.{key}", source, hint, problems)
+
+
+def _without_program_settings(value: Mapping[str, Any], prefix: str, source: str, hint: str,
+                              problems: list[ConfigProblem]) -> dict[str, Any]:
+    kept: dict[str, Any] = {}
+    for key, item in value.items():
+        dotted = f"{prefix}.{key}"
+        if PROGRAM_SETTING_NAME.search(str(key)):
+            problems.append(ConfigProblem(source, dotted, f"ignored: it may name a program to run; {hint}"))
+        elif isinstance(item, Mapping):
+            kept[key] = _without_program_settings(item, dotted, source, hint, problems)
+        else:
+            kept[key] = item
+    return kept
 
 
 def _build(merged: _Merged, problems: list[ConfigProblem], trust_workspace: bool) -> Config:
@@ -492,8 +514,6 @@ def load_config(
         project_path = root / PROJECT_CONFIG_NAME
         source = str(project_path)
         data, status = _read_toml(project_path, source, problems, required=False)
-        if status == "not found":
-            continue
         layers.append(ConfigLayer(source, "project", status, trusted))
         if data is not None:
             restrict = None if trusted else functools.partial(
