@@ -78,6 +78,15 @@ def _announce(scheme: str, host: str):  # type: ignore[no-untyped-def]
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        # `lsp-hub doctor | head`: the reader left; that is not an error of ours.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+
+
+def _main(argv: list[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     verb = argv[0] if argv else ""
     if verb == "doctor":
