@@ -167,7 +167,8 @@ def count_syntax_errors(root: tree_sitter.Node) -> int:
             continue
         if node.is_error:
             count += 1
-        stack.extend(child for child in node.children if child.has_error)
+        # A leaf ERROR (an unexpected character) reports has_error False, hence the is_error test.
+        stack.extend(child for child in node.children if child.has_error or child.is_error)
     return count
 
 
@@ -453,8 +454,8 @@ def _expand_rust_use(tree: str) -> list[tuple[str, str]]:
         path = text.split(" as ", 1)[0].strip()
         if path == "self":
             results.append((prefix, prefix.rsplit("::", 1)[-1]))
-        elif path == "*":
-            results.append((prefix, "*"))
+        elif path == "*" or path.endswith("::*"):
+            results.append((join(prefix, path.removesuffix("*").removesuffix("::")), "*"))
         else:
             full = join(prefix, path)
             results.append((full, full.rsplit("::", 1)[-1]))

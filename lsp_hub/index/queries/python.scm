@@ -21,7 +21,11 @@
 
 (module
   (type_alias_statement
-    left: (type (identifier) @name)) @definition.type)
+    left: (type
+      [
+        (identifier) @name
+        (generic_type (identifier) @name)
+      ])) @definition.type)
 
 ; --- references --------------------------------------------------------------------------------------------
 

@@ -20,8 +20,10 @@
 
 (module
   body: (body_statement
-    (method
-      name: (_) @name) @definition.method))
+    [
+      (method name: (_) @name)
+      (singleton_method name: (_) @name)
+    ] @definition.method))
 
 (singleton_method
   name: (_) @name) @definition.function

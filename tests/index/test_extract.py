@@ -1,0 +1,608 @@
+"""Extraction of definitions, references, calls and imports, per language, from small inline sources."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from lsp_hub.index.extract import extract_file
+from lsp_hub.index.languages import language_for_path
+from lsp_hub.index.model import FileIndex
+
+VALID_FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "valid"
+
+
+def extract(language: str, source: str, path: str = "x") -> FileIndex:
+    return extract_file(path, textwrap.dedent(source).encode("utf-8"), language)
+
+
+def definitions(result: FileIndex) -> set[tuple[str, str, str | None]]:
+    return {(d.name, d.kind, d.container) for d in result.definitions}
+
+
+def calls(result: FileIndex) -> set[tuple[str, str | None, str | None]]:
+    return {(r.name, r.caller, r.receiver) for r in result.references if r.is_call}
+
+
+def non_call_names(result: FileIndex) -> set[str]:
+    return {r.name for r in result.references if not r.is_call}
+
+
+def imports(result: FileIndex) -> list[tuple[str, tuple[str, ...], int]]:
+    return [(i.module, i.names, i.level) for i in result.imports]
+
+
+# --- Python ------------------------------------------------------------------------------------------------------
+
+PYTHON_SOURCE = """\
+    from ..pkg.mod import a, b as c
+    from . import sibling
+    import os.path, json as j
+    from m import *
+
+    MAX_RETRIES = 3
+    _cache = {}
+
+    @register
+    class Service(Base):
+        timeout = 5
+
+        def start(self, port):
+            self.bind(port)
+            helper()
+
+            def nested():
+                inner_call()
+
+        @property
+        async def ready(self):
+            return await Service.check()
+
+    def helper():
+        os.path.join("a")
+
+    run()
+    """
+
+
+def test_python_definitions_with_kinds_and_containers() -> None:
+    result = extract("python", PYTHON_SOURCE)
+    assert definitions(result) == {
+        ("MAX_RETRIES", "constant", None),
+        ("_cache", "variable", None),
+        ("Service", "class", None),
+        ("timeout", "variable", "Service"),
+        ("start", "method", "Service"),
+        ("nested", "function", None),
+        ("ready", "method", "Service"),
+        ("helper", "function", None),
+    }
+
+
+def test_python_calls_with_caller_and_receiver() -> None:
+    result = extract("python", PYTHON_SOURCE)
+    assert calls(result) == {
+        ("bind", "start", "self"),
+        ("helper", "start", None),
+        ("inner_call", "nested", None),
+        ("check", "ready", "Service"),
+        ("join", "helper", None),  # receiver `os.path` is not a simple name
+        ("run", None, None),
+    }
+    assert {"register", "Base"} <= non_call_names(result)
+
+
+def test_python_imports_with_levels_and_names() -> None:
+    result = extract("python", PYTHON_SOURCE)
+    assert imports(result) == [
+        ("pkg.mod", ("a", "b"), 2),
+        ("", ("sibling",), 1),
+        ("os.path", (), 0),
+        ("json", (), 0),
+        ("m", ("*",), 0),
+    ]
+    first = result.imports[0]
+    assert first.span is not None
+    assert (first.span.start_line, first.span.start_col, first.span.end_line) == (0, 0, 0)
+
+
+def test_python_spans_and_signatures() -> None:
+    source = """\
+        class A:
+            def method(
+                self,
+                value: int = 1,
+            ) -> str:
+                \"\"\"Docstring.\"\"\"
+                return str(value)
+        """
+    result = extract("python", source)
+    method = next(d for d in result.definitions if d.name == "method")
+    assert method.signature == "def method(self, value: int = 1) -> str:"
+    assert (method.span.start_line, method.span.start_col) == (1, 4)
+    assert (method.span.end_line, method.span.end_col) == (6, 25)
+    assert (method.name_span.start_line, method.name_span.start_col, method.name_span.end_col) == (1, 8, 14)
+    klass = next(d for d in result.definitions if d.name == "A")
+    assert klass.signature == "class A:"
+
+
+def test_long_signatures_are_truncated() -> None:
+    parameters = ", ".join(f"parameter_{index}: int" for index in range(40))
+    result = extract("python", f"def long({parameters}):\n    pass\n")
+    signature = result.definitions[0].signature
+    assert signature.startswith("def long(parameter_0: int")
+    assert signature.endswith("...")
+    assert len(signature) <= 200
+
+
+# --- TypeScript / TSX / JavaScript -------------------------------------------------------------------------------
+
+TS_SOURCE = """\
+    import Default, { alpha, beta as b } from "./lib/alpha";
+    import * as ns from "../ns";
+    import "./side-effect";
+    export { gamma } from "./gamma";
+    const legacy = require("./legacy");
+
+    export interface Shape { area(): number }
+    export type Id = string;
+    export enum Color { Red }
+    export const LIMIT = 10;
+
+    @decorate()
+    export class Circle extends Base implements Shape {
+      area(): number {
+        return this.compute(alpha(1));
+      }
+    }
+
+    export const make = (r: number): Circle => new Circle(r);
+
+    function main() {
+      const c = make(2);
+      c.area();
+    }
+    """
+
+
+def test_typescript_definitions() -> None:
+    result = extract("typescript", TS_SOURCE)
+    assert definitions(result) >= {
+        ("Shape", "interface", None),
+        ("area", "method", "Shape"),
+        ("Id", "type", None),
+        ("Color", "type", None),
+        ("LIMIT", "constant", None),
+        ("Circle", "class", None),
+        ("area", "method", "Circle"),
+        ("make", "function", None),
+        ("main", "function", None),
+    }
+
+
+def test_typescript_calls_and_type_references() -> None:
+    result = extract("typescript", TS_SOURCE)
+    assert calls(result) >= {
+        ("compute", "area", "this"),
+        ("alpha", "area", None),
+        ("Circle", "make", None),
+        ("make", "main", None),
+        ("area", "main", "c"),
+        ("decorate", None, None),
+    }
+    assert {"Shape", "Circle", "Base"} <= non_call_names(result)
+
+
+def test_typescript_imports() -> None:
+    result = extract("typescript", TS_SOURCE)
+    assert imports(result) == [
+        ("./lib/alpha", ("Default", "alpha", "beta"), 0),
+        ("../ns", ("*",), 0),
+        ("./side-effect", (), 0),
+        ("./gamma", ("gamma",), 0),
+        ("./legacy", (), 0),
+    ]
+
+
+def test_tsx_and_jsx_component_uses_are_calls() -> None:
+    source = """\
+        import { Button } from "./Button";
+        export function Page<T>(props: { items: T[] }) {
+          return <div><Button label="x" /><ui.Card>{props.items.length}</ui.Card></div>;
+        }
+        """
+    tsx = extract("tsx", source)
+    assert ("Page", "function", None) in definitions(tsx)
+    assert {("Button", "Page", None), ("Card", "Page", "ui")} <= calls(tsx)
+    assert "div" not in {r.name for r in tsx.references}
+    jsx = extract("javascript", source.replace("<T>", "").replace(": { items: T[] }", ""))
+    assert {("Button", "Page", None), ("Card", "Page", "ui")} <= calls(jsx)
+    assert imports(jsx) == [("./Button", ("Button",), 0)]
+
+
+def test_javascript_commonjs_and_classes() -> None:
+    source = """\
+        const fs = require("fs");
+        const { join } = require("./paths");
+        class Store extends EventEmitter {
+          save() { fs.writeFileSync(join("a")); }
+        }
+        exports.load = function () { return new Store(); };
+        module.exports.VERSION = "1";
+        """
+    result = extract("javascript", source)
+    assert {("Store", "class", None), ("save", "method", "Store"), ("load", "function", None)} <= definitions(result)
+    assert {("writeFileSync", "save", "fs"), ("join", "save", None), ("Store", "load", None)} <= calls(result)
+    assert "EventEmitter" in non_call_names(result)
+    assert imports(result) == [("fs", (), 0), ("./paths", (), 0)]
+
+
+# --- Go ------------------------------------------------------------------------------------------------------------
+
+def test_go_symbols() -> None:
+    source = """\
+        package server
+
+        import (
+            "fmt"
+            log "github.com/acme/log"
+        )
+
+        type Server[T any] struct{ name string }
+        type Handler interface{ Serve() error }
+        type ID = string
+        const Version = "1"
+        var defaultServer *Server[int]
+
+        func New() *Server[int] { return &Server[int]{} }
+
+        func (s *Server[T]) Start(port int) error {
+            s.listen(port)
+            fmt.Println(New())
+            return nil
+        }
+        """
+    result = extract("go", source)
+    assert definitions(result) == {
+        ("Server", "class", None),
+        ("Handler", "interface", None),
+        ("Serve", "method", "Handler"),
+        ("ID", "type", None),
+        ("Version", "constant", None),
+        ("defaultServer", "variable", None),
+        ("New", "function", None),
+        ("Start", "method", "Server"),
+    }
+    assert {("listen", "Start", "s"), ("Println", "Start", "fmt"), ("New", "Start", None)} <= calls(result)
+    assert imports(result) == [("fmt", (), 0), ("github.com/acme/log", (), 0)]
+    start = next(d for d in result.definitions if d.name == "Start")
+    assert start.signature == "func (s *Server[T]) Start(port int) error"
+    server = next(d for d in result.definitions if d.name == "Server")
+    assert server.signature.startswith("type Server[T any] struct")
+
+
+# --- Rust ----------------------------------------------------------------------------------------------------------
+
+def test_rust_symbols() -> None:
+    source = """\
+        use crate::config::{Config, loader::{self, load as load_config}};
+        use std::io::*;
+        mod util;
+        mod inline { pub fn inside() {} }
+
+        pub struct Parser<'a> { input: &'a str }
+        pub trait Visit { fn visit(&self); }
+        pub enum Token { Word }
+        const LIMIT: usize = 3;
+
+        impl<'a> Parser<'a> {
+            pub fn new(input: &'a str) -> Self { Self::build(input) }
+        }
+
+        impl Visit for Parser<'_> {
+            fn visit(&self) { self.step(); helper(); println!("x"); }
+        }
+
+        fn helper() -> Token { Token::Word }
+        """
+    result = extract("rust", source)
+    assert definitions(result) == {
+        ("inline", "module", None),
+        ("inside", "function", "inline"),
+        ("Parser", "class", None),
+        ("Visit", "interface", None),
+        ("visit", "method", "Visit"),
+        ("Token", "type", None),
+        ("LIMIT", "constant", None),
+        ("new", "method", "Parser"),
+        ("visit", "method", "Parser"),
+        ("helper", "function", None),
+    }
+    assert {
+        ("build", "new", "Self"),
+        ("step", "visit", "self"),
+        ("helper", "visit", None),
+        ("println", "visit", None),
+    } <= calls(result)
+    assert imports(result) == [
+        ("crate::config::Config", ("Config",), 0),
+        ("crate::config::loader", ("loader",), 0),
+        ("crate::config::loader::load", ("load",), 0),
+        ("std::io", ("*",), 0),
+        ("self::util", (), 0),
+    ]
+
+
+# --- Java ----------------------------------------------------------------------------------------------------------
+
+def test_java_symbols() -> None:
+    source = """\
+        package com.acme;
+
+        import java.util.List;
+        import static java.util.Objects.requireNonNull;
+        import com.acme.util.*;
+
+        public class Service<T> extends Base implements Runnable {
+            public static final int MAX_SIZE = 10;
+            private final List<T> items;
+
+            public Service(List<T> items) { this.items = requireNonNull(items); }
+
+            @Override
+            public void run() {
+                items.forEach(item -> process(item));
+                new Worker().start();
+            }
+
+            record Pair(int a, int b) {}
+            interface Callback { void done(); }
+            enum Mode { FAST, SLOW }
+        }
+        """
+    result = extract("java", source)
+    assert definitions(result) >= {
+        ("Service", "class", None),
+        ("MAX_SIZE", "constant", "Service"),
+        ("items", "variable", "Service"),
+        ("Service", "method", "Service"),
+        ("run", "method", "Service"),
+        ("Pair", "class", "Service"),
+        ("Callback", "interface", "Service"),
+        ("done", "method", "Callback"),
+        ("Mode", "type", "Service"),
+        ("FAST", "constant", "Mode"),
+    }
+    assert {
+        ("requireNonNull", "Service", None),
+        ("forEach", "run", "items"),
+        ("process", "run", None),
+        ("Worker", "run", None),
+        ("start", "run", None),
+    } <= calls(result)
+    assert {"Base", "Runnable", "Override", "List"} <= non_call_names(result)
+    assert imports(result) == [
+        ("java.util.List", ("List",), 0),
+        ("java.util.Objects.requireNonNull", ("requireNonNull",), 0),
+        ("com.acme.util", ("*",), 0),
+    ]
+
+
+# --- C / C++ -------------------------------------------------------------------------------------------------------
+
+def test_c_symbols_and_includes_keep_delimiters() -> None:
+    source = """\
+        #include "util.h"
+        #include <stdio.h>
+        #define MAX(a, b) ((a) > (b) ? (a) : (b))
+        #define LIMIT 10
+        typedef struct node { int value; } node_t;
+        enum color { RED };
+        int counter = 0;
+        int add(int a, int b);
+        static int *make(void) { return malloc(4); }
+        int main(void) { printf("%d", add(1, 2)); list->push(1); return 0; }
+        """
+    result = extract("c", source)
+    assert definitions(result) == {
+        ("MAX", "function", None),
+        ("LIMIT", "constant", None),
+        ("node", "class", None),
+        ("node_t", "type", None),
+        ("color", "type", None),
+        ("RED", "constant", "color"),
+        ("counter", "variable", None),
+        ("add", "function", None),
+        ("make", "function", None),
+        ("main", "function", None),
+    }
+    assert {("malloc", "make", None), ("printf", "main", None), ("add", "main", None), ("push", "main", "list")} \
+        <= calls(result)
+    assert imports(result) == [('"util.h"', (), 0), ("<stdio.h>", (), 0)]
+
+
+def test_cpp_symbols() -> None:
+    source = """\
+        #include "shape.hpp"
+        namespace geo {
+        class Circle : public Shape {
+        public:
+            double area() const override { return compute(); }
+            void scale(double f);
+        };
+        }
+        void geo::Circle::scale(double f) { this->radius_ *= f; std::max(1, 2); }
+        template <typename T> T twice(T x) { return x * 2; }
+        auto lambda = [](int x) { return twice<int>(x); };
+        """
+    result = extract("cpp", source)
+    assert definitions(result) >= {
+        ("geo", "module", None),
+        ("Circle", "class", "geo"),
+        ("area", "method", "Circle"),
+        ("scale", "method", "Circle"),
+        ("twice", "function", None),
+        ("lambda", "function", None),
+    }
+    assert {("compute", "area", None), ("max", "scale", "std"), ("twice", "lambda", None)} <= calls(result)
+    assert "Shape" in non_call_names(result)
+    assert imports(result) == [('"shape.hpp"', (), 0)]
+
+
+# --- C# and Ruby ---------------------------------------------------------------------------------------------------
+
+def test_csharp_symbols() -> None:
+    source = """\
+        using System;
+        using static System.Math;
+        using Map = System.Collections.Generic.Dictionary<string, int>;
+        namespace Acme.Tools {
+            public record Person(string Name);
+            public class Service : BaseService, IDisposable {
+                public const int Limit = 3;
+                public int Count { get; set; }
+                public async Task RunAsync() { await this.LoadAsync(); Helper(); var p = new Person("a"); }
+                public void Dispose() {}
+            }
+            interface IRepo { void Save(); }
+        }
+        """
+    result = extract("csharp", source)
+    assert definitions(result) >= {
+        ("Acme.Tools", "module", None),
+        ("Person", "class", "Acme.Tools"),
+        ("Service", "class", "Acme.Tools"),
+        ("Limit", "constant", "Service"),
+        ("Count", "variable", "Service"),
+        ("RunAsync", "method", "Service"),
+        ("Dispose", "method", "Service"),
+        ("IRepo", "interface", "Acme.Tools"),
+        ("Save", "method", "IRepo"),
+    }
+    assert {("LoadAsync", "RunAsync", "this"), ("Helper", "RunAsync", None), ("Person", "RunAsync", None)} \
+        <= calls(result)
+    assert {"BaseService", "IDisposable"} <= non_call_names(result)
+    assert imports(result) == [
+        ("System", (), 0),
+        ("System.Math", (), 0),
+        ("System.Collections.Generic.Dictionary<string,int>", (), 0),
+    ]
+
+
+def test_ruby_symbols() -> None:
+    source = """\
+        require "json"
+        require_relative "support/helper"
+        module Billing
+          RATE = 3
+          def self.configure; end
+          class Invoice < Base
+            def total
+              items.sum { |item| price(item) }
+              compute
+            end
+            def self.build(**kw) = new(**kw)
+          end
+        end
+        def top_level; Billing::Invoice.new; end
+        """
+    result = extract("ruby", source)
+    assert definitions(result) == {
+        ("Billing", "module", None),
+        ("RATE", "constant", "Billing"),
+        ("configure", "method", "Billing"),
+        ("Invoice", "class", "Billing"),
+        ("total", "method", "Invoice"),
+        ("build", "method", "Invoice"),
+        ("top_level", "function", None),
+    }
+    assert {("sum", "total", "items"), ("price", "total", None), ("compute", "total", None), ("new", "build", None)} \
+        <= calls(result)
+    assert "Base" in non_call_names(result)
+    assert imports(result) == [("json", (), 0), ("./support/helper", (), 0)]
+
+
+# --- positions, robustness -----------------------------------------------------------------------------------------
+
+def test_columns_are_utf16_code_units_on_non_ascii_lines() -> None:
+    # 'é' is 2 bytes in UTF-8 and 1 UTF-16 unit; '😀' is 4 bytes and 2 UTF-16 units.
+    source = 's = "é😀"; target()\nplain()\n'
+    result = extract_file("u.py", source.encode("utf-8"), "python")
+    by_name = {r.name: r.span for r in result.references if r.is_call}
+    utf16_column = len('s = "é😀"; '.encode("utf-16-le")) // 2
+    assert utf16_column == 11
+    assert (by_name["target"].start_col, by_name["target"].end_col) == (utf16_column, utf16_column + 6)
+    assert (by_name["plain"].start_line, by_name["plain"].start_col) == (1, 0)
+
+
+def test_definition_end_column_after_non_ascii_text() -> None:
+    source = "def f():\n    return 'ü'\n"
+    result = extract_file("u.py", source.encode("utf-8"), "python")
+    definition = result.definitions[0]
+    assert (definition.span.end_line, definition.span.end_col) == (1, 14)
+
+
+def test_invalid_utf8_never_raises_and_names_are_replaced() -> None:
+    source = b"def caf\xe9():\n    helper(\xff)\n\xfe\xfe\nclass Ok:\n    pass\n"
+    result = extract_file("bad.py", source, "python")
+    assert "Ok" in {d.name for d in result.definitions}
+    assert result.syntax_error_count >= 1
+    for definition in result.definitions:
+        definition.name.encode("utf-8")  # always valid text
+    json.dumps(dataclasses.asdict(result))
+
+
+@pytest.mark.parametrize("language", ["python", "typescript", "tsx", "javascript", "go", "rust", "java", "c", "cpp",
+                                      "csharp", "ruby"])
+def test_degenerate_inputs_never_raise(language: str) -> None:
+    for source in (b"", b"\n", b"\x00\x01\x02", b"\xff" * 100, b"(((((", b"}" * 50, b"x" * 200_000,
+                   "é".encode() * 1000, b"\r\n\r\n", b"\"unterminated"):
+        result = extract_file("f", source, language)
+        assert result.language == language
+        assert result.line_count == (0 if not source else source.count(b"\n") + (not source.endswith(b"\n")))
+
+
+def test_empty_file() -> None:
+    result = extract_file("empty.py", b"", "python")
+    assert (result.definitions, result.references, result.imports) == ([], [], [])
+    assert (result.line_count, result.syntax_error_count) == (0, 0)
+
+
+def test_syntax_error_count_and_line_count() -> None:
+    result = extract("python", "def f(:\n    pass\nx = (1,\n")
+    assert result.syntax_error_count >= 2
+    assert result.line_count == 3
+    assert extract("python", "x = 1").line_count == 1
+
+
+def test_crlf_line_endings_keep_columns() -> None:
+    result = extract_file("w.py", b"import os\r\nos.getcwd()\r\n", "python")
+    call = next(r for r in result.references if r.is_call)
+    assert (call.span.start_line, call.span.start_col, call.receiver) == (1, 3, "os")
+    assert result.line_count == 2
+
+
+def test_path_is_stored_as_given() -> None:
+    result = extract_file("pkg/sub/mod.py", b"x = 1\n", "python")
+    assert (result.path, result.language) == ("pkg/sub/mod.py", "python")
+
+
+def test_unsupported_language_raises_value_error() -> None:
+    with pytest.raises(ValueError, match="unsupported"):
+        extract_file("x.cob", b"", "cobol")
+
+
+@pytest.mark.parametrize("fixture", sorted(VALID_FIXTURES.iterdir()), ids=lambda path: path.name)
+def test_valid_fixtures_extract_symbols_without_errors(fixture: Path) -> None:
+    language = language_for_path(fixture.name)
+    assert language is not None
+    result = extract_file(fixture.name, fixture.read_bytes(), language)
+    assert result.syntax_error_count == 0
+    assert result.definitions, f"no definitions found in {fixture.name}"
+    for definition in result.definitions:
+        assert definition.signature and "\n" not in definition.signature
+        assert definition.span.start_line <= definition.name_span.start_line <= definition.span.end_line
