@@ -47,7 +47,7 @@ from typing import cast
 import tree_sitter
 
 from lsp_hub.index.languages import SUPPORTED_LANGUAGES, get_language, get_parser
-from lsp_hub.index.model import Definition, FileIndex, Import, Reference, SymbolKind
+from lsp_hub.index.model import Definition, FileIndex, Import, Reference, Span, SymbolKind
 from lsp_hub.index.text import PositionConverter, count_lines, decode
 
 QUERIES_DIR = Path(__file__).resolve().parent / "queries"
@@ -251,13 +251,16 @@ class _Extractor:
 
         text = self._text
         span = self.positions.span
+        ascii_source = self.positions.ascii
         stack: list[_Scope] = []
         out_definitions = self.result.definitions
         out_references = self.result.references
+        simple_receiver = _SIMPLE_RECEIVER.match
         for start_byte, _negative_end, event_type, index in events:
             while stack and stack[-1].end_byte <= start_byte:
                 stack.pop()
             if event_type == _EVENT_REFERENCE:
+                # The hot loop (most captures are references): inlined text and ASCII span for speed.
                 name_node, is_call, receiver_node = reference_list[index]
                 caller = None
                 for open_scope in reversed(stack):
@@ -266,10 +269,20 @@ class _Extractor:
                         break
                 receiver = None
                 if receiver_node is not None:
-                    receiver_text = text(receiver_node)
-                    if _SIMPLE_RECEIVER.match(receiver_text):
-                        receiver = receiver_text
-                out_references.append(Reference(text(name_node), span(name_node), is_call, caller, receiver))
+                    receiver_text = receiver_node.text
+                    if receiver_text is not None and len(receiver_text) < 80:
+                        receiver = receiver_text.decode("utf-8", "replace")
+                        if simple_receiver(receiver) is None:
+                            receiver = None
+                if ascii_source:
+                    start_row, start_column = name_node.start_point
+                    end_row, end_column = name_node.end_point
+                    name_span = Span(start_row, start_column, end_row, end_column)
+                else:
+                    name_span = span(name_node)
+                name_bytes = name_node.text
+                name = name_bytes.decode("utf-8", "replace") if name_bytes is not None else ""
+                out_references.append(Reference(name, name_span, is_call, caller, receiver))
             elif event_type == _EVENT_SCOPE:
                 node, name_node, kind = scopes[index]
                 stack.append(_Scope(node.end_byte, kind, text(name_node)))
@@ -299,7 +312,8 @@ class _Extractor:
                 stack.append(new_scope)
 
     def _text(self, node: tree_sitter.Node) -> str:
-        return decode(self.source[node.start_byte : node.end_byte])
+        data = node.text
+        return decode(data) if data is not None else ""
 
     def _signature(self, node: tree_sitter.Node) -> str:
         """The definition's header: up to its body when it has one (collapsed to one line), else its first line."""

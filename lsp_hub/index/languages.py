@@ -1,13 +1,14 @@
 """Which languages the index understands, and their tree-sitter grammars.
 
 Grammars come from `tree-sitter-language-pack==0.13.0`, which ships them compiled inside the wheel, so loading works
-offline (1.x downloads grammars at run time). Languages and parsers are cached per process: a worker process
-loads each grammar once.
+offline (1.x downloads grammars at run time). Languages are cached per process (a worker process loads each grammar
+once) and parsers per thread.
 """
 
 from __future__ import annotations
 
 import posixpath
+import threading
 from functools import cache
 from typing import Any, cast
 
@@ -58,7 +59,16 @@ def get_language(language: str) -> tree_sitter.Language:
     return tree_sitter_language_pack.get_language(cast(Any, language))
 
 
-@cache
+_thread_state = threading.local()
+
+
 def get_parser(language: str) -> tree_sitter.Parser:
-    """A parser for the language, one per process. Not thread-safe: use it from one thread at a time."""
-    return tree_sitter.Parser(get_language(language))
+    """The calling thread's parser for the language, created once per thread (a tree-sitter Parser must not be
+    used by two threads at once; the hub may parse on its event loop and in an executor at the same time)."""
+    parsers: dict[str, tree_sitter.Parser] | None = getattr(_thread_state, "parsers", None)
+    if parsers is None:
+        parsers = _thread_state.parsers = {}
+    parser = parsers.get(language)
+    if parser is None:
+        parser = parsers[language] = tree_sitter.Parser(get_language(language))
+    return parser

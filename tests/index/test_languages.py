@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 import tree_sitter
 
@@ -85,6 +87,16 @@ def test_inherited_query_files_are_included_once() -> None:
     assert tsx.count("; inherits: ecma") == 1
     assert tsx.count("(jsx_self_closing_element") == 2
     assert "(jsx_self_closing_element" not in query_source("typescript")
+
+
+def test_each_thread_gets_its_own_parser() -> None:
+    main_parser = get_parser("python")
+    seen: list[tree_sitter.Parser] = []
+    worker = threading.Thread(target=lambda: seen.append(get_parser("python")))
+    worker.start()
+    worker.join()
+    assert seen and seen[0] is not main_parser
+    assert get_parser("python") is main_parser
 
 
 def test_unsupported_language_is_rejected() -> None:
