@@ -1,7 +1,9 @@
 """Plain data produced by parsing one file; shared by extraction, storage and the graph algorithms.
 
 Positions are 0-based (line, column) with the column counted in UTF-16 code units, as LSP counts them.
-Everything here is JSON-serialisable through `dataclasses.asdict` so the cache can store it.
+Everything here is JSON-serialisable through `dataclasses.asdict` so the cache can store it. The frozen classes
+pickle as plain constructor calls (`__reduce__`): about twice as fast as the generic dataclass state protocol, which
+matters when worker processes send hundreds of thousands of them back to the parent.
 """
 
 from __future__ import annotations
@@ -21,6 +23,9 @@ class Span:
     end_line: int
     end_col: int
 
+    def __reduce__(self) -> tuple[type[Span], tuple[int, int, int, int]]:
+        return (Span, (self.start_line, self.start_col, self.end_line, self.end_col))
+
 
 @dataclass(frozen=True, slots=True)
 class Definition:
@@ -30,6 +35,9 @@ class Definition:
     name_span: Span  # just the identifier
     signature: str  # the first line(s) of the definition, trimmed, for repo maps
     container: str | None = None  # enclosing class/namespace name, e.g. the class of a method
+
+    def __reduce__(self) -> tuple[type[Definition], tuple[str, str, Span, Span, str, str | None]]:
+        return (Definition, (self.name, self.kind, self.span, self.name_span, self.signature, self.container))
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +50,9 @@ class Reference:
     caller: str | None = None  # name of the enclosing definition (function/method), None at module level
     receiver: str | None = None  # for `x.foo()`, the text of `x` when simple
 
+    def __reduce__(self) -> tuple[type[Reference], tuple[str, Span, bool, str | None, str | None]]:
+        return (Reference, (self.name, self.span, self.is_call, self.caller, self.receiver))
+
 
 @dataclass(frozen=True, slots=True)
 class Import:
@@ -51,6 +62,9 @@ class Import:
     names: tuple[str, ...] = ()  # names imported from the module ("from m import a, b"); empty for `import m`
     level: int = 0  # Python relative-import level (number of leading dots); 0 elsewhere
     span: Span | None = None
+
+    def __reduce__(self) -> tuple[type[Import], tuple[str, tuple[str, ...], int, Span | None]]:
+        return (Import, (self.module, self.names, self.level, self.span))
 
 
 @dataclass(slots=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import pickle
 import textwrap
 from pathlib import Path
 
@@ -606,3 +607,12 @@ def test_valid_fixtures_extract_symbols_without_errors(fixture: Path) -> None:
     for definition in result.definitions:
         assert definition.signature and "\n" not in definition.signature
         assert definition.span.start_line <= definition.name_span.start_line <= definition.span.end_line
+
+
+def test_results_survive_pickling_and_json() -> None:
+    result = extract("python", PYTHON_SOURCE, path="pkg/service.py")
+    restored = pickle.loads(pickle.dumps(result))
+    assert restored == result
+    assert restored.definitions[0].span == result.definitions[0].span
+    encoded = json.loads(json.dumps(dataclasses.asdict(result)))
+    assert encoded["definitions"][0]["span"]["start_line"] == result.definitions[0].span.start_line
