@@ -1,0 +1,150 @@
+"""Unit tests of the proxy's pure parts: merges, document edits, the diagnostic store, raw responses, routing."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lsp_hub.config.model import Config, LanguageSpec, ServerSpec
+from lsp_hub.diagnostics import DiagnosticStore, Part
+from lsp_hub.documents import Document
+from lsp_hub.jsonrpc import RawResponseReader, RawResult, materialize
+from lsp_hub.routing import Router, find_root
+from lsp_hub.strategies import (
+    Strategy,
+    is_empty,
+    merge_completion,
+    merge_hover,
+    merge_locations,
+    strategy_for,
+    tag_item,
+    untag_item,
+)
+
+R = {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}}
+
+
+def test_every_single_answer_method_of_the_issue_has_a_strategy() -> None:
+    first = ["rename", "prepareRename", "formatting", "rangeFormatting", "onTypeFormatting", "documentHighlight",
+             "documentSymbol", "foldingRange", "selectionRange", "semanticTokens/full", "linkedEditingRange",
+             "prepareCallHierarchy", "prepareTypeHierarchy"]
+    for name in first:
+        assert strategy_for(f"textDocument/{name}") in (Strategy.FIRST, Strategy.FIRST_TAG_ITEMS), name
+    for name in ["definition", "declaration", "typeDefinition", "implementation"]:
+        assert strategy_for(f"textDocument/{name}") is Strategy.FIRST_NON_EMPTY
+    assert strategy_for("rust-analyzer/expandMacro") is Strategy.FORWARD
+
+
+def test_origin_tags_round_trip_and_keep_the_servers_data() -> None:
+    for data in (None, 5, {"x": [1]}):
+        item: dict[str, Any] = {"label": "a"} if data is None else {"label": "a", "data": data}
+        original = json.loads(json.dumps(item))
+        uid, restored = untag_item(tag_item(item, 7))
+        assert uid == 7 and restored == original
+    assert untag_item({"label": "plain"}) == (None, {"label": "plain"})
+
+
+def test_hover_merge_labels_only_when_several_answer() -> None:
+    assert merge_hover([("a", None), ("b", {"contents": "x"})]) == {"contents": "x"}
+    merged = merge_hover([("a", {"contents": {"kind": "plaintext", "value": "one"}}),
+                          ("b", {"contents": [{"language": "python", "value": "def f()"}, "doc"]})])
+    value = merged["contents"]["value"]
+    assert value.startswith("**a**\n\none") and "```python\ndef f()\n```" in value and "---" in value
+    assert merge_hover([("a", {"contents": ""}), ("b", None)]) is None
+
+
+def test_completion_merge_applies_item_defaults_and_ors_incomplete() -> None:
+    edit_range = {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 2}}
+    merged = merge_completion([
+        (1, {"isIncomplete": False, "itemDefaults": {"editRange": edit_range, "data": {"d": 1}},
+             "items": [{"label": "alpha"}]}),
+        (2, [{"label": "beta", "data": 3}]),
+        (3, None),
+    ])
+    assert merged["isIncomplete"] is False
+    first, second = merged["items"]
+    assert first["textEdit"] == {"newText": "alpha", "range": edit_range}
+    assert untag_item(first) == (1, {"label": "alpha", "textEdit": first["textEdit"], "data": {"d": 1}})
+    assert untag_item(second)[0] == 2
+    single = {"isIncomplete": True, "items": [{"label": "x"}]}
+    assert merge_completion([(1, single), (2, None)]) is single  # one answer passes through untouched
+
+
+def test_locations_union_drops_duplicates_keeps_order() -> None:
+    a = {"uri": "file:///a", "range": R}
+    b = {"uri": "file:///b", "range": R}
+    same_place = {"targetUri": "file:///a", "targetRange": R, "targetSelectionRange": R}
+    elsewhere = {"targetUri": "file:///c", "targetRange": R, "targetSelectionRange": R}
+    # A LocationLink to the place a Location already names is the same answer from another server.
+    assert merge_locations([[a, b], [b], None, [same_place, elsewhere]]) == [a, b, elsewhere]
+    assert merge_locations([None, None]) is None
+
+
+def test_is_empty() -> None:
+    assert is_empty(None) and is_empty([]) and is_empty({"contents": []}) and is_empty({"signatures": []})
+    assert not is_empty([{"uri": "x"}]) and not is_empty(RawResult(b"[1]"))
+
+
+def test_document_applies_utf16_incremental_edits() -> None:
+    document = Document("file:///x", "python", 1, "a😀b\r\nsecond\nthird")
+    document.apply_changes([
+        {"range": {"start": {"line": 0, "character": 3}, "end": {"line": 0, "character": 4}}, "text": "B"},
+        {"range": {"start": {"line": 1, "character": 0}, "end": {"line": 2, "character": 0}}, "text": ""},
+        {"range": {"start": {"line": 9, "character": 0}, "end": {"line": 9, "character": 0}}, "text": "!"},
+    ], 2)
+    assert document.text == "a😀B\r\nthird!" and document.version == 2
+    document.apply_changes([{"text": "new"}], 3)
+    assert document.text == "new"
+
+
+def test_diagnostic_store_unions_parts_and_clears_them() -> None:
+    published: list[tuple[str, list[dict[str, Any]]]] = []
+    store = DiagnosticStore(lambda uri, diagnostics, version: published.append((uri, diagnostics)))
+    store.put("u", Part(1, "push", "one"), [{"range": R, "message": "m1"}])
+    store.put("u", Part(2, "pull", "two"), [{"range": R, "message": "m2", "source": "custom"}])
+    assert [(d["source"], d["message"]) for d in published[-1][1]] == [("one", "m1"), ("custom", "m2")]
+    assert store.origins("u", published[-1][1]) == {1: [published[-1][1][0]], 2: [published[-1][1][1]]}
+    store.clear_owner(1)
+    assert [d["message"] for d in published[-1][1]] == ["m2"]
+    store.clear_uri("u")
+    assert published[-1] == ("u", [])
+
+
+@pytest.mark.asyncio
+async def test_raw_response_reader_keeps_large_results_as_text() -> None:
+    result = {"items": [{"label": f"item{i}", "data": {"i": i}} for i in range(3000)]}
+    for prefix in ('{"jsonrpc":"2.0","id":42,"result":', '{"id": 42, "jsonrpc": "2.0", "result": '):
+        body = (prefix + json.dumps(result) + "}\n").encode()
+        stream = asyncio.StreamReader()
+        stream.feed_data(body)
+        reader = RawResponseReader(stream, threshold=1000)
+        stand_in = json.loads(await reader.readexactly(len(body)))
+        assert stand_in["id"] == 42
+        raw = reader.take(stand_in["result"]["$lspHubRaw"])
+        assert raw is not None and materialize(RawResult(raw)) == result
+    request = b'{"jsonrpc":"2.0","id":1,"method":"x","params":' + json.dumps(result).encode() + b"}"
+    stream = asyncio.StreamReader()
+    stream.feed_data(request)
+    assert await RawResponseReader(stream, threshold=1000).readexactly(len(request)) == request
+
+
+def test_roots_come_from_the_nearest_marker_within_the_workspace_folder(tmp_path: Path) -> None:
+    (tmp_path / "a" / "pkg").mkdir(parents=True)
+    (tmp_path / "a" / "pyproject.toml").write_text("")
+    (tmp_path / "pyproject.toml").write_text("")
+    folder = str(tmp_path / "a")
+    assert find_root(str(tmp_path / "a" / "pkg" / "m.py"), ["pyproject.toml"], [folder]) == folder
+    (tmp_path / "b").mkdir()
+    # No marker inside the folder: the folder itself, never a marker above it.
+    assert find_root(str(tmp_path / "b" / "m.py"), ["setup.cfg"], [str(tmp_path / "b")]) == str(tmp_path / "b")
+    config = Config(
+        servers={"s1": ServerSpec("s1", "x"), "s2": ServerSpec("s2", "y", disabled=True), "s3": ServerSpec("s3", "z")},
+        languages={"py": LanguageSpec("py", ("py",), ("python",), (), ("s1", "s2", "s3"))},
+    )
+    router = Router(config, [folder], unavailable={"s3"})
+    routes = router.routes(str(tmp_path / "a" / "pkg" / "m.py"), router.language(language_id=None, path="m.py"))
+    assert [r.key.server for r in routes] == ["s1"]
