@@ -1,0 +1,151 @@
+"""What the index keeps per file in memory and in the cache: a compact tuple form of a FileIndex.
+
+Building hundreds of thousands of frozen dataclass objects costs seconds (the standard library has ~430,000
+definitions and references), while `marshal` loads the same data as plain tuples in a tenth of a second. So the
+index keeps each file's results as "packed" tuples, which the graph and search code read directly, and builds the
+`FileIndex` objects of a file only when a query needs positions from it (`FileRecord.file_index`).
+
+Packed layout (PACKED_FORMAT; bump it when changing anything here, it is part of the cache schema version):
+    (language, syntax_error_count, line_count, definitions, references, imports)
+    definition: (name, kind, start_line, start_col, end_line, end_col,
+                 name_start_line, name_start_col, name_end_line, name_end_col, signature, container)
+    reference:  (name, start_line, start_col, end_line, end_col, is_call, caller, receiver)
+    import:     (module, names, level, span as a 4-tuple or None)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import marshal
+from typing import Any
+
+from lsp_hub.index.model import Definition, FileIndex, Import, Reference, Span
+
+PACKED_FORMAT = 1
+MARSHAL_VERSION = 4
+
+Packed = tuple[Any, ...]
+
+# Field positions in packed tuples, for readers that avoid building objects.
+P_LANGUAGE, P_SYNTAX_ERRORS, P_LINES, P_DEFINITIONS, P_REFERENCES, P_IMPORTS = range(6)
+D_NAME, D_KIND, D_START_LINE, D_SIGNATURE, D_CONTAINER = 0, 1, 2, 10, 11
+R_NAME, R_LINE, R_COL, R_IS_CALL, R_CALLER, R_RECEIVER = 0, 1, 2, 5, 6, 7
+I_MODULE, I_NAMES, I_LEVEL = 0, 1, 2
+
+
+def content_digest(data: bytes) -> bytes:
+    return hashlib.blake2b(data, digest_size=16).digest()
+
+
+def _span_tuple(span: Span) -> tuple[int, int, int, int]:
+    return (span.start_line, span.start_col, span.end_line, span.end_col)
+
+
+def pack_file_index(file_index: FileIndex) -> Packed:
+    definitions = tuple(
+        (d.name, d.kind, *_span_tuple(d.span), *_span_tuple(d.name_span), d.signature, d.container)
+        for d in file_index.definitions
+    )
+    references = tuple(
+        (r.name, r.span.start_line, r.span.start_col, r.span.end_line, r.span.end_col, r.is_call, r.caller,
+         r.receiver)
+        for r in file_index.references
+    )
+    imports = tuple(
+        (i.module, tuple(i.names), i.level, None if i.span is None else _span_tuple(i.span))
+        for i in file_index.imports
+    )
+    return (file_index.language, file_index.syntax_error_count, file_index.line_count, definitions, references,
+            imports)
+
+
+def unpack_file_index(path: str, packed: Packed) -> FileIndex:
+    language, syntax_errors, lines, definitions, references, imports = packed
+    return FileIndex(
+        path=path,
+        language=language,
+        definitions=[
+            Definition(d[0], d[1], Span(d[2], d[3], d[4], d[5]), Span(d[6], d[7], d[8], d[9]), d[10], d[11])
+            for d in definitions
+        ],
+        references=[Reference(r[0], Span(r[1], r[2], r[3], r[4]), r[5], r[6], r[7]) for r in references],
+        imports=[Import(i[0], tuple(i[1]), i[2], None if i[3] is None else Span(*i[3])) for i in imports],
+        syntax_error_count=syntax_errors,
+        line_count=lines,
+    )
+
+
+def encode_packed(packed: Packed) -> bytes:
+    return marshal.dumps(packed, MARSHAL_VERSION)
+
+
+def decode_packed(data: bytes) -> Packed:
+    value = marshal.loads(data)
+    if not isinstance(value, tuple) or len(value) != 6:
+        raise ValueError("not a packed file index")
+    return value
+
+
+class FileRecord:
+    """One indexed file: its identity on disk and its packed results. Immutable by convention (a new record
+    replaces the old on change), except for the lazily built caches."""
+
+    __slots__ = ("_defined_names", "_file_index", "_reference_counts", "digest", "mtime_ns", "packed", "path",
+                 "size")
+
+    def __init__(self, path: str, size: int, mtime_ns: int, digest: bytes, packed: Packed) -> None:
+        self.path = path
+        self.size = size
+        self.mtime_ns = mtime_ns
+        self.digest = digest
+        self.packed = packed
+        self._file_index: FileIndex | None = None
+        self._defined_names: frozenset[str] | None = None
+        self._reference_counts: dict[str, int] | None = None
+
+    @property
+    def language(self) -> str:
+        language: str = self.packed[P_LANGUAGE]
+        return language
+
+    @property
+    def definitions(self) -> tuple[tuple[Any, ...], ...]:
+        definitions: tuple[tuple[Any, ...], ...] = self.packed[P_DEFINITIONS]
+        return definitions
+
+    @property
+    def references(self) -> tuple[tuple[Any, ...], ...]:
+        references: tuple[tuple[Any, ...], ...] = self.packed[P_REFERENCES]
+        return references
+
+    @property
+    def imports(self) -> tuple[tuple[Any, ...], ...]:
+        imports: tuple[tuple[Any, ...], ...] = self.packed[P_IMPORTS]
+        return imports
+
+    @property
+    def syntax_error_count(self) -> int:
+        count: int = self.packed[P_SYNTAX_ERRORS]
+        return count
+
+    def file_index(self) -> FileIndex:
+        """The file's results as model objects, built on first use."""
+        if self._file_index is None:
+            self._file_index = unpack_file_index(self.path, self.packed)
+        return self._file_index
+
+    def defined_names(self) -> frozenset[str]:
+        if self._defined_names is None:
+            self._defined_names = frozenset(d[D_NAME] for d in self.definitions)
+        return self._defined_names
+
+    def reference_counts(self) -> dict[str, int]:
+        """How often each name is referenced in the file (names the file defines itself included)."""
+        if self._reference_counts is None:
+            counts: dict[str, int] = {}
+            get = counts.get
+            for reference in self.references:
+                name = reference[R_NAME]
+                counts[name] = get(name, 0) + 1
+            self._reference_counts = counts
+        return self._reference_counts

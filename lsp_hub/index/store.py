@@ -1,0 +1,187 @@
+"""The on-disk cache of per-file results: one SQLite database per workspace root under the user cache directory.
+
+`$XDG_CACHE_HOME/lsp-hub/index-<hash of the root path>.sqlite3` (XDG_CACHE_HOME defaults to ~/.cache). Rows are
+keyed by workspace-relative path and carry size, mtime_ns and a content digest, so a file whose size and mtime are
+unchanged is trusted without reading it, and a touched file with the same content is not re-parsed. The cache is
+only ever an accelerator: a database that is corrupt, from another schema version or unwritable is deleted and
+rebuilt (or, failing that, the index runs without one); no cache problem ever reaches the caller as an exception.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+import os
+import sqlite3
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from lsp_hub.index.records import PACKED_FORMAT, Packed, decode_packed, encode_packed
+
+log = logging.getLogger(__name__)
+
+# Bump when the table layout changes; PACKED_FORMAT covers the layout of the stored results.
+SCHEMA_VERSION = f"1.{PACKED_FORMAT}"
+
+
+def default_cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME", "").strip()
+    return (Path(base) if base else Path.home() / ".cache") / "lsp-hub"
+
+
+def database_path(root: Path, cache_dir: Path | None = None) -> Path:
+    digest = hashlib.sha256(str(root).encode("utf-8", "surrogateescape")).hexdigest()[:24]
+    return (cache_dir or default_cache_dir()) / f"index-{digest}.sqlite3"
+
+
+@dataclass(frozen=True, slots=True)
+class StoredFile:
+    path: str
+    language: str
+    size: int
+    mtime_ns: int
+    digest: bytes
+    skip_reason: str | None  # e.g. "binary": known to be left out, nothing parsed
+    packed: Packed | None
+
+
+class IndexStore:
+    """Thread-safe (one connection behind a lock); every method swallows database errors after recovering."""
+
+    def __init__(self, root: Path, cache_dir: Path | None = None) -> None:
+        self.root = root
+        self.path = database_path(root, cache_dir)
+        self._lock = threading.Lock()
+        self._connection: sqlite3.Connection | None = None
+        self.recovered = False  # True once a broken or outdated database was thrown away
+        self.disabled = False
+
+    # --- connection management -------------------------------------------------------------------------------
+
+    def _connect(self) -> sqlite3.Connection | None:
+        if self._connection is not None or self.disabled:
+            return self._connection
+        try:
+            self._connection = self._open_checked()
+        except (sqlite3.Error, OSError, ValueError) as error:
+            log.warning("index cache %s unusable (%s); rebuilding it", self.path, error)
+            self._discard()
+            try:
+                self._connection = self._open_checked()
+            except (sqlite3.Error, OSError, ValueError) as second_error:
+                log.warning("index cache disabled: %s", second_error)
+                self.disabled = True
+                self._connection = None
+        return self._connection
+
+    def _open_checked(self) -> sqlite3.Connection:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        connection = sqlite3.connect(self.path, timeout=10, check_same_thread=False, isolation_level=None)
+        try:
+            connection.execute("PRAGMA journal_mode=WAL")
+            connection.execute("PRAGMA synchronous=NORMAL")
+            connection.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+            row = connection.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+            if row is None:
+                has_files = connection.execute(
+                    "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'files'"
+                ).fetchone()
+                if has_files:
+                    raise ValueError("database without a schema version")
+                self._create_schema(connection)
+            elif row[0] != SCHEMA_VERSION:
+                raise ValueError(f"schema version {row[0]!r}, expected {SCHEMA_VERSION!r}")
+            root_row = connection.execute("SELECT value FROM meta WHERE key = 'root'").fetchone()
+            if root_row is not None and root_row[0] != str(self.root):
+                raise ValueError(f"database belongs to {root_row[0]!r}")  # a hash collision, in theory
+        except BaseException:
+            connection.close()
+            raise
+        return connection
+
+    def _create_schema(self, connection: sqlite3.Connection) -> None:
+        connection.execute("BEGIN")
+        connection.execute(
+            "CREATE TABLE files (path TEXT PRIMARY KEY, language TEXT NOT NULL, size INTEGER NOT NULL,"
+            " mtime_ns INTEGER NOT NULL, digest BLOB NOT NULL, skip_reason TEXT, data BLOB)"
+        )
+        connection.execute("INSERT INTO meta VALUES ('schema_version', ?)", (SCHEMA_VERSION,))
+        connection.execute("INSERT INTO meta VALUES ('root', ?)", (str(self.root),))
+        connection.execute("COMMIT")
+
+    def _discard(self) -> None:
+        """Close and delete the database files (the database and SQLite's journal companions)."""
+        if self._connection is not None:
+            with contextlib.suppress(sqlite3.Error):
+                self._connection.close()
+            self._connection = None
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            with contextlib.suppress(OSError):
+                Path(f"{self.path}{suffix}").unlink()
+        self.recovered = True
+
+    def close(self) -> None:
+        with self._lock:
+            if self._connection is not None:
+                with contextlib.suppress(sqlite3.Error):
+                    self._connection.close()
+                self._connection = None
+
+    # --- reading and writing --------------------------------------------------------------------------------
+
+    def load(self) -> dict[str, StoredFile]:
+        """Every stored file; an unreadable database is discarded and reads as empty."""
+        with self._lock:
+            for _attempt in range(2):
+                connection = self._connect()
+                if connection is None:
+                    return {}
+                try:
+                    return self._load(connection)
+                except (sqlite3.Error, ValueError, EOFError, TypeError) as error:
+                    log.warning("index cache %s is corrupt (%s); rebuilding it", self.path, error)
+                    self._discard()
+            return {}
+
+    @staticmethod
+    def _load(connection: sqlite3.Connection) -> dict[str, StoredFile]:
+        stored: dict[str, StoredFile] = {}
+        rows = connection.execute("SELECT path, language, size, mtime_ns, digest, skip_reason, data FROM files")
+        for path, language, size, mtime_ns, digest, skip_reason, data in rows:
+            packed = decode_packed(data) if data is not None else None
+            if packed is None and skip_reason is None:
+                raise ValueError(f"row for {path!r} has neither results nor a skip reason")
+            stored[path] = StoredFile(path, language, size, mtime_ns, bytes(digest), skip_reason, packed)
+        return stored
+
+    def write(self, upserts: Iterable[StoredFile], deletions: Iterable[str] = ()) -> None:
+        """Insert or replace rows and delete others, in one transaction."""
+        rows = [
+            (s.path, s.language, s.size, s.mtime_ns, s.digest, s.skip_reason,
+             encode_packed(s.packed) if s.packed is not None else None)
+            for s in upserts
+        ]
+        deleted = [(path,) for path in deletions]
+        if not rows and not deleted:
+            return
+        with self._lock:
+            for _attempt in range(2):
+                connection = self._connect()
+                if connection is None:
+                    return
+                try:
+                    connection.execute("BEGIN IMMEDIATE")
+                    try:
+                        connection.executemany("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+                        connection.executemany("DELETE FROM files WHERE path = ?", deleted)
+                    except BaseException:
+                        connection.execute("ROLLBACK")
+                        raise
+                    connection.execute("COMMIT")
+                    return
+                except sqlite3.Error as error:
+                    log.warning("index cache %s write failed (%s); rebuilding it", self.path, error)
+                    self._discard()

@@ -1,0 +1,267 @@
+"""Find the source files of a workspace: what the index parses, and what it leaves out and why.
+
+Rules, in the order they apply to each directory entry:
+- directories that are hidden (`.git`, `.venv`...) or conventionally hold no hand-written source (node_modules,
+  build output, virtual environments, caches) are not entered;
+- `.gitignore` files at every level and `.git/info/exclude` are honoured with git's semantics (a deeper file's
+  patterns override a shallower one's, `!pattern` re-includes);
+- symbolic links are never followed out of the root, into a directory that contains them (a loop), or to a place
+  already reachable inside the root (the target is indexed under its own path instead);
+- files in a language the index does not support are passed over; supported ones over the size cap are skipped.
+
+Binary content is only detectable by reading the file, so that check (a NUL byte in the first 8 KB, `is_binary`)
+happens where files are read for parsing. Every skip is counted by reason in `WalkResult.skip_counts`; skips that
+leave source code out of the index are also listed by path in `WalkResult.skipped`.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pathspec
+
+from lsp_hub.index.languages import language_for_path
+
+DEFAULT_MAX_FILE_SIZE = 1024 * 1024
+BINARY_SNIFF_BYTES = 8192
+
+SKIPPED_DIRECTORY_NAMES: frozenset[str] = frozenset(
+    (
+        "node_modules", "bower_components", "jspm_packages",
+        ".venv", "venv", ".env", "virtualenv", ".tox", ".nox", "site-packages",
+        "dist", "build", "out", "target", "vendor", "obj",
+        "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".eggs",
+        ".next", ".nuxt", ".svelte-kit", ".turbo", ".parcel-cache", ".cache",
+        "coverage", "htmlcov", ".nyc_output",
+        ".git", ".hg", ".svn", ".idea", ".vscode",
+    )
+)
+
+# Files that are not source code but tell the import resolver how the project is laid out.
+MARKER_FILE_NAMES: frozenset[str] = frozenset(("go.mod", "Cargo.toml"))
+
+# Skip reasons. The first group leaves source code out of the index and is reported per file.
+REASON_TOO_LARGE = "too_large"
+REASON_BINARY = "binary"
+REASON_UNREADABLE = "unreadable"
+REASON_SYMLINK_OUTSIDE_ROOT = "symlink_outside_root"
+LEFT_OUT_REASONS: frozenset[str] = frozenset(
+    (REASON_TOO_LARGE, REASON_BINARY, REASON_UNREADABLE, REASON_SYMLINK_OUTSIDE_ROOT)
+)
+REASON_SYMLINK_LOOP = "symlink_loop"
+REASON_SYMLINK_DUPLICATE = "symlink_duplicate"
+REASON_BROKEN_SYMLINK = "broken_symlink"
+REASON_GITIGNORED = "gitignored"
+REASON_IGNORED_DIRECTORY = "ignored_directory"
+REASON_HIDDEN_DIRECTORY = "hidden_directory"
+REASON_UNSUPPORTED_LANGUAGE = "unsupported_language"
+
+
+@dataclass(frozen=True, slots=True)
+class WalkedFile:
+    path: str  # workspace-relative POSIX path
+    language: str
+    size: int
+    mtime_ns: int
+
+
+@dataclass(slots=True)
+class WalkResult:
+    files: list[WalkedFile] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, reason) for LEFT_OUT_REASONS only
+    skip_counts: Counter[str] = field(default_factory=Counter)  # reason -> files or directories skipped
+    marker_files: list[str] = field(default_factory=list)  # go.mod, Cargo.toml, workspace-relative
+
+    def skip(self, path: str, reason: str) -> None:
+        self.skip_counts[reason] += 1
+        if reason in LEFT_OUT_REASONS:
+            self.skipped.append((path, reason))
+
+
+def is_binary(head: bytes) -> bool:
+    """Whether content starting with `head` looks binary: a NUL byte in the first 8 KB, as git decides."""
+    return b"\0" in head[:BINARY_SNIFF_BYTES]
+
+
+class _IgnoreRules:
+    """The .gitignore specs that apply inside one directory, innermost last."""
+
+    __slots__ = ("specs",)
+
+    def __init__(self, specs: tuple[tuple[str, pathspec.PathSpec], ...]) -> None:
+        self.specs = specs  # (directory prefix with trailing '/', or '' for the root; spec)
+
+    def extended(self, directory: str, lines: list[str]) -> _IgnoreRules:
+        spec = pathspec.GitIgnoreSpec.from_lines(lines)
+        if not spec.patterns:
+            return self
+        return _IgnoreRules((*self.specs, (f"{directory}/" if directory else "", spec)))
+
+    def ignored(self, path: str, is_dir: bool) -> bool:
+        """Git semantics: the innermost file with a matching pattern decides; its last matching pattern wins."""
+        for prefix, spec in reversed(self.specs):
+            relative = path[len(prefix):] if prefix else path
+            if is_dir:
+                relative += "/"
+            result = spec.check_file(relative)
+            if result.include is not None:
+                return bool(result.include)
+        return False
+
+
+def _read_ignore_lines(path: Path) -> list[str]:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return []
+
+
+def walk_workspace(root: Path, max_file_size: int = DEFAULT_MAX_FILE_SIZE) -> WalkResult:
+    """All indexable source files under `root` (resolved first), sorted by path, plus what was skipped and why."""
+    root = root.resolve()
+    result = WalkResult()
+    rules = _IgnoreRules(())
+    exclude_lines = _read_ignore_lines(root / ".git" / "info" / "exclude")
+    if exclude_lines:
+        rules = rules.extended("", exclude_lines)
+    root_stat = root.stat()
+    # (device, inode) of every directory entered: no directory is walked twice, whatever leads to it.
+    _walk_directory(root, "", rules, result, max_file_size, str(root), [(root_stat.st_dev, root_stat.st_ino)], set())
+    result.files.sort(key=lambda walked: walked.path)
+    result.marker_files.sort()
+    return result
+
+
+def _inside(real_path: str, root_real: str) -> bool:
+    return real_path == root_real or real_path.startswith(root_real + os.sep)
+
+
+def _walk_directory(
+    directory: Path,
+    relative_directory: str,
+    rules: _IgnoreRules,
+    result: WalkResult,
+    max_file_size: int,
+    root_real: str,
+    ancestors: list[tuple[int, int]],
+    entered: set[tuple[int, int]],
+) -> None:
+    gitignore_lines = _read_ignore_lines(directory / ".gitignore")
+    if gitignore_lines:
+        rules = rules.extended(relative_directory, gitignore_lines)
+    try:
+        entries = sorted(os.scandir(directory), key=lambda entry: entry.name)
+    except OSError:
+        result.skip(relative_directory or ".", REASON_UNREADABLE)
+        return
+    for entry in entries:
+        name = entry.name
+        relative = f"{relative_directory}/{name}" if relative_directory else name
+        try:
+            is_symlink = entry.is_symlink()
+            entry_stat = entry.stat(follow_symlinks=True)
+        except OSError:
+            result.skip(relative, REASON_BROKEN_SYMLINK if _is_link(entry) else REASON_UNREADABLE)
+            continue
+        is_dir = stat.S_ISDIR(entry_stat.st_mode)
+        if is_dir:
+            if name.startswith("."):
+                result.skip(relative, REASON_HIDDEN_DIRECTORY)
+                continue
+            if name in SKIPPED_DIRECTORY_NAMES:
+                result.skip(relative, REASON_IGNORED_DIRECTORY)
+                continue
+            if rules.ignored(relative, is_dir=True):
+                result.skip(relative, REASON_GITIGNORED)
+                continue
+            identity = (entry_stat.st_dev, entry_stat.st_ino)
+            if identity in ancestors:
+                result.skip(relative, REASON_SYMLINK_LOOP)
+                continue
+            if is_symlink:
+                # Never followed: the target is outside the root, or inside it and indexed under its own path.
+                inside = _inside(os.path.realpath(entry.path), root_real)
+                result.skip(relative, REASON_SYMLINK_DUPLICATE if inside else REASON_SYMLINK_OUTSIDE_ROOT)
+                continue
+            if identity in entered:  # a bind mount or hard-linked directory seen before
+                result.skip(relative, REASON_SYMLINK_DUPLICATE)
+                continue
+            entered.add(identity)
+            ancestors.append(identity)
+            _walk_directory(Path(entry.path), relative, rules, result, max_file_size, root_real, ancestors, entered)
+            ancestors.pop()
+            continue
+        if not stat.S_ISREG(entry_stat.st_mode):
+            continue
+        if name in MARKER_FILE_NAMES:
+            if not rules.ignored(relative, is_dir=False):
+                result.marker_files.append(relative)
+            continue
+        language = language_for_path(name)
+        if language is None:
+            result.skip_counts[REASON_UNSUPPORTED_LANGUAGE] += 1
+            continue
+        if rules.ignored(relative, is_dir=False):
+            result.skip(relative, REASON_GITIGNORED)
+            continue
+        if is_symlink:
+            real = os.path.realpath(entry.path)
+            result.skip(relative, REASON_SYMLINK_DUPLICATE if _inside(real, root_real) else REASON_SYMLINK_OUTSIDE_ROOT)
+            continue
+        if entry_stat.st_size > max_file_size:
+            result.skip(relative, REASON_TOO_LARGE)
+            continue
+        result.files.append(WalkedFile(relative, language, entry_stat.st_size, entry_stat.st_mtime_ns))
+
+
+def _is_link(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_symlink()
+    except OSError:
+        return False
+
+
+def exclusion_reason(root: Path, path: str) -> str | None:
+    """Why the walk would not index the workspace-relative `path` (ignoring its size and content), or None.
+
+    Used for single-file updates (an edited document, a watched-file event), so they follow the walk's rules."""
+    parts = [part for part in path.split("/") if part not in ("", ".")]
+    if not parts or ".." in parts:
+        return REASON_SYMLINK_OUTSIDE_ROOT
+    if language_for_path(parts[-1]) is None:
+        return REASON_UNSUPPORTED_LANGUAGE
+    rules = _IgnoreRules(())
+    exclude_lines = _read_ignore_lines(root / ".git" / "info" / "exclude")
+    if exclude_lines:
+        rules = rules.extended("", exclude_lines)
+    directory = root
+    for depth, name in enumerate(parts[:-1]):
+        relative_directory = "/".join(parts[:depth])
+        gitignore_lines = _read_ignore_lines(directory / ".gitignore")
+        if gitignore_lines:
+            rules = rules.extended(relative_directory, gitignore_lines)
+        if name.startswith("."):
+            return REASON_HIDDEN_DIRECTORY
+        if name in SKIPPED_DIRECTORY_NAMES:
+            return REASON_IGNORED_DIRECTORY
+        relative = "/".join(parts[: depth + 1])
+        if rules.ignored(relative, is_dir=True):
+            return REASON_GITIGNORED
+        directory = directory / name
+        if directory.is_symlink():
+            real = os.path.realpath(directory)
+            return REASON_SYMLINK_DUPLICATE if _inside(real, str(root)) else REASON_SYMLINK_OUTSIDE_ROOT
+    gitignore_lines = _read_ignore_lines(directory / ".gitignore")
+    if gitignore_lines:
+        rules = rules.extended("/".join(parts[:-1]), gitignore_lines)
+    if rules.ignored("/".join(parts), is_dir=False):
+        return REASON_GITIGNORED
+    file_path = directory / parts[-1]
+    if file_path.is_symlink():
+        real = os.path.realpath(file_path)
+        return REASON_SYMLINK_DUPLICATE if _inside(real, str(root)) else REASON_SYMLINK_OUTSIDE_ROOT
+    return None

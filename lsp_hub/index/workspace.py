@@ -1,0 +1,556 @@
+"""The index of one workspace root: building it (cold, warm from the cache, in worker processes), keeping it fresh
+file by file, and handing queries a consistent snapshot.
+
+Threading model: `build()` may run in a worker thread while queries run on another (the hub's event loop). Every
+change produces a new `Snapshot` that is swapped in whole under a lock; a query takes `index.snapshot()` once and
+works on that object, which never changes underneath it. Graphs and tables derived from a snapshot are computed on
+first use and cached on the snapshot, so they are rebuilt lazily after a change.
+
+Open documents: `update_file(path, text)` indexes an editor's in-memory text, which then shadows the file on disk
+(a build keeps it) until `update_file(path, None)` goes back to the disk version (or removes a file that is gone).
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import os
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+from urllib.parse import unquote, urlparse
+
+from lsp_hub.index.languages import language_for_path
+from lsp_hub.index.parse_worker import ParseJob, ParseOutcome, parse_batch, parse_job, parse_source
+from lsp_hub.index.records import FileRecord
+from lsp_hub.index.store import IndexStore, StoredFile
+from lsp_hub.index.walk import (
+    DEFAULT_MAX_FILE_SIZE,
+    REASON_UNREADABLE,
+    exclusion_reason,
+    walk_workspace,
+)
+
+log = logging.getLogger(__name__)
+
+IndexState = Literal["empty", "building", "ready"]
+ProgressCallback = Callable[[int, int], None]
+T = TypeVar("T")
+
+# Fewer files than this to parse: parse in this process (starting workers costs more than it saves).
+IN_PROCESS_LIMIT = 50
+MAX_BATCH_FILES = 256
+BATCHES_PER_WORKER = 8
+PARTIAL_PUBLISH_SECONDS = 1.0
+REPORTED_PATHS_LIMIT = 100  # skippedFiles/pendingFiles lists in results are cut here (counts stay exact)
+
+
+class Snapshot:
+    """An immutable view of the index at one moment, with lazily derived data (graphs, tables) cached on it."""
+
+    def __init__(
+        self,
+        root: Path,
+        files: Mapping[str, FileRecord],
+        skipped: tuple[tuple[str, str], ...] = (),
+        skip_counts: Mapping[str, int] | None = None,
+        pending: frozenset[str] = frozenset(),
+        markers: Mapping[str, str] | None = None,
+        version: int = 0,
+    ) -> None:
+        self.root = root
+        self.files = files
+        self.skipped = skipped  # (path, reason), only reasons that leave source code out
+        self.skip_counts: Mapping[str, int] = skip_counts or {}
+        self.pending = pending  # files found by the walk but not indexed yet (first build in progress)
+        self.markers: Mapping[str, str] = markers or {}  # go.mod / Cargo.toml path -> text
+        self.version = version
+        self._derived: dict[str, Any] = {}
+        self._derived_lock = threading.RLock()
+
+    def derived(self, key: str, factory: Callable[[Snapshot], T]) -> T:
+        """`factory(self)`, computed once per snapshot."""
+        try:
+            value: T = self._derived[key]
+            return value
+        except KeyError:
+            pass
+        with self._derived_lock:
+            if key not in self._derived:
+                self._derived[key] = factory(self)
+            value = self._derived[key]
+            return value
+
+    @property
+    def complete(self) -> bool:
+        return not self.pending and not self.skipped
+
+    def completeness(self) -> dict[str, Any]:
+        """The `complete` part of a command result: `{complete: true}` or what was left out."""
+        result: dict[str, Any] = {"complete": self.complete}
+        if self.skipped:
+            result["skippedFiles"] = [
+                {"path": path, "reason": reason} for path, reason in self.skipped[:REPORTED_PATHS_LIMIT]
+            ]
+            if len(self.skipped) > REPORTED_PATHS_LIMIT:
+                result["skippedCount"] = len(self.skipped)
+        if self.pending:
+            result["pendingFiles"] = sorted(self.pending)[:REPORTED_PATHS_LIMIT]
+            if len(self.pending) > REPORTED_PATHS_LIMIT:
+                result["pendingCount"] = len(self.pending)
+        return result
+
+    def symbol_count(self) -> int:
+        return self.derived("symbol_count", lambda snapshot: sum(len(r.definitions) for r in snapshot.files.values()))
+
+    def language_counts(self) -> dict[str, int]:
+        return self.derived(
+            "language_counts", lambda snapshot: dict(Counter(r.language for r in snapshot.files.values()))
+        )
+
+
+def relative_path(root: Path, uri_or_path: str | Path) -> str | None:
+    """Workspace-relative POSIX path of a `file://` URI, an absolute path or a relative one; None when outside."""
+    text = str(uri_or_path)
+    if text.startswith("file:"):
+        parsed = urlparse(text)
+        text = unquote(parsed.path)
+        if os.name == "nt" and len(text) > 2 and text[0] == "/" and text[2] == ":":
+            text = text[1:]
+    candidate = Path(text)
+    if not candidate.is_absolute():
+        parts = [part for part in candidate.as_posix().split("/") if part not in ("", ".")]
+        if not parts or ".." in parts:
+            return None
+        return "/".join(parts)
+    for absolute in (candidate, candidate.resolve()):
+        try:
+            relative = absolute.relative_to(root)
+        except ValueError:
+            continue
+        posix = relative.as_posix()
+        return None if posix in ("", ".") else posix
+    return None
+
+
+def file_uri(root: Path, path: str) -> str:
+    return (root / path).as_uri()
+
+
+class WorkspaceIndex:
+    """The code index of one workspace root."""
+
+    def __init__(
+        self,
+        root: str | Path,
+        *,
+        cache_dir: Path | None = None,
+        use_cache: bool = True,
+        max_file_size: int = DEFAULT_MAX_FILE_SIZE,
+        max_workers: int | None = None,
+        in_process_limit: int = IN_PROCESS_LIMIT,
+    ) -> None:
+        self.root = Path(root).resolve()
+        self.max_file_size = max_file_size
+        self.max_workers = max_workers
+        self.in_process_limit = in_process_limit
+        self.store: IndexStore | None = IndexStore(self.root, cache_dir) if use_cache else None
+        self._lock = threading.RLock()
+        self._build_lock = threading.Lock()
+        self._ready = threading.Event()
+        self._state: IndexState = "empty"
+        self._snapshot = Snapshot(self.root, {})
+        self._version = 0
+        self._disk: dict[str, FileRecord] = {}  # results of files as they are on disk
+        self._disk_skips: dict[str, StoredFile] = {}  # files known to be left out (binary...), by size and mtime
+        self._documents: dict[str, FileRecord] = {}  # open documents' in-memory text, shadowing the disk
+        self._skipped: tuple[tuple[str, str], ...] = ()
+        self._skip_counts: dict[str, int] = {}
+        self._markers: dict[str, str] = {}
+        self._changes_during_build: dict[str, FileRecord | None] | None = None
+        self._loaded_store = False
+        self.parse_count = 0  # files parsed since creation (tests check that a warm start parses nothing)
+        self.last_build_seconds: float | None = None
+        self.last_build_parsed = 0
+
+    # --- queries' view ------------------------------------------------------------------------------------------
+
+    @property
+    def state(self) -> IndexState:
+        return self._state
+
+    def snapshot(self) -> Snapshot:
+        return self._snapshot
+
+    def wait_ready(self, timeout: float | None = None) -> bool:
+        """Block until a build has finished (True) or the timeout passed (False)."""
+        return self._ready.wait(timeout)
+
+    def relative_path(self, uri_or_path: str | Path) -> str | None:
+        return relative_path(self.root, uri_or_path)
+
+    def statistics(self) -> dict[str, Any]:
+        snapshot = self._snapshot
+        return {
+            "state": "ready" if self._state == "ready" else "building",
+            "files": len(snapshot.files),
+            "symbols": snapshot.symbol_count(),
+            "languages": dict(sorted(snapshot.language_counts().items())),
+            "lastBuildSeconds": None if self.last_build_seconds is None else round(self.last_build_seconds, 3),
+            "skippedFiles": len(snapshot.skipped),
+            "skipReasons": dict(sorted(snapshot.skip_counts.items())),
+            "pendingFiles": len(snapshot.pending),
+            "parsedFiles": self.last_build_parsed,
+        }
+
+    # --- building -----------------------------------------------------------------------------------------------
+
+    def build(self, progress: ProgressCallback | None = None) -> dict[str, Any]:
+        """Walk the root and bring the index up to date: parse new and changed files (in worker processes when
+        there are many), reuse unchanged ones from memory or the cache. Returns `statistics()`."""
+        with self._build_lock:
+            started = time.perf_counter()
+            with self._lock:
+                if self._state != "ready":
+                    self._state = "building"
+                self._changes_during_build = {}
+            try:
+                self._build(progress)
+            finally:
+                with self._lock:
+                    self._changes_during_build = None
+            self.last_build_seconds = time.perf_counter() - started
+            with self._lock:
+                self._state = "ready"
+            self._ready.set()
+            return self.statistics()
+
+    def _build(self, progress: ProgressCallback | None) -> None:
+        walk = walk_workspace(self.root, self.max_file_size)
+        markers = self._read_markers(walk.marker_files)
+        if not self._loaded_store:
+            self._loaded_store = True
+            if self.store is not None:
+                self._load_store()
+        with self._lock:
+            known = dict(self._disk)
+            known_skips = dict(self._disk_skips)
+        walked_paths = {walked.path for walked in walk.files}
+        new_disk: dict[str, FileRecord] = {}
+        new_skips: dict[str, StoredFile] = {}
+        jobs: list[ParseJob] = []
+        job_sizes: dict[str, int] = {}
+        for walked in walk.files:
+            record = known.get(walked.path)
+            if record is not None and record.size == walked.size and record.mtime_ns == walked.mtime_ns \
+                    and record.language == walked.language:
+                new_disk[walked.path] = record
+                continue
+            skip = known_skips.get(walked.path)
+            if skip is not None and skip.size == walked.size and skip.mtime_ns == walked.mtime_ns:
+                new_skips[walked.path] = skip
+                continue
+            jobs.append(ParseJob(walked.path, walked.language, record.digest if record is not None else None))
+            job_sizes[walked.path] = walked.size
+
+        total = len(walk.files)
+        done = total - len(jobs)
+        if progress is not None:
+            progress(done, total)
+        upserts: list[StoredFile] = []
+        unreadable: list[tuple[str, str]] = []
+        pending = {job.path for job in jobs}
+        first_build = not self._disk and not self._documents
+        last_publish = time.perf_counter()
+
+        def take(outcomes: list[ParseOutcome]) -> None:
+            nonlocal done, last_publish
+            for outcome in outcomes:
+                pending.discard(outcome.path)
+                self._apply_outcome(outcome, known, new_disk, new_skips, upserts, unreadable)
+            done += len(outcomes)
+            if progress is not None:
+                progress(done, total)
+            if first_build and time.perf_counter() - last_publish > PARTIAL_PUBLISH_SECONDS:
+                # Let queries see what is there while the first build goes on, marked incomplete.
+                last_publish = time.perf_counter()
+                with self._lock:
+                    self._publish(new_disk, frozenset(pending), walk.skipped, walk.skip_counts, markers)
+
+        parsed_before = self.parse_count
+        self._run_jobs(jobs, job_sizes, take)
+        self.last_build_parsed = self.parse_count - parsed_before
+
+        deletions = (set(known) | set(known_skips)) - walked_paths
+        if self.store is not None:
+            self.store.write(upserts, deletions)
+        skipped = [*walk.skipped, *((path, skip.skip_reason or "") for path, skip in new_skips.items()), *unreadable]
+        skip_counts = Counter(walk.skip_counts)
+        for _path, reason in skipped[len(walk.skipped):]:
+            skip_counts[reason] += 1
+        with self._lock:
+            for path, change in (self._changes_during_build or {}).items():
+                if change is None:
+                    new_disk.pop(path, None)
+                else:
+                    new_disk[path] = change
+            self._disk = new_disk
+            self._disk_skips = new_skips
+            self._skipped = tuple(sorted(skipped))
+            self._skip_counts = dict(skip_counts)
+            self._markers = markers
+            self._publish(new_disk, frozenset(), self._skipped, self._skip_counts, markers)
+
+    def _load_store(self) -> None:
+        assert self.store is not None
+        stored = self.store.load()
+        disk: dict[str, FileRecord] = {}
+        skips: dict[str, StoredFile] = {}
+        for path, entry in stored.items():
+            if entry.packed is not None:
+                disk[path] = FileRecord(path, entry.size, entry.mtime_ns, entry.digest, entry.packed)
+            else:
+                skips[path] = entry
+        with self._lock:
+            self._disk = disk
+            self._disk_skips = skips
+
+    def _apply_outcome(
+        self,
+        outcome: ParseOutcome,
+        known: Mapping[str, FileRecord],
+        new_disk: dict[str, FileRecord],
+        new_skips: dict[str, StoredFile],
+        upserts: list[StoredFile],
+        unreadable: list[tuple[str, str]],
+    ) -> None:
+        path = outcome.path
+        if outcome.skip_reason is not None:
+            if outcome.skip_reason == REASON_UNREADABLE:
+                unreadable.append((path, outcome.skip_reason))  # not cached: it may be readable next time
+                return
+            stored = StoredFile(path, outcome.language, outcome.size, outcome.mtime_ns, outcome.digest,
+                                outcome.skip_reason, None)
+            new_skips[path] = stored
+            upserts.append(stored)
+            return
+        if outcome.unchanged:
+            packed = known[path].packed
+        else:
+            assert outcome.packed is not None
+            packed = outcome.packed
+            self.parse_count += 1
+        new_disk[path] = FileRecord(path, outcome.size, outcome.mtime_ns, outcome.digest, packed)
+        upserts.append(StoredFile(path, outcome.language, outcome.size, outcome.mtime_ns, outcome.digest, None,
+                                  packed))
+
+    def _worker_count(self, job_count: int) -> int:
+        try:
+            available = len(os.sched_getaffinity(0))
+        except (AttributeError, OSError):
+            available = os.cpu_count() or 1
+        limit = min(available, os.cpu_count() or 1)
+        if self.max_workers is not None:
+            limit = min(limit, self.max_workers)
+        return max(1, min(limit, -(-job_count // self.in_process_limit)))
+
+    def _run_jobs(
+        self, jobs: list[ParseJob], job_sizes: Mapping[str, int], take: Callable[[list[ParseOutcome]], None]
+    ) -> None:
+        if not jobs:
+            return
+        root = str(self.root)
+        workers = self._worker_count(len(jobs))
+        if len(jobs) < self.in_process_limit or workers <= 1:
+            for start in range(0, len(jobs), 32):
+                take(parse_batch(root, jobs[start : start + 32], self.max_file_size))
+            return
+        batches = _balanced_batches(jobs, job_sizes, workers)
+        remaining = {id(batch): batch for batch in batches}
+        try:
+            with ProcessPoolExecutor(max_workers=workers, mp_context=_process_context()) as pool:
+                futures: dict[Future[list[ParseOutcome]], list[ParseJob]] = {
+                    pool.submit(parse_batch, root, batch, self.max_file_size): batch for batch in batches
+                }
+                for future in as_completed(futures):
+                    outcomes = future.result()
+                    remaining.pop(id(futures[future]), None)
+                    take(outcomes)
+        except (BrokenProcessPool, OSError) as error:
+            # A worker died (or could not start): finish here rather than leave files out.
+            log.warning("index worker pool failed (%s); parsing the rest in-process", error)
+            for batch in remaining.values():
+                take(parse_batch(root, batch, self.max_file_size))
+
+    def _read_markers(self, marker_files: Iterable[str]) -> dict[str, str]:
+        markers: dict[str, str] = {}
+        for path in marker_files:
+            try:
+                markers[path] = (self.root / path).read_text(encoding="utf-8", errors="replace")[:100_000]
+            except OSError:
+                continue
+        return markers
+
+    # --- incremental changes -----------------------------------------------------------------------------------
+
+    def update_file(self, path: str | Path, text: bytes | str | None = None) -> bool:
+        """Re-index one file: from an open document's `text`, or (None) from disk, removing it when it is gone or
+        no longer indexable. Returns whether the index changed. Raises ValueError for a path outside the root."""
+        relative = self._require_relative(path)
+        reason = exclusion_reason(self.root, relative)
+        if reason is not None:
+            return self.remove_file(relative)
+        language = language_for_path(relative)
+        assert language is not None
+        if text is not None:
+            data = text.encode("utf-8") if isinstance(text, str) else text
+            current = self._snapshot.files.get(relative)
+            outcome = parse_source(
+                ParseJob(relative, language, current.digest if current is not None else None),
+                data, -1, -1, self.max_file_size,
+            )
+            with self._lock:
+                if outcome.skip_reason is not None:
+                    changed = self._documents.pop(relative, None) is not None
+                    self._republish()
+                    return changed
+                if outcome.unchanged and current is not None:
+                    if self._documents.get(relative) is current:
+                        return False
+                    packed = current.packed
+                else:
+                    assert outcome.packed is not None
+                    packed = outcome.packed
+                    self.parse_count += 1
+                self._documents[relative] = FileRecord(relative, -1, -1, outcome.digest, packed)
+                self._republish()
+            return True
+        return self._update_from_disk(relative, language)
+
+    def _update_from_disk(self, relative: str, language: str) -> bool:
+        with self._lock:
+            had_document = self._documents.pop(relative, None) is not None
+            known = self._disk.get(relative)
+        absolute = self.root / relative
+        if not absolute.is_file():
+            return self.remove_file(relative) or had_document
+        try:
+            status = absolute.stat()
+        except OSError:
+            return self.remove_file(relative) or had_document
+        if known is not None and known.size == status.st_size and known.mtime_ns == status.st_mtime_ns:
+            if had_document:
+                with self._lock:
+                    self._republish()
+            return had_document
+        outcome = parse_job(
+            str(self.root), ParseJob(relative, language, known.digest if known is not None else None),
+            self.max_file_size,
+        )
+        if outcome.skip_reason is not None:
+            removed = self.remove_file(relative)
+            with self._lock:
+                if outcome.skip_reason != REASON_UNREADABLE:
+                    self._disk_skips[relative] = StoredFile(relative, language, outcome.size, outcome.mtime_ns,
+                                                            outcome.digest, outcome.skip_reason, None)
+                self._skipped = tuple(sorted({*self._skipped, (relative, outcome.skip_reason)}))
+                self._republish()
+            return removed or had_document
+        if outcome.unchanged and known is not None:
+            packed = known.packed
+        else:
+            assert outcome.packed is not None
+            packed = outcome.packed
+            self.parse_count += 1
+        record = FileRecord(relative, outcome.size, outcome.mtime_ns, outcome.digest, packed)
+        with self._lock:
+            self._disk[relative] = record
+            self._disk_skips.pop(relative, None)
+            self._skipped = tuple(entry for entry in self._skipped if entry[0] != relative)
+            if self._changes_during_build is not None:
+                self._changes_during_build[relative] = record
+            self._republish()
+        if self.store is not None:
+            self.store.write([StoredFile(relative, language, record.size, record.mtime_ns, record.digest, None,
+                                         packed)])
+        return not (outcome.unchanged and not had_document)
+
+    def remove_file(self, path: str | Path) -> bool:
+        """Forget a file (deleted, or no longer indexable). Returns whether the index changed."""
+        relative = self._require_relative(path)
+        with self._lock:
+            changed = self._documents.pop(relative, None) is not None
+            changed = self._disk.pop(relative, None) is not None or changed
+            skip = self._disk_skips.pop(relative, None)
+            skipped = tuple(entry for entry in self._skipped if entry[0] != relative)
+            changed = changed or len(skipped) != len(self._skipped)
+            self._skipped = skipped
+            if self._changes_during_build is not None:
+                self._changes_during_build[relative] = None
+            if changed:
+                self._republish()
+        if self.store is not None and (changed or skip is not None):
+            self.store.write([], [relative])
+        return changed
+
+    def _require_relative(self, path: str | Path) -> str:
+        relative = self.relative_path(path)
+        if relative is None:
+            raise ValueError(f"{path} is not inside the workspace root {self.root}")
+        return relative
+
+    # --- publishing ---------------------------------------------------------------------------------------------
+
+    def _republish(self) -> None:
+        """Publish the current state (caller holds the lock), keeping a first build's pending set."""
+        current = self._snapshot
+        pending = current.pending - self._disk.keys() - self._documents.keys()
+        skip_counts = self._skip_counts or current.skip_counts
+        self._publish(self._disk, frozenset(pending), self._skipped, skip_counts, self._markers or current.markers)
+
+    def _publish(
+        self,
+        disk: Mapping[str, FileRecord],
+        pending: frozenset[str],
+        skipped: Iterable[tuple[str, str]],
+        skip_counts: Mapping[str, int],
+        markers: Mapping[str, str],
+    ) -> None:
+        files = dict(disk)
+        files.update(self._documents)
+        self._version += 1
+        self._snapshot = Snapshot(
+            self.root, files, tuple(skipped), dict(skip_counts), pending, dict(markers), self._version
+        )
+
+    def close(self) -> None:
+        if self.store is not None:
+            self.store.close()
+
+
+def _process_context() -> multiprocessing.context.BaseContext:
+    """forkserver where it exists (safe from a threaded parent, workers start from a small clean process),
+    else spawn. The forkserver preloads the parser module so each worker starts with tree-sitter imported."""
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(["lsp_hub.index.parse_worker"])
+        return context
+    return multiprocessing.get_context("spawn")
+
+
+def _balanced_batches(jobs: list[ParseJob], sizes: Mapping[str, int], workers: int) -> list[list[ParseJob]]:
+    """Several batches per worker, each with a similar share of bytes: the largest files are dealt round-robin."""
+    batch_count = max(1, min(len(jobs), workers * BATCHES_PER_WORKER, -(-len(jobs) // 4)))
+    batch_count = max(batch_count, -(-len(jobs) // MAX_BATCH_FILES))
+    ordered = sorted(jobs, key=lambda job: sizes.get(job.path, 0), reverse=True)
+    batches: list[list[ParseJob]] = [[] for _ in range(batch_count)]
+    for position, job in enumerate(ordered):
+        cycle, offset = divmod(position, batch_count)
+        # Boustrophedon order: 0..n-1 then n-1..0, so no batch always gets the larger file of each round.
+        batches[offset if cycle % 2 == 0 else batch_count - 1 - offset].append(job)
+    return [batch for batch in batches if batch]

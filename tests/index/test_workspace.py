@@ -1,0 +1,182 @@
+"""Building the index: cold, warm from the cache, in worker processes, incrementally; cache corruption."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from lsp_hub.index.store import SCHEMA_VERSION, database_path
+from lsp_hub.index.workspace import WorkspaceIndex, relative_path
+from tests.index.index_helpers import write
+
+
+def definition_names(index: WorkspaceIndex, path: str) -> list[str]:
+    return [definition.name for definition in index.snapshot().files[path].file_index().definitions]
+
+
+def test_cold_build_statistics_and_progress(copy_repo: Callable[[str], Path]) -> None:
+    root = copy_repo("pyapp")
+    index = WorkspaceIndex(root)
+    assert index.state == "empty"
+    calls: list[tuple[int, int]] = []
+    statistics = index.build(progress=lambda done, total: calls.append((done, total)))
+    assert index.state == "ready"
+    assert statistics["state"] == "ready"
+    assert statistics["files"] == 9
+    assert statistics["languages"] == {"python": 9}
+    assert statistics["symbols"] == sum(len(r.definitions) for r in index.snapshot().files.values()) > 20
+    assert statistics["parsedFiles"] == 9
+    assert isinstance(statistics["lastBuildSeconds"], float)
+    assert calls[0] == (0, 9) and calls[-1] == (9, 9)
+    assert index.snapshot().complete
+
+
+def test_warm_start_parses_nothing_and_a_touched_file_with_same_content_is_not_reparsed(
+    copy_repo: Callable[[str], Path], isolated_cache: Path
+) -> None:
+    root = copy_repo("pyapp")
+    cold = WorkspaceIndex(root)
+    cold.build()
+    cold.close()
+    assert database_path(root.resolve()).parent == isolated_cache / "lsp-hub"
+
+    warm = WorkspaceIndex(root)
+    warm.build()
+    assert warm.parse_count == 0
+    assert warm.snapshot().symbol_count() == cold.snapshot().symbol_count()
+    assert definition_names(warm, "pyapp/models.py") == definition_names(cold, "pyapp/models.py")
+
+    models = root / "pyapp" / "models.py"
+    os.utime(models, ns=(time.time_ns(), time.time_ns() + 5_000_000_000))
+    warm.build()
+    assert warm.parse_count == 0  # content digest unchanged
+
+    models.write_text(models.read_text() + "\n\ndef added() -> None:\n    pass\n")
+    statistics = warm.build()
+    assert warm.parse_count == 1 and statistics["parsedFiles"] == 1
+    assert "added" in definition_names(warm, "pyapp/models.py")
+
+    (root / "pyapp" / "other.py").unlink()
+    warm.build()
+    assert "pyapp/other.py" not in warm.snapshot().files
+    warm.close()
+    # The cache followed: a third process start sees the edit and the deletion without parsing.
+    third = WorkspaceIndex(root)
+    third.build()
+    assert third.parse_count == 0
+    assert "added" in definition_names(third, "pyapp/models.py")
+    assert "pyapp/other.py" not in third.snapshot().files
+
+
+@pytest.mark.parametrize("damage", ["garbage", "old_version", "bad_row"])
+def test_a_corrupt_or_outdated_cache_is_rebuilt(copy_repo: Callable[[str], Path], damage: str) -> None:
+    root = copy_repo("pyapp")
+    first = WorkspaceIndex(root)
+    first.build()
+    first.close()
+    database = database_path(root.resolve())
+    if damage == "garbage":
+        for suffix in ("-wal", "-shm"):
+            Path(f"{database}{suffix}").unlink(missing_ok=True)
+        database.write_bytes(b"this is not a database" * 100)
+    else:
+        with sqlite3.connect(database) as connection:
+            if damage == "old_version":
+                connection.execute("UPDATE meta SET value = '0.0' WHERE key = 'schema_version'")
+            else:
+                connection.execute("UPDATE files SET data = x'00ff' WHERE path = 'pyapp/models.py'")
+        connection.close()
+
+    second = WorkspaceIndex(root)
+    statistics = second.build()
+    assert second.store is not None and second.store.recovered
+    assert statistics["files"] == 9 and second.parse_count == 9
+    second.close()
+    with sqlite3.connect(database) as connection:
+        version = connection.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0]
+        rows = connection.execute("SELECT count(*) FROM files").fetchone()[0]
+    connection.close()
+    assert (version, rows) == (SCHEMA_VERSION, 9)
+    third = WorkspaceIndex(root)
+    third.build()
+    assert third.parse_count == 0
+
+
+def test_worker_processes_give_the_same_results_as_in_process_parsing(copy_repo: Callable[[str], Path]) -> None:
+    root = copy_repo("tsapp")
+    in_process = WorkspaceIndex(root, use_cache=False)
+    in_process.build()
+    parallel = WorkspaceIndex(root, use_cache=False, in_process_limit=2, max_workers=2)
+    progress: list[tuple[int, int]] = []
+    parallel.build(progress=lambda done, total: progress.append((done, total)))
+    assert progress[-1] == (8, 8)
+    assert parallel.parse_count == in_process.parse_count == 8
+    for path, record in in_process.snapshot().files.items():
+        assert parallel.snapshot().files[path].packed == record.packed
+
+
+def test_binary_and_non_utf8_files(tmp_path: Path) -> None:
+    write(tmp_path, "blob.py", b"\x00\x01\x02binary")
+    latin1 = "def caf\xe9():\n    return 'd\xe9j\xe0 vu'\n\ndef plain():\n    pass\n".encode("latin-1")
+    write(tmp_path, "latin1.py", latin1)
+    index = WorkspaceIndex(tmp_path)
+    index.build()
+    snapshot = index.snapshot()
+    assert list(snapshot.files) == ["latin1.py"]
+    assert "plain" in definition_names(index, "latin1.py")
+    assert snapshot.skipped == (("blob.py", "binary"),)
+    assert snapshot.completeness() == {"complete": False, "skippedFiles": [{"path": "blob.py", "reason": "binary"}]}
+    index.close()
+    warm = WorkspaceIndex(tmp_path)
+    warm.build()
+    assert warm.parse_count == 0
+    assert warm.snapshot().skipped == (("blob.py", "binary"),)  # known from the cache, not re-read
+
+
+def test_incremental_updates_from_documents_and_disk(copy_repo: Callable[[str], Path]) -> None:
+    root = copy_repo("pyapp")
+    index = WorkspaceIndex(root)
+    index.build()
+    before = index.snapshot()
+    models = root / "pyapp" / "models.py"
+
+    assert index.update_file(models.as_uri(), b"def only_in_editor():\n    pass\n")
+    assert definition_names(index, "pyapp/models.py") == ["only_in_editor"]
+    assert "User" in [d.name for d in before.files["pyapp/models.py"].file_index().definitions]  # old snapshot kept
+    index.build()  # a build keeps the open document's text
+    assert definition_names(index, "pyapp/models.py") == ["only_in_editor"]
+    assert index.update_file(str(models), None)  # closed: back to the disk version
+    assert "User" in definition_names(index, "pyapp/models.py")
+    assert not index.update_file("pyapp/models.py", None)  # nothing changed on disk
+
+    write(root, "pyapp/extra.py", "def extra():\n    pass\n")
+    parses = index.parse_count
+    assert index.update_file("pyapp/extra.py")
+    assert index.parse_count == parses + 1
+    assert definition_names(index, "pyapp/extra.py") == ["extra"]
+    (root / "pyapp" / "extra.py").unlink()
+    assert index.update_file("pyapp/extra.py")
+    assert "pyapp/extra.py" not in index.snapshot().files
+
+    write(root, ".gitignore", "ignored.py\n")
+    write(root, "ignored.py", "def hidden():\n    pass\n")
+    assert not index.update_file("ignored.py", b"def hidden():\n    pass\n")
+    assert "ignored.py" not in index.snapshot().files
+    assert index.remove_file("pyapp/cli.py")
+    assert "pyapp/cli.py" not in index.snapshot().files
+    with pytest.raises(ValueError, match="not inside the workspace"):
+        index.update_file("/somewhere/else.py")
+
+
+def test_relative_path_accepts_uris_absolute_and_relative_paths(tmp_path: Path) -> None:
+    root = tmp_path.resolve()
+    assert relative_path(root, (root / "a b" / "c.py").as_uri()) == "a b/c.py"
+    assert relative_path(root, str(root / "x.py")) == "x.py"
+    assert relative_path(root, "./pkg/y.py") == "pkg/y.py"
+    assert relative_path(root, "../outside.py") is None
+    assert relative_path(root, "/elsewhere/z.py") is None
