@@ -524,7 +524,7 @@ class Session:
                 await asyncio.wait([p.future for p in pendings])
         finally:
             for pending in pendings:
-                if not pending.future.done():
+                if not pending.future.done() or pending.future.cancelled():
                     pending.cancel()
         outcomes: list[tuple[Backend, Any, ResponseFailure | None]] = []
         for pending in pendings:
@@ -612,7 +612,7 @@ class Session:
                 return await _resolved(self._with_fallback(method, params, first_answer))
             finally:
                 for pending in pendings:
-                    if not pending.future.done():
+                    if not pending.future.done() or pending.future.cancelled():
                         pending.cancel()
 
         return run()
@@ -681,7 +681,9 @@ class Session:
         return run()
 
     def _run_workspace_symbol(self, method: str, params: Any) -> Awaitable[Any]:
-        pendings = self._fan_out(self.pool.running(), method, _without_partial(params))
+        # Starting servers too: a search right after opening a file should not miss the server it started.
+        live = [b for b in self.pool if b.state in (State.RUNNING, State.STARTING)]
+        pendings = self._fan_out(live, method, _without_partial(params))
 
         async def run() -> Any:
             answers = self._successes_or_raise(await self._gather(pendings))

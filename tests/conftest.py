@@ -15,6 +15,9 @@ from pathlib import Path
 
 import pytest
 
+# The fixtures that start lsp-hub in front of fake servers (start_hub).
+pytest_plugins = ["tests.hub_fixtures"]
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES_DIR = REPO_ROOT / "examples"
 PROJECT_TOOL_DIRS = (REPO_ROOT / ".venv" / "bin", REPO_ROOT / ".tools" / "npm" / "node_modules" / ".bin")

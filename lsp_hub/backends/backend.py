@@ -157,11 +157,16 @@ class Pending:
         self.cancelled = False
 
     def cancel(self) -> None:
-        """The client gave up on it: tell the server (if it was sent) and stop waiting."""
+        """The client gave up on it: tell the server (if it was sent and not answered) and stop waiting.
+
+        The future may already be cancelled: asyncio cancels the future a cancelled task was awaiting."""
+        if self.cancelled:
+            return
         self.cancelled = True
         if self.timer is not None:
             self.timer.cancel()
-        if self.msg_id is not None and not self.future.done():
+        unanswered = not self.future.done() or self.future.cancelled()
+        if self.msg_id is not None and unanswered:
             self.backend.notify("$/cancelRequest", {"id": self.msg_id})
         if not self.future.done():
             self.future.cancel()

@@ -1,0 +1,263 @@
+"""Routing and merging rules, against fake servers whose answers and capabilities the tests choose."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from tests.hub_fixtures import StartHub
+from tests.hubclient import ResponseFailure
+
+pytestmark = pytest.mark.asyncio
+
+POS = {"line": 0, "character": 1}
+
+
+def at(uri: str, **extra: object) -> dict:
+    return {"textDocument": {"uri": uri}, "position": POS, **extra}
+
+
+async def test_routes_by_extension_and_language_id(start_hub: StartHub) -> None:
+    hub = await start_hub({
+        "fakeA": {"responses": {"textDocument/definition": {"echo": True}}},
+        "fakeB": {"responses": {"textDocument/definition": {"echo": True}}},
+    })
+    beta = hub.client.open(hub.file("one.beta", "x = 1\n"), "beta")
+    result = await hub.client.request("textDocument/definition", at(beta))
+    assert result["server"] == "fakeB"
+    # languageId wins over the extension
+    other = hub.client.open(hub.file("two.txt", "y\n"), "alpha")
+    result = await hub.client.request("textDocument/definition", at(other))
+    assert result["server"] == "fakeA"
+    status = await hub.client.status()
+    assert sorted(s["name"] for s in status["servers"]) == ["fakeA", "fakeB"]
+
+
+async def test_single_answer_goes_to_the_first_capable_server(start_hub: StartHub) -> None:
+    hub = await start_hub({
+        "fakeA": {"capabilities": {"textDocumentSync": 2, "hoverProvider": True},
+                  "responses": {"textDocument/formatting": {"result": [{"newText": "A"}]}}},
+        "fakeB": {"capabilities": {"textDocumentSync": 2, "documentFormattingProvider": True},
+                  "responses": {"textDocument/formatting": {"result": [
+                      {"range": {"start": POS, "end": POS}, "newText": "{name}"}]}}},
+    })
+    uri = hub.client.open(hub.file("f.alpha", "text\n"), "alpha")
+    edits = await hub.client.request("textDocument/formatting", {"textDocument": {"uri": uri}, "options": {
+        "tabSize": 4, "insertSpaces": True}})
+    assert edits[0]["newText"] == "fakeB"
+    assert hub.received("fakeA", "textDocument/formatting") == []
+
+
+async def test_except_features_skips_a_server(start_hub: StartHub) -> None:
+    hub = await start_hub({
+        "fakeA": {"responses": {"textDocument/definition": {"echo": True}},
+                  "_config": {"except_features": ["textDocument/definition"]}},
+        "fakeB": {"responses": {"textDocument/definition": {"echo": True}}},
+    })
+    uri = hub.client.open(hub.file("g.alpha", "a\n"), "alpha")
+    assert (await hub.client.request("textDocument/definition", at(uri)))["server"] == "fakeB"
+
+
+async def test_definition_falls_through_empty_answers_in_precedence_order(start_hub: StartHub) -> None:
+    location = {"uri": "file:///b.alpha", "range": {"start": POS, "end": POS}}
+    hub = await start_hub({
+        "fakeA": {"responses": {"textDocument/definition": {"result": None}}},
+        "fakeB": {"responses": {"textDocument/definition": {"result": [location]}}},
+    })
+    uri = hub.client.open(hub.file("d.alpha", "a\n"), "alpha")
+    assert await hub.client.request("textDocument/definition", at(uri)) == [location]
+
+
+async def test_hover_joins_answers_and_labels_them_only_when_several(start_hub: StartHub) -> None:
+    hub = await start_hub({
+        "fakeA": {"responses": {"textDocument/hover": {"result": {
+            "contents": {"kind": "markdown", "value": "from {name}"}}}}},
+        "fakeB": {"responses": {"textDocument/hover": {"result": {
+            "contents": {"kind": "markdown", "value": "from {name}"}, "extraField": 7}}}},
+    })
+    both = hub.client.open(hub.file("h.alpha", "a\n"), "alpha")
+    merged = await hub.client.request("textDocument/hover", at(both))
+    value = merged["contents"]["value"]
+    assert "**fakeA**" in value and "**fakeB**" in value
+    assert value.index("from fakeA") < value.index("from fakeB")
+    only_b = hub.client.open(hub.file("h.beta", "a\n"), "beta")
+    single = await hub.client.request("textDocument/hover", at(only_b))
+    # One answer passes through verbatim, unknown fields included.
+    assert single == {"contents": {"kind": "markdown", "value": "from fakeB"}, "extraField": 7}
+
+
+async def test_completion_merges_and_resolve_goes_back_to_the_origin(start_hub: StartHub) -> None:
+    completion = {"completionProvider": {"resolveProvider": True}, "textDocumentSync": 2}
+    hub = await start_hub({
+        "fakeA": {"capabilities": completion, "responses": {
+            "textDocument/completion": {"result": {"isIncomplete": False, "items": [
+                {"label": "a1", "data": {"mine": "A"}}]}},
+            "completionItem/resolve": {"echo": True}}},
+        "fakeB": {"capabilities": completion, "responses": {
+            "textDocument/completion": {"result": {"isIncomplete": True, "items": [
+                {"label": "b1", "data": 5}, {"label": "b2"}]}},
+            "completionItem/resolve": {"echo": True}}},
+    })
+    uri = hub.client.open(hub.file("c.alpha", "a\n"), "alpha")
+    result = await hub.client.request("textDocument/completion", at(uri))
+    assert result["isIncomplete"] is True
+    labels = [item["label"] for item in result["items"]]
+    assert labels == ["a1", "b1", "b2"]
+    resolved = await hub.client.request("completionItem/resolve", result["items"][1])
+    assert resolved["server"] == "fakeB"
+    assert resolved["params"] == {"label": "b1", "data": 5}  # the server sees its own item, untouched
+    resolved = await hub.client.request("completionItem/resolve", result["items"][0])
+    assert resolved["server"] == "fakeA" and resolved["params"]["data"] == {"mine": "A"}
+
+
+async def test_code_action_gives_each_server_only_its_own_diagnostics(start_hub: StartHub) -> None:
+    def diag(message: str) -> dict:
+        return {"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}},
+                "message": message}
+
+    hub = await start_hub({
+        "fakeA": {"diagnostics_on_open_and_change": [diag("A says {name}")],
+                  "responses": {"textDocument/codeAction": {"result": [{"title": "fix from {name}"}]}}},
+        "fakeB": {"diagnostics_on_open_and_change": [diag("B says {name}")],
+                  "responses": {"textDocument/codeAction": {"result": [{"title": "fix from {name}"}]}}},
+    })
+    uri = hub.client.open(hub.file("x.alpha", "abc\n"), "alpha")
+    diagnostics = await hub.client.wait_diagnostics(uri, lambda d: len(d) == 2)
+    actions = await hub.client.request("textDocument/codeAction", {
+        "textDocument": {"uri": uri}, "range": diagnostics[0]["range"],
+        "context": {"diagnostics": diagnostics}})
+    assert sorted(a["title"] for a in actions) == ["fix from fakeA", "fix from fakeB"]
+    seen_by_a = hub.received("fakeA", "textDocument/codeAction")[-1]["context"]["diagnostics"]
+    seen_by_b = hub.received("fakeB", "textDocument/codeAction")[-1]["context"]["diagnostics"]
+    assert [d["message"] for d in seen_by_a] == ["A says fakeA"]
+    assert [d["message"] for d in seen_by_b] == ["B says fakeB"]
+
+
+async def test_references_are_a_union_without_duplicates(start_hub: StartHub) -> None:
+    def loc(line: int) -> dict:
+        return {"uri": "file:///r.alpha", "range": {"start": {"line": line, "character": 0},
+                                                    "end": {"line": line, "character": 1}}}
+
+    hub = await start_hub({
+        "fakeA": {"responses": {"textDocument/references": {"result": [loc(1), loc(2)]}}},
+        "fakeB": {"responses": {"textDocument/references": {"result": [loc(2), loc(3)]}}},
+    })
+    uri = hub.client.open(hub.file("r.alpha", "a\n"), "alpha")
+    result = await hub.client.request("textDocument/references", at(uri, context={"includeDeclaration": True}))
+    assert [r["range"]["start"]["line"] for r in result] == [1, 2, 3]
+
+
+async def test_workspace_symbol_unions_running_servers(start_hub: StartHub) -> None:
+    def symbol(name: str) -> dict:
+        return {"name": name, "kind": 12, "location": {"uri": "file:///s", "range": {
+            "start": POS, "end": POS}}}
+
+    hub = await start_hub({
+        "fakeA": {"responses": {"workspace/symbol": {"result": [symbol("fromA")]}}},
+        "fakeB": {"responses": {"workspace/symbol": {"result": [symbol("fromB")]}}},
+    })
+    hub.client.open(hub.file("w.alpha", "a\n"), "alpha")  # both servers are still starting: both are asked
+    names = sorted(s["name"] for s in await hub.client.request("workspace/symbol", {"query": "from"}))
+    assert names == ["fromA", "fromB"]
+
+
+async def test_execute_command_goes_to_the_server_that_advertised_it(start_hub: StartHub) -> None:
+    def commands(name: str) -> dict:
+        return {"executeCommandProvider": {"commands": [f"{name}.do"]}, "textDocumentSync": 2}
+
+    hub = await start_hub({
+        "fakeA": {"capabilities": commands("a"), "responses": {"workspace/executeCommand": {"echo": True}}},
+        "fakeB": {"capabilities": commands("b"), "responses": {"workspace/executeCommand": {"echo": True}}},
+    })
+    hub.client.open(hub.file("e.alpha", "a\n"), "alpha")
+    await hub.client.wait_for(lambda: hub.received("fakeB", "initialized"), what="fakeB running")
+    await asyncio.sleep(0.2)
+    result = await hub.client.request("workspace/executeCommand", {"command": "b.do", "arguments": [1]})
+    assert result["server"] == "fakeB" and result["params"]["arguments"] == [1]
+    # The client heard about the servers' commands through dynamic registration.
+    registered = [p for m, p in hub.client.server_requests if m == "client/registerCapability"]
+    commands_registered = {c for p in registered for r in p["registrations"] for c in
+                           r.get("registerOptions", {}).get("commands", [])}
+    assert {"a.do", "b.do"} <= commands_registered
+    with pytest.raises(ResponseFailure):
+        await hub.client.request("workspace/executeCommand", {"command": "nobody.has.this"})
+
+
+async def test_unknown_methods_and_notifications_are_forwarded_raw(start_hub: StartHub) -> None:
+    hub = await start_hub({"fakeA": {"responses": {"fake/custom": {"echo": True}}}, "fakeB": {}})
+    uri = hub.client.open(hub.file("u.alpha", "a\n"), "alpha")
+    params = {"textDocument": {"uri": uri}, "$weird": [1, {"class": None}]}
+    result = await hub.client.request("fake/custom", params)
+    assert result == {"server": "fakeA", "method": "fake/custom", "params": params}
+    hub.client.notify("fake/notice", {"textDocument": {"uri": uri}, "n": 1})
+    await hub.client.wait_for(lambda: hub.received("fakeA", "fake/notice"), what="forwarded notification")
+    assert hub.received("fakeA", "fake/notice") == [{"textDocument": {"uri": uri}, "n": 1}]
+
+
+async def test_each_server_gets_the_sync_kind_it_asked_for(start_hub: StartHub) -> None:
+    hub = await start_hub(
+        {"fakeA": {"capabilities": {"textDocumentSync": 1, "hoverProvider": True}},
+         "fakeB": {"capabilities": {"textDocumentSync": 2, "hoverProvider": True}}},
+        languages={"alpha": {"extensions": ["alpha"], "servers": ["fakeA"]},
+                   "beta": {"extensions": ["beta"], "servers": ["fakeB"]}},
+    )
+    expected = "héllo 😀 there\nLINE two\n"
+    uris = {}
+    for server, name in (("fakeA", "s.alpha"), ("fakeB", "s.beta")):
+        uri = hub.client.open(hub.file(name, "héllo 😀 world\nline two\n"), "")
+        uris[server] = uri
+        # Wait until the server runs: a starting server gets the current text at open, not the edits.
+        await hub.client.wait_for(lambda s=server: hub.received(s, "textDocument/didOpen"), what="open")
+        hub.client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 2}, "contentChanges": [
+            {"range": {"start": {"line": 0, "character": 9}, "end": {"line": 0, "character": 14}}, "text": "there"},
+            {"range": {"start": {"line": 1, "character": 0}, "end": {"line": 1, "character": 4}}, "text": "LINE"},
+        ]})
+        document = await hub.client.request("fake/getDocument", {"textDocument": {"uri": uri}, "uri": uri})
+        assert document["text"] == expected, server
+        assert document["version"] == 2
+    full = hub.received("fakeA", "textDocument/didChange")[-1]["contentChanges"]
+    assert full == [{"text": expected}]
+    incremental = hub.received("fakeB", "textDocument/didChange")[-1]["contentChanges"]
+    assert len(incremental) == 2 and "range" in incremental[0]
+    assert not [e for e in hub.recorded("fakeA") + hub.recorded("fakeB") if e.get("event") == "sync_error"]
+
+
+async def test_a_starting_server_gets_the_current_text_instead_of_the_edits(start_hub: StartHub) -> None:
+    hub = await start_hub({"fakeA": {}, "fakeB": {}},
+                          languages={"alpha": {"extensions": ["alpha"], "servers": ["fakeA"]}})
+    uri = hub.client.open(hub.file("e.alpha", "one\n"), "alpha")
+    hub.client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 2},
+                                                 "contentChanges": [{"text": "two\n"}]})
+    document = await hub.client.request("fake/getDocument", {"textDocument": {"uri": uri}, "uri": uri})
+    assert document == {"text": "two\n", "version": 2}
+    opened = hub.received("fakeA", "textDocument/didOpen")
+    assert len(opened) == 1 and opened[0]["textDocument"]["text"] == "two\n"
+
+
+async def test_cancel_reaches_the_server_and_the_client_gets_request_cancelled(start_hub: StartHub) -> None:
+    hub = await start_hub({"fakeA": {"responses": {"textDocument/hover": {"hang": True}}}, "fakeB": {}},
+                          languages={"beta": {"extensions": ["beta"], "servers": ["fakeA"]}})
+    uri = hub.client.open(hub.file("k.beta", "a\n"), "beta")
+    msg_id, answer = hub.client.send_request("textDocument/hover", at(uri))
+    await hub.client.wait_for(lambda: hub.received("fakeA", "textDocument/hover"), what="hover sent")
+    hub.client.notify("$/cancelRequest", {"id": msg_id})
+    with pytest.raises(ResponseFailure) as cancelled:
+        await asyncio.wait_for(answer, 10)
+    assert cancelled.value.code == -32800
+    await hub.client.wait_for(lambda: hub.received("fakeA", "$/cancelRequest"), what="cancel forwarded")
+
+
+async def test_monorepo_gets_one_instance_per_root(start_hub: StartHub) -> None:
+    hub = await start_hub({"fakeA": {"responses": {"textDocument/hover": {"echo": True}}}, "fakeB": {}},
+                          languages={"beta": {"extensions": ["beta"], "servers": ["fakeA"]}})
+    hub.file("one/fake.root", "")
+    hub.file("two/fake.root", "")
+    first = hub.client.open(hub.file("one/src/a.beta", "a\n"), "beta")
+    second = hub.client.open(hub.file("two/b.beta", "b\n"), "beta")
+    await hub.client.request("textDocument/hover", at(first))
+    await hub.client.request("textDocument/hover", at(second))
+    roots = sorted(s["root"] for s in (await hub.client.status())["servers"])
+    assert roots == [str(hub.workspace / "one"), str(hub.workspace / "two")]
+    initialized_roots = sorted(p["rootUri"] for p in hub.received("fakeA", "initialize"))
+    assert initialized_roots == [(hub.workspace / "one").as_uri(), (hub.workspace / "two").as_uri()]
