@@ -1,0 +1,88 @@
+"""Import resolution to workspace files, per language, on the fixture repositories and small layouts."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from lsp_hub.index.resolve import ImportResolver
+from lsp_hub.index.workspace import WorkspaceIndex
+from tests.index.index_helpers import write
+
+
+def resolver_for(root: Path) -> ImportResolver:
+    index = WorkspaceIndex(root, use_cache=False)
+    index.build()
+    snapshot = index.snapshot()
+    return ImportResolver(snapshot.files, snapshot.markers)
+
+
+def targets(resolver: ImportResolver, path: str) -> dict[str, tuple[str, ...]]:
+    return {resolved.module: resolved.files for resolved in resolver.resolve_file(path)}
+
+
+def test_python_relative_absolute_packages_and_submodules(copy_repo: Callable[[str], Path]) -> None:
+    resolver = resolver_for(copy_repo("pyapp"))
+    assert targets(resolver, "pyapp/storage.py") == {
+        "models": ("pyapp/models.py",), "util.text": ("pyapp/util/text.py",)
+    }
+    assert targets(resolver, "tests/test_storage.py") == {
+        "pyapp.models": ("pyapp/models.py",), "pyapp.storage": ("pyapp/storage.py",)
+    }
+    service = {resolved.module: resolved for resolved in resolver.resolve_file("pyapp/service.py")}
+    assert dict(service[""].names) == {"models": ("pyapp/models.py",)}  # `from . import models`: a submodule
+    assert targets(resolver, "pyapp/cli.py")["sys"] == ()  # the standard library is external
+
+
+def test_python_src_layout_and_nearest_candidate(tmp_path: Path) -> None:
+    write(tmp_path, "src/shop/__init__.py", "")
+    write(tmp_path, "src/shop/cart.py", "def total(): pass\n")
+    write(tmp_path, "tools/shop/cart.py", "def other(): pass\n")  # `tools` is not an import root of `shop`
+    write(tmp_path, "tools/__init__.py", "")
+    write(tmp_path, "tests/test_cart.py", "from shop.cart import total\nimport shop\n")
+    write(tmp_path, "src/shop/helpers/__init__.py", "from ..cart import total\nfrom . import missing\n")
+    resolver = resolver_for(tmp_path)
+    assert targets(resolver, "tests/test_cart.py") == {"shop.cart": ("src/shop/cart.py",),
+                                                       "shop": ("src/shop/__init__.py",)}
+    resolved = targets(resolver, "src/shop/helpers/__init__.py")
+    assert resolved["cart"] == ("src/shop/cart.py",)
+    assert resolved[""] == ("src/shop/helpers/__init__.py",)
+
+
+def test_typescript_extension_and_index_probing(copy_repo: Callable[[str], Path]) -> None:
+    root = copy_repo("tsapp")
+    write(root, "src/esm.ts", 'import { add } from "./lib/math.js";\nimport React from "react";\n')
+    resolver = resolver_for(root)
+    assert targets(resolver, "src/cart.ts") == {"./lib": ("src/lib/index.ts",)}
+    assert targets(resolver, "src/components/CartView.tsx") == {"../cart": ("src/cart.ts",)}
+    assert targets(resolver, "src/main.js") == {
+        "./components/CartView": ("src/components/CartView.tsx",), "./legacy.js": ("src/legacy.js",)
+    }
+    assert targets(resolver, "src/esm.ts") == {"./lib/math.js": ("src/lib/math.ts",), "react": ()}
+
+
+def test_go_module_paths(copy_repo: Callable[[str], Path]) -> None:
+    resolver = resolver_for(copy_repo("gomod"))
+    assert targets(resolver, "main.go") == {"fmt": (), "example.com/shop/cart": ("cart/cart.go",)}
+    assert targets(resolver, "cart/cart.go") == {"example.com/shop/pricing": ("pricing/pricing.go",)}
+
+
+def test_rust_c_java_csharp_ruby(copy_repo: Callable[[str], Path]) -> None:
+    resolver = resolver_for(copy_repo("mixed"))
+    assert targets(resolver, "engine/src/main.rs") == {
+        "self::net": ("engine/src/net/mod.rs",),
+        "self::util": ("engine/src/util.rs",),
+        "crate::util::checksum": ("engine/src/util.rs",),
+    }
+    assert targets(resolver, "engine/src/net/mod.rs") == {
+        "self::framing": ("engine/src/net/framing.rs",), "framing::frame": ("engine/src/net/framing.rs",)
+    }
+    assert targets(resolver, "engine/src/net/framing.rs") == {"crate::util::checksum": ("engine/src/util.rs",)}
+    assert targets(resolver, "native/src/main.c") == {
+        "<stdio.h>": (), '"ring.h"': ("native/include/ring.h",), '"local.h"': ("native/src/local.h",)
+    }
+    assert targets(resolver, "jvm/src/main/java/com/acme/App.java") == {
+        "com.acme.core.Engine": ("jvm/src/main/java/com/acme/core/Engine.java",)
+    }
+    assert targets(resolver, "dotnet/Program.cs") == {"System": (), "Acme.Tools": ("dotnet/Acme.Tools/Clock.cs",)}
+    assert targets(resolver, "scripts/lib/greeter.rb") == {"./formatter": ("scripts/lib/formatter.rb",)}
