@@ -3,7 +3,8 @@
 
 import assert from "node:assert/strict";
 import * as fs from "node:fs";
-import { builtinModules } from "node:module";
+import Module = require("node:module");
+import * as os from "node:os";
 import * as path from "node:path";
 import { describe, it } from "node:test";
 import { EXTENSION_COMMAND_IDS } from "../../src/commandIds";
@@ -55,7 +56,7 @@ describe("lsp-hub.vsix", () => {
   it("bundles the language client: the extension only requires vscode and Node.js built-ins", () => {
     const bundle = read("extension/dist/extension.js");
     const required = new Set([...bundle.matchAll(/require\("([^"]+)"\)/g)].map((match) => match[1]!));
-    const builtins = new Set(builtinModules);
+    const builtins = new Set(Module.builtinModules);
     const foreign = [...required].filter((name) => name !== "vscode" && !name.startsWith("node:") && !builtins.has(name));
     assert.deepEqual(foreign, []);
     assert.ok(required.has("vscode"));
@@ -65,9 +66,54 @@ describe("lsp-hub.vsix", () => {
     assert.ok(bundle.length < 1_000_000, `bundle is ${bundle.length} bytes`);
   });
 
+  it("loads from the package and exports activate and deactivate", () => {
+    const directory = fs.mkdtempSync(path.join(os.tmpdir(), "lsp-hub-vsix-"));
+    const bundlePath = path.join(directory, "extension.js");
+    fs.writeFileSync(bundlePath, read("extension/dist/extension.js"));
+    type Loader = (request: string, parent: unknown, isMain: boolean) => unknown;
+    const loader = Module as unknown as { _load: Loader };
+    const originalLoad = loader._load;
+    loader._load = function (request: string, parent: unknown, isMain: boolean): unknown {
+      return request === "vscode" ? anyApi("vscode") : originalLoad.call(this, request, parent, isMain);
+    };
+    try {
+      const extension = require(bundlePath) as Record<string, unknown>;
+      assert.equal(typeof extension["activate"], "function");
+      assert.equal(typeof extension["deactivate"], "function");
+    } finally {
+      loader._load = originalLoad;
+      fs.rmSync(directory, { recursive: true, force: true });
+    }
+  });
+
   it("includes the README with the manual steps", () => {
     const readme = read(entries.find((entry) => entry.name.toLowerCase() === "extension/readme.md")!.name);
     assert.match(readme, /^# LSP Hub for VS Code/m);
     assert.match(readme, /Install from VSIX/);
   });
 });
+
+/** A stand-in where every property is again a constructible stand-in: enough for the bundle's top level. */
+function anyApi(name: string): unknown {
+  const cache = new Map<PropertyKey, unknown>();
+  const target = function () {} as unknown as object;
+  return new Proxy(target, {
+    get(base, property) {
+      if (property === "prototype") {
+        return (base as { prototype: object }).prototype;
+      }
+      if (property === "then" || typeof property === "symbol") {
+        return undefined;
+      }
+      if (property === "version") {
+        return "1.91.0";
+      }
+      if (!cache.has(property)) {
+        cache.set(property, anyApi(`${name}.${String(property)}`));
+      }
+      return cache.get(property);
+    },
+    construct: () => anyApi(`new ${name}`) as object,
+    apply: () => anyApi(`${name}()`),
+  });
+}
