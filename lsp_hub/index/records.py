@@ -90,8 +90,8 @@ class FileRecord:
     """One indexed file: its identity on disk and its packed results. Immutable by convention (a new record
     replaces the old on change), except for the lazily built caches."""
 
-    __slots__ = ("_defined_names", "_file_index", "_reference_counts", "digest", "mtime_ns", "packed", "path",
-                 "size")
+    __slots__ = ("_defined_names", "_file_index", "_reference_counts", "_reference_uses", "digest", "mtime_ns",
+                 "packed", "path", "size")
 
     def __init__(self, path: str, size: int, mtime_ns: int, digest: bytes, packed: Packed) -> None:
         self.path = path
@@ -102,6 +102,7 @@ class FileRecord:
         self._file_index: FileIndex | None = None
         self._defined_names: frozenset[str] | None = None
         self._reference_counts: dict[str, int] | None = None
+        self._reference_uses: dict[str, dict[str | None, int]] | None = None
 
     @property
     def language(self) -> str:
@@ -139,13 +140,22 @@ class FileRecord:
             self._defined_names = frozenset(d[D_NAME] for d in self.definitions)
         return self._defined_names
 
+    def reference_uses(self) -> dict[str, dict[str | None, int]]:
+        """name -> receiver -> how often it is referenced; the receiver is the simple `x` of `x.name`, else None."""
+        if self._reference_uses is None:
+            uses: dict[str, dict[str | None, int]] = {}
+            for reference in self.references:
+                by_receiver = uses.get(reference[R_NAME])
+                if by_receiver is None:
+                    by_receiver = uses[reference[R_NAME]] = {}
+                receiver = reference[R_RECEIVER]
+                by_receiver[receiver] = by_receiver.get(receiver, 0) + 1
+            self._reference_uses = uses
+        return self._reference_uses
+
     def reference_counts(self) -> dict[str, int]:
         """How often each name is referenced in the file (names the file defines itself included)."""
         if self._reference_counts is None:
-            counts: dict[str, int] = {}
-            get = counts.get
-            for reference in self.references:
-                name = reference[R_NAME]
-                counts[name] = get(name, 0) + 1
-            self._reference_counts = counts
+            self._reference_counts = {name: sum(by_receiver.values())
+                                      for name, by_receiver in self.reference_uses().items()}
         return self._reference_counts

@@ -1,0 +1,415 @@
+"""Graphs over the files of a snapshot (networkx), and the tables they are built from.
+
+- Name tables: which files define and which reference each name.
+- The import graph: an edge A -> B when A imports B (resolved by `resolve.py`).
+- The reference graph: an edge A -> B when A references a name B defines. As in aider's repo map, each use of a
+  name contributes `multiplier * sqrt(uses in A) / sqrt(files defining the name)`: a name defined in many files says
+  little about any one of them, private `_names` and very common names (defined in many files, or referenced by a
+  large share of all files) count a tenth, and a name A imports from a known file only points at that file.
+- Personalized PageRank over the reference graph. `nx.pagerank` needs scipy, which the index does not depend on, and
+  its pure-Python fallback is too slow for a 200 ms repo map; `pagerank` here is the same power iteration (damping
+  0.85, dangling nodes redistributed by the personalization, as networkx does) over arrays prepared once per graph,
+  with the per-node sums done by C-level `sum(map(...))`.
+
+Everything is computed lazily per snapshot and cached on it, so it is rebuilt only after a change.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import networkx as nx
+
+from lsp_hub.index.records import D_CONTAINER, D_NAME, I_NAMES
+from lsp_hub.index.resolve import ImportResolver, ResolvedImport
+from lsp_hub.index.workspace import Snapshot
+
+DAMPING = 0.85
+MAX_DEFINERS = 64  # names defined in more files than this carry almost no weight; they are left out of the graph
+COMMON_DEFINER_COUNT = 5  # defined in more files than this: a common name
+COMMON_REFERENCER_SHARE = 0.05  # referenced by more than this share of all files (and at least 10): a common name
+PRIVATE_OR_COMMON_FACTOR = 0.1
+# Methods of built-in types and builtins: `x.append()` or `s.lower()` almost never means a workspace definition of
+# that name, however many files call it.
+COMMON_NAMES = frozenset("""
+append extend insert remove pop clear index count sort reverse copy keys values items get update setdefault add
+discard union intersection difference lower upper strip lstrip rstrip split rsplit join replace startswith endswith
+find rfind format encode decode splitlines partition rpartition title capitalize isdigit isalpha read write close
+readline readlines open seek tell flush send recv push shift unshift slice splice concat map filter reduce forEach
+some every includes indexOf toString valueOf then catch finally trim toLowerCase toUpperCase substring charAt has set
+delete size length apply call bind next iter len str repr sum min max sorted list dict tuple int float bool print
+isinstance hasattr getattr setattr type super object exec eval id hash range enumerate zip run start stop name value
+main test setUp tearDown __init__ __new__ __call__ __repr__ __str__ __eq__ __hash__ __enter__ __exit__ __iter__
+__next__ __len__ __getitem__ __setitem__ __contains__ new Println Printf Sprintf Errorf Error String
+""".split())  # noqa: SIM905 (a word list reads better as text)
+# Edges carrying less than this share of their source's outgoing weight are dropped from the power iteration (about
+# half of all edges on the standard library, 2-3% of the weight): they cannot change a ranking, only slow it down.
+PRUNE_SHARE = 0.002
+
+
+@dataclass(frozen=True, slots=True)
+class NameTables:
+    definers: Mapping[str, tuple[str, ...]]  # name -> files defining it, sorted
+    referencers: Mapping[str, tuple[str, ...]]  # name -> files referencing it, sorted
+    member_definers: Mapping[str, tuple[str, ...]]  # name -> files defining it inside a class/namespace
+
+
+def name_tables(snapshot: Snapshot) -> NameTables:
+    return snapshot.derived("name_tables", _build_name_tables)
+
+
+def _build_name_tables(snapshot: Snapshot) -> NameTables:
+    definers: dict[str, list[str]] = defaultdict(list)
+    referencers: dict[str, list[str]] = defaultdict(list)
+    member_definers: dict[str, list[str]] = defaultdict(list)
+    for path in sorted(snapshot.files):
+        record = snapshot.files[path]
+        for name in record.defined_names():
+            definers[name].append(path)
+        for name in record.reference_counts():
+            referencers[name].append(path)
+        members = {definition[D_NAME] for definition in record.definitions if definition[D_CONTAINER] is not None}
+        for name in members:
+            member_definers[name].append(path)
+    return NameTables(
+        {name: tuple(paths) for name, paths in definers.items()},
+        {name: tuple(paths) for name, paths in referencers.items()},
+        {name: tuple(paths) for name, paths in member_definers.items()},
+    )
+
+
+def import_resolver(snapshot: Snapshot) -> ImportResolver:
+    return snapshot.derived("import_resolver", lambda s: ImportResolver(s.files, s.markers))
+
+
+def resolved_imports(snapshot: Snapshot) -> Mapping[str, list[ResolvedImport]]:
+    """Every file's imports, resolved."""
+
+    def build(s: Snapshot) -> dict[str, list[ResolvedImport]]:
+        resolver = import_resolver(s)
+        return {path: resolver.resolve_file(path) for path in s.files}
+
+    return snapshot.derived("resolved_imports", build)
+
+
+def import_bindings(snapshot: Snapshot) -> Mapping[str, Mapping[str, tuple[str, ...]]]:
+    """Per file, the local names its imports bind -> the workspace files they come from (empty: external)."""
+
+    def build(s: Snapshot) -> dict[str, dict[str, tuple[str, ...]]]:
+        result: dict[str, dict[str, tuple[str, ...]]] = {}
+        for path, imports in resolved_imports(s).items():
+            bindings: dict[str, tuple[str, ...]] = {}
+            for resolved in imports:
+                for name, files in resolved.names:
+                    bindings[name] = files
+                for alias in resolved.aliases:
+                    bindings[alias] = resolved.files
+            if bindings:
+                result[path] = bindings
+        return result
+
+    return snapshot.derived("import_bindings", build)
+
+
+def import_graph(snapshot: Snapshot) -> nx.DiGraph:
+    """Files as nodes; an edge A -> B when A imports B (a module, or a submodule named in a from-import)."""
+
+    def build(s: Snapshot) -> nx.DiGraph:
+        graph = nx.DiGraph()
+        graph.add_nodes_from(s.files)
+        for path, imports in resolved_imports(s).items():
+            for resolved in imports:
+                targets = set(resolved.files)
+                for _name, files in resolved.names:
+                    targets.update(files)
+                for target in targets:
+                    if target != path:
+                        graph.add_edge(path, target)
+        return graph
+
+    return snapshot.derived("import_graph", build)
+
+
+def name_multiplier(name: str, definer_count: int, referencer_count: int, file_count: int) -> float:
+    """How much one name says about the files that define it (1 for a distinctive name)."""
+    multiplier = 1.0
+    if name in COMMON_NAMES:
+        multiplier *= PRIVATE_OR_COMMON_FACTOR
+    if name.startswith("_"):
+        multiplier *= PRIVATE_OR_COMMON_FACTOR
+    if definer_count > COMMON_DEFINER_COUNT:
+        multiplier *= PRIVATE_OR_COMMON_FACTOR
+    if referencer_count >= 10 and referencer_count > COMMON_REFERENCER_SHARE * file_count:
+        multiplier *= PRIVATE_OR_COMMON_FACTOR
+    return multiplier
+
+
+class ReferenceGraph:
+    """The weighted file reference graph plus the arrays the power iteration runs on."""
+
+    def __init__(self, nodes: list[str], outgoing: list[dict[int, float]]) -> None:
+        """`outgoing[i]` maps target node positions to the summed edge weight from node i."""
+        self.nodes = nodes
+        self.index = {node: position for position, node in enumerate(nodes)}
+        self.out_weight: dict[str, float] = {}
+        sources: list[list[int]] = [[] for _ in nodes]
+        weights: list[list[float]] = [[] for _ in nodes]
+        kept: list[tuple[str, str, float]] = []
+        self.dangling: list[int] = []
+        for source_index, targets in enumerate(outgoing):
+            total = sum(targets.values())
+            self.out_weight[nodes[source_index]] = total
+            if total <= 0.0:
+                self.dangling.append(source_index)
+                continue
+            threshold = PRUNE_SHARE * total
+            strong = [(target, weight) for target, weight in targets.items() if weight >= threshold]
+            kept_total = sum(weight for _target, weight in strong)
+            for target_index, weight in strong:
+                sources[target_index].append(source_index)
+                weights[target_index].append(weight / kept_total)
+                kept.append((nodes[source_index], nodes[target_index], weight))
+        self.in_sources = [tuple(entry) for entry in sources]
+        self.in_weights = [tuple(entry) for entry in weights]
+        self.last_iterations = 0
+        # The networkx view holds the edges the ranking uses (pruned), for other graph algorithms and inspection.
+        self.graph = nx.DiGraph()
+        self.graph.add_nodes_from(nodes)
+        self.graph.add_weighted_edges_from(kept)
+        self.base_ranks: dict[str, float] = {}
+        self.definition_scores: dict[str, dict[str, float]] = {}  # path -> name -> rank flowing to it
+
+    def score_definitions(self, contributions: list[tuple[int, str, float, tuple[int, ...]]]) -> None:
+        """Rank the graph without personalization, then give each definition the rank its uses pass on (aider's
+        symbol rank: a file passes its rank on in proportion to each use's share of its outgoing weight)."""
+        self.base_ranks = self.pagerank()
+        nodes = self.nodes
+        shares = [self.base_ranks[node] / weight if weight > 0 else 0.0
+                  for node, weight in ((node, self.out_weight[node]) for node in nodes)]
+        scores: dict[str, dict[str, float]] = {}
+        for source_position, name, weight, targets in contributions:
+            amount = shares[source_position] * weight
+            for target in targets:
+                by_name = scores.get(nodes[target])
+                if by_name is None:
+                    by_name = scores[nodes[target]] = {}
+                by_name[name] = by_name.get(name, 0.0) + amount
+        self.definition_scores = scores
+
+    def pagerank(
+        self, personalization: Mapping[str, float] | None = None, alpha: float = DAMPING, tolerance: float = 1.0e-6,
+        max_iterations: int = 100,
+    ) -> dict[str, float]:
+        """PageRank as networkx computes it (teleport and dangling mass follow the personalization)."""
+        count = len(self.nodes)
+        if count == 0:
+            return {}
+        if personalization:
+            vector = [max(0.0, float(personalization.get(node, 0.0))) for node in self.nodes]
+            total = sum(vector)
+            teleport = [value / total for value in vector] if total > 0 else [1.0 / count] * count
+        else:
+            teleport = [1.0 / count] * count
+        ranks = list(teleport) if personalization else [1.0 / count] * count
+        in_sources, in_weights, dangling = self.in_sources, self.in_weights, self.dangling
+        mul = operator.mul
+        self.last_iterations = 0
+        for _ in range(max_iterations):
+            self.last_iterations += 1
+            get = ranks.__getitem__
+            dangling_mass = alpha * sum(map(get, dangling))
+            base = 1.0 - alpha + dangling_mass
+            new_ranks = [
+                alpha * sum(map(mul, map(get, in_sources[position]), in_weights[position]))
+                + base * teleport[position]
+                for position in range(count)
+            ]
+            error = sum(abs(new - old) for new, old in zip(new_ranks, ranks, strict=True))
+            ranks = new_ranks
+            if error < count * tolerance:
+                break
+        return dict(zip(self.nodes, ranks, strict=True))
+
+
+def reference_graph(snapshot: Snapshot) -> ReferenceGraph:
+    return snapshot.derived("reference_graph", _build_reference_graph)
+
+
+SELF_RECEIVERS = frozenset(("self", "this", "cls", "super", "Self"))
+# Languages whose plain (receiver-less) names come only from the file itself, its imports, or builtins.
+MODULE_SCOPED_LANGUAGES = frozenset(("python", "typescript", "tsx", "javascript"))
+# Languages whose plain names also come from the other files of the same directory (a Go or Java package).
+PACKAGE_SCOPED_LANGUAGES = frozenset(("go", "java"))
+
+
+class UseResolver:
+    """Which files a use of a name may refer to, by the language's scoping and the file's imports."""
+
+    def __init__(self, snapshot: Snapshot) -> None:
+        self.snapshot = snapshot
+        self.tables = name_tables(snapshot)
+        self.bindings = import_bindings(snapshot)
+        self._star_sources: dict[str, tuple[str, ...]] = {}
+
+    def star_sources(self, path: str) -> tuple[str, ...]:
+        """Files whose names `path` imports wholesale (`from m import *`, `export * from`)."""
+        sources = self._star_sources.get(path)
+        if sources is None:
+            record = self.snapshot.files[path]
+            ecma = record.language in _ECMA
+            found: list[str] = []
+            for raw, resolved in zip(record.imports, resolved_imports(self.snapshot).get(path, ()), strict=False):
+                if resolved.files and ("*" in raw[I_NAMES] or (ecma and not raw[I_NAMES])):
+                    found.extend(resolved.files)
+            sources = self._star_sources[path] = tuple(found)
+        return sources
+
+    def targets(self, source: str, name: str, receiver: str | None) -> tuple[str, ...]:
+        """The files among those defining `name` that `receiver.name` (or plain `name`) in `source` may mean."""
+        definers = self.tables.definers.get(name, ())
+        if not definers:
+            return ()
+        record = self.snapshot.files[source]
+        source_bindings = self.bindings.get(source, {})
+        if receiver is None:
+            bound = source_bindings.get(name)
+            if bound is not None:
+                return self._bound_targets(bound, name, definers)
+            if name in record.defined_names():
+                return (source,)
+            language = record.language
+            if language in MODULE_SCOPED_LANGUAGES and (language != "javascript" or record.imports):
+                star = self.star_sources(source)
+                if star:
+                    origins = name_origins(self.snapshot, star, name)
+                    starred = tuple(path for path in definers if path in origins)
+                    if starred:
+                        return starred
+                # `a.b.name()` (a receiver too complex to record) reaches class members only.
+                return self.tables.member_definers.get(name, ())
+            if language in PACKAGE_SCOPED_LANGUAGES:
+                directory = source.rpartition("/")[0]
+                return tuple(path for path in definers if path.rpartition("/")[0] == directory)
+            return definers
+        if receiver in SELF_RECEIVERS:
+            return (source,) if name in record.defined_names() else definers
+        bound = source_bindings.get(receiver)
+        if bound is not None:  # `module.name` or `ImportedClass.name`
+            return self._bound_targets(bound, name, definers)
+        return definers
+
+    def _bound_targets(self, bound: tuple[str, ...], name: str, definers: tuple[str, ...]) -> tuple[str, ...]:
+        if not bound:
+            return ()  # imported from outside the workspace
+        origins = name_origins(self.snapshot, bound, name)
+        return tuple(path for path in definers if path in origins)
+
+
+def use_resolver(snapshot: Snapshot) -> UseResolver:
+    return snapshot.derived("use_resolver", UseResolver)
+
+
+def _build_reference_graph(snapshot: Snapshot) -> ReferenceGraph:
+    tables = name_tables(snapshot)
+    resolver = use_resolver(snapshot)
+    file_count = len(snapshot.files)
+    definers_of = tables.definers
+    referencers_of = tables.referencers
+    nodes = sorted(snapshot.files)
+    position_of = {node: position for position, node in enumerate(nodes)}
+    multipliers: dict[str, float | None] = {}
+    outgoing: list[dict[int, float]] = []
+    # (source position, name, weight, target positions): kept to score definitions once the ranks are known.
+    contributions: list[tuple[int, str, float, tuple[int, ...]]] = []
+    sqrt = math.sqrt
+    for source_position, source in enumerate(nodes):
+        targets: dict[int, float] = {}
+        outgoing.append(targets)
+        for name, by_receiver in snapshot.files[source].reference_uses().items():
+            try:
+                multiplier = multipliers[name]
+            except KeyError:
+                multiplier = multipliers[name] = _name_factor(name, definers_of, referencers_of, file_count)
+            if multiplier is None:
+                continue
+            for receiver, uses in by_receiver.items():
+                positions = tuple(
+                    position_of[target] for target in resolver.targets(source, name, receiver) if target != source
+                )
+                if not positions:
+                    continue
+                weight = multiplier * sqrt(uses)
+                contributions.append((source_position, name, weight, positions))
+                for position in positions:
+                    targets[position] = targets.get(position, 0.0) + weight
+    graph = ReferenceGraph(nodes, outgoing)
+    graph.score_definitions(contributions)
+    return graph
+
+
+def _name_factor(
+    name: str, definers_of: Mapping[str, tuple[str, ...]], referencers_of: Mapping[str, tuple[str, ...]],
+    file_count: int,
+) -> float | None:
+    """multiplier / sqrt(definer count) for a name, or None for names left out of the graph."""
+    definers = definers_of.get(name)
+    if not definers or len(definers) > MAX_DEFINERS:
+        return None
+    multiplier = name_multiplier(name, len(definers), len(referencers_of.get(name, ())), file_count)
+    return multiplier / math.sqrt(len(definers))
+
+
+def base_pagerank(snapshot: Snapshot) -> Mapping[str, float]:
+    """PageRank of the reference graph without personalization, cached per snapshot."""
+    return reference_graph(snapshot).base_ranks
+
+
+MAX_REEXPORT_DEPTH = 6
+_ECMA = frozenset(("typescript", "tsx", "javascript"))
+
+
+def name_origins(snapshot: Snapshot, files: tuple[str, ...], name: str) -> frozenset[str]:
+    """The files that really define `name` when it is imported from `files`, following re-exports (`from .a import
+    x` in a package `__init__`, `export { x } from './a'`, `export * from './a'`, star imports). Falls back to
+    `files` when no definition is found. Cached per snapshot."""
+    cache: dict[tuple[tuple[str, ...], str], frozenset[str]] = snapshot.derived("name_origins", lambda _s: {})
+    key = (files, name)
+    cached = cache.get(key)
+    if cached is not None:
+        return cached
+    found: set[str] = set()
+    _collect_origins(snapshot, files, name, found, set(), 0)
+    result = frozenset(found) if found else frozenset(files)
+    cache[key] = result
+    return result
+
+
+def _collect_origins(
+    snapshot: Snapshot, files: tuple[str, ...], name: str, found: set[str], seen: set[str], depth: int
+) -> None:
+    if depth > MAX_REEXPORT_DEPTH:
+        return
+    bindings = import_bindings(snapshot)
+    for path in files:
+        if path in seen:
+            continue
+        seen.add(path)
+        record = snapshot.files.get(path)
+        if record is None:
+            continue
+        if name in record.defined_names():
+            found.add(path)
+            continue
+        bound = bindings.get(path, {}).get(name)
+        if bound:
+            _collect_origins(snapshot, bound, name, found, seen, depth + 1)
+            continue
+        ecma = record.language in _ECMA
+        for raw, resolved in zip(record.imports, resolved_imports(snapshot).get(path, ()), strict=False):
+            imported_names = raw[I_NAMES]
+            if resolved.files and ("*" in imported_names or (ecma and not imported_names)):
+                _collect_origins(snapshot, resolved.files, name, found, seen, depth + 1)

@@ -1,0 +1,233 @@
+"""The repo map: the most important files of the workspace and their most important definitions, within a budget.
+
+Files are ranked by PageRank over the reference graph, personalized toward the focus files and toward files that
+define, or are named like, the mentioned identifiers. Definitions are ranked by the rank that flows to them from the
+files referencing them (plus a small share of their file's rank, so that unreferenced definitions of important files
+still come before those of unimportant ones); mentioned identifiers count ten times. The map shows the top
+definitions, grouped by file (files in rank order, definitions in source order, a method under its class), as many
+as fit in the token budget (tokens estimated as characters / 4), found by binary search. Focus files are not listed:
+the caller already has them.
+"""
+
+from __future__ import annotations
+
+import math
+import posixpath
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from lsp_hub.index.graph import base_pagerank, name_tables, reference_graph
+from lsp_hub.index.records import D_CONTAINER, D_KIND, D_NAME, D_SIGNATURE, D_START_LINE
+from lsp_hub.index.workspace import Snapshot
+
+DEFAULT_TOKEN_BUDGET = 1024
+MENTIONED_FACTOR = 10.0
+DEFINITION_FLOOR = 0.05  # share of its file's rank every definition gets (times its kind's weight)
+FOCUS_REFERENCE_FACTOR = 3.0  # definitions the focus files use
+KIND_WEIGHTS = {"class": 1.0, "interface": 1.0, "type": 0.9, "function": 1.0, "module": 0.6, "method": 0.7,
+                "constant": 0.5, "variable": 0.3}
+PRIVATE_FACTOR = 0.1
+INDENT = "  "
+ESTIMATED_SIGNATURE_CHARS = 40
+_WORD_SEPARATORS = re.compile(r"[^0-9a-zA-Z]+")
+
+
+def estimate_tokens(text: str) -> int:
+    return math.ceil(len(text) / 4)
+
+
+def _squashed(text: str) -> str:
+    """Lower case without separators: `UserCache`, `user_cache` and `user-cache` compare equal."""
+    return _WORD_SEPARATORS.sub("", text).lower()
+
+
+def personalization_for(
+    snapshot: Snapshot, focus_files: Iterable[str], mentioned_idents: Iterable[str]
+) -> dict[str, float]:
+    """Teleport weights: focus files, files defining a mentioned identifier, files named like one."""
+    weights: dict[str, float] = {}
+    files = snapshot.files
+    for path in focus_files:
+        if path in files:
+            weights[path] = weights.get(path, 0.0) + 1.0
+    idents = [ident for ident in mentioned_idents if ident]
+    if idents:
+        definers = name_tables(snapshot).definers
+        squashed = {_squashed(ident) for ident in idents}
+        for ident in idents:
+            for path in definers.get(ident, ()):
+                weights[path] = weights.get(path, 0.0) + 1.0
+        for path in files:
+            stem = posixpath.basename(path).split(".", 1)[0]
+            if stem == "__init__" or stem == "index" or stem == "mod":
+                stem = posixpath.basename(posixpath.dirname(path))  # a package is named by its directory
+            if _squashed(stem) in squashed:
+                weights[path] = weights.get(path, 0.0) + 1.0
+    if weights:
+        # A floor for every file (a tenth of the boosted mass, spread evenly), so files the boosted ones do not
+        # reach still rank by the graph instead of all tying at zero.
+        floor = 0.1 * sum(weights.values()) / max(1, len(files))
+        weights = {path: weights.get(path, 0.0) + floor for path in files}
+    return weights
+
+
+def file_ranks(snapshot: Snapshot, personalization: Mapping[str, float]) -> Mapping[str, float]:
+    if not personalization:
+        return base_pagerank(snapshot)
+    return reference_graph(snapshot).pagerank(personalization)
+
+
+@dataclass(frozen=True, slots=True)
+class _Tag:
+    score: float
+    path: str
+    position: int  # index of the definition in its file (source order)
+
+
+def _rank_tags(
+    snapshot: Snapshot,
+    ranks: Mapping[str, float],
+    candidates: Sequence[str],
+    mentioned: frozenset[str],
+    focus_names: frozenset[str],
+) -> list[_Tag]:
+    """Every definition of the candidate files, best first: its file's rank times its share of the rank flowing
+    into the file's definitions (plus a floor by kind, so unreferenced definitions still follow their file)."""
+    definition_scores = reference_graph(snapshot).definition_scores
+    tags: list[_Tag] = []
+    for path in candidates:
+        file_rank = ranks.get(path, 0.0)
+        scores = definition_scores.get(path, {})
+        total = sum(scores.values()) or 1.0
+        for position, definition in enumerate(snapshot.files[path].definitions):
+            name = definition[D_NAME]
+            share = scores.get(name, 0.0) / total + DEFINITION_FLOOR * KIND_WEIGHTS.get(definition[D_KIND], 0.3)
+            score = file_rank * share
+            if name.startswith("_") and not name.startswith("__"):
+                score *= PRIVATE_FACTOR
+            if name in mentioned:
+                score *= MENTIONED_FACTOR
+            elif name in focus_names:
+                score *= FOCUS_REFERENCE_FACTOR
+            tags.append(_Tag(score, path, position))
+    tags.sort(key=lambda tag: (-tag.score, tag.path, tag.position))
+    return tags
+
+
+class _Renderer:
+    def __init__(self, snapshot: Snapshot, file_order: Mapping[str, int]) -> None:
+        self.snapshot = snapshot
+        self.file_order = file_order
+
+    def render(self, tags: Sequence[_Tag], bare_files: Sequence[str]) -> tuple[str, list[tuple[str, list[str]]]]:
+        """The map text and, per listed file, the definition names shown."""
+        chosen: dict[str, set[int]] = {}
+        for tag in tags:
+            chosen.setdefault(tag.path, set()).add(tag.position)
+        for path in bare_files:
+            chosen.setdefault(path, set())
+        lines: list[str] = []
+        listed: list[tuple[str, list[str]]] = []
+        for path in sorted(chosen, key=lambda p: (self.file_order[p], p)):
+            positions = chosen[path]
+            if not positions:
+                lines.append(path)
+                listed.append((path, []))
+                continue
+            lines.append(f"{path}:")
+            definitions = self.snapshot.files[path].definitions
+            shown = self._with_containers(definitions, positions)
+            shown_names: list[str] = []
+            containers_shown = {definitions[p][D_NAME] for p in shown}
+            for position in sorted(shown, key=lambda p: (definitions[p][D_START_LINE], p)):
+                definition = definitions[position]
+                nested = definition[D_CONTAINER] is not None and definition[D_CONTAINER] in containers_shown
+                lines.append(INDENT * (2 if nested else 1) + definition[D_SIGNATURE])
+                if position in positions:
+                    shown_names.append(definition[D_NAME])
+            listed.append((path, shown_names))
+        text = "\n".join(lines) + "\n" if lines else ""
+        return text, listed
+
+    @staticmethod
+    def _with_containers(definitions: Sequence[tuple[Any, ...]], positions: set[int]) -> set[int]:
+        """The chosen definitions plus the class lines of chosen methods, as context."""
+        shown = set(positions)
+        wanted = {definitions[p][D_CONTAINER] for p in positions if definitions[p][D_CONTAINER] is not None}
+        if wanted:
+            for position, definition in enumerate(definitions):
+                if definition[D_NAME] in wanted and definition[D_KIND] in ("class", "interface", "type", "module"):
+                    shown.add(position)
+                    wanted.discard(definition[D_NAME])
+        return shown
+
+
+def _candidate_files(ordered: Sequence[str], token_budget: int) -> Sequence[str]:
+    """The best-ranked files that could possibly appear: each listed file costs at least its path line and, to be
+    useful, one definition line; files past twice the budget's worth are never shown, so never scored."""
+    cost = 0
+    limit = 2 * token_budget * 4  # in characters
+    for count, path in enumerate(ordered, 1):
+        cost += len(path) + 2 + ESTIMATED_SIGNATURE_CHARS
+        if cost > limit:
+            return ordered[:count]
+    return ordered
+
+
+def repo_map(
+    snapshot: Snapshot,
+    focus_files: Sequence[str] = (),
+    mentioned_idents: Sequence[str] = (),
+    token_budget: int = DEFAULT_TOKEN_BUDGET,
+) -> dict[str, Any]:
+    """`{text, files: [{path, score, symbols}], tokens}` for workspace-relative focus paths. Never over budget."""
+    focus = frozenset(focus_files)
+    mentioned = frozenset(mentioned_idents)
+    ranks = file_ranks(snapshot, personalization_for(snapshot, focus, mentioned))
+    ordered = sorted((path for path in snapshot.files if path not in focus), key=lambda p: (-ranks.get(p, 0.0), p))
+    file_order = {path: position for position, path in enumerate(ordered)}
+    if token_budget <= 0 or not ordered:
+        return {"text": "", "files": [], "tokens": 0}
+    candidates = _candidate_files(ordered, token_budget)
+    focus_names = frozenset(
+        name for path in focus if path in snapshot.files for name in snapshot.files[path].reference_counts()
+    )
+    tags = _rank_tags(snapshot, ranks, candidates, mentioned, focus_names)
+    tagged_files = {tag.path for tag in tags}
+    # After every definition: the remaining files, by rank, as bare path lines.
+    bare = [path for path in candidates if path not in tagged_files]
+    renderer = _Renderer(snapshot, file_order)
+
+    def render(count: int) -> tuple[str, list[tuple[str, list[str]]]]:
+        return renderer.render(tags[:count], bare[: max(0, count - len(tags))])
+
+    low, high = 0, len(tags) + len(bare)
+    best_text, best_listed = "", []
+    while low <= high:
+        middle = (low + high) // 2
+        text, listed = render(middle)
+        if estimate_tokens(text) <= token_budget:
+            best_text, best_listed = text, listed
+            low = middle + 1
+        else:
+            high = middle - 1
+    if not best_listed:
+        # Not even the best definition with its file fits: list as many file paths as fit instead.
+        low, high = 1, len(candidates)
+        while low <= high:
+            middle = (low + high) // 2
+            text, listed = renderer.render((), candidates[:middle])
+            if estimate_tokens(text) <= token_budget:
+                best_text, best_listed = text, listed
+                low = middle + 1
+            else:
+                high = middle - 1
+    return {
+        "text": best_text,
+        "files": [
+            {"path": path, "score": round(ranks.get(path, 0.0), 6), "symbols": names} for path, names in best_listed
+        ],
+        "tokens": estimate_tokens(best_text),
+    }

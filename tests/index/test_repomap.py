@@ -1,0 +1,117 @@
+"""The repo map: ranking, focus, mentioned identifiers, budgets; and the graphs it stands on."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from lsp_hub.index.graph import import_graph, reference_graph
+from lsp_hub.index.repomap import repo_map
+from lsp_hub.index.workspace import Snapshot, WorkspaceIndex
+from tests.index.index_helpers import write
+
+
+def snapshot_of(root: Path) -> Snapshot:
+    index = WorkspaceIndex(root, use_cache=False)
+    index.build()
+    return index.snapshot()
+
+
+def listed(result: dict[str, object]) -> list[str]:
+    files = result["files"]
+    assert isinstance(files, list)
+    return [entry["path"] for entry in files]
+
+
+def test_graphs_follow_imports_and_references(copy_repo: Callable[[str], Path]) -> None:
+    snapshot = snapshot_of(copy_repo("pyapp"))
+    imports = import_graph(snapshot)
+    assert set(imports.successors("pyapp/service.py")) == {"pyapp/models.py", "pyapp/storage.py", "pyapp/__init__.py"}
+    assert set(imports.predecessors("pyapp/storage.py")) == {"pyapp/service.py", "tests/test_storage.py"}
+    references = reference_graph(snapshot).graph
+    assert references.has_edge("pyapp/storage.py", "pyapp/models.py")
+    # cli.py imports save_user from other.py: no reference edge to storage.py's save_user.
+    assert references.has_edge("pyapp/cli.py", "pyapp/other.py")
+    assert not references.has_edge("pyapp/cli.py", "pyapp/storage.py")
+    # Builtins used without import (`str`, `dict`) point nowhere.
+    assert not references.has_edge("pyapp/other.py", "pyapp/models.py")
+
+
+def test_most_referenced_files_and_symbols_come_first(copy_repo: Callable[[str], Path]) -> None:
+    snapshot = snapshot_of(copy_repo("pyapp"))
+    result = repo_map(snapshot, token_budget=1024)
+    assert listed(result)[:3] == ["pyapp/models.py", "pyapp/storage.py", "pyapp/service.py"]
+    first = result["files"][0]
+    assert {"User", "UserCache", "make_user"} <= set(first["symbols"])
+    text = result["text"]
+    assert text.startswith("pyapp/models.py:\n")
+    lines = text.splitlines()
+    assert lines.index("  class UserCache:") < lines.index("    def get(self, name: str) -> User | None:")
+    scores = [entry["score"] for entry in result["files"]]
+    assert scores == sorted(scores, reverse=True)
+
+
+@pytest.mark.parametrize("budget", [0, 5, 12, 30, 64, 100, 200, 400, 4096])
+def test_never_over_budget(copy_repo: Callable[[str], Path], budget: int) -> None:
+    snapshot = snapshot_of(copy_repo("pyapp"))
+    result = repo_map(snapshot, token_budget=budget)
+    assert result["tokens"] == math.ceil(len(result["text"]) / 4) <= budget
+    for entry in result["files"]:
+        assert entry["path"] in result["text"]
+        for symbol in entry["symbols"]:
+            assert symbol in result["text"]
+    if budget >= 12:
+        assert result["files"], "a budget that fits a line shows something"
+
+
+def test_a_bigger_budget_shows_more(copy_repo: Callable[[str], Path]) -> None:
+    snapshot = snapshot_of(copy_repo("tsapp"))
+    small, large = repo_map(snapshot, token_budget=40), repo_map(snapshot, token_budget=400)
+    assert len(small["text"]) < len(large["text"])
+    assert listed(small)[0] == listed(large)[0]
+    assert set(listed(large)) == set(snapshot.files)  # everything fits in 400 tokens
+
+
+def test_focus_changes_the_order_and_is_not_listed(copy_repo: Callable[[str], Path]) -> None:
+    snapshot = snapshot_of(copy_repo("pyapp"))
+    unfocused = repo_map(snapshot, token_budget=1024)
+    focused = repo_map(snapshot, focus_files=["pyapp/cli.py"], token_budget=1024)
+    assert listed(unfocused)[0] == "pyapp/models.py"
+    assert listed(focused)[0] == "pyapp/service.py"  # cli.py uses Registry from service.py
+    assert "pyapp/cli.py" not in listed(focused)
+    assert "pyapp/cli.py" in listed(unfocused)
+    # The definitions the focus file uses are preferred within a tight budget.
+    tight = repo_map(snapshot, focus_files=["pyapp/cli.py"], token_budget=30)
+    assert "register_many" in tight["text"]
+
+
+def test_mentioned_identifiers_pull_their_files_up(copy_repo: Callable[[str], Path]) -> None:
+    snapshot = snapshot_of(copy_repo("pyapp"))
+    by_definition = repo_map(snapshot, mentioned_idents=["slugify"], token_budget=1024)
+    assert listed(by_definition)[0] == "pyapp/util/text.py"
+    by_file_name = repo_map(snapshot, mentioned_idents=["Other"], token_budget=1024)
+    assert listed(by_file_name)[0] == "pyapp/other.py"
+
+
+def test_go_and_mixed_repositories(copy_repo: Callable[[str], Path]) -> None:
+    go = repo_map(snapshot_of(copy_repo("gomod")), token_budget=1024)
+    assert listed(go)[0] == "pricing/pricing.go"
+    assert "func NewCart() *Cart" in go["text"]
+    mixed = repo_map(snapshot_of(copy_repo("mixed")), token_budget=1024)
+    assert listed(mixed)[0] == "engine/src/util.rs"
+
+
+def test_the_map_follows_an_edit(copy_repo: Callable[[str], Path]) -> None:
+    root = copy_repo("pyapp")
+    index = WorkspaceIndex(root, use_cache=False)
+    index.build()
+    before = repo_map(index.snapshot(), token_budget=1024)
+    callers = "".join(f"from pyapp.other import archive\n\ndef use{i}():\n    archive({{}})\n" for i in range(3))
+    for number in range(4):
+        write(root, f"pyapp/extra{number}.py", callers)
+        index.update_file(f"pyapp/extra{number}.py")
+    after = repo_map(index.snapshot(), token_budget=1024)
+    assert listed(after).index("pyapp/other.py") < listed(before).index("pyapp/other.py")
