@@ -1,0 +1,193 @@
+"""Who calls a function: call sites across the workspace, found by name and narrowed by imports and scoping.
+
+A call counts for a definition when the calling file may mean that definition (`graph.UseResolver`): `foo()` in a
+file that imports `foo` from another module does not count; `module.foo()` counts when `module` is bound to the
+definition's file. A method call on an unknown receiver (`x.foo()`) counts only when the name has a single
+definition in the workspace, or the receiver names the class (`Cart.foo()`, `cart.foo()`); `self.foo()` counts
+for the caller's own class. `depth > 1` walks callers of callers breadth first, without cycles, within bounds.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from dataclasses import dataclass
+from typing import Any
+
+from lsp_hub.index.graph import COMMON_NAMES, SELF_RECEIVERS, name_tables, use_resolver
+from lsp_hub.index.model import Definition, FileIndex, Span
+from lsp_hub.index.symbols import (
+    definition_targets,
+    definitions_named,
+    enclosing_definition,
+    location,
+    qualified_name,
+)
+from lsp_hub.index.workspace import Snapshot
+
+MAX_DEPTH = 10
+MAX_CALLERS = 500
+_SEPARATORS = re.compile(r"[^0-9a-zA-Z]+")
+
+
+@dataclass(frozen=True, slots=True)
+class _Target:
+    path: str
+    definition: Definition
+
+    @property
+    def key(self) -> tuple[str, str, str | None, int]:
+        return (self.path, self.definition.name, self.definition.container, self.definition.span.start_line)
+
+
+def _squashed(text: str) -> str:
+    return _SEPARATORS.sub("", text).lower()
+
+
+def resolve_targets_at(snapshot: Snapshot, path: str, line: int, character: int) -> list[tuple[str, Definition]]:
+    """The definitions meant at a position: the name under the cursor (a definition or a use), else the function
+    or method the position is inside."""
+    targets = definition_targets(snapshot, path, line, character)
+    if targets:
+        return targets
+    record = snapshot.files.get(path)
+    if record is None:
+        return []
+    enclosing = enclosing_definition(record.file_index(), Span(line, character, line, character))
+    return [(path, enclosing)] if enclosing is not None else []
+
+
+def resolve_targets_by_name(snapshot: Snapshot, symbol: str) -> list[tuple[str, Definition]]:
+    """`name` or `Container.name` (also `Container::name`)."""
+    symbol = symbol.strip()
+    container: str | None = None
+    name = symbol
+    for separator in ("::", "."):
+        if separator in symbol:
+            container, _, name = symbol.rpartition(separator)
+            container = container.rsplit(separator, 1)[-1]
+            break
+    found = definitions_named(snapshot, name)
+    if container is not None:
+        in_container = [entry for entry in found if entry[1].container == container]
+        # `storage.save_user`: a module (file stem or directory) rather than a class.
+        in_module = [entry for entry in found if container in entry[0].rsplit(".", 1)[0].split("/")]
+        found = in_container or in_module
+    return found
+
+
+_MODULE_SCOPED = frozenset(("python", "typescript", "tsx", "javascript"))
+
+
+def _receiver_class(file_index: FileIndex, receiver: str) -> str | None:
+    """The class of `receiver` when a definition in the file says it (`x = Cart()`, `x: Cart`, `new Cart(`,
+    `Cart x = ...`): a field or module variable with a visible type."""
+    for definition in file_index.definitions:
+        if definition.name != receiver or definition.kind not in ("variable", "constant"):
+            continue
+        signature = definition.signature
+        for pattern in _TYPE_PATTERNS:
+            match = pattern.search(signature)
+            if match:
+                return match.group(1)
+        typed = re.search(rf"\b([A-Z]\w*)(?:<[^>]*>)?\s+{re.escape(receiver)}\b", signature)
+        if typed:
+            return typed.group(1)
+    return None
+
+
+_TYPE_PATTERNS = (
+    re.compile(r"\bnew\s+([A-Z]\w*)"),
+    re.compile(r"=\s*([A-Z]\w*)\s*[({]"),
+    re.compile(r":\s*([A-Z]\w*)"),
+    re.compile(r"&([A-Z]\w*)\{"),
+)
+
+
+def _call_counts(
+    snapshot: Snapshot, source: str, file_index: FileIndex, receiver: str | None, caller: Definition | None,
+    target: _Target, definition_count: int,
+) -> bool:
+    """Whether a call of the target's name in `source` (with `receiver`) may be a call of this target."""
+    definition = target.definition
+    resolver = use_resolver(snapshot)
+    if target.path not in resolver.targets(source, definition.name, receiver):
+        return False
+    is_member = definition.container is not None and definition.kind == "method"
+    if receiver is None:
+        if is_member and file_index.language in _MODULE_SCOPED:
+            # The call had a receiver too complex to record (`a.b.name()`): only a unique, uncommon name is safe.
+            return definition_count == 1 and definition.name not in COMMON_NAMES
+        return True
+    if receiver in SELF_RECEIVERS:
+        return caller is None or caller.container is None or definition.container is None \
+            or caller.container == definition.container
+    if resolver.bindings.get(source, {}).get(receiver) is not None:
+        return True  # `module.name` or `ImportedClass.name`: the resolver already checked where it leads
+    container = definition.container
+    if container is not None and _squashed(receiver) == _squashed(container):
+        return True  # `Cart.total()`, `cart.total()`
+    known_class = _receiver_class(file_index, receiver)
+    if known_class is not None:
+        return known_class == container
+    return definition_count == 1 and definition.name not in COMMON_NAMES
+
+
+def find_callers(
+    snapshot: Snapshot, targets: list[tuple[str, Definition]], depth: int = 1, max_callers: int = MAX_CALLERS
+) -> dict[str, Any]:
+    """`{symbol, definitions, callers: [{location, caller, depth}], complete}` for already resolved targets."""
+    depth = max(1, min(depth, MAX_DEPTH))
+    tables = name_tables(snapshot)
+    initial = [_Target(path, definition) for path, definition in targets]
+    symbol = qualified_name(initial[0].definition) if initial else None
+    result_callers: list[dict[str, Any]] = []
+    truncated = False
+    seen_targets = {target.key for target in initial}
+    seen_sites: set[tuple[str, int, int]] = set()
+    queue: deque[tuple[_Target, int]] = deque((target, 1) for target in initial)
+    definition_counts: dict[str, int] = {}
+    while queue:
+        target, level = queue.popleft()
+        name = target.definition.name
+        if name not in definition_counts:
+            definition_counts[name] = len(definitions_named(snapshot, name))
+        for source in tables.referencers.get(name, ()):
+            file_index = snapshot.files[source].file_index()
+            for reference in file_index.references:
+                if reference.name != name or not reference.is_call:
+                    continue
+                caller = enclosing_definition(file_index, reference.span)
+                if not _call_counts(snapshot, source, file_index, reference.receiver, caller, target,
+                                    definition_counts[name]):
+                    continue
+                site = (source, reference.span.start_line, reference.span.start_col)
+                if site in seen_sites:
+                    continue
+                if len(result_callers) >= max_callers:
+                    truncated = True
+                    queue.clear()
+                    break
+                seen_sites.add(site)
+                result_callers.append({
+                    "location": location(snapshot, source, reference.span),
+                    "caller": qualified_name(caller) if caller is not None else None,
+                    "depth": level,
+                })
+                if caller is not None and level < depth:
+                    next_target = _Target(source, caller)
+                    if next_target.key not in seen_targets:
+                        seen_targets.add(next_target.key)
+                        queue.append((next_target, level + 1))
+            if truncated:
+                break
+    completeness = snapshot.completeness()
+    if truncated:
+        completeness["complete"] = False
+        completeness["truncated"] = f"stopped after {max_callers} callers"
+    return {
+        "symbol": symbol,
+        "definitions": [location(snapshot, target.path, target.definition.name_span) for target in initial],
+        "callers": result_callers,
+        **completeness,
+    }

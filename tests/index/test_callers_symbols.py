@@ -1,0 +1,115 @@
+"""Callers with import narrowing and depth; symbol search, outlines and definitions by name."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from lsp_hub.index.callers import find_callers, resolve_targets_at, resolve_targets_by_name
+from lsp_hub.index.symbols import definition_locations, document_symbols, match_score, workspace_symbols
+from lsp_hub.index.workspace import Snapshot, WorkspaceIndex
+
+
+def snapshot_of(root: Path) -> Snapshot:
+    index = WorkspaceIndex(root, use_cache=False)
+    index.build()
+    return index.snapshot()
+
+
+def caller_sites(result: dict[str, object]) -> list[tuple[str, str | None, int, int]]:
+    callers = result["callers"]
+    assert isinstance(callers, list)
+    return sorted(
+        (entry["location"]["uri"].rsplit("/", 2)[-2] + "/" + entry["location"]["uri"].rsplit("/", 1)[-1],
+         entry["caller"], entry["location"]["range"]["start"]["line"], entry["depth"])
+        for entry in callers
+    )
+
+
+def test_import_narrowing_keeps_callers_of_the_other_save_user_out(copy_repo: Callable[[str], Path]) -> None:
+    snapshot = snapshot_of(copy_repo("pyapp"))
+    result = find_callers(snapshot, resolve_targets_by_name(snapshot, "storage.save_user"))
+    assert result["symbol"] == "save_user"
+    assert [d["uri"].endswith("/pyapp/storage.py") for d in result["definitions"]] == [True]
+    # cli.py imports save_user from other.py, and other.archive calls its own: neither is a caller.
+    assert caller_sites(result) == [("pyapp/service.py", "register", 19, 1), ("tests/test_storage.py",
+                                                                              "test_round_trip", 5, 1)]
+    assert result["complete"] is True
+    other = find_callers(snapshot, resolve_targets_by_name(snapshot, "other.save_user"))
+    assert caller_sites(other) == [("pyapp/cli.py", "main", 7, 1), ("pyapp/other.py", "archive", 6, 1)]
+
+
+def test_depth_walks_callers_of_callers_without_cycles(copy_repo: Callable[[str], Path]) -> None:
+    snapshot = snapshot_of(copy_repo("pyapp"))
+    result = find_callers(snapshot, resolve_targets_by_name(snapshot, "slugify"), depth=4)
+    assert caller_sites(result) == [
+        ("pyapp/service.py", "Registry.register_many", 9, 4),
+        ("pyapp/service.py", "Registry.register_one", 13, 3),
+        ("pyapp/service.py", "register", 19, 2),
+        ("pyapp/storage.py", "save_user", 7, 1),
+        ("tests/test_storage.py", "test_round_trip", 5, 2),
+    ]
+    bounded = find_callers(snapshot, resolve_targets_by_name(snapshot, "slugify"), depth=4, max_callers=2)
+    assert len(bounded["callers"]) == 2 and bounded["complete"] is False
+
+
+def test_methods_count_through_self_known_class_or_unique_name(copy_repo: Callable[[str], Path]) -> None:
+    snapshot = snapshot_of(copy_repo("pyapp"))
+    # `self._users.get()` (a dict) is not UserCache.get; `_cache.get()` is, since `_cache = UserCache()`.
+    get = find_callers(snapshot, resolve_targets_by_name(snapshot, "UserCache.get"))
+    assert caller_sites(get) == [("pyapp/storage.py", "load_user", 13, 1)]
+    register_one = find_callers(snapshot, resolve_targets_by_name(snapshot, "Registry.register_one"))
+    assert caller_sites(register_one) == [("pyapp/service.py", "Registry.register_many", 9, 1)]
+    go = snapshot_of(copy_repo("gomod"))
+    assert caller_sites(find_callers(go, resolve_targets_by_name(go, "Cart.Add"))) == [
+        ("cart/cart_test.go", "TestAdd", 6, 1), ("gomod/main.go", "main", 10, 1)
+    ]
+
+
+def test_callers_from_a_position_on_a_use_or_inside_a_function(copy_repo: Callable[[str], Path]) -> None:
+    snapshot = snapshot_of(copy_repo("tsapp"))
+    # On `add` in cart.ts (a use imported through lib/index.ts): the definition in lib/math.ts.
+    targets = resolve_targets_at(snapshot, "src/cart.ts", 10, 46)
+    assert [(path, definition.name) for path, definition in targets] == [("src/lib/math.ts", "add")]
+    result = find_callers(snapshot, targets)
+    assert caller_sites(result) == [("lib/math.test.ts", None, 3, 1), ("lib/math.ts", "multiply", 7, 1),
+                                    ("src/cart.ts", "ShoppingCart.total", 10, 1)]
+    inside = resolve_targets_at(snapshot, "src/cart.ts", 14, 4)  # in the body of describe(), on `return`
+    assert [definition.name for _path, definition in inside] == ["describe"]
+
+
+def test_definition_by_name_is_import_aware(copy_repo: Callable[[str], Path]) -> None:
+    snapshot = snapshot_of(copy_repo("pyapp"))
+    # save_user() in cli.py (line 7) comes from other.py; in service.py (line 19) from storage.py.
+    [cli_target] = definition_locations(snapshot, "pyapp/cli.py", 7, 6)
+    assert cli_target["uri"].endswith("/pyapp/other.py") and cli_target["range"]["start"] == {"line": 0,
+                                                                                             "character": 4}
+    [service_target] = definition_locations(snapshot, "pyapp/service.py", 19, 12)
+    assert service_target["uri"].endswith("/pyapp/storage.py")
+    assert definition_locations(snapshot, "pyapp/service.py", 16, 20) == []  # `str`: a builtin
+
+
+def test_document_symbols_nest_methods_under_classes(copy_repo: Callable[[str], Path]) -> None:
+    snapshot = snapshot_of(copy_repo("pyapp"))
+    outline = document_symbols(snapshot, "pyapp/models.py")
+    assert [(symbol["name"], symbol["kind"]) for symbol in outline] == [
+        ("DEFAULT_ROLE", 14), ("User", 5), ("UserCache", 5), ("make_user", 12)
+    ]
+    cache = outline[2]
+    assert [child["name"] for child in cache["children"]] == ["__init__", "get", "put"]
+    assert cache["children"][1]["kind"] == 6
+    assert cache["selectionRange"]["start"] == {"line": 14, "character": 6}
+
+
+def test_workspace_symbol_fuzzy_matching_and_ranking(copy_repo: Callable[[str], Path]) -> None:
+    snapshot = snapshot_of(copy_repo("pyapp"))
+    assert [s["name"] for s in workspace_symbols(snapshot, "UserCache")][:1] == ["UserCache"]
+    assert [s["name"] for s in workspace_symbols(snapshot, "UC")] == ["UserCache"]
+    assert [s["name"] for s in workspace_symbols(snapshot, "user")][:2] == ["User", "UserCache"]
+    names = [s["name"] for s in workspace_symbols(snapshot, "save")]
+    assert names == ["save_user", "save_user"]
+    register = workspace_symbols(snapshot, "register_one")[0]
+    assert register["containerName"] == "Registry" and register["location"]["uri"].endswith("/service.py")
+    assert match_score("gUN", "getUserName") > match_score("name", "getUserName") > 0
+    assert match_score("xyz", "getUserName") == 0
+    assert len(workspace_symbols(snapshot, "", limit=5)) == 5
