@@ -1,0 +1,244 @@
+"""The index's commands as JSON in, JSON out: what `workspace/executeCommand` and the CLI call.
+
+Each function takes the command's argument object (a dict, as decoded from JSON) and returns the result object the
+issue specifies. Paths in results are workspace-relative POSIX paths, locations are LSP `Location`s with `file://`
+URIs and 0-based UTF-16 positions. Arguments may name files by URI or by path (absolute or workspace-relative).
+Invalid arguments raise ValueError with a message naming the argument.
+
+Every result carries `complete`: false with `skippedFiles` ({path, reason}) when source files were left out of the
+index, or with `pendingFiles` while the index is still being built, so "nothing found" never hides "nothing checked".
+Pass `wait` (seconds) to block until a first build is ready before answering.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+from lsp_hub.index import callers as callers_module
+from lsp_hub.index import relevance, repomap, symbols
+from lsp_hub.index.languages import language_for_path
+from lsp_hub.index.syntax import syntax_check_result
+from lsp_hub.index.workspace import Snapshot, WorkspaceIndex
+
+Arguments = Mapping[str, Any] | None
+
+
+# --- argument checking ------------------------------------------------------------------------------------------
+
+
+def _object(arguments: Arguments, command: str) -> Mapping[str, Any]:
+    if arguments is None:
+        return {}
+    if not isinstance(arguments, Mapping):
+        raise ValueError(f"{command}: the argument must be a JSON object, not {type(arguments).__name__}")
+    return arguments
+
+
+def _integer(arguments: Mapping[str, Any], key: str, default: int, minimum: int, maximum: int | None = None) -> int:
+    value = arguments.get(key, default)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{key} must be an integer, not {value!r}")
+    if value < minimum or (maximum is not None and value > maximum):
+        bounds = f">= {minimum}" if maximum is None else f"between {minimum} and {maximum}"
+        raise ValueError(f"{key} must be {bounds}, not {value}")
+    return value
+
+
+def _string(arguments: Mapping[str, Any], key: str, required: bool = False) -> str | None:
+    value = arguments.get(key)
+    if value is None:
+        if required:
+            raise ValueError(f"{key} is required")
+        return None
+    if not isinstance(value, str):
+        raise ValueError(f"{key} must be a string, not {value!r}")
+    return value
+
+
+def _strings(arguments: Mapping[str, Any], key: str) -> list[str]:
+    value = arguments.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ValueError(f"{key} must be a list of strings, not {value!r}")
+    return value
+
+
+def _workspace_path(index: WorkspaceIndex, value: str, key: str) -> str:
+    relative = index.relative_path(value)
+    if relative is None:
+        raise ValueError(f"{key}: {value} is not inside the workspace root {index.root}")
+    return relative
+
+
+def _position(arguments: Mapping[str, Any]) -> tuple[int, int]:
+    position = arguments.get("position")
+    if not isinstance(position, Mapping):
+        raise ValueError(f"position must be an object {{line, character}}, not {position!r}")
+    line = _integer(position, "line", -1, 0)
+    character = _integer(position, "character", -1, 0)
+    return line, character
+
+
+def _snapshot(index: WorkspaceIndex, wait: float) -> Snapshot:
+    if wait > 0 and index.state != "ready":
+        index.wait_ready(wait)
+    return index.snapshot()
+
+
+def _completeness(index: WorkspaceIndex, snapshot: Snapshot) -> dict[str, Any]:
+    result = snapshot.completeness()
+    if index.state != "ready":
+        result["complete"] = False
+        result.setdefault("pendingFiles", [])
+        result["indexState"] = "building"
+    return result
+
+
+# --- commands ---------------------------------------------------------------------------------------------------
+
+
+def repo_map(index: WorkspaceIndex, arguments: Arguments = None, wait: float = 0.0) -> dict[str, Any]:
+    """`lspHub.repoMap` {focusFiles?, mentionedIdents?, tokenBudget?=1024} -> {text, files, tokens, complete}."""
+    args = _object(arguments, "repoMap")
+    focus = [_workspace_path(index, value, "focusFiles") for value in _strings(args, "focusFiles")]
+    mentioned = _strings(args, "mentionedIdents")
+    budget = _integer(args, "tokenBudget", repomap.DEFAULT_TOKEN_BUDGET, 0, 1_000_000)
+    snapshot = _snapshot(index, wait)
+    result = repomap.repo_map(snapshot, focus, mentioned, budget)
+    result.update(_completeness(index, snapshot))
+    return result
+
+
+def relevant_files(index: WorkspaceIndex, arguments: Arguments, wait: float = 0.0) -> dict[str, Any]:
+    """`lspHub.relevantFiles` {description, targets?, topN?=10} -> {files: [{path, score, reasons}], complete}."""
+    args = _object(arguments, "relevantFiles")
+    description = _string(args, "description") or ""
+    targets = [_workspace_path(index, value, "targets") for value in _strings(args, "targets")]
+    if not description.strip() and not targets:
+        raise ValueError("relevantFiles needs a description or targets")
+    top_n = _integer(args, "topN", relevance.DEFAULT_TOP_N, 1, 1000)
+    snapshot = _snapshot(index, wait)
+    result = relevance.relevant_files(snapshot, description, targets, top_n)
+    result.update(_completeness(index, snapshot))
+    return result
+
+
+def _path_of_uri(uri: str) -> Path:
+    if uri.startswith("file:"):
+        return Path(unquote(urlparse(uri).path))
+    return Path(uri)
+
+
+def syntax_check(
+    arguments: Arguments, document_text: str | bytes | None = None, index: WorkspaceIndex | None = None
+) -> dict[str, Any]:
+    """`lspHub.syntaxCheck` {uri, text?} -> {ok, checked, language, errors: [{range, message}], reason?}.
+
+    The text checked is, in order: `document_text` (the hub's open document), the `text` argument, the file on
+    disk. A relative path is taken relative to the index root when an index is given."""
+    args = _object(arguments, "syntaxCheck")
+    uri = _string(args, "uri", required=True)
+    assert uri is not None
+    text = _string(args, "text")
+    path = _path_of_uri(uri)
+    if index is not None and not path.is_absolute():
+        path = index.root / path
+    language = language_for_path(path.name)
+    source: bytes | None
+    if document_text is not None:
+        source = document_text.encode("utf-8") if isinstance(document_text, str) else document_text
+    elif text is not None:
+        source = text.encode("utf-8")
+    else:
+        try:
+            source = path.read_bytes() if language is not None else None
+        except OSError:
+            source = None
+    return syntax_check_result(source, language)
+
+
+def callers(index: WorkspaceIndex, arguments: Arguments, wait: float = 0.0) -> dict[str, Any]:
+    """`lspHub.callers` {uri, position} | {symbol}, depth?=1 -> {symbol, definitions, callers, complete}."""
+    args = _object(arguments, "callers")
+    depth = _integer(args, "depth", 1, 1, callers_module.MAX_DEPTH)
+    symbol = _string(args, "symbol")
+    uri = _string(args, "uri")
+    snapshot = _snapshot(index, wait)
+    if symbol is not None and symbol.strip():
+        targets = callers_module.resolve_targets_by_name(snapshot, symbol)
+    elif uri is not None:
+        path = _workspace_path(index, uri, "uri")
+        line, character = _position(args)
+        targets = callers_module.resolve_targets_at(snapshot, path, line, character)
+    else:
+        raise ValueError("callers needs {uri, position} or {symbol}")
+    result = callers_module.find_callers(snapshot, targets, depth)
+    if symbol is not None and result["symbol"] is None:
+        result["symbol"] = symbol.strip()
+    result.update(_completeness(index, snapshot))
+    return result
+
+
+def status(index: WorkspaceIndex) -> dict[str, Any]:
+    """The `index` part of `lspHub.status`: {state, files, symbols, languages, lastBuildSeconds} (+ skip counts)."""
+    statistics = index.statistics()
+    return {
+        "state": statistics["state"],
+        "files": statistics["files"],
+        "symbols": statistics["symbols"],
+        "languages": statistics["languages"],
+        "lastBuildSeconds": statistics["lastBuildSeconds"],
+        "skippedFiles": statistics["skippedFiles"],
+        "pendingFiles": statistics["pendingFiles"],
+    }
+
+
+# --- standing in for missing servers ----------------------------------------------------------------------------
+
+
+def workspace_symbol(index: WorkspaceIndex, arguments: Arguments) -> list[dict[str, Any]]:
+    """`workspace/symbol` {query, limit?=100} -> SymbolInformation[] (fuzzy: prefix, substring, camelCase humps)."""
+    args = _object(arguments, "workspaceSymbol")
+    query = _string(args, "query") or ""
+    limit = _integer(args, "limit", symbols.DEFAULT_SYMBOL_LIMIT, 1, 10_000)
+    return symbols.workspace_symbols(index.snapshot(), query, limit)
+
+
+def document_symbol(index: WorkspaceIndex, arguments: Arguments) -> list[dict[str, Any]]:
+    """`textDocument/documentSymbol` {uri} (or {textDocument: {uri}}) -> DocumentSymbol[] from the index."""
+    args = _object(arguments, "documentSymbol")
+    uri = _document_uri(args)
+    return symbols.document_symbols(index.snapshot(), _workspace_path(index, uri, "uri"))
+
+
+def definition(index: WorkspaceIndex, arguments: Arguments) -> list[dict[str, Any]]:
+    """`textDocument/definition` {uri, position} (or LSP's {textDocument: {uri}, position}) -> Location[] by name,
+    import aware."""
+    args = _object(arguments, "definition")
+    uri = _document_uri(args)
+    line, character = _position(args)
+    return symbols.definition_locations(index.snapshot(), _workspace_path(index, uri, "uri"), line, character)
+
+
+def _document_uri(args: Mapping[str, Any]) -> str:
+    document = args.get("textDocument")
+    if isinstance(document, Mapping):
+        args = document
+    uri = _string(args, "uri", required=True)
+    assert uri is not None
+    return uri
+
+
+# Workspace commands by LSP command name, for the hub's executeCommand handler (syntaxCheck and status differ in
+# shape and are called directly).
+COMMANDS: dict[str, Callable[[WorkspaceIndex, Arguments], dict[str, Any]]] = {
+    "lspHub.repoMap": repo_map,
+    "lspHub.relevantFiles": relevant_files,
+    "lspHub.callers": callers,
+}

@@ -1,0 +1,262 @@
+"""Which files a task described in words (and optionally anchored at target files) is likely to touch.
+
+Signals, each adding to a file's score with a short reason:
+- the description or the targets name the file (its path or file name);
+- it defines a symbol named in the description (identifiers as written, and words split on camelCase and
+  snake_case with stop words dropped, joined back in runs so "user cache" finds `UserCache`);
+- its path contains a word of the description;
+- it imports a target or is imported by one; further along the import graph (either way) the signal decays by half
+  per step;
+- it is in the same directory (package) as a target;
+- it is the test of a target (`test_x.py`, `x_test.go`, `x.test.ts`, `XTest.java`) or the subject of a target test;
+- its reference-graph PageRank personalized toward the targets (or the files the description points at).
+Targets themselves are never in the result.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections import defaultdict, deque
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from lsp_hub.index.graph import import_graph, name_tables, reference_graph
+from lsp_hub.index.workspace import Snapshot
+
+DEFAULT_TOP_N = 10
+MAX_DEPTH = 4
+MAX_SYMBOL_REASONS = 3
+
+MENTION_SCORE = 5.0
+SYMBOL_EXACT_SCORE = 3.0  # an identifier written as in the code
+SYMBOL_WORDS_SCORE = 2.0  # several description words that together spell the name
+SYMBOL_WORD_SCORE = 1.0  # one description word that is the whole name
+PATH_WORD_SCORE = 1.0
+IMPORT_SCORE = 3.0
+SAME_DIRECTORY_SCORE = 1.0
+TEST_PAIR_SCORE = 3.0
+PAGERANK_SCORE = 2.0  # for the best-ranked file; others in proportion
+
+STOP_WORDS = frozenset("""
+a an and are as at be but by can could do does for from get has have how i if in into is it its let make me my need
+new not of on or our please set should so some that the their then there this to too use uses using want was we
+what when where which while who why will with would you your fix add update change remove bug issue error code file
+files function method class test tests support handle when all any also more same each
+""".split())  # noqa: SIM905 (a word list reads better as text)
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+_PATHLIKE = re.compile(r"[\w./-]+\.\w+")
+_SEPARATORS = re.compile(r"[^0-9a-zA-Z]+")
+
+
+def split_words(identifier: str) -> list[str]:
+    """`parseHTTPRequest` -> parse, http, request; `user_cache` -> user, cache."""
+    return [word.lower() for chunk in identifier.split("_") for word in _WORD.findall(chunk)]
+
+
+def _squashed(text: str) -> str:
+    return _SEPARATORS.sub("", text).lower()
+
+
+class _Scores:
+    def __init__(self) -> None:
+        self.scores: dict[str, float] = defaultdict(float)
+        self.reasons: dict[str, list[str]] = defaultdict(list)
+
+    def add(self, path: str, score: float, reason: str) -> None:
+        self.scores[path] += score
+        if reason not in self.reasons[path]:
+            self.reasons[path].append(reason)
+
+
+def _test_subject(path: str) -> str | None:
+    """The bare name a test file tests (`test_cart.py`, `cart_test.go`, `cart.test.ts` -> `cart`), else None."""
+    name = posixpath.basename(path)
+    stem, _, _extension = name.partition(".")
+    for prefix in ("test_", "tests_"):
+        if stem.startswith(prefix) and len(stem) > len(prefix):
+            return stem[len(prefix):]
+    for suffix in ("_test", "_tests", "_spec", "Test", "Tests", "Spec"):
+        if stem.endswith(suffix) and len(stem) > len(suffix):
+            return stem[: -len(suffix)]
+    parts = name.split(".")
+    if len(parts) >= 3 and parts[-2] in ("test", "spec"):
+        return ".".join(parts[:-2])
+    return None
+
+
+def _bare_name(path: str) -> str:
+    return posixpath.basename(path).split(".", 1)[0]
+
+
+def relevant_files(
+    snapshot: Snapshot, description: str, targets: Sequence[str] = (), top_n: int = DEFAULT_TOP_N
+) -> dict[str, Any]:
+    """`{files: [{path, score, reasons}]}` for workspace-relative target paths (not included in the result)."""
+    files = snapshot.files
+    target_set = frozenset(path for path in targets if path in files)
+    scores = _Scores()
+    _mentions(snapshot, description, scores)
+    words = _description_words(description)
+    _symbols(snapshot, description, words, scores)
+    _path_words(snapshot, words, scores)
+    if target_set:
+        _import_neighbours(snapshot, target_set, scores)
+        _same_directory(snapshot, target_set, scores)
+        _test_pairs(snapshot, target_set, scores)
+    anchors = set(target_set) or {path for path, score in scores.scores.items() if score >= SYMBOL_WORDS_SCORE}
+    _pagerank(snapshot, anchors, scores)
+
+    ranked = sorted(
+        ((path, score) for path, score in scores.scores.items() if path not in target_set and score > 0),
+        key=lambda item: (-item[1], item[0]),
+    )
+    return {
+        "files": [
+            {"path": path, "score": round(score, 3), "reasons": scores.reasons[path]}
+            for path, score in ranked[: max(0, top_n)]
+        ]
+    }
+
+
+def _description_words(description: str) -> list[str]:
+    words: list[str] = []
+    for identifier in _IDENTIFIER.findall(description):
+        words.extend(word for word in split_words(identifier) if word not in STOP_WORDS and len(word) > 1)
+    return words
+
+
+def _singular(word: str) -> str:
+    """A crude singular ("users" -> "user", "entries" -> "entry"), enough to match names to prose."""
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        return word[:-1]
+    return word
+
+
+def _mentions(snapshot: Snapshot, description: str, scores: _Scores) -> None:
+    mentioned = {token.strip("./").lower() for token in _PATHLIKE.findall(description)}
+    if not mentioned:
+        return
+    for path in snapshot.files:
+        lowered = path.lower()
+        name = posixpath.basename(lowered)
+        if lowered in mentioned or name in mentioned or any(lowered.endswith("/" + m) for m in mentioned):
+            scores.add(path, MENTION_SCORE, "mentioned in the description")
+
+
+def _symbols(snapshot: Snapshot, description: str, words: list[str], scores: _Scores) -> None:
+    definers = name_tables(snapshot).definers
+    matched: dict[str, list[tuple[float, str]]] = defaultdict(list)
+    exact = {identifier for identifier in _IDENTIFIER.findall(description) if len(identifier) > 2}
+    exact = {identifier for identifier in exact if identifier.lower() not in STOP_WORDS}
+    # Runs of consecutive words, squashed: "user cache" and "user_cache" both find UserCache.
+    runs: dict[str, float] = {}
+    for length in (3, 2):
+        for start in range(len(words) - length + 1):
+            run = words[start : start + length]
+            runs.setdefault("".join(run), SYMBOL_WORDS_SCORE)
+            runs.setdefault("".join(_singular(word) for word in run), SYMBOL_WORDS_SCORE)
+    for word in words:
+        if len(word) > 3:
+            runs.setdefault(word, SYMBOL_WORD_SCORE)
+            runs.setdefault(_singular(word), SYMBOL_WORD_SCORE)
+    for name, paths in definers.items():
+        if name in exact:
+            score = SYMBOL_EXACT_SCORE
+        elif name.startswith("_"):
+            continue  # private names match only when written exactly
+        else:
+            squashed = _squashed(name)
+            score = runs.get(squashed, 0.0)
+            if not score:
+                continue
+        if len(paths) > 20:
+            continue  # a name defined everywhere points nowhere
+        for path in paths:
+            matched[path].append((score / max(1.0, len(paths) ** 0.5), name))
+    for path, found in matched.items():
+        found.sort(key=lambda item: (-item[0], item[1]))
+        total = sum(score for score, _name in found[:MAX_SYMBOL_REASONS])
+        names = ", ".join(name for _score, name in found[:MAX_SYMBOL_REASONS])
+        scores.add(path, total, f"defines {names} named in the description")
+
+
+def _path_words(snapshot: Snapshot, words: list[str], scores: _Scores) -> None:
+    interesting = {word for word in words if len(word) > 2}
+    if not interesting:
+        return
+    for path in snapshot.files:
+        parts = set(split_words(path.rsplit(".", 1)[0].replace("/", "_")))
+        hits = sorted(interesting & parts)
+        if hits:
+            scores.add(path, PATH_WORD_SCORE * min(len(hits), 2), f"path matches {', '.join(repr(w) for w in hits)}")
+
+
+def _import_neighbours(snapshot: Snapshot, targets: frozenset[str], scores: _Scores) -> None:
+    graph = import_graph(snapshot)
+    for target in sorted(targets):
+        for dependency in graph.successors(target):
+            scores.add(dependency, IMPORT_SCORE, f"imported by target {target}")
+        for dependent in graph.predecessors(target):
+            scores.add(dependent, IMPORT_SCORE, f"imports target {target}")
+    # Further away, either direction, half as much per step.
+    distance: dict[str, int] = dict.fromkeys(targets, 0)
+    queue = deque(targets)
+    while queue:
+        path = queue.popleft()
+        depth = distance[path]
+        if depth >= MAX_DEPTH:
+            continue
+        for neighbour in _neighbours(graph, path):
+            if neighbour not in distance:
+                distance[neighbour] = depth + 1
+                queue.append(neighbour)
+    for path, depth in distance.items():
+        if depth >= 2:
+            scores.add(path, IMPORT_SCORE * 0.5 ** (depth - 1), f"{depth} imports away from the targets")
+
+
+def _neighbours(graph: Any, path: str) -> Iterable[str]:
+    yield from graph.successors(path)
+    yield from graph.predecessors(path)
+
+
+def _same_directory(snapshot: Snapshot, targets: frozenset[str], scores: _Scores) -> None:
+    directories = {posixpath.dirname(target): target for target in sorted(targets)}
+    for path in snapshot.files:
+        target = directories.get(posixpath.dirname(path))
+        if target is not None:
+            scores.add(path, SAME_DIRECTORY_SCORE, f"same directory as target {target}")
+
+
+def _test_pairs(snapshot: Snapshot, targets: frozenset[str], scores: _Scores) -> None:
+    target_names = {_bare_name(target): target for target in sorted(targets)}
+    target_subjects = {subject: target for target in sorted(targets) if (subject := _test_subject(target))}
+    for path in snapshot.files:
+        subject = _test_subject(path)
+        if subject is not None and subject in target_names:
+            scores.add(path, TEST_PAIR_SCORE, f"test of target {target_names[subject]}")
+        name = _bare_name(path)
+        if subject is None and name in target_subjects:
+            scores.add(path, TEST_PAIR_SCORE, f"tested by target {target_subjects[name]}")
+
+
+def _pagerank(snapshot: Snapshot, anchors: set[str], scores: _Scores) -> None:
+    if not anchors:
+        return
+    ranks = reference_graph(snapshot).pagerank(dict.fromkeys(anchors, 1.0))
+    others = {path: rank for path, rank in ranks.items() if path not in anchors}
+    if not others:
+        return
+    best = max(others.values())
+    if best <= 0:
+        return
+    # Only files that stand out: above the rank every file would have if all were equal.
+    floor = 1.0 / max(1, len(ranks))
+    for path, rank in others.items():
+        if rank > floor:
+            scores.add(path, PAGERANK_SCORE * rank / best, "central to the targets in the reference graph")

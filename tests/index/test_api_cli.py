@@ -1,0 +1,166 @@
+"""The lspHub.* commands as JSON in/out, and the CLI verbs on top of them."""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from lsp_hub.index import api
+from lsp_hub.index.cli import index_cli_main
+from lsp_hub.index.workspace import WorkspaceIndex
+from tests.index.index_helpers import write
+
+
+@pytest.fixture
+def pyapp_index(copy_repo: Callable[[str], Path]) -> WorkspaceIndex:
+    index = WorkspaceIndex(copy_repo("pyapp"))
+    index.build()
+    return index
+
+
+def test_repo_map_accepts_uris_and_paths(pyapp_index: WorkspaceIndex) -> None:
+    cli_uri = (pyapp_index.root / "pyapp" / "cli.py").as_uri()
+    by_uri = api.repo_map(pyapp_index, {"focusFiles": [cli_uri], "tokenBudget": 200})
+    by_path = api.repo_map(pyapp_index, {"focusFiles": ["pyapp/cli.py"], "tokenBudget": 200})
+    assert by_uri == by_path
+    assert set(by_uri) == {"text", "files", "tokens", "complete"}
+    assert by_uri["complete"] is True and by_uri["tokens"] <= 200
+    assert api.repo_map(pyapp_index, None)["files"][0]["path"] == "pyapp/models.py"
+    json.dumps(by_uri)  # plain JSON
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"tokenBudget": "big"}, "tokenBudget must be an integer"),
+        ({"tokenBudget": -1}, "tokenBudget must be between"),
+        ({"focusFiles": "a.py"}, "focusFiles must be a list of strings"),
+        ({"focusFiles": ["/elsewhere/a.py"]}, "is not inside the workspace root"),
+    ],
+)
+def test_invalid_arguments_raise_clear_errors(pyapp_index: WorkspaceIndex, arguments: dict[str, object],
+                                              message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        api.repo_map(pyapp_index, arguments)
+
+
+def test_relevant_files_with_reasons_excluding_targets(pyapp_index: WorkspaceIndex) -> None:
+    result = api.relevant_files(pyapp_index, {"description": "Evict old entries from the UserCache",
+                                              "targets": ["pyapp/storage.py"], "topN": 4})
+    paths = [entry["path"] for entry in result["files"]]
+    assert "pyapp/storage.py" not in paths
+    assert paths[0] == "pyapp/models.py"
+    reasons = dict((entry["path"], entry["reasons"]) for entry in result["files"])
+    assert "defines UserCache, User named in the description" in reasons["pyapp/models.py"]
+    assert "imported by target pyapp/storage.py" in reasons["pyapp/models.py"]
+    assert "test of target pyapp/storage.py" in reasons["tests/test_storage.py"]
+    assert "imports target pyapp/storage.py" in reasons["pyapp/service.py"]
+    assert result["complete"] is True
+    with pytest.raises(ValueError, match="description or targets"):
+        api.relevant_files(pyapp_index, {"description": "  "})
+
+
+def test_relevance_from_a_description_alone(copy_repo: Callable[[str], Path]) -> None:
+    index = WorkspaceIndex(copy_repo("tsapp"))
+    index.build()
+    result = api.relevant_files(index, {"description": "formatPrice should round to the currency digits"})
+    first = result["files"][0]
+    assert first["path"] == "src/lib/format.ts"
+    assert "defines formatPrice named in the description" in first["reasons"]
+
+
+def test_syntax_check_prefers_document_text_then_argument_then_disk(tmp_path: Path) -> None:
+    good = write(tmp_path, "ok.py", "def f():\n    return 1\n")
+    assert api.syntax_check({"uri": good.as_uri()}) == {"ok": True, "checked": True, "language": "python",
+                                                          "errors": []}
+    broken = api.syntax_check({"uri": good.as_uri(), "text": "def f(:\n"})
+    assert broken["ok"] is False and broken["errors"][0]["range"]["start"]["line"] == 0
+    assert api.syntax_check({"uri": good.as_uri(), "text": "def f(:\n"}, document_text="x = 1\n")["ok"] is True
+    unsupported = api.syntax_check({"uri": (tmp_path / "notes.txt").as_uri()})
+    assert unsupported["checked"] is False and unsupported["reason"] == "unsupported_language"
+    with pytest.raises(ValueError, match="uri is required"):
+        api.syntax_check({})
+
+
+def test_callers_command_by_position_and_by_symbol(pyapp_index: WorkspaceIndex) -> None:
+    storage = (pyapp_index.root / "pyapp" / "storage.py").as_uri()
+    by_position = api.callers(pyapp_index, {"uri": storage, "position": {"line": 6, "character": 5}})
+    by_symbol = api.callers(pyapp_index, {"symbol": "storage.save_user"})
+    assert by_position == by_symbol
+    assert by_position["symbol"] == "save_user"
+    assert [c["caller"] for c in by_position["callers"]] == ["register", "test_round_trip"]
+    assert by_position["callers"][0]["location"]["uri"].endswith("/pyapp/service.py")
+    deeper = api.callers(pyapp_index, {"symbol": "storage.save_user", "depth": 2})
+    assert max(c["depth"] for c in deeper["callers"]) == 2
+    with pytest.raises(ValueError, match="position must be an object"):
+        api.callers(pyapp_index, {"uri": storage})
+    with pytest.raises(ValueError, match="depth must be between"):
+        api.callers(pyapp_index, {"symbol": "x", "depth": 0})
+
+
+def test_status_and_incomplete_results(tmp_path: Path) -> None:
+    write(tmp_path, "a.py", "def a():\n    pass\n")
+    write(tmp_path, "blob.py", b"\x00binary")
+    index = WorkspaceIndex(tmp_path)
+    assert api.repo_map(index, {})["complete"] is False  # never built: nothing was checked
+    index.build()
+    status = api.status(index)
+    assert status["state"] == "ready" and status["files"] == 1 and status["languages"] == {"python": 1}
+    assert status["symbols"] == 1 and status["skippedFiles"] == 1
+    result = api.repo_map(index, {})
+    assert result["complete"] is False
+    assert result["skippedFiles"] == [{"path": "blob.py", "reason": "binary"}]
+
+
+def test_standing_in_for_servers(pyapp_index: WorkspaceIndex) -> None:
+    models = (pyapp_index.root / "pyapp" / "models.py").as_uri()
+    outline = api.document_symbol(pyapp_index, {"textDocument": {"uri": models}})
+    assert [symbol["name"] for symbol in outline][:2] == ["DEFAULT_ROLE", "User"]
+    assert api.workspace_symbol(pyapp_index, {"query": "slug"})[0]["name"] == "slugify"
+    cli = (pyapp_index.root / "pyapp" / "cli.py").as_uri()
+    [target] = api.definition(pyapp_index, {"textDocument": {"uri": cli}, "position": {"line": 7, "character": 6}})
+    assert target["uri"].endswith("/pyapp/other.py")
+
+
+def run_cli(argv: list[str]) -> tuple[int, str]:
+    out = io.StringIO()
+    code = index_cli_main(argv, out)
+    return code, out.getvalue()
+
+
+def test_cli_verbs(copy_repo: Callable[[str], Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = copy_repo("pyapp")
+    code, text = run_cli(["index", str(root)])
+    assert code == 0 and "9 files" in text and "9 parsed" in text
+    code, text = run_cli(["index", str(root)])
+    assert "0 parsed" in text  # warm
+
+    code, text = run_cli(["repomap", str(root), "--budget", "40"])
+    assert code == 0 and text.startswith("pyapp/models.py:\n")
+    code, text = run_cli(["repomap", str(root), "--budget", "40", "--json"])
+    assert json.loads(text)["tokens"] <= 40
+
+    code, text = run_cli(["relevant", str(root), "slugify the user names", "--top", "2"])
+    assert code == 0 and "pyapp/util/text.py" in text.splitlines()[0]
+
+    monkeypatch.chdir(root)
+    code, text = run_cli(["callers", "pyapp/storage.py:7:5", "--depth", "2"])
+    assert code == 0
+    assert "pyapp/service.py:20:12  register" in text
+    assert "    pyapp/service.py:14:16  Registry.register_one" in text
+    code, text = run_cli(["callers", "--symbol", "make_user", "--json"])
+    assert json.loads(text)["callers"][0]["caller"] == "register"
+
+    bad = write(tmp_path, "bad.ts", "function f( {\n")
+    code, text = run_cli(["syntax", str(bad)])
+    assert code == 1 and text.startswith(f"{bad}:1:")
+    code, text = run_cli(["syntax", str(root / "pyapp" / "models.py"), "--json"])
+    assert code == 0 and json.loads(text)["ok"] is True
+
+    assert run_cli(["callers", "no-position"])[0] == 2
+    assert run_cli(["relevant", str(root), "a", "b"])[0] == 2
+    assert run_cli(["bogus"])[0] == 2
