@@ -270,5 +270,5 @@ def test_emacs_eglot_starts_lsp_hub_and_gets_answers(
         assert re.search(rf"^\s+{server}\s+running\s", status, re.M), status
     if "lspHub.repoMap" in result["advertised"]:
         shown = [line for line in result["repo-map-buffer"].splitlines() if not line.startswith("# incomplete")]
-        assert shown == result["repo-map-direct"].splitlines()
+        assert shown == result["repo-map-direct"].rstrip("\n").splitlines()
         assert "app/models.py" in result["repo-map-direct"]

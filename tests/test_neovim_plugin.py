@@ -335,7 +335,7 @@ def test_repo_map_command_shows_the_map_of_the_hub(session: dict[str, Any]) -> N
     _require_advertised(session, "lspHub.repoMap")
     direct = session["repo_map_direct"]
     shown = [line for line in session["repo_map_buffer"] if not line.startswith("# incomplete")]
-    assert shown == direct["text"].split("\n")
+    assert shown == direct["text"].rstrip("\n").split("\n")
     assert "app/models.py" in direct["text"], direct  # service.py imports it: it must rank on the map
     assert not any(line.strip() == "app/service.py" or line.startswith("app/service.py") for line in shown)
 

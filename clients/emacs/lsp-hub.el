@@ -225,7 +225,8 @@ With a prefix argument, ask for the token BUDGET."
          (argument (if (buffer-file-name) (append argument (list :focusFiles (vector (lsp-hub--uri)))) argument))
          (result (lsp-hub-execute "lspHub.repoMap" argument server))
          (note (lsp-hub--incomplete-note result)))
-    (lsp-hub--show "*lsp-hub repo map*" (concat (if note (format "# %s\n" note) "") (plist-get result :text) "\n")
+    (lsp-hub--show "*lsp-hub repo map*" (concat (if note (format "# %s\n" note) "")
+                                                 (string-trim-right (plist-get result :text) "\n+") "\n")
                    nil (lsp-hub--root server))))
 
 (defun lsp-hub--grep-buffer (name header lines directory)

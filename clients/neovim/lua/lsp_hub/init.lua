@@ -310,7 +310,8 @@ function M.repo_map(opts)
     argument.focusFiles = { vim.uri_from_bufnr(bufnr) }
   end
   M.execute("lspHub.repoMap", argument, function(result)
-    local lines = vim.split(result.text or "", "\n", { plain = true })
+    local text = (result.text or ""):gsub("\n+$", "")
+    local lines = vim.split(text, "\n", { plain = true })
     local note = incomplete_note(result)
     if note then
       table.insert(lines, 1, "# " .. note)
