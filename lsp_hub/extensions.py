@@ -1,4 +1,4 @@
-"""The features that live beside the proxy, wired into each session (the code index joins here)."""
+"""The features that live beside the proxy, wired into each session."""
 
 from __future__ import annotations
 
@@ -6,4 +6,6 @@ from lsp_hub.session import SessionExtension
 
 
 def default_extensions() -> list[SessionExtension]:
-    return []
+    from lsp_hub.index_extension import IndexExtension
+
+    return [IndexExtension()]

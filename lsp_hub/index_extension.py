@@ -1,0 +1,368 @@
+"""The code index wired into a session: builds, freshness, progress, lspHub.* commands, stand-in answers.
+
+The index itself (`lsp_hub.index`) is a library that knows nothing of LSP; this module is the adapter. CPU work
+(building, queries) runs in worker threads (builds fan out to processes inside the library) so the event loop
+keeps forwarding messages meanwhile.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from lsp_hub.diagnostics import Part
+from lsp_hub.documents import Document, uri_to_path
+from lsp_hub.jsonrpc import INVALID_PARAMS, ResponseFailure
+from lsp_hub.session import HubCommand, Session, SessionExtension
+
+if TYPE_CHECKING:
+    from lsp_hub.index.workspace import WorkspaceIndex
+
+logger = logging.getLogger(__name__)
+
+SYNTAX_OWNER = 0  # the hub's own diagnostics part (backends have uids from 1)
+UPDATE_DEBOUNCE_SECONDS = 0.3
+WAIT_FOR_BUILD_SECONDS = 10.0
+POLL_SECONDS = 10.0
+PROGRESS_TOKEN = "lsp-hub/index"
+
+
+class IndexExtension(SessionExtension):
+    def __init__(self) -> None:
+        self.session: Session | None = None
+        self.indexes: dict[str, WorkspaceIndex] = {}
+        self._built: asyncio.Event | None = None
+        self._update_timers: dict[str, asyncio.TimerHandle] = {}
+        self._poller: asyncio.Task[None] | None = None
+        self._watching = False
+        self._syntax_uris: set[str] = set()
+
+    # ------------------------------------------------------------------------------------------------ lifecycle
+    def on_initialized(self, session: Session) -> None:
+        from lsp_hub.index.workspace import WorkspaceIndex
+
+        self.session = session
+        for folder in session.folders:
+            try:
+                self.indexes[folder] = WorkspaceIndex(folder)
+            except OSError as exc:
+                logger.error("cannot index %s: %s", folder, exc)
+        self._built = asyncio.Event()
+        session.spawn(self._build_all())
+
+    async def close(self) -> None:
+        if self._poller is not None:
+            self._poller.cancel()
+        for timer in self._update_timers.values():
+            timer.cancel()
+        for index in self.indexes.values():
+            await asyncio.to_thread(index.close)
+
+    async def _build_all(self) -> None:
+        session = self.session
+        assert session is not None and self._built is not None
+        progress = await self._progress_begin("Indexing workspace")
+        loop = asyncio.get_running_loop()
+        last_report = 0.0
+
+        def report(done: int, total: int) -> None:  # called from the build thread
+            nonlocal last_report
+            now = time.monotonic()
+            if progress and (now - last_report > 0.2 or done == total):
+                last_report = now
+                percentage = int(100 * done / total) if total else 100
+                loop.call_soon_threadsafe(self._progress, "report", f"Indexing {done}/{total} files", percentage)
+
+        try:
+            for folder, index in list(self.indexes.items()):
+                started = time.perf_counter()
+                statistics = await asyncio.to_thread(index.build, report)
+                logger.info("indexed %s: %s files, %s symbols in %.2f s", folder, statistics.get("files"),
+                            statistics.get("symbols"), time.perf_counter() - started)
+        except Exception:
+            logger.exception("building the index failed")
+        finally:
+            self._built.set()
+            if progress:
+                self._progress("end", "Index ready", None)
+        # Documents opened while building were indexed from disk: their in-memory text goes in now.
+        for document in session.documents:
+            self._schedule_update(document.uri, delay=0.0)
+        self._watch_files()
+
+    async def _progress_begin(self, title: str) -> bool:
+        session = self.session
+        if session is None or not session.client_supports("window", "workDoneProgress"):
+            return False
+        try:
+            _, answer = session.protocol.request("window/workDoneProgress/create", {"token": PROGRESS_TOKEN})
+            await asyncio.wait_for(answer, 5)
+        except Exception as exc:
+            logger.info("no progress reporting: %s", exc)
+            return False
+        session.protocol.notify("$/progress", {"token": PROGRESS_TOKEN, "value": {
+            "kind": "begin", "title": title, "cancellable": False, "percentage": 0}})
+        return True
+
+    def _progress(self, kind: str, message: str, percentage: int | None) -> None:
+        if self.session is None or self.session.state == "closed":
+            return
+        value: dict[str, Any] = {"kind": kind, "message": message}
+        if percentage is not None:
+            value["percentage"] = percentage
+        self.session.protocol.notify("$/progress", {"token": PROGRESS_TOKEN, "value": value})
+
+    # ------------------------------------------------------------------------------------------------ freshness
+    def _watch_files(self) -> None:
+        """Ask the client to watch files for us; a client that cannot gets polled mtimes instead."""
+        session = self.session
+        if session is None:
+            return
+        if session.client_supports("workspace", "didChangeWatchedFiles", "dynamicRegistration"):
+            registration = {"id": "lsp-hub/index-watcher", "method": "workspace/didChangeWatchedFiles",
+                            "registerOptions": {"watchers": [{"globPattern": "**/*"}]}}
+            _, answer = session.protocol.request("client/registerCapability", {"registrations": [registration]})
+            answer.add_done_callback(_log_refusal)
+            self._watching = True
+        else:
+            self._poller = session.spawn(self._poll())
+
+    async def _poll(self) -> None:
+        while True:
+            await asyncio.sleep(POLL_SECONDS)
+            for index in list(self.indexes.values()):
+                try:
+                    await asyncio.to_thread(index.build)  # a warm build: walks and stats, parses what changed
+                except Exception:
+                    logger.exception("refreshing the index failed")
+
+    def index_for(self, uri_or_path: str | None) -> WorkspaceIndex | None:
+        """The index of the workspace folder holding a file (the first folder when no file is named)."""
+        if not self.indexes:
+            return None
+        if uri_or_path:
+            path = uri_to_path(uri_or_path) if "://" in uri_or_path else uri_or_path
+            if path:
+                candidates = [f for f in self.indexes if path == f or path.startswith(f.rstrip("/") + "/")]
+                if candidates:
+                    return self.indexes[max(candidates, key=len)]
+        return next(iter(self.indexes.values()))
+
+    def on_document_changed(self, session: Session, document: Document) -> None:
+        self._schedule_update(document.uri)
+
+    def on_document_closed(self, session: Session, uri: str) -> None:
+        self._schedule_update(uri)  # back to the file on disk
+        if uri in self._syntax_uris:
+            self._syntax_uris.discard(uri)
+            session.diagnostics.clear_uri(uri, {SYNTAX_OWNER})
+
+    def on_watched_files_changed(self, session: Session, changes: list[dict[str, Any]]) -> None:
+        for change in changes:
+            uri = change.get("uri")
+            if isinstance(uri, str) and session.documents.get(uri) is None:
+                self._schedule_update(uri)
+
+    def _schedule_update(self, uri: str, delay: float = UPDATE_DEBOUNCE_SECONDS) -> None:
+        timer = self._update_timers.pop(uri, None)
+        if timer is not None:
+            timer.cancel()
+        session = self.session
+        if session is None:
+            return
+        self._update_timers[uri] = asyncio.get_running_loop().call_later(
+            delay, lambda: session.spawn(self._update(uri)))
+
+    async def _update(self, uri: str) -> None:
+        self._update_timers.pop(uri, None)
+        session = self.session
+        path = uri_to_path(uri)
+        index = self.index_for(uri)
+        if session is None or path is None or index is None:
+            return
+        document = session.documents.get(uri)
+        text = document.text.encode("utf-8", "surrogatepass") if document is not None else None
+        try:
+            if index.relative_path(path) is not None:
+                await asyncio.to_thread(index.update_file, path, text)
+        except (ValueError, OSError) as exc:
+            logger.debug("not indexing %s: %s", uri, exc)
+        if document is not None:
+            await self._syntax_diagnostics(document)
+
+    async def _syntax_diagnostics(self, document: Document) -> None:
+        """Syntax errors as diagnostics, for documents no language server is there to check."""
+        from lsp_hub.backends import State
+        from lsp_hub.index.languages import language_for_path
+        from lsp_hub.index.syntax import syntax_check_result
+
+        session = self.session
+        assert session is not None
+        path = uri_to_path(document.uri) or document.uri
+        language = language_for_path(path)
+        served = any(b.state in (State.RUNNING, State.STARTING)
+                     for b in session.backends_for_uri(document.uri, "diagnostics"))
+        if language is None or served:
+            if document.uri in self._syntax_uris:
+                self._syntax_uris.discard(document.uri)
+                session.diagnostics.clear_uri(document.uri, {SYNTAX_OWNER})
+            return
+        version = document.version
+        result = await asyncio.to_thread(syntax_check_result, document.text.encode("utf-8", "surrogatepass"),
+                                         language)
+        current = session.documents.get(document.uri)
+        if current is None or current.version != version:
+            return  # an older text: a newer check is on its way
+        diagnostics = [{"range": error["range"], "message": error["message"], "severity": 1, "source": "lsp-hub"}
+                       for error in result.get("errors", [])]
+        self._syntax_uris.add(document.uri)
+        session.diagnostics.put(document.uri, Part(SYNTAX_OWNER, "syntax", "lsp-hub"), diagnostics, version)
+
+    # ------------------------------------------------------------------------------------------------ commands
+    def commands(self) -> dict[str, HubCommand]:
+        return {
+            "lspHub.repoMap": self._command("repo_map", ("focusFiles",)),
+            "lspHub.relevantFiles": self._command("relevant_files", ("targets",)),
+            "lspHub.callers": self._command("callers", ("uri",)),
+            "lspHub.syntaxCheck": self._syntax_check,
+        }
+
+    def _command(self, function: str, locating_keys: tuple[str, ...]) -> HubCommand:
+        def run(session: Session, arguments: list[Any]) -> Any:
+            args = _single_object(arguments)
+            anchor = None
+            for key in locating_keys:
+                value = args.get(key)
+                anchor = value[0] if isinstance(value, list) and value else value if isinstance(value, str) else None
+                if anchor:
+                    break
+            return self._query(function, args, anchor)
+
+        return run
+
+    async def _query(self, function: str | Callable[..., Any], args: dict[str, Any], anchor: str | None) -> Any:
+        from lsp_hub.index import api
+
+        call = getattr(api, function) if isinstance(function, str) else function
+        index = self.index_for(anchor)
+        if index is None:
+            raise ResponseFailure(INVALID_PARAMS, "lsp-hub has no workspace folder to index")
+        if self._built is not None and not self._built.is_set():
+            # Past the wait, answer from what is indexed so far: the result then says complete: false.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(self._built.wait()), WAIT_FOR_BUILD_SECONDS)
+        try:
+            return await asyncio.to_thread(call, index, args)
+        except ValueError as exc:
+            raise ResponseFailure(INVALID_PARAMS, str(exc)) from exc
+
+    def _syntax_check(self, session: Session, arguments: list[Any]) -> Any:
+        from lsp_hub.index import api
+
+        args = _single_object(arguments)
+        uri = args.get("uri")
+        if not isinstance(uri, str):
+            raise ResponseFailure(INVALID_PARAMS, "lspHub.syntaxCheck needs {uri: string, text?: string}")
+        document = session.documents.get(uri)  # the editor's text wins over the argument and the disk
+
+        async def run() -> Any:
+            try:
+                return await asyncio.to_thread(api.syntax_check, args, document.text if document else None,
+                                               self.index_for(uri))
+            except ValueError as exc:
+                raise ResponseFailure(INVALID_PARAMS, str(exc)) from exc
+
+        return run()
+
+    # ------------------------------------------------------------------------------------------------ status
+    def status(self, session: Session) -> dict[str, Any]:
+        if not self.indexes:
+            return {}
+        parts = [index.statistics() for index in self.indexes.values()]
+        languages: dict[str, int] = {}
+        for part in parts:
+            for language, count in part.get("languages", {}).items():
+                languages[language] = languages.get(language, 0) + count
+        times = [p["lastBuildSeconds"] for p in parts if p.get("lastBuildSeconds") is not None]
+        return {"index": {
+            "state": "ready" if all(p["state"] == "ready" for p in parts) else "building",
+            "files": sum(p.get("files", 0) for p in parts),
+            "symbols": sum(p.get("symbols", 0) for p in parts),
+            "languages": dict(sorted(languages.items())),
+            "lastBuildSeconds": max(times) if times else None,
+            "skippedFiles": sum(p.get("skippedFiles", 0) for p in parts),
+            "roots": [str(index.root) for index in self.indexes.values()],
+        }}
+
+    # ------------------------------------------------------------------------------------------------ stand-in
+    def fallback(self, session: Session, method: str, params: Any) -> Any:
+        """Answers from the index when no running server gave one (a language with no server, say)."""
+        handler = STAND_IN.get(method)
+        if handler is None or not isinstance(params, dict):
+            return None
+        uri = (params.get("textDocument") or {}).get("uri") or (params.get("item") or {}).get("uri")
+        return self._query(handler, params, uri if isinstance(uri, str) else None)
+
+
+def _prepare_call_hierarchy(index: WorkspaceIndex, params: dict[str, Any]) -> Any:
+    from lsp_hub.index import api
+
+    uri = params["textDocument"]["uri"]
+    found = api.callers(index, {"uri": uri, "position": params["position"]})
+    return [
+        {"name": found["symbol"] or "?", "kind": 12, "uri": location["uri"], "range": location["range"],
+         "selectionRange": location["range"]}
+        for location in found["definitions"][:1]
+    ] or None
+
+
+def _incoming_calls(index: WorkspaceIndex, params: dict[str, Any]) -> Any:
+    from lsp_hub.index import api
+
+    item = params["item"]
+    found = api.callers(index, {"uri": item["uri"], "position": item["selectionRange"]["start"]})
+    calls: dict[tuple[str, str], dict[str, Any]] = {}
+    for caller in found["callers"]:
+        location = caller["location"]
+        key = (location["uri"], caller["caller"] or "")
+        entry = calls.setdefault(key, {"from": {
+            "name": caller["caller"] or "(module level)", "kind": 12, "uri": location["uri"],
+            "range": location["range"], "selectionRange": location["range"]}, "fromRanges": []})
+        entry["fromRanges"].append(location["range"])
+    return list(calls.values())
+
+
+def _api(function: str) -> Callable[[WorkspaceIndex, dict[str, Any]], Any]:
+    def call(index: WorkspaceIndex, params: dict[str, Any]) -> Any:
+        from lsp_hub.index import api
+
+        return getattr(api, function)(index, params)
+
+    return call
+
+
+# What the index answers when no running server gave an answer (a language with no server installed, say).
+STAND_IN: dict[str, Callable[[WorkspaceIndex, dict[str, Any]], Any]] = {
+    "textDocument/documentSymbol": _api("document_symbol"),
+    "workspace/symbol": _api("workspace_symbol"),
+    "textDocument/definition": _api("definition"),
+    "textDocument/prepareCallHierarchy": _prepare_call_hierarchy,
+    "callHierarchy/incomingCalls": _incoming_calls,
+}
+
+
+def _log_refusal(answer: asyncio.Future[Any]) -> None:
+    if not answer.cancelled() and answer.exception() is not None:
+        logger.info("the client would not watch files for the index: %s", answer.exception())
+
+
+def _single_object(arguments: list[Any]) -> dict[str, Any]:
+    if not arguments:
+        return {}
+    if len(arguments) != 1 or not isinstance(arguments[0], dict):
+        raise ResponseFailure(INVALID_PARAMS, "lspHub commands take one JSON object argument")
+    return arguments[0]
