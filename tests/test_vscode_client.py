@@ -34,6 +34,8 @@ def _environment() -> dict[str, str]:
     # Servers installed beside this interpreter (basedpyright, ruff) are found by the hub on PATH.
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     env["VSCE_PYTHON"] = sys.executable
+    # This checkout's hub has the index: its four commands must be advertised and answer, never be skipped.
+    env["LSP_HUB_REQUIRE_INDEX_COMMANDS"] = "1"
     env.setdefault("npm_config_update_notifier", "false")
     return env
 
@@ -85,8 +87,16 @@ def test_extension_unit_and_integration_tests_pass(built_extension: str) -> None
     assert counts.get("fail") == 0, f"npm test reported failures: {counts}\n{_explain(result)}"
     # A unit suite that found no tests would also "pass": require a substantial number of passing tests.
     assert counts.get("pass", 0) >= 90, f"too few tests ran: {counts}"
-    # lspHub.status and hover against the real hub must have run, not been skipped.
-    must_pass = ("advertises lspHub.status", "answers hover on an opened Python file", "lspHub.status lists the")
+    # Hover, lspHub.status and the index commands against the real hub must have run, not been skipped.
+    must_pass = (
+        "advertises lspHub.status",
+        "answers hover on an opened Python file",
+        "lspHub.status lists the",
+        "lspHub.repoMap answers",
+        "lspHub.relevantFiles ranks",
+        "lspHub.syntaxCheck reports",
+        "lspHub.callers at the cursor",
+    )
     for title in must_pass:
         assert re.search(rf"^\s*ok \d+ - {re.escape(title)}[^\n#]*$", result.stdout, re.M), f"{title!r} did not pass"
 
