@@ -6,10 +6,8 @@
   name contributes `multiplier * sqrt(uses in A) / sqrt(files defining the name)`: a name defined in many files says
   little about any one of them, private `_names` and very common names (defined in many files, or referenced by a
   large share of all files) count a tenth, and a name A imports from a known file only points at that file.
-- Personalized PageRank over the reference graph. `nx.pagerank` needs scipy, which the index does not depend on, and
-  its pure-Python fallback is too slow for a 200 ms repo map; `pagerank` here is the same power iteration (damping
-  0.85, dangling nodes redistributed by the personalization, as networkx does) over arrays prepared once per graph,
-  with the per-node sums done by C-level `sum(map(...))`.
+- Personalized PageRank over the reference graph: `nx.pagerank` (damping 0.85; networkx computes it with scipy).
+  Edges carrying a negligible share of a file's outgoing weight are pruned first, which keeps it fast.
 
 Everything is computed lazily per snapshot and cached on it, so it is rebuilt only after a change.
 """
@@ -17,7 +15,6 @@ Everything is computed lazily per snapshot and cached on it, so it is rebuilt on
 from __future__ import annotations
 
 import math
-import operator
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -149,34 +146,23 @@ def name_multiplier(name: str, definer_count: int, referencer_count: int, file_c
 
 
 class ReferenceGraph:
-    """The weighted file reference graph plus the arrays the power iteration runs on."""
+    """The weighted file reference graph and the ranks computed on it."""
 
     def __init__(self, nodes: list[str], outgoing: list[dict[int, float]]) -> None:
         """`outgoing[i]` maps target node positions to the summed edge weight from node i."""
         self.nodes = nodes
         self.index = {node: position for position, node in enumerate(nodes)}
         self.out_weight: dict[str, float] = {}
-        sources: list[list[int]] = [[] for _ in nodes]
-        weights: list[list[float]] = [[] for _ in nodes]
         kept: list[tuple[str, str, float]] = []
-        self.dangling: list[int] = []
         for source_index, targets in enumerate(outgoing):
             total = sum(targets.values())
             self.out_weight[nodes[source_index]] = total
             if total <= 0.0:
-                self.dangling.append(source_index)
                 continue
             threshold = PRUNE_SHARE * total
-            strong = [(target, weight) for target, weight in targets.items() if weight >= threshold]
-            kept_total = sum(weight for _target, weight in strong)
-            for target_index, weight in strong:
-                sources[target_index].append(source_index)
-                weights[target_index].append(weight / kept_total)
-                kept.append((nodes[source_index], nodes[target_index], weight))
-        self.in_sources = [tuple(entry) for entry in sources]
-        self.in_weights = [tuple(entry) for entry in weights]
-        self.last_iterations = 0
-        # The networkx view holds the edges the ranking uses (pruned), for other graph algorithms and inspection.
+            kept.extend((nodes[source_index], nodes[target_index], weight)
+                        for target_index, weight in targets.items() if weight >= threshold)
+        # The edges the ranking uses (pruned); networkx normalises each file's outgoing weights.
         self.graph = nx.DiGraph()
         self.graph.add_nodes_from(nodes)
         self.graph.add_weighted_edges_from(kept)
@@ -204,35 +190,17 @@ class ReferenceGraph:
         self, personalization: Mapping[str, float] | None = None, alpha: float = DAMPING, tolerance: float = 1.0e-6,
         max_iterations: int = 100,
     ) -> dict[str, float]:
-        """PageRank as networkx computes it (teleport and dangling mass follow the personalization)."""
-        count = len(self.nodes)
-        if count == 0:
+        """networkx's PageRank (scipy-backed) over the pruned, weighted graph; teleport and dangling mass follow
+        the personalization, as networkx does."""
+        if not self.nodes:
             return {}
+        vector = None
         if personalization:
-            vector = [max(0.0, float(personalization.get(node, 0.0))) for node in self.nodes]
-            total = sum(vector)
-            teleport = [value / total for value in vector] if total > 0 else [1.0 / count] * count
-        else:
-            teleport = [1.0 / count] * count
-        ranks = list(teleport) if personalization else [1.0 / count] * count
-        in_sources, in_weights, dangling = self.in_sources, self.in_weights, self.dangling
-        mul = operator.mul
-        self.last_iterations = 0
-        for _ in range(max_iterations):
-            self.last_iterations += 1
-            get = ranks.__getitem__
-            dangling_mass = alpha * sum(map(get, dangling))
-            base = 1.0 - alpha + dangling_mass
-            new_ranks = [
-                alpha * sum(map(mul, map(get, in_sources[position]), in_weights[position]))
-                + base * teleport[position]
-                for position in range(count)
-            ]
-            error = sum(abs(new - old) for new, old in zip(new_ranks, ranks, strict=True))
-            ranks = new_ranks
-            if error < count * tolerance:
-                break
-        return dict(zip(self.nodes, ranks, strict=True))
+            vector = {node: max(0.0, float(value)) for node, value in personalization.items() if node in self.index}
+            if not any(vector.values()):
+                vector = None
+        return dict(nx.pagerank(self.graph, alpha=alpha, personalization=vector, weight="weight",
+                                tol=tolerance, max_iter=max_iterations))
 
 
 def reference_graph(snapshot: Snapshot) -> ReferenceGraph:
