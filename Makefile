@@ -9,12 +9,13 @@ WITH_ENV := . scripts/env.sh &&
 PYTEST_ARGS ?=
 
 SETUP_STAMP := .tools/setup.stamp
-SETUP_INPUTS := pyproject.toml scripts/setup.sh scripts/npm-tools/package.json scripts/npm-tools/package-lock.json
+SETUP_INPUTS := pyproject.toml scripts/setup.sh scripts/npm-tools/package.json scripts/npm-tools/package-lock.json \
+	clients/vscode/package.json clients/vscode/package-lock.json
 # A deleted .venv or .tools must re-run setup even when the stamp looks newer than its inputs.
-SETUP_OUTPUTS_PRESENT := $(and $(wildcard .venv/bin/lsp-hub),$(wildcard .tools/npm/node_modules/.bin/typescript-language-server))
+SETUP_OUTPUTS_PRESENT := $(and $(wildcard .venv/bin/lsp-hub),$(wildcard .tools/npm/node_modules/.bin/typescript-language-server),$(wildcard clients/vscode/node_modules/.bin/tsc))
 SETUP_FORCE := $(if $(SETUP_OUTPUTS_PRESENT),,setup-force)
 
-.PHONY: help setup setup-force test demo lint bench
+.PHONY: help setup setup-force test demo lint bench vsix
 
 help:
 	@echo "make demo    install everything, then run a scripted session through lsp-hub on examples/sample"
@@ -46,3 +47,6 @@ bench: setup
 	@shopt -s nullglob; scripts=(bench/*.py); \
 	if [[ $${#scripts[@]} -eq 0 ]]; then echo "make bench: no bench/*.py yet" >&2; exit 1; fi; \
 	. scripts/env.sh; for script in "$${scripts[@]}"; do echo "== $$script"; python "$$script"; done
+
+vsix: setup
+	$(WITH_ENV) cd clients/vscode && npm run build && npm run package

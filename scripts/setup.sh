@@ -96,6 +96,20 @@ step_npm_servers() {
     printf '%s\n' "$wanted" >"$stamp"
 }
 
+VSCODE_DIR="$REPO_ROOT/clients/vscode"
+step_vscode_extension() {
+    local stamp="$VSCODE_DIR/node_modules/.installed.sha256" wanted
+    wanted="$(content_hash "$VSCODE_DIR/package.json" "$VSCODE_DIR/package-lock.json")"
+    if [[ -f "$stamp" && "$(cat "$stamp")" == "$wanted" ]]; then
+        say "vscode extension: clients/vscode/node_modules up to date"; return 0
+    fi
+    say "vscode extension: npm ci in clients/vscode (vscode-languageclient, typescript 5, esbuild, @vscode/vsce)"
+    rm -f "$stamp"
+    # --ignore-scripts: esbuild and vsce work without their optional install scripts.
+    run_logged npm ci --prefix "$VSCODE_DIR" --ignore-scripts --no-audit --no-fund --loglevel=error
+    printf '%s\n' "$wanted" >"$stamp"
+}
+
 step_debian_packages() {
     if [[ "${SETUP_SKIP_APT:-0}" == "1" ]]; then
         say "debian packages: skipped (SETUP_SKIP_APT=1)"
@@ -128,6 +142,7 @@ main() {
     step_python_venv
     step_python_packages
     step_npm_servers
+    step_vscode_extension
     step_debian_packages
     say "done in $((SECONDS - started)) s (log: .tools/setup.log; put the tools on PATH with: . scripts/env.sh)"
 }
