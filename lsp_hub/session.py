@@ -104,7 +104,10 @@ class Session:
         self.trusted_roots: frozenset[Path] = frozenset()
         self.config_problems: list[str] = []
         self.extensions = list(extensions or [])
-        self.commands: dict[str, HubCommand] = {"lspHub.status": lambda session, args: session.status()}
+        self.commands: dict[str, HubCommand] = {
+            "lspHub.status": lambda session, args: session.status(),
+            "lspHub.restartServer": lambda session, args: session.restart_server(args),
+        }
         for extension in self.extensions:
             self.commands.update(extension.commands())
         self.forwarder = Forwarder(self)
@@ -781,6 +784,19 @@ class Session:
             raise ResponseFailure(METHOD_NOT_FOUND, f"no server handles {method}")
 
         return run()
+
+    async def restart_server(self, arguments: list[Any]) -> dict[str, Any]:
+        """lspHub.restartServer {name, root?}: stop the matching servers and start them again (a failed one too)."""
+        args = arguments[0] if arguments and isinstance(arguments[0], dict) else {}
+        name, root = args.get("name"), args.get("root")
+        if not isinstance(name, str):
+            raise ResponseFailure(INVALID_PARAMS, "lspHub.restartServer needs {name: string, root?: string}")
+        matching = [b for b in self.pool if b.name == name and (root is None or b.root == root)]
+        if not matching:
+            raise ResponseFailure(INVALID_PARAMS, f"no server {name!r} at {root or 'any root'}")
+        for backend in matching:
+            await backend.restart()
+        return {"restarted": [{"name": b.name, "root": b.root, "state": b.state.value} for b in matching]}
 
     # ================================================================================================ status
     def status(self) -> dict[str, Any]:

@@ -183,3 +183,18 @@ async def test_no_server_outlives_the_hub(start_hub: StartHub, how: str) -> None
             break
         await asyncio.sleep(0.1)
     assert pids_alive(pids) == []
+
+
+async def test_restart_server_command_brings_a_given_up_server_back(start_hub: StartHub) -> None:
+    hub = await start_hub({"fakeA": {"responses": {"textDocument/hover": {"echo": True}}}, "fakeB": {}},
+                          languages=ONLY_A)
+    uri = hub.client.open(hub.file("r.beta", "a\n"), "beta")
+    pid = await _running_pid(hub, "fakeA")
+    result = await hub.client.request("workspace/executeCommand",
+                                      {"command": "lspHub.restartServer", "arguments": [{"name": "fakeA"}]})
+    assert result["restarted"][0]["name"] == "fakeA"
+    assert await _running_pid(hub, "fakeA") != pid
+    assert (await hub.client.request("textDocument/hover", hover(uri)))["server"] == "fakeA"
+    with pytest.raises(ResponseFailure):
+        await hub.client.request("workspace/executeCommand",
+                                 {"command": "lspHub.restartServer", "arguments": [{"name": "nobody"}]})

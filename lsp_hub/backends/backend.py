@@ -572,6 +572,15 @@ class Backend:
         if self._connection is connection:
             self._connection = None
 
+    async def restart(self) -> None:
+        """Stop (politely) and start again with a clean slate, a server that had been given up on included."""
+        await self.stop()
+        self._crash_times.clear()
+        self.failure = None
+        self.state = State.STOPPED
+        if self.open_documents:
+            self.ensure_started()
+
     def kill_now(self) -> None:
         """Last resort at hub exit: no politeness, no waiting."""
         for connection in (self._connection, self._stopping_connection):
