@@ -1,0 +1,106 @@
+"""The code index through the hub: commands, freshness after edits, syntax diagnostics and stand-in answers."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from tests.hub_fixtures import HubUnderTest, StartHub
+
+pytestmark = pytest.mark.asyncio
+
+# Python routed to a fake server (so no real server starts); Ruby has no server at all.
+LANGUAGES = {"python": {"extensions": ["py"], "language_ids": ["python"], "servers": ["fakeA"]},
+             "alpha": {"extensions": ["alpha"], "servers": ["fakeA"]}}
+
+
+async def command(hub: HubUnderTest, name: str, argument: dict[str, Any]) -> Any:
+    return await hub.client.request("workspace/executeCommand", {"command": name, "arguments": [argument]})
+
+
+async def ready(hub: HubUnderTest) -> dict[str, Any]:
+    for _ in range(200):
+        status = await hub.client.status()
+        if status.get("index", {}).get("state") == "ready":
+            return status
+        await asyncio.sleep(0.05)
+    raise AssertionError("the index never became ready")
+
+
+async def test_index_commands_follow_an_edit_made_in_the_editor(start_hub: StartHub) -> None:
+    hub = await start_hub({"fakeA": {}, "fakeB": {}}, languages=LANGUAGES, initialize=False)
+    hub.file("pkg/__init__.py", "")
+    hub.file("pkg/core.py", "def compute_total(items):\n    return sum(items)\n")
+    user = hub.file("pkg/user.py",
+                    "from pkg.core import compute_total\n\n\ndef report():\n    return compute_total([1])\n")
+    await hub.client.initialize(hub.workspace)
+    status = await ready(hub)
+    assert status["index"]["files"] == 3 and status["index"]["languages"] == {"python": 3}
+    callers = await command(hub, "lspHub.callers", {"symbol": "compute_total"})
+    assert [c["caller"] for c in callers["callers"]] == ["report"] and callers["complete"] is True
+
+    uri = hub.client.open(user, "python")
+    hub.client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 2}, "contentChanges": [
+        {"range": {"start": {"line": 5, "character": 0}, "end": {"line": 5, "character": 0}},
+         "text": "\ndef summarize_everything():\n    return compute_total([2])\n"}]})
+
+    async def callers_now() -> list[str]:
+        found = await command(hub, "lspHub.callers", {"symbol": "compute_total"})
+        return sorted(c["caller"] for c in found["callers"])
+
+    for _ in range(100):
+        if await callers_now() == ["report", "summarize_everything"]:
+            break
+        await asyncio.sleep(0.05)
+    assert await callers_now() == ["report", "summarize_everything"]  # unsaved text, seen through the hub
+    repo_map = await command(hub, "lspHub.repoMap", {"tokenBudget": 200, "mentionedIdents": ["summarize_everything"]})
+    assert "summarize_everything" in repo_map["text"] and repo_map["tokens"] <= 200
+    relevant = await command(hub, "lspHub.relevantFiles", {"description": "change compute_total", "topN": 3})
+    assert relevant["files"][0]["path"] == "pkg/core.py" and relevant["files"][0]["reasons"]
+    # Closing the document without saving: the index goes back to the file on disk.
+    hub.client.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+    for _ in range(100):
+        if await callers_now() == ["report"]:
+            break
+        await asyncio.sleep(0.05)
+    assert await callers_now() == ["report"]
+
+
+async def test_a_language_without_server_gets_syntax_diagnostics_and_index_answers(start_hub: StartHub) -> None:
+    hub = await start_hub({"fakeA": {}, "fakeB": {}}, languages=LANGUAGES)
+    ruby = hub.file("lib/shapes.rb", "class Square\n  def area(side)\n    side * side\n  end\nend\n")
+    uri = hub.client.open(ruby, "ruby", text="class Square\n  def area(side\n    side * side\n  end\nend\n")
+    diagnostics = await hub.client.wait_diagnostics(uri, lambda d: len(d) > 0)
+    assert {d["source"] for d in diagnostics} == {"lsp-hub"}
+    assert diagnostics[0]["range"]["start"]["line"] in (1, 2)
+    hub.client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 2},
+                                                 "contentChanges": [{"text": ruby.read_text()}]})
+    await hub.client.wait_diagnostics(uri, lambda d: d == [])
+    await ready(hub)
+    symbols = await hub.client.request("textDocument/documentSymbol", {"textDocument": {"uri": uri}})
+    names = {s["name"] for s in symbols} | {c["name"] for s in symbols for c in s.get("children", [])}
+    assert {"Square", "area"} <= names
+    found = await hub.client.request("workspace/symbol", {"query": "Squ"})
+    assert any(s["name"] == "Square" for s in found)
+    checked = await command(hub, "lspHub.syntaxCheck", {"uri": uri})
+    assert checked == {"ok": True, "checked": True, "language": "ruby", "errors": []}
+    unsupported = await command(hub, "lspHub.syntaxCheck", {"uri": hub.file("notes.txt", "x").as_uri()})
+    assert unsupported["checked"] is False and unsupported["reason"] == "unsupported_language"
+
+
+async def test_a_running_server_answers_before_the_index(start_hub: StartHub) -> None:
+    symbol = {"name": "fromServer", "kind": 12, "location": {"uri": "file:///x.py", "range": {
+        "start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}}}}
+    hub = await start_hub({"fakeA": {"responses": {"workspace/symbol": {"result": [symbol]}}}, "fakeB": {}},
+                          languages=LANGUAGES)
+    hub.file("m.py", "def fromIndex():\n    pass\n")
+    uri = hub.client.open(hub.workspace / "m.py", "python")
+    await ready(hub)
+    assert [s["name"] for s in await hub.client.request("workspace/symbol", {"query": "from"})] == ["fromServer"]
+    # A document a server serves gets no syntax diagnostics from the hub, even when it is broken.
+    hub.client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 2},
+                                                 "contentChanges": [{"text": "def broken(:\n"}]})
+    await asyncio.sleep(1.0)
+    assert not [d for d in hub.client.diagnostics.get(uri, []) if d.get("source") == "lsp-hub"]
