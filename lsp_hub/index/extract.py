@@ -323,6 +323,10 @@ class _Extractor:
         body = node.child_by_field_name("body")
         if body is not None and start < body.start_byte <= limit:
             header = source[start : body.start_byte]
+            # A comment between the header and the body is a child of the definition: not part of its signature.
+            comments = [c for c in node.children if "comment" in c.type and c.end_byte <= body.start_byte]
+            for comment in reversed(comments):
+                header = header[: comment.start_byte - start] + header[comment.end_byte - start :]
         else:
             line_end = source.find(b"\n", start, limit)
             header = source[start : line_end if line_end >= 0 else limit]

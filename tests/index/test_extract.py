@@ -616,3 +616,9 @@ def test_results_survive_pickling_and_json() -> None:
     assert restored.definitions[0].span == result.definitions[0].span
     encoded = json.loads(json.dumps(dataclasses.asdict(result)))
     assert encoded["definitions"][0]["span"]["start_line"] == result.definitions[0].span.start_line
+
+
+def test_a_comment_between_header_and_body_is_not_part_of_the_signature() -> None:
+    source = b"def label(item: Item) -> str:\n    # Type error: an int for a str.\n    return item.quantity\n"
+    definition = extract_file("m.py", source, "python").definitions[0]
+    assert definition.signature == "def label(item: Item) -> str:"
