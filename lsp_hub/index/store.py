@@ -23,8 +23,28 @@ from lsp_hub.index.records import PACKED_FORMAT, Packed, decode_packed, encode_p
 
 log = logging.getLogger(__name__)
 
-# Bump when the table layout changes; PACKED_FORMAT covers the layout of the stored results.
-SCHEMA_VERSION = f"1.{PACKED_FORMAT}"
+
+def _extractor_fingerprint() -> str:
+    """What the stored results depend on besides the files: the extraction code, the queries and the grammars.
+    A cache written by another version of any of them is rebuilt rather than trusted."""
+    here = Path(__file__).resolve().parent
+    digest = hashlib.sha256()
+    sources = [here / name for name in ("extract.py", "model.py", "records.py", "text.py", "languages.py")]
+    for path in [*sources, *sorted((here / "queries").glob("*.scm"))]:
+        with contextlib.suppress(OSError):
+            digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    try:
+        from importlib.metadata import version
+
+        digest.update(version("tree-sitter-language-pack").encode())
+    except Exception:  # metadata missing (a vendored install): the sources still count
+        pass
+    return digest.hexdigest()[:12]
+
+
+# Bump when the table layout changes; PACKED_FORMAT covers the layout of the stored results, the fingerprint what
+# produced them.
+SCHEMA_VERSION = f"1.{PACKED_FORMAT}.{_extractor_fingerprint()}"
 
 
 def default_cache_dir() -> Path:
