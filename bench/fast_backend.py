@@ -13,10 +13,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pygls.io_ import run_async  # noqa: E402
-from pygls.server import JsonRPCServer  # noqa: E402
-
-from lsp_hub.jsonrpc import MsgId, RawProtocol, raw_converter  # noqa: E402
+from lsp_hub.jsonrpc import MsgId, RawProtocol, serve_stdio
 
 ITEMS = int(sys.argv[1]) if len(sys.argv) > 1 else 5000
 COMPLETION = {
@@ -56,28 +53,7 @@ class Backend:
 
 
 async def main() -> None:
-    server = JsonRPCServer(protocol_cls=RawProtocol, converter_factory=raw_converter)
-    protocol = server.protocol
-    assert isinstance(protocol, RawProtocol)
-    loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=64 * 1024 * 1024)
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin.buffer)
-
-    class Out:
-        def write(self, data: bytes) -> None:
-            sys.stdout.buffer.write(data)
-            sys.stdout.buffer.flush()
-
-        def close(self) -> None:
-            pass
-
-    protocol.set_writer(Out())
-    stop = asyncio.Event()
-    protocol.handler = Backend(protocol, stop)
-    import threading
-
-    reading = asyncio.ensure_future(run_async(threading.Event(), reader, protocol))
-    await asyncio.wait([reading, asyncio.ensure_future(stop.wait())], return_when=asyncio.FIRST_COMPLETED)
+    await serve_stdio(Backend)
 
 
 if __name__ == "__main__":

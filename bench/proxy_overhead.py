@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import statistics
 import sys
@@ -21,7 +22,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from lsp_hub.rawclient import HubClient  # noqa: E402
+from lsp_hub.rawclient import HubClient
 
 BACKEND = Path(__file__).resolve().parent / "fast_backend.py"
 
@@ -72,10 +73,8 @@ async def initialize_latency(config: Path, workspace: Path) -> tuple[float, floa
     client = HubClient()
     started = time.perf_counter()
     await client.start("--config", str(config), cwd=str(workspace))
-    try:
+    with contextlib.suppress(Exception):
         await client.request("textDocument/hover", {})  # refused before initialize: proves the hub is up
-    except Exception:
-        pass
     startup = (time.perf_counter() - started) * 1000
     started = time.perf_counter()
     await client.initialize(workspace)

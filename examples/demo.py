@@ -15,16 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from lsp_hub.jsonrpc import ResponseFailure
-from lsp_hub.rawclient import HubClient
+from lsp_hub.rawclient import HubClient, position_of
 
 SAMPLE = Path(__file__).resolve().parent / "sample"
 
 
-def position_of(text: str, needle: str, offset: int = 0) -> dict[str, int]:
-    """The LSP position of the first occurrence of `needle` (plus `offset` characters)."""
-    index = text.index(needle) + offset
-    line = text.count("\n", 0, index)
-    return {"line": line, "character": index - (text.rfind("\n", 0, index) + 1)}
 
 
 def heading(title: str) -> None:

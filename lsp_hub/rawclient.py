@@ -42,6 +42,14 @@ DEFAULT_CLIENT_CAPABILITIES: dict[str, Any] = {
 }
 
 
+def position_of(text: str, needle: str, offset: int = 0) -> dict[str, int]:
+    """The LSP position (UTF-16 columns) of the first occurrence of `needle` in `text`, plus `offset` characters."""
+    index = text.index(needle) + offset
+    line_start = text.rfind("\n", 0, index) + 1
+    column = len(text[line_start:index].encode("utf-16-le")) // 2
+    return {"line": text.count("\n", 0, index), "character": column}
+
+
 class _Handler:
     def __init__(self, client: HubClient) -> None:
         self.client = client

@@ -20,7 +20,7 @@ from typing import Any
 from pygls.io_ import StdinAsyncReader, StdoutWriter, run_async, run_websocket
 from pygls.server import JsonRPCServer
 
-from lsp_hub.jsonrpc import RawProtocol, parse_error_response, raw_converter
+from lsp_hub.jsonrpc import RawProtocol, parse_error_response, raw_converter, stdin_stream
 from lsp_hub.session import Session, SessionExtension
 
 logger = logging.getLogger(__name__)
@@ -46,16 +46,7 @@ class Endpoint(JsonRPCServer):
 
 
 async def _stdin_reader(endpoint: Endpoint) -> Any:
-    """stdin as an asyncio stream when it is a pipe or socket (no thread hand-off per line, which costs about
-    0.1 ms a message); pygls' thread-based reader otherwise (a regular file, a terminal)."""
-    loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=64 * 1024 * 1024)
-    try:
-        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin.buffer)
-    except (ValueError, OSError) as exc:
-        logger.info("stdin is not a pipe (%s): reading it in a thread", exc)
-        return StdinAsyncReader(sys.stdin.buffer, endpoint.thread_pool)
-    return reader
+    return await stdin_stream() or StdinAsyncReader(sys.stdin.buffer, endpoint.thread_pool)
 
 
 class Hub:

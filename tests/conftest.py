@@ -63,3 +63,20 @@ def repo_root() -> Path:
 @pytest.fixture(scope="session")
 def examples_dir() -> Path:
     return EXAMPLES_DIR
+
+
+@pytest.fixture(autouse=True)
+def xdg_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """No test reads or writes the user's configuration (trust store included): each gets its own."""
+    directory = tmp_path / "xdg"
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(directory))
+    return directory
+
+
+@pytest.fixture(autouse=True)
+def isolated_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test gets its own XDG cache directory, so no test sees another's (or the user's) index cache."""
+    cache = tmp_path / "xdg-cache"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
+    return cache
+

@@ -31,17 +31,14 @@ import asyncio
 import json
 import os
 import sys
-import threading
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pygls.io_ import run_async
-from pygls.server import JsonRPCServer
 
 from lsp_hub.documents import Document
-from lsp_hub.jsonrpc import MsgId, RawProtocol, ResponseFailure, raw_converter
+from lsp_hub.jsonrpc import MsgId, RawProtocol, ResponseFailure, serve_stdio
 
 DEFAULT_CAPABILITIES: dict[str, Any] = {
     "textDocumentSync": {"openClose": True, "change": 2, "save": {"includeText": False}},
@@ -224,27 +221,12 @@ async def main() -> None:
     if spec.get("garbage_before_first_frame"):
         sys.stdout.buffer.write(spec["garbage_before_first_frame"].encode())
         sys.stdout.flush()
-    server = JsonRPCServer(protocol_cls=_Recording, converter_factory=raw_converter)
-    protocol = server.protocol
-    assert isinstance(protocol, RawProtocol)
-    loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=64 * 1024 * 1024)
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin.buffer)
 
-    class Stdout:
-        def write(self, data: bytes) -> None:
-            sys.stdout.buffer.write(data)
-            sys.stdout.buffer.flush()
+    def make_handler(protocol: RawProtocol, stop: asyncio.Event) -> FakeServer:
+        protocol.peer_name = "hub"
+        return FakeServer(spec, args.record, protocol, stop)
 
-        def close(self) -> None:
-            pass
-
-    protocol.set_writer(Stdout())
-    stop = asyncio.Event()
-    protocol.handler = FakeServer(spec, args.record, protocol, stop)
-    protocol.peer_name = "hub"
-    reading = asyncio.ensure_future(run_async(threading.Event(), reader, protocol))
-    await asyncio.wait([reading, asyncio.ensure_future(stop.wait())], return_when=asyncio.FIRST_COMPLETED)
+    await serve_stdio(make_handler, _Recording)
     os._exit(0)
 
 

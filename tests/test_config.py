@@ -14,11 +14,6 @@ from lsp_hub.config.trust import TrustStore
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
-@pytest.fixture(autouse=True)
-def xdg_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    directory = tmp_path / "xdg"
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(directory))
-    return directory
 
 
 @pytest.fixture

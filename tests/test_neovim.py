@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -11,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import EXAMPLES_DIR, REPO_ROOT
+from lsp_hub.rawclient import position_of
+from tests.conftest import EXAMPLES_DIR
+from tests.editor_support import isolated_env, lua_value
 
 pytestmark = [pytest.mark.editor, pytest.mark.real_server]
 
@@ -64,17 +65,8 @@ finish()
 """
 
 
-def _position_of(text: str, needle: str) -> dict[str, int]:
-    index = text.index(needle)
-    return {"line": text.count("\n", 0, index), "character": index - (text.rfind("\n", 0, index) + 1)}
 
 
-def _lua_value(value: object) -> str:
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{k} = {_lua_value(v)}" for k, v in value.items()) + "}"
-    if isinstance(value, list):
-        return "{" + ", ".join(_lua_value(v) for v in value) + "}"
-    return json.dumps(value)
 
 
 def test_neovim_gets_hover_and_merged_diagnostics(tmp_path: Path, require_binary) -> None:  # type: ignore[no-untyped-def]
@@ -91,13 +83,11 @@ def test_neovim_gets_hover_and_merged_diagnostics(tmp_path: Path, require_binary
         "ROOT": str(sample),
         "BROKEN": str(sample / "app" / "broken.py"),
         "SERVICE": str(service),
-        "HOVER_POSITION": _position_of(service.read_text(), "total_value(inventory)"),
+        "HOVER_POSITION": position_of(service.read_text(), "total_value(inventory)"),
     }
     script = tmp_path / "test.lua"
-    script.write_text("".join(f"local {k} = {_lua_value(v)}\n" for k, v in values.items()) + LUA)
-    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "XDG_CONFIG_HOME": str(tmp_path / "cfg"),
-           "XDG_CACHE_HOME": str(tmp_path / "cache"), "XDG_STATE_HOME": str(tmp_path / "state"),
-           "XDG_DATA_HOME": str(tmp_path / "data")}
+    script.write_text("".join(f"local {k} = {lua_value(v)}\n" for k, v in values.items()) + LUA)
+    env = isolated_env(tmp_path)
     completed = subprocess.run(
         [nvim, "--headless", "--clean", "-u", "NONE", "-c", f"luafile {script}"],
         env=env, cwd=sample, capture_output=True, timeout=240, stdin=subprocess.DEVNULL,

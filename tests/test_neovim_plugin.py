@@ -10,7 +10,6 @@ checked when the hub advertises it; a hub that advertises it and a plugin that s
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -21,7 +20,9 @@ from typing import Any
 
 import pytest
 
+from lsp_hub.rawclient import position_of
 from tests.conftest import EXAMPLES_DIR, REPO_ROOT
+from tests.editor_support import isolated_env, lua_value
 
 pytestmark = [pytest.mark.editor, pytest.mark.real_server]
 
@@ -219,23 +220,10 @@ finish()
 """
 
 
-def _position_of(text: str, needle: str, offset: int = 0) -> dict[str, int]:
-    index = text.index(needle) + offset
-    return {"line": text.count("\n", 0, index), "character": index - (text.rfind("\n", 0, index) + 1)}
 
 
-def _lua_value(value: object) -> str:
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{k} = {_lua_value(v)}" for k, v in value.items()) + "}"
-    if isinstance(value, list):
-        return "{" + ", ".join(_lua_value(v) for v in value) + "}"
-    return json.dumps(value)
 
 
-def _isolated_env(base: Path) -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": str(REPO_ROOT), "XDG_CONFIG_HOME": str(base / "cfg"),
-            "XDG_CACHE_HOME": str(base / "cache"), "XDG_STATE_HOME": str(base / "state"),
-            "XDG_DATA_HOME": str(base / "data")}
 
 
 @pytest.fixture(scope="module")
@@ -264,16 +252,16 @@ def session(tmp_path_factory: pytest.TempPathFactory, require_binary: Callable[[
         "MAIN_TS": str(main_ts),
         "TYPO": str(typo),
         "RELEVANT": RELEVANT_DESCRIPTION,
-        "PY_HOVER": _position_of(service.read_text(), "total_value(inventory)"),
-        "TS_HOVER": _position_of(main_ts.read_text(), "formatPrice(price)"),
-        "CALLEE": _position_of(models.read_text(), "def total_value", offset=len("def ")),
+        "PY_HOVER": position_of(service.read_text(), "total_value(inventory)"),
+        "TS_HOVER": position_of(main_ts.read_text(), "formatPrice(price)"),
+        "CALLEE": position_of(models.read_text(), "def total_value", offset=len("def ")),
     }
     script = base / "session.lua"
-    script.write_text("".join(f"local {k} = {_lua_value(v)}\n" for k, v in values.items()) + LUA)
+    script.write_text("".join(f"local {k} = {lua_value(v)}\n" for k, v in values.items()) + LUA)
     started = time.monotonic()
     completed = subprocess.run(
         [nvim, "--headless", "--clean", "-u", "NONE", "-c", f"luafile {script}"],
-        env=_isolated_env(base), cwd=sample, capture_output=True, timeout=180, stdin=subprocess.DEVNULL,
+        env=isolated_env(base), cwd=sample, capture_output=True, timeout=180, stdin=subprocess.DEVNULL,
     )
     assert output.exists(), (completed.stdout[-2000:], completed.stderr[-2000:])
     record: dict[str, Any] = json.loads(output.read_text())
@@ -360,7 +348,7 @@ def test_callers_command_fills_quickfix_with_call_sites(session: dict[str, Any])
     assert "total_value" in session["callers_quickfix"]["title"]
     assert len(items) == len(direct["callers"])
     service_text = (Path(session["sample"]) / "app" / "service.py").read_text()
-    call = _position_of(service_text, "total_value(inventory)")
+    call = position_of(service_text, "total_value(inventory)")
     found = [(_relative(session, item["filename"]), item["lnum"]) for item in items]
     assert ("app/service.py", call["line"] + 1) in found, found
     report_item = next(i for i in items if _relative(session, i["filename"]) == "app/service.py")

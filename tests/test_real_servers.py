@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
-from lsp_hub.rawclient import HubClient
+from lsp_hub.rawclient import HubClient, position_of
 from tests.conftest import EXAMPLES_DIR
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.real_server]
@@ -18,9 +18,6 @@ pytestmark = [pytest.mark.asyncio, pytest.mark.real_server]
 SLOW = 90.0  # first answers of a cold basedpyright/tsserver on a loaded 2-core machine
 
 
-def position_of(text: str, needle: str) -> dict[str, int]:
-    index = text.index(needle)
-    return {"line": text.count("\n", 0, index), "character": index - (text.rfind("\n", 0, index) + 1)}
 
 
 @pytest.fixture

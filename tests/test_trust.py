@@ -11,13 +11,6 @@ import pytest
 from lsp_hub.config.trust import TrustStore, trust_main
 
 
-@pytest.fixture(autouse=True)
-def xdg_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    directory = tmp_path / "xdg"
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(directory))
-    return directory
-
-
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     path = tmp_path / "projects" / "one"

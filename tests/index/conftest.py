@@ -11,12 +11,6 @@ import pytest
 FIXTURE_REPOS = Path(__file__).resolve().parent.parent / "fixtures" / "repos"
 
 
-@pytest.fixture(autouse=True)
-def isolated_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Every index test gets its own XDG cache directory, so no test sees another's (or the user's) cache."""
-    cache = tmp_path / "xdg-cache"
-    monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
-    return cache
 
 
 @pytest.fixture
