@@ -382,13 +382,13 @@ def parse_error_response(exc: BaseException) -> dict[str, Any]:
     return {"code": PARSE_ERROR, "message": f"Parse error: {exc}"}
 
 
-async def stdin_stream(limit: int = 64 * 1024 * 1024) -> asyncio.StreamReader | None:
-    """stdin as an asyncio stream when it is a pipe or a socket (no thread hand-off per line, which costs about
-    0.1 ms a message), else None (a regular file or a terminal: read it in a thread)."""
+async def stdin_stream(source: Any = None, limit: int = 64 * 1024 * 1024) -> asyncio.StreamReader | None:
+    """stdin (or `source`) as an asyncio stream when it is a pipe or a socket (no thread hand-off per line, which
+    costs about 0.1 ms a message), else None (a regular file or a terminal: read it in a thread)."""
     reader = asyncio.StreamReader(limit=limit)
     try:
         await asyncio.get_running_loop().connect_read_pipe(
-            lambda: asyncio.StreamReaderProtocol(reader), sys.stdin.buffer)
+            lambda: asyncio.StreamReaderProtocol(reader), source or sys.stdin.buffer)
     except (ValueError, OSError) as exc:
         logger.info("stdin is not a pipe (%s): reading it in a thread", exc)
         return None

@@ -10,12 +10,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import signal
-import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from pygls.io_ import StdinAsyncReader, StdoutWriter, run_async, run_websocket
 from pygls.server import JsonRPCServer
@@ -45,8 +45,19 @@ class Endpoint(JsonRPCServer):
             logger.error("transport error: %s", error)
 
 
-async def _stdin_reader(endpoint: Endpoint) -> Any:
-    return await stdin_stream() or StdinAsyncReader(sys.stdin.buffer, endpoint.thread_pool)
+def _take_stdio() -> tuple[BinaryIO, BinaryIO]:
+    """Move the LSP stream off file descriptors 0 and 1, onto private ones no child process inherits.
+
+    The index's worker processes (and anything else started) inherit fds 0-2: holding the client's pipes, they
+    would keep the editor from seeing the hub end, and any stray write of theirs, or a stray print() here, would
+    land in the protocol stream. Afterwards fd 0 reads /dev/null and fd 1 writes to stderr (the log)."""
+    protocol_in = os.dup(0)  # os.dup gives non-inheritable descriptors (PEP 446)
+    protocol_out = os.dup(1)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    os.dup2(2, 1)
+    return os.fdopen(protocol_in, "rb", buffering=0), os.fdopen(protocol_out, "wb")
 
 
 class Hub:
@@ -118,8 +129,9 @@ class Hub:
     async def serve_stdio(self) -> int:
         self.install_signal_handlers()
         endpoint = Endpoint()
-        reader = await _stdin_reader(endpoint)
-        endpoint.protocol.set_writer(StdoutWriter(sys.stdout.buffer))
+        protocol_in, protocol_out = _take_stdio()
+        reader = await stdin_stream(protocol_in) or StdinAsyncReader(protocol_in, endpoint.thread_pool)
+        endpoint.protocol.set_writer(StdoutWriter(protocol_out))
         try:
             return await self.serve_stream(reader, endpoint.protocol, endpoint)
         finally:

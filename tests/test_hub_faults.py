@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
+import subprocess
 
 import pytest
 
@@ -198,3 +200,35 @@ async def test_restart_server_command_brings_a_given_up_server_back(start_hub: S
     with pytest.raises(ResponseFailure):
         await hub.client.request("workspace/executeCommand",
                                  {"command": "lspHub.restartServer", "arguments": [{"name": "nobody"}]})
+
+
+def _pipes(pid: int) -> set[str]:
+    found = set()
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        with contextlib.suppress(OSError):
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+            if target.startswith("pipe:"):
+                found.add(target)
+    return found
+
+
+def _descendants(pid: int) -> list[int]:
+    children = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()
+    return [int(c) for c in children] + [d for c in children for d in _descendants(int(c))]
+
+
+async def test_no_child_holds_the_clients_pipes(start_hub: StartHub) -> None:
+    """Index workers and servers must not inherit the LSP stream: the editor must see EOF when the hub ends."""
+    hub = await start_hub({"fakeA": {}, "fakeB": {}}, initialize=False)
+    for number in range(80):  # enough files for the index to parse in worker processes
+        hub.file(f"pkg/module_{number}.py", "".join(f"def f{i}(x):\n    return x + {i}\n" for i in range(200)))
+    await hub.client.initialize(hub.workspace)
+    hub.client.open(hub.file("a.alpha", "x\n"), "alpha")
+    await _running_pid(hub, "fakeA")
+    stdin_pipe = os.readlink(f"/proc/self/fd/{hub.client.process.stdin.get_extra_info('pipe').fileno()}")
+    stdout_pipe = os.readlink(f"/proc/self/fd/{hub.client.process.stdout._transport.get_extra_info('pipe').fileno()}")
+    children = _descendants(hub.client.process.pid)
+    assert children
+    for child in children:
+        with contextlib.suppress(OSError):
+            assert not {stdin_pipe, stdout_pipe} & _pipes(child), child
