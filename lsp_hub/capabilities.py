@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
 
 # The ServerCapabilities path that says a server handles a method. Methods not listed are forwarded on trust.
@@ -103,17 +102,6 @@ def command_names(capabilities: dict[str, Any]) -> list[str]:
     if isinstance(provider, dict):
         return [c for c in provider.get("commands", []) if isinstance(c, str)]
     return []
-
-
-def trigger_characters(capabilities: Iterable[dict[str, Any]], provider: str, key: str) -> list[str]:
-    chars: list[str] = []
-    for caps in capabilities:
-        options = caps.get(provider)
-        if isinstance(options, dict):
-            for char in options.get(key) or []:
-                if char not in chars:
-                    chars.append(char)
-    return chars
 
 
 # Trigger characters the common servers use; advertised before any backend has started (servers start lazily,

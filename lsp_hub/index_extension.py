@@ -38,7 +38,6 @@ class IndexExtension(SessionExtension):
         self._built: asyncio.Event | None = None
         self._update_timers: dict[str, asyncio.TimerHandle] = {}
         self._poller: asyncio.Task[None] | None = None
-        self._watching = False
         self._syntax_uris: set[str] = set()
 
     # ------------------------------------------------------------------------------------------------ lifecycle
@@ -127,7 +126,6 @@ class IndexExtension(SessionExtension):
                             "registerOptions": {"watchers": [{"globPattern": "**/*"}]}}
             _, answer = session.protocol.request("client/registerCapability", {"registrations": [registration]})
             answer.add_done_callback(_log_refusal)
-            self._watching = True
         else:
             self._poller = session.spawn(self._poll())
 

@@ -291,11 +291,6 @@ class RawProtocol(JsonRPCProtocol):
                 result = RawResult(raw)
         future.set_result(result)
 
-    def cancel_incoming(self, msg_id: MsgId) -> None:
-        task = self._incoming.get(msg_id)
-        if task is not None:
-            task.cancel()
-
     # ----------------------------------------------------------------------------------------------- outgoing
     def send_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None:
         if error is None and isinstance(result, RawResult):

@@ -64,11 +64,9 @@ class Route:
 class Router:
     """Maps documents to candidate backends; pure, no processes."""
 
-    def __init__(self, config: Config, folders: Sequence[str], unavailable: set[str]) -> None:
+    def __init__(self, config: Config, folders: Sequence[str]) -> None:
         self.config = config
         self.folders = list(folders)
-        # Servers whose binary is missing or that gave up: never routed to.
-        self.unavailable = unavailable
         self._root_cache: dict[tuple[str, str], str] = {}
 
     def language(self, *, language_id: str | None, path: str) -> LanguageSpec | None:
@@ -80,7 +78,7 @@ class Router:
         routes: list[Route] = []
         for precedence, name in enumerate(language.servers):
             spec = self.config.servers.get(name)
-            if spec is None or spec.disabled or name in self.unavailable:
+            if spec is None or spec.disabled:
                 continue
             routes.append(Route(spec, BackendKey(name, self.root_for(spec, path)), precedence))
         return routes

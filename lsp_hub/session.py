@@ -97,7 +97,7 @@ class Session:
         self.diagnostics = DiagnosticStore(self._publish_diagnostics)
         self.pool = BackendPool(self._make_backend)
         self.config = Config()
-        self.router = Router(self.config, [], set())
+        self.router = Router(self.config, [])
         self.init_params: dict[str, Any] = {}
         self.client_capabilities: dict[str, Any] = {}
         self.folders: list[str] = []
@@ -111,7 +111,8 @@ class Session:
         for extension in self.extensions:
             self.commands.update(extension.commands())
         self.forwarder = Forwarder(self)
-        self._missing: dict[BackendKey, str] = {}
+        self._missing: dict[BackendKey, str] = {}  # why a server's binary was not found, per (server, root)
+        self._resolved: dict[BackendKey, str] = {}  # the binary found for each backend
         self._told_once: set[str] = set()
         self._pull_timers: dict[tuple[int, str], asyncio.TimerHandle] = {}
         self._pull_result_ids: dict[tuple[int, str], str] = {}
@@ -213,7 +214,7 @@ class Session:
         self.config_problems = [str(problem) for problem in loaded.problems]
         for problem in self.config_problems:
             logger.error("configuration: %s", problem)
-        self.router = Router(self.config, self.folders, set())
+        self.router = Router(self.config, self.folders)
         self.state = "initialized"
         if self.config_problems:
             self.spawn(self._report_config_problems())
@@ -256,18 +257,12 @@ class Session:
     # ================================================================================================ backends
     def _make_backend(self, key: BackendKey, uid: int) -> Backend:
         spec = self.config.servers[key.server]
-        argv = [self._resolved_commands[key], *spec.args]
+        argv = [self._resolved[key], *spec.args]
         return Backend(key, spec, argv, self, self.config.hub, uid)
 
     def is_trusted(self, root: str) -> bool:
         path = Path(root)
         return any(path == trusted or trusted in path.parents for trusted in self.trusted_roots)
-
-    @property
-    def _resolved_commands(self) -> dict[BackendKey, str]:
-        if not hasattr(self, "_commands_cache"):
-            self._commands_cache: dict[BackendKey, str] = {}
-        return self._commands_cache
 
     def _backend(self, spec: ServerSpec, key: BackendKey) -> Backend | None:
         """The backend for a route, created (not started) on first need; None if its binary is missing."""
@@ -292,7 +287,7 @@ class Session:
                 "Other servers keep working."
             )
             return None
-        self._resolved_commands[key] = resolution.path
+        self._resolved[key] = resolution.path
         return self.pool.get_or_create(key)
 
     def backends_for_uri(self, uri: str, feature: str) -> list[Backend]:
@@ -379,10 +374,8 @@ class Session:
         document = self.documents.get(uri)
         if document is None:
             return
-        owners = set()
         for backend in self._open_in(document):
             backend.close_document(uri)
-            owners.add(backend.uid)
         self.documents.close(uri)
         self.diagnostics.clear_uri(uri)
         for extension in self.extensions:
@@ -416,7 +409,7 @@ class Session:
         removed = {uri_to_path(f.get("uri", "")) for f in event.get("removed") or [] if isinstance(f, dict)}
         added = [uri_to_path(f.get("uri", "")) for f in event.get("added") or [] if isinstance(f, dict)]
         self.folders = [f for f in self.folders if f not in removed] + [f for f in added if f]
-        self.router = Router(self.config, self.folders, set())
+        self.router = Router(self.config, self.folders)
         for backend in self.pool.running():
             if backend.capabilities.get("workspace", {}).get("workspaceFolders", {}).get("changeNotifications"):
                 backend.notify("workspace/didChangeWorkspaceFolders", params)

@@ -143,8 +143,8 @@ def test_roots_come_from_the_nearest_marker_within_the_workspace_folder(tmp_path
     assert find_root(str(tmp_path / "b" / "m.py"), ["setup.cfg"], [str(tmp_path / "b")]) == str(tmp_path / "b")
     config = Config(
         servers={"s1": ServerSpec("s1", "x"), "s2": ServerSpec("s2", "y", disabled=True), "s3": ServerSpec("s3", "z")},
-        languages={"py": LanguageSpec("py", ("py",), ("python",), (), ("s1", "s2", "s3"))},
+        languages={"py": LanguageSpec("py", ("py",), ("python",), (), ("s3", "s2", "s1", "unknown"))},
     )
-    router = Router(config, [folder], unavailable={"s3"})
+    router = Router(config, [folder])
     routes = router.routes(str(tmp_path / "a" / "pkg" / "m.py"), router.language(language_id=None, path="m.py"))
-    assert [r.key.server for r in routes] == ["s1"]
+    assert [(r.key.server, r.precedence) for r in routes] == [("s3", 0), ("s1", 2)]  # disabled, unknown: gone
