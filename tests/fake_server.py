@@ -25,8 +25,9 @@ Identity and capabilities
 
 Answers: ``responses``
 ----------------------
-``responses`` maps a method (or "*", the fallback for requests nothing else answers) to a behaviour, or to a
-list of behaviours used one per receipt (the last one repeats). A behaviour is an object combining:
+``responses`` maps a method (or "*", the fallback for requests nothing else answers; it answers null unless it
+says otherwise) to a behaviour, or to a list of behaviours used one per receipt (the last one repeats). A
+behaviour is an object combining:
 
 ``"result": <json>``
     Answered after templating: in every string "{name}", "{method}", "{uri}" (params.textDocument.uri or
@@ -40,7 +41,8 @@ list of behaviours used one per receipt (the last one repeats). A behaviour is a
 ``"hang": true``
     Never answer (other requests still are); a ``$/cancelRequest`` for it gets RequestCancelled (-32800).
 ``"crash": true | exit code``
-    On receipt (after recording it), exit at once with ``os._exit(1)`` (or the given code).
+    On receipt (after recording it), exit at once with ``os._exit(1)`` (or the given code); with ``"delay"``,
+    that long after receipt, the request still unanswered (a crash mid-request).
 ``"echo": true``
     Result ``{"server": name, "method": method, "params": params}``. For a notification, the fake sends the
     notification ``fake/echo`` with that payload instead.
@@ -101,7 +103,9 @@ Request ids are integers counting from 0 in each process, like most real servers
     When a message arrives whose method is the key (or a ``workspace/executeCommand`` whose command is the key),
     run the actions in order. A triggering request is answered with the list of outcomes: the client's result
     for each request action (``{"error": {...}}`` when it failed or timed out), null for each notification.
-    A triggering notification runs them in the background. ``on_command`` {command: actions} is accepted too.
+    A triggering notification runs them in the background; a triggering ``initialize`` or ``shutdown`` runs them
+    and then gives its normal answer (servers log and report progress while they start). ``on_command``
+    {command: actions} is accepted too.
 
 Faults
 ------
@@ -540,21 +544,31 @@ class FakeLanguageServer(RawMessageHandler):
 
     # ------------------------------------------------------------------ requests
     def on_request(self, msg_id: Any, method: str, params: Any) -> Any:
+        try:
+            return self.answer(method, params)
+        except JsonRpcException:
+            raise
+        except Exception:
+            self.record({"event": "handler_error", "method": method, "traceback": traceback.format_exc()})
+            raise
+
+    def answer(self, method: str, params: Any) -> Any:
         if self.shut_down:
             raise JsonRpcInvalidRequest(f"{self.name}: request {method} after shutdown")
         behaviour = self.behaviour_for(method)
         if behaviour is not None:
-            self.crash_if_asked(behaviour, method)
             if behaviour.get("hang") or behaviour.get("delay"):
                 return self.answer_later(method, params, behaviour)
+            self.crash_if_asked(behaviour, method)
             if any(key in behaviour for key in ANSWER_KEYS):
                 return self.behaviour_answer(method, params, behaviour)
         return self.default_answer(method, params)
 
     async def answer_later(self, method: str, params: Any, behaviour: dict[str, Any]) -> Any:
+        await asyncio.sleep(float(behaviour.get("delay", 0)))
+        self.crash_if_asked(behaviour, method)
         if behaviour.get("hang"):
             await asyncio.get_running_loop().create_future()  # resolved by nobody; a cancel ends it
-        await asyncio.sleep(float(behaviour.get("delay", 0)))
         if any(key in behaviour for key in ANSWER_KEYS):
             return self.behaviour_answer(method, params, behaviour)
         answer = self.default_answer(method, params)
@@ -585,12 +599,12 @@ class FakeLanguageServer(RawMessageHandler):
         if "*" in self.responses:
             behaviour = self.behaviour_for("*")
             if behaviour is not None:
-                self.crash_if_asked(behaviour, method)
                 # The fallback always answers from the behaviour itself (null by default): going on to the
                 # defaults below would ask "*" again.
                 behaviour = {"result": None, **behaviour}
                 if behaviour.get("hang") or behaviour.get("delay"):
                     return self.answer_later(method, params, behaviour)
+                self.crash_if_asked(behaviour, method)
                 return self.behaviour_answer(method, params, behaviour)
         if method == "workspace/executeCommand" and isinstance(params, dict):
             return {"server": self.name, "command": params.get("command"), "arguments": params.get("arguments")}
@@ -690,7 +704,10 @@ class FakeLanguageServer(RawMessageHandler):
     def handle_notification(self, method: str, params: Any) -> None:
         behaviour = self.behaviour_for(method)
         if behaviour is not None:
-            self.crash_if_asked(behaviour, method)
+            if behaviour.get("crash") and behaviour.get("delay"):
+                asyncio.get_running_loop().call_later(float(behaviour["delay"]), self.crash_if_asked, behaviour, method)
+            else:
+                self.crash_if_asked(behaviour, method)
             if behaviour.get("echo"):
                 self.protocol.notify("fake/echo", {"server": self.name, "method": method, "params": params})
         if method == "exit":

@@ -239,16 +239,35 @@ async def test_wildcard_and_sequences_of_behaviours(start_fake: StartFake) -> No
     assert await client.request("textDocument/hover", hover_params()) == "second"
 
 
+async def test_wildcard_with_only_a_delay_answers_null_late(start_fake: StartFake, tmp_path: Path) -> None:
+    record = tmp_path / "rec.jsonl"
+    client = await start_fake({"responses": {"*": {"delay": 0.2}}}, record=record)
+    started = time.monotonic()
+    assert await client.request("fake/anything") is None
+    assert time.monotonic() - started >= 0.2
+
+
+async def test_failures_inside_the_fake_are_answered_and_recorded(start_fake: StartFake, tmp_path: Path) -> None:
+    record = tmp_path / "rec.jsonl"
+    client = await start_fake({"pull_diagnostics": [], "pull_report_unchanged": True}, record=record)
+    with pytest.raises(JsonRpcException) as failure:
+        await client.request("textDocument/diagnostic", None)  # no params: the fake cannot read previousResultId
+    assert failure.value.code == -32603
+    client.notify("textDocument/didOpen", {})
+    await client.request("fake/getState")
+    failed = [e["method"] for e in read_record(record) if e.get("event") == "handler_error"]
+    assert failed == ["textDocument/diagnostic", "textDocument/didOpen"]
+
+
 async def test_delay_answers_late_while_other_requests_go_on(start_fake: StartFake) -> None:
-    client = await start_fake({"responses": {"textDocument/hover": {"delay": 0.4, "result": "slow"},
+    client = await start_fake({"responses": {"textDocument/hover": {"delay": 0.6, "result": "slow"},
                                              "fake/quick": {"result": "quick"}}})
     started = time.monotonic()
     slow = client.send("textDocument/hover", hover_params())
     assert await client.request("fake/quick") == "quick"
-    assert time.monotonic() - started < 0.3
     assert not slow.done()
     assert await asyncio.wait_for(slow, TIMEOUT) == "slow"
-    assert time.monotonic() - started >= 0.4
+    assert time.monotonic() - started >= 0.6
 
 
 async def test_hanging_request_is_answered_cancelled_after_cancel_request(start_fake: StartFake,
@@ -518,9 +537,16 @@ async def test_garbage_after_message_is_a_broken_frame_the_client_skips(start_fa
 
 async def test_never_initialize_and_stderr_spam(start_fake: StartFake) -> None:
     client = await start_fake({"never_initialize": True, "stderr_spam_bytes": 300_000}, initialize=False)
-    with pytest.raises(TimeoutError):
-        await client.request("initialize", {"capabilities": {}}, timeout=0.5)
+    pending = client.send("initialize", {"capabilities": {}})
+    for _ in range(250):
+        if len(client.stderr) >= 300_000:
+            break
+        await asyncio.sleep(0.02)
     assert len(client.stderr) >= 300_000
+    # The spam came before the first frame and the fake is serving, yet initialize stays unanswered.
+    assert await client.request("fake/getState", timeout=TIMEOUT) is not None
+    await asyncio.sleep(0.2)
+    assert not pending.done()
 
 
 async def test_crash_after_initialize_and_exit_on_shutdown(start_fake: StartFake) -> None:
@@ -540,3 +566,55 @@ async def test_exit_without_shutdown_is_code_1_and_stdin_close_ends_it(start_fak
     assert orphan.process.stdin is not None
     orphan.process.stdin.close()
     assert await orphan.wait_exit() == 0
+
+
+async def test_crash_with_delay_dies_mid_request(start_fake: StartFake) -> None:
+    client = await start_fake({"responses": {"textDocument/hover": {"crash": True, "delay": 0.8},
+                                             "fake/x": {"result": "x"}}})
+    pending = client.send("textDocument/hover", hover_params())
+    assert await client.request("fake/x") == "x"
+    assert client.process.returncode is None
+    with pytest.raises(ConnectionError):
+        await asyncio.wait_for(pending, TIMEOUT)
+    assert await client.wait_exit() == 1
+
+
+async def test_stubborn_server_outlives_exit_stdin_close_and_sigterm(start_fake: StartFake, tmp_path: Path) -> None:
+    record = tmp_path / "rec.jsonl"
+    client = await start_fake({"ignore_exit": True, "ignore_stdin_close": True, "ignore_sigterm": True},
+                              record=record)
+    await client.request("shutdown")
+    client.notify("exit")
+    assert client.process.stdin is not None
+    client.process.stdin.close()
+    for _ in range(250):
+        if any(e.get("event") == "stdin_closed_ignored" for e in read_record(record)):
+            break
+        await asyncio.sleep(0.02)
+    client.process.terminate()
+    with pytest.raises(TimeoutError):
+        await client.wait_exit(timeout=0.3)
+    client.process.kill()
+    assert await client.wait_exit() == -9
+    assert [e["event"] for e in read_record(record) if "event" in e] == ["start", "exit_ignored",
+                                                                       "stdin_closed_ignored"]
+
+
+async def test_exit_delay_lingers_after_exit(start_fake: StartFake) -> None:
+    client = await start_fake({"exit_delay": 0.4})
+    await client.request("shutdown")
+    client.notify("exit")
+    started = time.monotonic()
+    assert await client.wait_exit() == 0
+    assert time.monotonic() - started >= 0.35
+
+
+async def test_initialize_trigger_runs_before_the_answer(start_fake: StartFake) -> None:
+    log = {"type": 4, "message": "{name} starting"}
+    client = await start_fake({"name": "slowpoke", "on_request": {"initialize": [{"notify": "window/logMessage",
+                                                                                   "params": log}]}},
+                              initialize=False)
+    result = await client.initialize()
+    assert result["serverInfo"]["name"] == "slowpoke"
+    # Notifications and the answer come in order on one stream: the log arrived first.
+    assert client.notifications == [("window/logMessage", {"type": 4, "message": "slowpoke starting"})]
