@@ -11,7 +11,7 @@ from lsp_hub.jsonrpc import ResponseFailure
 from lsp_hub.rawclient import HubClient
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-FAKE_SERVER = REPO_ROOT / "tests" / "fakels.py"
+FAKE_SERVER = REPO_ROOT / "tests" / "fake_server.py"
 
 
 def toml_value(value: Any) -> str:

@@ -35,7 +35,8 @@ async def test_server_requests_reach_the_client_and_answers_come_back(start_hub:
     assert answers[2] == {"title": "A"}
     asked = [params for method, params in hub.client.server_requests if method == "workspace/configuration"]
     assert asked == [{"items": [{"section": "editor"}]}]
-    assert ("workspace/applyEdit", EDIT) in hub.client.server_requests
+    # The fake fills in "{name}": the client gets the edit as that server sent it.
+    assert ("workspace/applyEdit", {**EDIT, "label": "from fakeA"}) in hub.client.server_requests
 
 
 async def test_progress_tokens_are_unique_per_server_and_logs_are_labelled(start_hub: StartHub) -> None:
