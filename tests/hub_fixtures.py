@@ -1,4 +1,4 @@
-"""Fixtures that start `lsp-hub` in front of fake servers (tests/fakels.py), in a throwaway workspace."""
+"""Fixtures that start `lsp-hub` in front of fake servers (tests/fake_server.py), in a throwaway workspace."""
 
 from __future__ import annotations
 
