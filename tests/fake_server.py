@@ -59,13 +59,14 @@ Behaviours apply to built-in methods too: ``"initialize": {"delay": 2}`` is a sl
 crash on a notification.
 
 Requests nothing configures get, in order: the built-in answers (``initialize``; ``shutdown``: null;
-``fake/getDocument`` {"uri"} -> {"text", "version", "languageId"} or null when not open; ``fake/getState`` ->
-{"name", "pid", "initialized", "shutdown", "initialize_params", "documents", "protocol_errors", "received",
-"settings"}; ``textDocument/diagnostic`` when ``pull_diagnostics`` is set), then ``responses["*"]``, then
-soft defaults: ``workspace/executeCommand`` -> {"server", "command", "arguments"}; ``*/resolve`` -> the params
-(the item unchanged); ``textDocument/diagnostic`` -> an empty full report; any other standard LSP request ->
-null; a non-standard request -> MethodNotFound (-32601), like a real server. After ``shutdown`` every request
-but ``exit`` gets InvalidRequest (-32600).
+``fake/getDocument`` {"uri"} (or {"textDocument": {"uri"}}) -> {"text", "version"} or null when not open;
+``fake/getState`` -> {"name", "pid", "initialized", "shutdown", "initialize_params", "documents" (uri -> {"text",
+"version", "languageId"}), "protocol_errors", "received" (method -> count), "settings" (the last
+didChangeConfiguration settings)}; ``textDocument/diagnostic`` when ``pull_diagnostics`` is set), then
+``responses["*"]``, then soft defaults: ``workspace/executeCommand`` -> {"server", "command", "arguments"};
+``*/resolve`` -> the params (the item unchanged); ``textDocument/diagnostic`` -> an empty full report; any other
+standard LSP request -> null; a non-standard request -> MethodNotFound (-32601), like a real server. After
+``shutdown`` every request but ``exit`` gets InvalidRequest (-32600).
 
 Documents and diagnostics
 -------------------------
@@ -384,7 +385,7 @@ class FakeDocument:
         self.text = text
 
     def as_dict(self) -> dict[str, Any]:
-        return {"text": self.text, "version": self.version, "languageId": self.language_id}
+        return {"text": self.text, "version": self.version}
 
 
 def code_units(char: str, encoding: str) -> int:
@@ -652,7 +653,8 @@ class FakeLanguageServer(RawMessageHandler):
         return {
             "name": self.name, "pid": os.getpid(), "initialized": self.initialized, "shutdown": self.shut_down,
             "initialize_params": self.initialize_params,
-            "documents": {uri: document.as_dict() for uri, document in self.documents.items()},
+            "documents": {uri: {**document.as_dict(), "languageId": document.language_id}
+                          for uri, document in self.documents.items()},
             "protocol_errors": self.protocol_errors, "received": self.received, "settings": self.settings,
         }
 
