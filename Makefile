@@ -50,3 +50,6 @@ BENCH_SCRIPTS := $(filter-out $(BENCH_HELPERS),$(wildcard bench/*.py))
 bench: setup
 	@if [[ -z "$(BENCH_SCRIPTS)" ]]; then echo "make bench: no bench/*.py yet" >&2; exit 1; fi
 	@. scripts/env.sh; for script in $(BENCH_SCRIPTS); do echo "== $$script"; python "$$script" </dev/null; done
+
+vsix: setup
+	$(WITH_ENV) cd clients/vscode && npm run build && npm run package
