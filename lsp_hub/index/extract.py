@@ -39,15 +39,17 @@ Module text per language (`Import.module`):
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
-from typing import cast
+from typing import Any
 
 import tree_sitter
 
 from lsp_hub.index.languages import SUPPORTED_LANGUAGES, get_language, get_parser
-from lsp_hub.index.model import Definition, FileIndex, Import, Reference, Span, SymbolKind
+from lsp_hub.index.model import FileIndex
+from lsp_hub.index.records import Packed, unpack_file_index
 from lsp_hub.index.text import PositionConverter, count_lines, decode
 
 QUERIES_DIR = Path(__file__).resolve().parent / "queries"
@@ -106,10 +108,11 @@ def get_query(language: str) -> tree_sitter.Query:
 _FoundDefinition = tuple[tree_sitter.Node, tree_sitter.Node, str, "tree_sitter.Node | None"]
 _FoundScope = tuple[tree_sitter.Node, tree_sitter.Node, str]
 _FoundReference = tuple[tree_sitter.Node, bool, "tree_sitter.Node | None"]
-_EVENT_SCOPE, _EVENT_DEFINITION, _EVENT_REFERENCE = range(3)
+_EVENT_SCOPE, _EVENT_DEFINITION = range(2)
 
 # Roles of a query pattern, worked out from the capture names of its first match and cached per pattern.
 _DEFINITION, _SCOPE, _REFERENCE, _IMPORT, _IGNORED = range(5)
+_RECEIVER_MAX_BYTES = 80
 
 
 def _pattern_role(capture_names: Iterable[str]) -> tuple[int, str, str]:
@@ -128,7 +131,7 @@ def _pattern_role(capture_names: Iterable[str]) -> tuple[int, str, str]:
 
 
 class _Scope:
-    """A definition or scope region during the container/caller sweep."""
+    """A definition or scope region during the container sweep."""
 
     __slots__ = ("end_byte", "is_class_like", "is_container", "is_function", "name")
 
@@ -141,19 +144,25 @@ class _Scope:
 
 
 def extract_file(path: str, source: bytes, language: str) -> FileIndex:
-    """Everything the index keeps about one file. Never raises on any content; raises ValueError only for a
-    language outside SUPPORTED_LANGUAGES. `path` is stored as given (workspace-relative POSIX path)."""
+    """Everything the index keeps about one file, as model objects. Never raises on any content; raises ValueError
+    only for a language outside SUPPORTED_LANGUAGES. `path` is stored as given (workspace-relative POSIX path)."""
+    return unpack_file_index(path, extract_packed(source, language))
+
+
+def extract_packed(source: bytes, language: str) -> Packed:
+    """`extract_file` in the packed tuple form of `records.py`, which is what the index keeps and the workers send:
+    building the model objects of hundreds of thousands of references only to pack them again would cost more than
+    the parse."""
     if language not in SUPPORTED_LANGUAGES:
         raise ValueError(f"unsupported language: {language!r}")
-    result = FileIndex(path=path, language=language, line_count=count_lines(source))
+    line_count = count_lines(source)
     if not source:
-        return result
+        return (language, 0, line_count, (), (), ())
     tree = get_parser(language).parse(source)
     root = tree.root_node
-    if root.has_error:
-        result.syntax_error_count = count_syntax_errors(root)
-    _Extractor(source, language, result).run(root)
-    return result
+    syntax_errors = count_syntax_errors(root) if root.has_error else 0
+    definitions, references, imports = _Extractor(source, language).run(root)
+    return (language, syntax_errors, line_count, definitions, references, imports)
 
 
 def count_syntax_errors(root: tree_sitter.Node) -> int:
@@ -173,13 +182,21 @@ def count_syntax_errors(root: tree_sitter.Node) -> int:
 
 
 class _Extractor:
-    def __init__(self, source: bytes, language: str, result: FileIndex) -> None:
+    """One file's query matches turned into packed definitions, references and imports.
+
+    The per-reference work is the hot path (the standard library has ~360,000 references against ~86,000
+    definitions), so references never enter the container sweep: a reference's caller is found by bisecting the
+    start offsets of the function definitions, and its text and position come from one decoded copy of an ASCII
+    source by slicing (byte offsets are character offsets there)."""
+
+    def __init__(self, source: bytes, language: str) -> None:
         self.source = source
         self.language = language
-        self.result = result
         self.positions = PositionConverter(source)
+        # ASCII sources (nearly all): one decode, then names are str slices at byte offsets.
+        self.ascii_text: str | None = source.decode("ascii") if self.positions.ascii else None
 
-    def run(self, root: tree_sitter.Node) -> None:
+    def run(self, root: tree_sitter.Node) -> tuple[tuple[Any, ...], tuple[Any, ...], tuple[Any, ...]]:
         query = get_query(self.language)
         roles: dict[int, tuple[int, str, str]] = {}
         # Keyed by the name node's start byte: several patterns may match the same name.
@@ -193,50 +210,53 @@ class _Extractor:
             if role_info is None:
                 role_info = roles[pattern_index] = _pattern_role(captures)
             role, role_capture, kind = role_info
-            if role == _IGNORED:
-                continue
-            if role == _IMPORT:
-                self._collect_import(captures, imports)
-                continue
-            names = captures.get("name")
-            role_nodes = captures.get(role_capture)
-            if not names or not role_nodes:
-                continue
-            name_node = names[0]
             if role == _REFERENCE:
+                names = captures.get("name")
+                if not names:
+                    continue
+                name_node = names[0]
                 is_call = kind == "call"
-                previous = references.get(name_node.start_byte)
+                start_byte = name_node.start_byte
+                previous = references.get(start_byte)
                 if previous is None or (is_call and not previous[1]):
                     receivers = captures.get("receiver")
-                    references[name_node.start_byte] = (name_node, is_call, receivers[0] if receivers else None)
-            elif role == _DEFINITION:
-                previous_definition = definitions.get(name_node.start_byte)
-                # Two patterns may define the same name; the more specific kind wins.
-                if previous_definition is None or _KIND_SPECIFICITY.get(kind, 2) > _KIND_SPECIFICITY.get(
-                    previous_definition[2], 2
-                ):
-                    containers = captures.get("container")
-                    definitions[name_node.start_byte] = (
-                        role_nodes[0], name_node, kind, containers[0] if containers else None
-                    )
+                    references[start_byte] = (name_node, is_call, receivers[0] if receivers else None)
+            elif role == _IMPORT:
+                self._collect_import(captures, imports)
+            elif role == _IGNORED:
+                continue
             else:
-                scopes.append((role_nodes[0], name_node, kind))
+                names = captures.get("name")
+                role_nodes = captures.get(role_capture)
+                if not names or not role_nodes:
+                    continue
+                name_node = names[0]
+                if role == _DEFINITION:
+                    previous_definition = definitions.get(name_node.start_byte)
+                    # Two patterns may define the same name; the more specific kind wins.
+                    if previous_definition is None or _KIND_SPECIFICITY.get(kind, 2) > _KIND_SPECIFICITY.get(
+                        previous_definition[2], 2
+                    ):
+                        containers = captures.get("container")
+                        definitions[name_node.start_byte] = (
+                            role_nodes[0], name_node, kind, containers[0] if containers else None
+                        )
+                else:
+                    scopes.append((role_nodes[0], name_node, kind))
 
-        self._build_symbols(definitions, scopes, references)
-        self._build_imports(imports)
+        packed_definitions, functions = self._build_definitions(definitions, scopes)
+        packed_references = self._build_references(references, definitions, functions)
+        return packed_definitions, packed_references, self._build_imports(imports)
 
     # --- definitions, references, callers ---------------------------------------------------------------------
 
-    def _build_symbols(
-        self,
-        definitions: dict[int, _FoundDefinition],
-        scopes: list[_FoundScope],
-        references: dict[int, _FoundReference],
-    ) -> None:
-        """One sweep in document order with a stack of open definitions gives containers, methods and callers."""
+    def _build_definitions(
+        self, definitions: dict[int, _FoundDefinition], scopes: list[_FoundScope]
+    ) -> tuple[tuple[Any, ...], _FunctionRegions]:
+        """One sweep in document order with a stack of open definitions gives containers and methods; it also
+        collects the function regions that callers are looked up in."""
         definition_list = list(definitions.values())
-        reference_list = [entry for key, entry in references.items() if key not in definitions]
-        # (start byte, -end byte, event type, index): at the same byte, outer regions open first, references last.
+        # (start byte, -end byte, event type, index): at the same byte, outer regions open first.
         events: list[tuple[int, int, int, int]] = [
             (entry[0].start_byte, -entry[0].end_byte, _EVENT_DEFINITION, index)
             for index, entry in enumerate(definition_list)
@@ -244,76 +264,106 @@ class _Extractor:
         events.extend(
             (entry[0].start_byte, -entry[0].end_byte, _EVENT_SCOPE, index) for index, entry in enumerate(scopes)
         )
-        events.extend(
-            (entry[0].start_byte, 0, _EVENT_REFERENCE, index) for index, entry in enumerate(reference_list)
-        )
         events.sort()
 
         text = self._text
-        span = self.positions.span
-        ascii_source = self.positions.ascii
+        span = self._span
         stack: list[_Scope] = []
-        out_definitions = self.result.definitions
-        out_references = self.result.references
-        simple_receiver = _SIMPLE_RECEIVER.match
-        for start_byte, _negative_end, event_type, index in events:
+        functions = _FunctionRegions()
+        out: list[tuple[Any, ...]] = []
+        for start_byte, negative_end, event_type, index in events:
             while stack and stack[-1].end_byte <= start_byte:
                 stack.pop()
-            if event_type == _EVENT_REFERENCE:
-                # The hot loop (most captures are references): inlined text and ASCII span for speed.
-                name_node, is_call, receiver_node = reference_list[index]
-                caller = None
-                for open_scope in reversed(stack):
-                    if open_scope.is_function:
-                        caller = open_scope.name
-                        break
-                receiver = None
-                if receiver_node is not None:
-                    receiver_text = receiver_node.text
-                    if receiver_text is not None and len(receiver_text) < 80:
-                        receiver = receiver_text.decode("utf-8", "replace")
-                        if simple_receiver(receiver) is None:
-                            receiver = None
-                if ascii_source:
-                    start_row, start_column = name_node.start_point
-                    end_row, end_column = name_node.end_point
-                    name_span = Span(start_row, start_column, end_row, end_column)
-                else:
-                    name_span = span(name_node)
-                name_bytes = name_node.text
-                name = name_bytes.decode("utf-8", "replace") if name_bytes is not None else ""
-                out_references.append(Reference(name, name_span, is_call, caller, receiver))
-            elif event_type == _EVENT_SCOPE:
+            if event_type == _EVENT_SCOPE:
                 node, name_node, kind = scopes[index]
-                stack.append(_Scope(node.end_byte, kind, text(name_node)))
+                stack.append(_Scope(-negative_end, kind, text(name_node)))
+                continue
+            node, name_node, kind, container_node = definition_list[index]
+            name = text(name_node)
+            parent = stack[-1] if stack else None
+            container: str | None = None
+            if container_node is not None:
+                container = _last_name_segment(text(container_node))
+                if kind == "function":
+                    kind = "method"
+            elif parent is not None and parent.is_container:
+                container = parent.name
+                if kind == "function" and parent.is_class_like:
+                    kind = "method"
+            if kind == "variable" and len(name) > 1 and _CONSTANT_NAME.match(name):
+                kind = "constant"
+            out.append((name, kind, *span(node), *span(name_node), self._signature(node), container))
+            new_scope = _Scope(-negative_end, kind, name)
+            if node.type == "type_definition":  # C `typedef struct {...} name;` does not contain the struct
+                new_scope.is_container = new_scope.is_class_like = False
+            if new_scope.is_function:
+                functions.add(start_byte, -negative_end, name)
+            stack.append(new_scope)
+        return tuple(out), functions
+
+    def _build_references(
+        self,
+        references: dict[int, _FoundReference],
+        definitions: dict[int, _FoundDefinition],
+        functions: _FunctionRegions,
+    ) -> tuple[tuple[Any, ...], ...]:
+        """Packed references in document order, each with its caller (innermost enclosing function) and simple
+        receiver; a name that is also a definition's name is not a reference."""
+        ascii_text = self.ascii_text
+        source = self.source
+        starts, ends, parents, names = functions.starts, functions.ends, functions.parents, functions.names
+        simple_receiver = _SIMPLE_RECEIVER.match
+        out: list[tuple[Any, ...]] = []
+        append = out.append
+        for start_byte in sorted(references):
+            if start_byte in definitions:
+                continue
+            name_node, is_call, receiver_node = references[start_byte]
+            end_byte = name_node.end_byte
+            receiver = None
+            if receiver_node is not None:
+                receiver_start = receiver_node.start_byte
+                receiver_end = receiver_node.end_byte
+                if receiver_end - receiver_start < _RECEIVER_MAX_BYTES:
+                    if ascii_text is not None:
+                        receiver = ascii_text[receiver_start:receiver_end]
+                    else:
+                        receiver = decode(source[receiver_start:receiver_end])
+                    if simple_receiver(receiver) is None:
+                        receiver = None
+            caller = None
+            if starts:  # innermost function around the reference (inlined _FunctionRegions.innermost)
+                index = bisect_right(starts, start_byte) - 1
+                while index >= 0 and ends[index] <= start_byte:
+                    index = parents[index]
+                if index >= 0:
+                    caller = names[index]
+            if ascii_text is not None:
+                name = ascii_text[start_byte:end_byte]
+                start_row, start_column = name_node.start_point
+                if "\n" in name:
+                    end_row, end_column = name_node.end_point
+                else:
+                    end_row, end_column = start_row, start_column + end_byte - start_byte
+                append((name, start_row, start_column, end_row, end_column, is_call, caller, receiver))
             else:
-                node, name_node, kind, container_node = definition_list[index]
-                name = text(name_node)
-                parent = stack[-1] if stack else None
-                container: str | None = None
-                if container_node is not None:
-                    container = _last_name_segment(text(container_node))
-                    if kind == "function":
-                        kind = "method"
-                elif parent is not None and parent.is_container:
-                    container = parent.name
-                    if kind == "function" and parent.is_class_like:
-                        kind = "method"
-                if kind == "variable" and len(name) > 1 and _CONSTANT_NAME.match(name):
-                    kind = "constant"
-                out_definitions.append(
-                    Definition(
-                        name, cast(SymbolKind, kind), span(node), span(name_node), self._signature(node), container
-                    )
-                )
-                new_scope = _Scope(node.end_byte, kind, name)
-                if node.type == "type_definition":  # C `typedef struct {...} name;` does not contain the struct
-                    new_scope.is_container = new_scope.is_class_like = False
-                stack.append(new_scope)
+                name = decode(source[start_byte:end_byte])
+                append((name, *self._span(name_node), is_call, caller, receiver))
+        return tuple(out)
+
+    def _span(self, node: tree_sitter.Node) -> tuple[int, int, int, int]:
+        """The node's range as (start line, start UTF-16 column, end line, end UTF-16 column)."""
+        start_row, start_column = node.start_point
+        end_row, end_column = node.end_point
+        if self.ascii_text is not None:
+            return (start_row, start_column, end_row, end_column)
+        column = self.positions.column
+        return (start_row, column(node.start_byte, start_column), end_row, column(node.end_byte, end_column))
 
     def _text(self, node: tree_sitter.Node) -> str:
-        data = node.text
-        return decode(data) if data is not None else ""
+        if self.ascii_text is not None:
+            return self.ascii_text[node.start_byte : node.end_byte]
+        return decode(self.source[node.start_byte : node.end_byte])
 
     def _signature(self, node: tree_sitter.Node) -> str:
         """The definition's header: up to its body when it has one (collapsed to one line), else its first line."""
@@ -323,10 +373,11 @@ class _Extractor:
         body = node.child_by_field_name("body")
         if body is not None and start < body.start_byte <= limit:
             header = source[start : body.start_byte]
-            # A comment between the header and the body is a child of the definition: not part of its signature.
-            comments = [c for c in node.children if "comment" in c.type and c.end_byte <= body.start_byte]
-            for comment in reversed(comments):
-                header = header[: comment.start_byte - start] + header[comment.end_byte - start :]
+            if b"#" in header or b"/" in header:
+                # A comment between the header and the body is a child of the definition: not its signature.
+                comments = [c for c in node.children if "comment" in c.type and c.end_byte <= body.start_byte]
+                for comment in reversed(comments):
+                    header = header[: comment.start_byte - start] + header[comment.end_byte - start :]
         else:
             line_end = source.find(b"\n", start, limit)
             header = source[start : line_end if line_end >= 0 else limit]
@@ -366,13 +417,46 @@ class _Extractor:
             if name not in names:
                 names.append(name)
 
-    def _build_imports(self, imports: dict[tuple[int, str], tuple[tree_sitter.Node, list[str], bool]]) -> None:
-        out = self.result.imports
+    def _build_imports(
+        self, imports: dict[tuple[int, str], tuple[tree_sitter.Node, list[str], bool]]
+    ) -> tuple[tuple[Any, ...], ...]:
+        out: list[tuple[Any, ...]] = []
         for key, (statement, names, relative) in imports.items():
-            span = self.positions.span(statement)
+            span = self._span(statement)
             for module, imported_names, level in _interpret_import(self.language, statement.type, key[1], names,
                                                                    relative):
-                out.append(Import(module, imported_names, level, span))
+                out.append((module, imported_names, level, span))
+        return tuple(out)
+
+
+class _FunctionRegions:
+    """The byte ranges of a file's function and method definitions in document order (outer before inner at the
+    same start), with each one's enclosing function, for finding the innermost function around an offset."""
+
+    __slots__ = ("ends", "names", "parents", "starts")
+
+    def __init__(self) -> None:
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+        self.names: list[str] = []
+        self.parents: list[int] = []
+
+    def add(self, start_byte: int, end_byte: int, name: str) -> None:
+        """Regions must come in document order; tree nodes nest, so the enclosing one is on the open chain."""
+        parent = len(self.starts) - 1
+        while parent >= 0 and self.ends[parent] <= start_byte:
+            parent = self.parents[parent]
+        self.starts.append(start_byte)
+        self.ends.append(end_byte)
+        self.names.append(name)
+        self.parents.append(parent)
+
+    def innermost(self, offset: int) -> str | None:
+        index = bisect_right(self.starts, offset) - 1
+        ends = self.ends
+        while index >= 0 and ends[index] <= offset:
+            index = self.parents[index]
+        return self.names[index] if index >= 0 else None
 
 
 def _last_name_segment(text: str) -> str:

@@ -66,6 +66,7 @@ class StoredFile:
     digest: bytes
     skip_reason: str | None  # e.g. "binary": known to be left out, nothing parsed
     packed: Packed | None
+    encoded: bytes | None = None  # `packed` already in its stored (marshal) form, when a worker sent it so
 
 
 class IndexStore:
@@ -181,7 +182,7 @@ class IndexStore:
         """Insert or replace rows and delete others, in one transaction."""
         rows = [
             (s.path, s.language, s.size, s.mtime_ns, s.digest, s.skip_reason,
-             encode_packed(s.packed) if s.packed is not None else None)
+             s.encoded if s.encoded is not None else encode_packed(s.packed) if s.packed is not None else None)
             for s in upserts
         ]
         deleted = [(path,) for path in deletions]

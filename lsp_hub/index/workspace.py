@@ -45,8 +45,11 @@ T = TypeVar("T")
 # Fewer files than this to parse: parse in this process (starting workers costs more than it saves).
 IN_PROCESS_LIMIT = 50
 MAX_BATCH_FILES = 256
-BATCHES_PER_WORKER = 8
+MIN_BATCH_BYTES = 64 * 1024
+BATCH_SHARE_DIVISOR = 4  # a batch takes 1/(4 * workers) of the remaining bytes
+PER_FILE_COST_BYTES = 512  # opening, hashing and querying a file costs about as much as parsing this many bytes
 PARTIAL_PUBLISH_SECONDS = 1.0
+STORE_WRITE_ROWS = 200  # cache rows written in one transaction while a build runs
 REPORTED_PATHS_LIMIT = 100  # skippedFiles/pendingFiles lists in results are cut here (counts stay exact)
 
 
@@ -274,6 +277,10 @@ class WorkspaceIndex:
                 pending.discard(outcome.path)
                 self._apply_outcome(outcome, known, new_disk, new_skips, upserts, unreadable)
             done += len(outcomes)
+            if self.store is not None and len(upserts) >= STORE_WRITE_ROWS:
+                # Written while the workers parse: the parent is otherwise idle, and the end of the build is not.
+                self.store.write(upserts)
+                upserts.clear()
             if progress is not None:
                 progress(done, total)
             if first_build and time.perf_counter() - last_publish > PARTIAL_PUBLISH_SECONDS:
@@ -347,7 +354,7 @@ class WorkspaceIndex:
             self.parse_count += 1
         new_disk[path] = FileRecord(path, outcome.size, outcome.mtime_ns, outcome.digest, packed)
         upserts.append(StoredFile(path, outcome.language, outcome.size, outcome.mtime_ns, outcome.digest, None,
-                                  packed))
+                                  packed, None if outcome.unchanged else outcome.encoded))
 
     def _worker_count(self, job_count: int) -> int:
         try:
@@ -370,7 +377,7 @@ class WorkspaceIndex:
             for start in range(0, len(jobs), 32):
                 take(parse_batch(root, jobs[start : start + 32], self.max_file_size))
             return
-        batches = _balanced_batches(jobs, job_sizes, workers)
+        batches = _guided_batches(jobs, job_sizes, workers)
         remaining = {id(batch): batch for batch in batches}
         try:
             with ProcessPoolExecutor(max_workers=workers, mp_context=_process_context()) as pool:
@@ -543,14 +550,28 @@ def _process_context() -> multiprocessing.context.BaseContext:
     return multiprocessing.get_context("spawn")
 
 
-def _balanced_batches(jobs: list[ParseJob], sizes: Mapping[str, int], workers: int) -> list[list[ParseJob]]:
-    """Several batches per worker, each with a similar share of bytes: the largest files are dealt round-robin."""
-    batch_count = max(1, min(len(jobs), workers * BATCHES_PER_WORKER, -(-len(jobs) // 4)))
-    batch_count = max(batch_count, -(-len(jobs) // MAX_BATCH_FILES))
+def _guided_batches(jobs: list[ParseJob], sizes: Mapping[str, int], workers: int) -> list[list[ParseJob]]:
+    """Batches in the order they are handed out (guided self-scheduling): the largest files first, each batch a
+    fixed share of the bytes still to go, so batches shrink towards the end and the workers finish together
+    instead of one of them parsing a last large batch alone."""
     ordered = sorted(jobs, key=lambda job: sizes.get(job.path, 0), reverse=True)
-    batches: list[list[ParseJob]] = [[] for _ in range(batch_count)]
-    for position, job in enumerate(ordered):
-        cycle, offset = divmod(position, batch_count)
-        # Boustrophedon order: 0..n-1 then n-1..0, so no batch always gets the larger file of each round.
-        batches[offset if cycle % 2 == 0 else batch_count - 1 - offset].append(job)
-    return [batch for batch in batches if batch]
+
+    def cost(job: ParseJob) -> int:
+        return max(sizes.get(job.path, 0), 0) + PER_FILE_COST_BYTES
+
+    remaining = sum(cost(job) for job in ordered)
+    batches: list[list[ParseJob]] = []
+    current: list[ParseJob] = []
+    current_cost = 0
+    target = max(MIN_BATCH_BYTES, remaining // (BATCH_SHARE_DIVISOR * workers))
+    for job in ordered:
+        current.append(job)
+        current_cost += cost(job)
+        if current_cost >= target or len(current) >= MAX_BATCH_FILES:
+            batches.append(current)
+            remaining -= current_cost
+            current, current_cost = [], 0
+            target = max(MIN_BATCH_BYTES, remaining // (BATCH_SHARE_DIVISOR * workers))
+    if current:
+        batches.append(current)
+    return batches

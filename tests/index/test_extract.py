@@ -622,3 +622,36 @@ def test_a_comment_between_header_and_body_is_not_part_of_the_signature() -> Non
     source = b"def label(item: Item) -> str:\n    # Type error: an int for a str.\n    return item.quantity\n"
     definition = extract_file("m.py", source, "python").definitions[0]
     assert definition.signature == "def label(item: Item) -> str:"
+
+
+def test_callers_of_nested_functions_and_code_after_them() -> None:
+    result = extract("python", """\
+        def outer():
+            before()
+
+            def inner():
+                in_inner()
+
+                def innermost():
+                    deepest()
+                after_innermost()
+
+            class Local:
+                def method(self):
+                    in_method()
+                in_class_body()
+
+            after_inner()
+
+        top_level()
+        """)
+    assert calls(result) == {
+        ("before", "outer", None),
+        ("in_inner", "inner", None),
+        ("deepest", "innermost", None),
+        ("after_innermost", "inner", None),
+        ("in_method", "method", None),
+        ("in_class_body", "outer", None),
+        ("after_inner", "outer", None),
+        ("top_level", None, None),
+    }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import pickle
 import sqlite3
 import time
 from collections.abc import Callable
@@ -10,8 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from lsp_hub.index.store import SCHEMA_VERSION, database_path
-from lsp_hub.index.workspace import WorkspaceIndex, relative_path
+from lsp_hub.index.parse_worker import ParseJob, parse_source
+from lsp_hub.index.records import encode_packed
+from lsp_hub.index.store import SCHEMA_VERSION, IndexStore, database_path
+from lsp_hub.index.workspace import MIN_BATCH_BYTES, WorkspaceIndex, _guided_batches, relative_path
 from tests.index.index_helpers import write
 
 
@@ -118,6 +121,40 @@ def test_worker_processes_give_the_same_results_as_in_process_parsing(copy_repo:
     assert parallel.parse_count == in_process.parse_count == 8
     for path, record in in_process.snapshot().files.items():
         assert parallel.snapshot().files[path].packed == record.packed
+
+
+def test_a_worker_result_crosses_processes_in_marshal_form_and_the_cache_stores_those_bytes(
+    tmp_path: Path,
+) -> None:
+    outcome = parse_source(ParseJob("m.py", "python", None), b"def f():\n    g()\n", 17, 1, 1 << 20)
+    assert outcome.packed is not None and outcome.encoded is None
+    received = pickle.loads(pickle.dumps(outcome))
+    assert received.packed == outcome.packed
+    assert received.encoded == encode_packed(outcome.packed)
+    assert (received.path, received.digest, received.size, received.parsed) == ("m.py", outcome.digest, 17, True)
+
+    index = WorkspaceIndex(tmp_path, cache_dir=tmp_path / "cache")
+    index.build()  # an empty workspace: creates the cache
+    upserts: list = []
+    index._apply_outcome(received, {}, {}, {}, upserts, [])
+    assert upserts[0].encoded is received.encoded  # stored without encoding again
+    assert index.store is not None
+    index.store.write(upserts)
+    index.close()
+    stored = IndexStore(tmp_path.resolve(), tmp_path / "cache").load()
+    assert stored["m.py"].packed == outcome.packed
+
+
+def test_batches_shrink_towards_the_end_so_the_workers_finish_together() -> None:
+    sizes = {f"f{number}.py": (number * 7919) % 300_000 for number in range(2000)}
+    jobs = [ParseJob(path, "python", None) for path in sizes]
+    batches = _guided_batches(jobs, sizes, workers=2)
+    assert sorted(job.path for batch in batches for job in batch) == sorted(sizes)  # every file exactly once
+    costs = [sum(sizes[job.path] + 512 for job in batch) for batch in batches]
+    assert costs[0] > 4 * costs[-1]  # large batches first, small ones last
+    assert all(cost >= MIN_BATCH_BYTES for cost in costs[:-1])
+    assert max(sizes[job.path] for job in batches[-1]) <= min(sizes[job.path] for job in batches[0])
+    assert _guided_batches([], {}, workers=2) == []
 
 
 def test_binary_and_non_utf8_files(tmp_path: Path) -> None:
