@@ -4,7 +4,9 @@ A call counts for a definition when the calling file may mean that definition (`
 file that imports `foo` from another module does not count; `module.foo()` counts when `module` is bound to the
 definition's file. A method call on an unknown receiver (`x.foo()`) counts only when the name has a single
 definition in the workspace, or the receiver names the class (`Cart.foo()`, `cart.foo()`); `self.foo()` counts
-for the caller's own class. `depth > 1` walks callers of callers breadth first, without cycles, within bounds.
+for the caller's own class; a plain `foo()` never reaches a method in Python or TS/JS; `pkg.mod.foo()` counts for
+the module whose path ends in pkg/mod. `depth > 1` walks callers of callers breadth first, without cycles, within
+bounds.
 """
 
 from __future__ import annotations
@@ -14,8 +16,8 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
-from lsp_hub.index.graph import COMMON_NAMES, SELF_RECEIVERS, name_tables, use_resolver
-from lsp_hub.index.model import Definition, FileIndex, Span
+from lsp_hub.index.graph import COMMON_NAMES, SELF_RECEIVERS, language_family, name_tables, use_resolver
+from lsp_hub.index.model import COMPLEX_RECEIVER, Definition, FileIndex, Span
 from lsp_hub.index.symbols import (
     definition_targets,
     definitions_named,
@@ -115,15 +117,16 @@ def _call_counts(
         return False
     is_member = definition.container is not None and definition.kind == "method"
     if receiver is None:
-        if is_member and file_index.language in _MODULE_SCOPED:
-            # The call had a receiver too complex to record (`a.b.name()`): only a unique, uncommon name is safe.
-            return definition_count == 1 and definition.name not in COMMON_NAMES
-        return True
+        # A plain `name()` reaches a method only from inside its class, which these languages do not allow.
+        return not (is_member and file_index.language in _MODULE_SCOPED)
     if receiver in SELF_RECEIVERS:
         return caller is None or caller.container is None or definition.container is None \
             or caller.container == definition.container
     if resolver.bindings.get(source, {}).get(receiver) is not None:
         return True  # `module.name` or `ImportedClass.name`: the resolver already checked where it leads
+    if not is_member and receiver != COMPLEX_RECEIVER and ("." in receiver or "::" in receiver) \
+            and receiver.split(".", 1)[0].split("::", 1)[0] not in SELF_RECEIVERS:
+        return True  # `package.module.name()`: the resolver matched the module path
     container = definition.container
     if container is not None and _squashed(receiver) == _squashed(container):
         return True  # `Cart.total()`, `cart.total()`
@@ -146,12 +149,17 @@ def find_callers(
     seen_targets = {target.key for target in initial}
     seen_sites: set[tuple[str, int, int]] = set()
     queue: deque[tuple[_Target, int]] = deque((target, 1) for target in initial)
-    definition_counts: dict[str, int] = {}
+    definition_counts: dict[tuple[str, str], int] = {}  # (name, language family) -> definitions
     while queue:
         target, level = queue.popleft()
         name = target.definition.name
-        if name not in definition_counts:
-            definition_counts[name] = len(definitions_named(snapshot, name))
+        family = language_family(snapshot.files[target.path].language)
+        if (name, family) not in definition_counts:
+            # Unique within the languages that can call it: a TypeScript `save` does not make a Python one ambiguous.
+            definition_counts[name, family] = sum(
+                1 for path, _definition in definitions_named(snapshot, name)
+                if language_family(snapshot.files[path].language) == family
+            )
         for source in tables.referencers.get(name, ()):
             file_index = snapshot.files[source].file_index()
             for reference in file_index.references:
@@ -159,7 +167,7 @@ def find_callers(
                     continue
                 caller = enclosing_definition(file_index, reference.span)
                 if not _call_counts(snapshot, source, file_index, reference.receiver, caller, target,
-                                    definition_counts[name]):
+                                    definition_counts[name, family]):
                     continue
                 site = (source, reference.span.start_line, reference.span.start_col)
                 if site in seen_sites:

@@ -15,8 +15,11 @@ Capture conventions of the `.scm` files (one match = one symbol):
 - `@scope.<kind>` a region that contains definitions without being one itself (a Rust `impl Foo` block), with
   `@name` the container name. `<kind>` is `class` (functions inside become methods) or `module`.
 - `@reference.<what>` a use of a name, with `@name` the identifier. `<what>` is `call` for calls (is_call=True,
-  caller = innermost enclosing function/method, receiver from `@receiver`) or any other word (`class`, `type`,
-  `decorator`, ...) for non-call uses. The reference's span is the `@name` node's.
+  caller = innermost enclosing function/method) or any other word (`class`, `type`, `decorator`, ...) for non-call
+  uses. The reference's span is the `@name` node's. `@receiver` is what the name is taken from (`x` in `x.foo()`,
+  `models` in `models.Base`); it becomes `Reference.receiver`: the text when it is a name or a chain of names
+  (`a.b`, `a::b`, whitespace dropped), COMPLEX_RECEIVER ("?") for any other expression, None when the pattern has
+  no receiver (a plain name). Every pattern whose name is a member of something must capture it.
 - `@import` the import statement (its span), `@import.module` the node whose text is the module as written (string
   quotes are stripped), `@import.name` zero or more imported names, `@import.relative` a marker that the module is
   relative to the importing file (Ruby `require_relative`). Matches of the same statement and module are merged.
@@ -48,7 +51,7 @@ from typing import Any
 import tree_sitter
 
 from lsp_hub.index.languages import SUPPORTED_LANGUAGES, get_language, get_parser
-from lsp_hub.index.model import FileIndex
+from lsp_hub.index.model import COMPLEX_RECEIVER, FileIndex
 from lsp_hub.index.records import Packed, unpack_file_index
 from lsp_hub.index.text import PositionConverter, count_lines, decode
 
@@ -69,8 +72,11 @@ _CONTAINER_KINDS = frozenset(("class", "interface", "type", "module"))
 _SIGNATURE_PREFIXES = {"type_spec": "type ", "type_alias": "type ", "const_spec": "const ", "var_spec": "var "}
 _KIND_SPECIFICITY = {"variable": 0, "function": 1}
 _SIMPLE_RECEIVER = re.compile(r"[A-Za-z_$@][\w$]*\Z")
+# `a.b` and `a::b`: a chain of names, kept as written (modules, namespaces, `self.field`).
+_RECEIVER_CHAIN = re.compile(r"[A-Za-z_$@][\w$]*(?:(?:\.|::)[A-Za-z_$@][\w$]*)+\Z")
 _CONSTANT_NAME = re.compile(r"[A-Z][A-Z0-9_]*\Z")
 _SPACE_RUN = re.compile(r"\s+")
+_HAS_SPACE = re.compile(r"\s").search
 _RUST_PUNCTUATION_SPACE = re.compile(r"\s*([{},:])\s*")
 
 
@@ -218,9 +224,14 @@ class _Extractor:
                 is_call = kind == "call"
                 start_byte = name_node.start_byte
                 previous = references.get(start_byte)
-                if previous is None or (is_call and not previous[1]):
+                if previous is None:
                     receivers = captures.get("receiver")
                     references[start_byte] = (name_node, is_call, receivers[0] if receivers else None)
+                elif (is_call and not previous[1]) or (is_call == previous[1] and previous[2] is None):
+                    # Several patterns matched one name: a call wins over another use, a receiver over none.
+                    receivers = captures.get("receiver")
+                    if receivers or is_call != previous[1]:
+                        references[start_byte] = (name_node, is_call, receivers[0] if receivers else None)
             elif role == _IMPORT:
                 self._collect_import(captures, imports)
             elif role == _IGNORED:
@@ -313,6 +324,7 @@ class _Extractor:
         source = self.source
         starts, ends, parents, names = functions.starts, functions.ends, functions.parents, functions.names
         simple_receiver = _SIMPLE_RECEIVER.match
+        receiver_chain = _RECEIVER_CHAIN.match
         out: list[tuple[Any, ...]] = []
         append = out.append
         for start_byte in sorted(references):
@@ -324,13 +336,18 @@ class _Extractor:
             if receiver_node is not None:
                 receiver_start = receiver_node.start_byte
                 receiver_end = receiver_node.end_byte
+                receiver = COMPLEX_RECEIVER
                 if receiver_end - receiver_start < _RECEIVER_MAX_BYTES:
                     if ascii_text is not None:
-                        receiver = ascii_text[receiver_start:receiver_end]
+                        text = ascii_text[receiver_start:receiver_end]
                     else:
-                        receiver = decode(source[receiver_start:receiver_end])
-                    if simple_receiver(receiver) is None:
-                        receiver = None
+                        text = decode(source[receiver_start:receiver_end])
+                    if simple_receiver(text) is not None:
+                        receiver = text
+                    else:
+                        chain = _squeeze(text) if _HAS_SPACE(text) else text
+                        if receiver_chain(chain) is not None:
+                            receiver = chain
             caller = None
             if starts:  # innermost function around the reference (inlined _FunctionRegions.innermost)
                 index = bisect_right(starts, start_byte) - 1

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import networkx as nx
 
+from lsp_hub.index.model import COMPLEX_RECEIVER
 from lsp_hub.index.records import D_CONTAINER, D_NAME, I_NAMES
 from lsp_hub.index.resolve import ImportResolver, ResolvedImport
 from lsp_hub.index.workspace import Snapshot
@@ -208,6 +209,13 @@ def reference_graph(snapshot: Snapshot) -> ReferenceGraph:
 
 
 SELF_RECEIVERS = frozenset(("self", "this", "cls", "super", "Self"))
+# Languages whose files can use each other's names; every other language only its own.
+_LANGUAGE_FAMILIES = {"typescript": "ecma", "tsx": "ecma", "javascript": "ecma", "c": "c", "cpp": "c"}
+
+
+def language_family(language: str) -> str:
+    return _LANGUAGE_FAMILIES.get(language, language)
+
 # Languages whose plain (receiver-less) names come only from the file itself, its imports, or builtins.
 MODULE_SCOPED_LANGUAGES = frozenset(("python", "typescript", "tsx", "javascript"))
 # Languages whose plain names also come from the other files of the same directory (a Go or Java package).
@@ -222,6 +230,22 @@ class UseResolver:
         self.tables = name_tables(snapshot)
         self.bindings = import_bindings(snapshot)
         self._star_sources: dict[str, tuple[str, ...]] = {}
+        self._family_of = {path: language_family(record.language) for path, record in snapshot.files.items()}
+        self._definers: dict[tuple[str, str], tuple[str, ...]] = {}
+        self._member_definers: dict[tuple[str, str], tuple[str, ...]] = {}
+
+    def _in_family(
+        self, cache: dict[tuple[str, str], tuple[str, ...]], table: Mapping[str, tuple[str, ...]], name: str,
+        family: str,
+    ) -> tuple[str, ...]:
+        """The files of `table[name]` whose language a file of `family` can use: a Python `x.info()` never means a
+        TypeScript method, however the names match."""
+        key = (name, family)
+        found = cache.get(key)
+        if found is None:
+            family_of = self._family_of
+            found = cache[key] = tuple(path for path in table.get(name, ()) if family_of.get(path) == family)
+        return found
 
     def star_sources(self, path: str) -> tuple[str, ...]:
         """Files whose names `path` imports wholesale (`from m import *`, `export * from`)."""
@@ -238,10 +262,11 @@ class UseResolver:
 
     def targets(self, source: str, name: str, receiver: str | None) -> tuple[str, ...]:
         """The files among those defining `name` that `receiver.name` (or plain `name`) in `source` may mean."""
-        definers = self.tables.definers.get(name, ())
+        record = self.snapshot.files[source]
+        family = self._family_of.get(source, record.language)
+        definers = self._in_family(self._definers, self.tables.definers, name, family)
         if not definers:
             return ()
-        record = self.snapshot.files[source]
         source_bindings = self.bindings.get(source, {})
         if receiver is None:
             bound = source_bindings.get(name)
@@ -257,8 +282,7 @@ class UseResolver:
                     starred = tuple(path for path in definers if path in origins)
                     if starred:
                         return starred
-                # `a.b.name()` (a receiver too complex to record) reaches class members only.
-                return self.tables.member_definers.get(name, ())
+                return ()  # neither defined, imported nor star-imported here: a builtin or an undeclared global
             if language in PACKAGE_SCOPED_LANGUAGES:
                 directory = source.rpartition("/")[0]
                 return tuple(path for path in definers if path.rpartition("/")[0] == directory)
@@ -266,15 +290,49 @@ class UseResolver:
         if receiver in SELF_RECEIVERS:
             return (source,) if name in record.defined_names() else definers
         bound = source_bindings.get(receiver)
-        if bound is not None:  # `module.name` or `ImportedClass.name`
+        if bound is not None:  # `module.name`, `ImportedClass.name`, `package.module.name` after `import a.b`
             return self._bound_targets(bound, name, definers)
+        members = self._in_family(self._member_definers, self.tables.member_definers, name, family)
+        if receiver == COMPLEX_RECEIVER:  # `make().name`: a member of whatever the expression gives
+            return members if record.language in MODULE_SCOPED_LANGUAGES else definers
+        if "." in receiver or "::" in receiver:
+            return self._chain_targets(source_bindings, record.language, name, receiver, definers, members)
         return definers
+
+    def _chain_targets(
+        self, source_bindings: Mapping[str, tuple[str, ...]], language: str, name: str, receiver: str,
+        definers: tuple[str, ...], members: tuple[str, ...],
+    ) -> tuple[str, ...]:
+        """`a.b.name`: a member of `self.field`, a function of module `a.b`, or a member of an object found
+        through a module; `os.path.name` with `os` from outside the workspace means nothing here."""
+        separator = "::" if "::" in receiver else "."
+        head = receiver.split(separator, 1)[0]
+        if head in SELF_RECEIVERS:
+            return members
+        bound_head = source_bindings.get(head)
+        if bound_head is not None and not bound_head:
+            return ()
+        if language not in MODULE_SCOPED_LANGUAGES:
+            return definers
+        module_suffix = "/" + receiver.replace(separator, "/")
+        in_module = {path for path in definers if ("/" + module_path(path)).endswith(module_suffix)}
+        in_module.update(members)
+        return tuple(path for path in definers if path in in_module)
 
     def _bound_targets(self, bound: tuple[str, ...], name: str, definers: tuple[str, ...]) -> tuple[str, ...]:
         if not bound:
             return ()  # imported from outside the workspace
         origins = name_origins(self.snapshot, bound, name)
         return tuple(path for path in definers if path in origins)
+
+
+def module_path(path: str) -> str:
+    """`a/b.py`, `a/b/__init__.py`, `a/b/index.ts` -> `a/b`: the module a file is, as a path."""
+    stem = path.rsplit(".", 1)[0] if "." in path.rpartition("/")[2] else path
+    for package_file in ("/__init__", "/index", "/mod"):
+        if stem.endswith(package_file):
+            return stem[: -len(package_file)]
+    return stem
 
 
 def use_resolver(snapshot: Snapshot) -> UseResolver:

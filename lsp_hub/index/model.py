@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+COMPLEX_RECEIVER = "?"  # a receiver that is an expression (a call, an index, ...), not a name
+
 SymbolKind = Literal["function", "method", "class", "interface", "type", "constant", "variable", "module"]
 
 
@@ -48,7 +50,8 @@ class Reference:
     span: Span
     is_call: bool
     caller: str | None = None  # name of the enclosing definition (function/method), None at module level
-    receiver: str | None = None  # for `x.foo()`, the text of `x` when simple
+    # `x.foo()`: "x"; `a.b.foo()`: "a.b"; `make().foo()`: "?" (an expression); `foo()`: None (a plain name)
+    receiver: str | None = None
 
     def __reduce__(self) -> tuple[type[Reference], tuple[str, Span, bool, str | None, str | None]]:
         return (Reference, (self.name, self.span, self.is_call, self.caller, self.receiver))

@@ -141,7 +141,7 @@ class FileRecord:
         return self._defined_names
 
     def reference_uses(self) -> dict[str, dict[str | None, int]]:
-        """name -> receiver -> how often it is referenced; the receiver is the simple `x` of `x.name`, else None."""
+        """name -> receiver -> how often it is referenced (receivers as in `Reference.receiver`)."""
         if self._reference_uses is None:
             uses: dict[str, dict[str | None, int]] = {}
             for reference in self.references:

@@ -166,8 +166,8 @@ class ImportResolver:
             elif target is not None:
                 name_files.append((name, (target,)))
         files = (target,) if target is not None else ()
-        # `import a.b` binds `a`; the call `a.b.f()` has no simple receiver, so only single-segment aliases matter.
-        aliases = (module,) if not names and "." not in module else ()
+        # `import a.b` makes `a.b.f()` mean a/b.py's f: the receiver of that call is the chain "a.b".
+        aliases = (module,) if not names else ()
         return ResolvedImport(module, files, tuple(name_files), aliases)
 
     # --- TypeScript / JavaScript --------------------------------------------------------------------------------

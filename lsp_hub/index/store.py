@@ -57,6 +57,10 @@ def database_path(root: Path, cache_dir: Path | None = None) -> Path:
     return (cache_dir or default_cache_dir()) / f"index-{digest}.sqlite3"
 
 
+class _OutdatedCache(ValueError):
+    """The database was written by another version of the extractor or schema."""
+
+
 @dataclass(frozen=True, slots=True)
 class StoredFile:
     path: str
@@ -88,7 +92,9 @@ class IndexStore:
         try:
             self._connection = self._open_checked()
         except (sqlite3.Error, OSError, ValueError) as error:
-            log.warning("index cache %s unusable (%s); rebuilding it", self.path, error)
+            # A cache written by another version of lsp-hub is expected after an upgrade, not a problem to report.
+            level = logging.INFO if isinstance(error, _OutdatedCache) else logging.WARNING
+            log.log(level, "index cache %s unusable (%s); rebuilding it", self.path, error)
             self._discard()
             try:
                 self._connection = self._open_checked()
@@ -114,7 +120,7 @@ class IndexStore:
                     raise ValueError("database without a schema version")
                 self._create_schema(connection)
             elif row[0] != SCHEMA_VERSION:
-                raise ValueError(f"schema version {row[0]!r}, expected {SCHEMA_VERSION!r}")
+                raise _OutdatedCache(f"schema version {row[0]!r}, expected {SCHEMA_VERSION!r}")
             root_row = connection.execute("SELECT value FROM meta WHERE key = 'root'").fetchone()
             if root_row is not None and root_row[0] != str(self.root):
                 raise ValueError(f"database belongs to {root_row[0]!r}")  # a hash collision, in theory

@@ -113,3 +113,38 @@ def test_workspace_symbol_fuzzy_matching_and_ranking(copy_repo: Callable[[str], 
     assert match_score("gUN", "getUserName") > match_score("name", "getUserName") > 0
     assert match_score("xyz", "getUserName") == 0
     assert len(workspace_symbols(snapshot, "", limit=5)) == 5
+
+
+def test_plain_names_chains_and_other_languages_never_reach_the_wrong_definition(tmp_path: Path) -> None:
+    from tests.index.index_helpers import write
+
+    write(tmp_path, "store.py", "class TrustStore:\n    def list(self):\n        return []\n\n    def save(self):\n"
+                                "        pass\n")
+    write(tmp_path, "pkg/__init__.py", "")
+    write(tmp_path, "pkg/mod.py", "def helper():\n    return 1\n")
+    write(tmp_path, "other/mod2.py", "def helper():\n    return 2\n")
+    write(tmp_path, "users.py", "import os.path\nimport pkg.mod\n\n\ndef names() -> list[str]:\n"
+                                "    items = list(range(3))\n    os.path.join('a', 'b')\n    pkg.mod.helper()\n"
+                                "    return items\n")
+    write(tmp_path, "web/app.ts", "export class Logger {\n  save(): void {}\n}\n")
+    write(tmp_path, "jobs.py", "def run(job):\n    job.save()\n")
+    snapshot = snapshot_of(tmp_path)
+
+    # `list[str]` and `list(...)` are the builtin, not TrustStore.list.
+    assert find_callers(snapshot, resolve_targets_by_name(snapshot, "TrustStore.list"))["callers"] == []
+    # `pkg.mod.helper()` after `import pkg.mod` is pkg/mod.py's helper, not other/mod2.py's.
+    pkg_helper = find_callers(snapshot, resolve_targets_by_name(snapshot, "mod.helper"))
+    assert [(entry["caller"], entry["location"]["range"]["start"]["line"]) for entry in pkg_helper["callers"]] == [
+        ("names", 7)]
+    assert find_callers(snapshot, resolve_targets_by_name(snapshot, "mod2.helper"))["callers"] == []
+    # A Python `job.save()` may be TrustStore.save (one Python definition), never the TypeScript Logger.save.
+    python_save = find_callers(snapshot, resolve_targets_by_name(snapshot, "TrustStore.save"))
+    assert [entry["caller"] for entry in python_save["callers"]] == ["run"]
+    assert find_callers(snapshot, resolve_targets_by_name(snapshot, "Logger.save"))["callers"] == []
+    # The same rules shape the repo map's reference graph.
+    from lsp_hub.index.graph import reference_graph
+
+    graph = reference_graph(snapshot).graph
+    assert not graph.has_edge("users.py", "store.py")  # builtin list
+    assert graph.has_edge("users.py", "pkg/mod.py") and not graph.has_edge("users.py", "other/mod2.py")
+    assert graph.has_edge("jobs.py", "store.py") and not graph.has_edge("jobs.py", "web/app.ts")

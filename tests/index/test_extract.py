@@ -91,7 +91,7 @@ def test_python_calls_with_caller_and_receiver() -> None:
         ("helper", "start", None),
         ("inner_call", "nested", None),
         ("check", "ready", "Service"),
-        ("join", "helper", None),  # receiver `os.path` is not a simple name
+        ("join", "helper", "os.path"),  # a chain of names is kept as written
         ("run", None, None),
     }
     assert {"register", "Base"} <= non_call_names(result)
@@ -383,7 +383,7 @@ def test_java_symbols() -> None:
         ("forEach", "run", "items"),
         ("process", "run", None),
         ("Worker", "run", None),
-        ("start", "run", None),
+        ("start", "run", "?"),  # `new Worker().start()`: the receiver is an expression
     } <= calls(result)
     assert {"Base", "Runnable", "Override", "List"} <= non_call_names(result)
     assert imports(result) == [
@@ -655,3 +655,36 @@ def test_callers_of_nested_functions_and_code_after_them() -> None:
         ("after_inner", "outer", None),
         ("top_level", None, None),
     }
+
+
+@pytest.mark.parametrize(
+    ("language", "source", "expected"),
+    [
+        ("python",
+         "def f():\n    self.cache.get(1)\n    make().run()\n    a . b . c()\n    items[0].pop()\n    plain()\n",
+         {("get", "self.cache"), ("run", "?"), ("c", "a.b"), ("pop", "?"), ("plain", None)}),
+        ("typescript", "function f() { this.store.save(); api.v1.fetch(); get().then(); go(); }\n",
+         {("save", "this.store"), ("fetch", "api.v1"), ("then", "?"), ("go", None)}),
+        ("rust", "fn f() { crate::util::helper(); Foo::new(); x.y.z(); }\n",
+         {("helper", "crate::util"), ("new", "Foo"), ("z", "x.y")}),
+    ],
+)
+def test_receivers_are_a_name_a_chain_an_expression_or_none(
+    language: str, source: str, expected: set[tuple[str, str | None]]
+) -> None:
+    result = extract_file("x", source.encode(), language)
+    assert {(r.name, r.receiver) for r in result.references if r.is_call} >= expected
+
+
+def test_qualified_base_classes_and_decorators_keep_their_receiver() -> None:
+    result = extract("python", """\
+        @app.route("/")
+        class View(models.Base):
+            pass
+        """)
+    non_calls = {(r.name, r.receiver) for r in result.references if not r.is_call}
+    assert {("route", "app"), ("Base", "models")} <= non_calls | calls_with_receivers(result)
+
+
+def calls_with_receivers(result: FileIndex) -> set[tuple[str, str | None]]:
+    return {(r.name, r.receiver) for r in result.references if r.is_call}

@@ -74,7 +74,7 @@
   type: [
     (identifier) @name
     (generic_name (identifier) @name)
-    (qualified_name name: (identifier) @name)
+    (qualified_name qualifier: (_) @receiver name: (identifier) @name)
   ]) @reference.call
 
 (base_list

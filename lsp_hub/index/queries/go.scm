@@ -72,6 +72,11 @@
 
 (type_identifier) @name @reference.type
 
+; `pkg.Type`: the same name as above, with its receiver (a receiver wins over none at one position).
+(qualified_type
+  package: (_) @receiver
+  name: (type_identifier) @name) @reference.type
+
 ; --- imports -----------------------------------------------------------------------------------------------
 
 (import_spec

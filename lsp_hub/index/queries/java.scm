@@ -48,7 +48,7 @@
   type: [
     (type_identifier) @name
     (generic_type (type_identifier) @name)
-    (scoped_type_identifier (type_identifier) @name .)
+    (scoped_type_identifier . (_) @receiver (type_identifier) @name .)
   ]) @reference.call
 
 (method_reference

@@ -9,4 +9,5 @@
 
 (class_heritage
   (member_expression
+    object: (_) @receiver
     property: (property_identifier) @name) @reference.class)

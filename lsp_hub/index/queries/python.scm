@@ -45,6 +45,7 @@
 (class_definition
   superclasses: (argument_list
     (attribute
+      object: (_) @receiver
       attribute: (identifier) @name) @reference.class))
 
 (decorator
@@ -52,6 +53,7 @@
 
 (decorator
   (attribute
+    object: (_) @receiver
     attribute: (identifier) @name) @reference.decorator)
 
 (type

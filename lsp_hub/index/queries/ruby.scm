@@ -48,7 +48,7 @@
 (superclass
   [
     (constant) @name
-    (scope_resolution name: (constant) @name)
+    (scope_resolution scope: (_) @receiver name: (constant) @name)
   ] @reference.class)
 
 (call

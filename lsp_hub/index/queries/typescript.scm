@@ -28,9 +28,15 @@
 ; Types named in annotations, heritage clauses, generics and `satisfies`.
 (type_identifier) @name @reference.type
 
+; `ns.Type`: the same name as above, with its receiver (a receiver wins over none at one position).
+(nested_type_identifier
+  module: (_) @receiver
+  name: (type_identifier) @name) @reference.type
+
 (extends_clause
   value: (identifier) @name @reference.class)
 
 (extends_clause
   value: (member_expression
+    object: (_) @receiver
     property: (property_identifier) @name) @reference.class)
