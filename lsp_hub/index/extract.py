@@ -279,6 +279,7 @@ class _Extractor:
 
         text = self._text
         span = self._span
+        ascii_text = self.ascii_text
         stack: list[_Scope] = []
         functions = _FunctionRegions()
         out: list[tuple[Any, ...]] = []
@@ -303,9 +304,15 @@ class _Extractor:
                     kind = "method"
             if kind == "variable" and len(name) > 1 and _CONSTANT_NAME.match(name):
                 kind = "constant"
-            out.append((name, kind, *span(node), *span(name_node), self._signature(node), container))
+            if ascii_text is not None and "\n" not in name:
+                name_row, name_column = name_node.start_point
+                name_span: tuple[int, int, int, int] = (name_row, name_column, name_row, name_column + len(name))
+            else:
+                name_span = span(name_node)
+            node_type = node.type
+            out.append((name, kind, *span(node), *name_span, self._signature(node, node_type), container))
             new_scope = _Scope(-negative_end, kind, name)
-            if node.type == "type_definition":  # C `typedef struct {...} name;` does not contain the struct
+            if node_type == "type_definition":  # C `typedef struct {...} name;` does not contain the struct
                 new_scope.is_container = new_scope.is_class_like = False
             if new_scope.is_function:
                 functions.add(start_byte, -negative_end, name)
@@ -382,7 +389,7 @@ class _Extractor:
             return self.ascii_text[node.start_byte : node.end_byte]
         return decode(self.source[node.start_byte : node.end_byte])
 
-    def _signature(self, node: tree_sitter.Node) -> str:
+    def _signature(self, node: tree_sitter.Node, node_type: str) -> str:
         """The definition's header: up to its body when it has one (collapsed to one line), else its first line."""
         source = self.source
         start = node.start_byte
@@ -404,7 +411,7 @@ class _Extractor:
             signature = signature.replace("( ", "(").replace(", )", ")").replace(",)", ")")
         else:
             signature = decode(header).strip()
-        prefix = _SIGNATURE_PREFIXES.get(node.type)
+        prefix = _SIGNATURE_PREFIXES.get(node_type)
         if prefix is not None and not signature.startswith(prefix):
             signature = prefix + signature
         if len(signature) > SIGNATURE_MAX_CHARS:
