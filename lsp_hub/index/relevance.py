@@ -4,6 +4,7 @@ Signals, each adding to a file's score with a short reason:
 - the description or the targets name the file (its path or file name);
 - it defines a symbol named in the description (identifiers as written, and words split on camelCase and
   snake_case with stop words dropped, joined back in runs so "user cache" finds `UserCache`);
+- it uses such a symbol (written as in the code or by several words), resolved to its definition;
 - its path contains a word of the description;
 - it imports a target or is imported by one; further along the import graph (either way) the signal decays by half
   per step;
@@ -21,7 +22,7 @@ from collections import defaultdict, deque
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from lsp_hub.index.graph import import_graph, name_tables, reference_graph
+from lsp_hub.index.graph import COMMON_NAMES, import_graph, name_tables, reference_graph, use_resolver
 from lsp_hub.index.workspace import Snapshot
 
 DEFAULT_TOP_N = 10
@@ -33,6 +34,8 @@ SYMBOL_EXACT_SCORE = 3.0  # an identifier written as in the code
 SYMBOL_WORDS_SCORE = 2.0  # several description words that together spell the name
 SYMBOL_WORD_SCORE = 1.0  # one description word that is the whole name
 PATH_WORD_SCORE = 1.0
+USER_SCORE = 1.5  # uses a name the description spells (less when many files do)
+MANY_USERS = 10
 IMPORT_SCORE = 3.0
 SAME_DIRECTORY_SCORE = 1.0
 TEST_PAIR_SCORE = 3.0
@@ -100,14 +103,15 @@ def relevant_files(
     scores = _Scores()
     _mentions(snapshot, description, scores)
     words = _description_words(description)
-    _symbols(snapshot, description, words, scores)
+    named = _symbols(snapshot, description, words, scores)
+    _users(snapshot, named, scores)
     _path_words(snapshot, words, scores)
     if target_set:
         _import_neighbours(snapshot, target_set, scores)
         _same_directory(snapshot, target_set, scores)
         _test_pairs(snapshot, target_set, scores)
     anchors = set(target_set) or {path for path, score in scores.scores.items() if score >= SYMBOL_WORDS_SCORE}
-    _pagerank(snapshot, anchors, scores)
+    _pagerank(snapshot, anchors, scores, "the targets" if target_set else "the files the description names")
 
     ranked = sorted(
         ((path, score) for path, score in scores.scores.items() if path not in target_set and score > 0),
@@ -148,8 +152,11 @@ def _mentions(snapshot: Snapshot, description: str, scores: _Scores) -> None:
             scores.add(path, MENTION_SCORE, "mentioned in the description")
 
 
-def _symbols(snapshot: Snapshot, description: str, words: list[str], scores: _Scores) -> None:
+def _symbols(snapshot: Snapshot, description: str, words: list[str], scores: _Scores) -> set[str]:
+    """Score the files defining names the description spells; returns the names spelled distinctly (written as
+    in the code, or by several words)."""
     definers = name_tables(snapshot).definers
+    distinct: set[str] = set()
     matched: dict[str, list[tuple[float, str]]] = defaultdict(list)
     exact = {identifier for identifier in _IDENTIFIER.findall(description) if len(identifier) > 2}
     exact = {identifier for identifier in exact if identifier.lower() not in STOP_WORDS}
@@ -176,6 +183,8 @@ def _symbols(snapshot: Snapshot, description: str, words: list[str], scores: _Sc
                 continue
         if len(paths) > 20:
             continue  # a name defined everywhere points nowhere
+        if score >= SYMBOL_WORDS_SCORE:
+            distinct.add(name)
         for path in paths:
             matched[path].append((score / max(1.0, len(paths) ** 0.5), name))
     for path, found in matched.items():
@@ -183,6 +192,30 @@ def _symbols(snapshot: Snapshot, description: str, words: list[str], scores: _Sc
         total = sum(score for score, _name in found[:MAX_SYMBOL_REASONS])
         names = ", ".join(name for _score, name in found[:MAX_SYMBOL_REASONS])
         scores.add(path, total, f"defines {names} named in the description")
+    return distinct
+
+
+def _users(snapshot: Snapshot, names: set[str], scores: _Scores) -> None:
+    """Files whose uses of a name the description spells lead to its definition (as the index resolves them):
+    the code a change to that definition may break."""
+    tables = name_tables(snapshot)
+    resolver = use_resolver(snapshot)
+    for name in sorted(names):
+        if name in COMMON_NAMES:
+            continue
+        definers = set(tables.definers.get(name, ()))
+        users = [
+            source for source in tables.referencers.get(name, ())
+            if source not in definers and any(
+                definers.intersection(resolver.targets(source, name, receiver))
+                for receiver in snapshot.files[source].reference_uses().get(name, {})
+            )
+        ]
+        if not users:
+            continue
+        score = USER_SCORE * min(1.0, (MANY_USERS / len(users)) ** 0.5)
+        for source in users:
+            scores.add(source, score, f"uses {name} named in the description")
 
 
 def _path_words(snapshot: Snapshot, words: list[str], scores: _Scores) -> None:
@@ -245,7 +278,7 @@ def _test_pairs(snapshot: Snapshot, targets: frozenset[str], scores: _Scores) ->
             scores.add(path, TEST_PAIR_SCORE, f"tested by target {target_subjects[name]}")
 
 
-def _pagerank(snapshot: Snapshot, anchors: set[str], scores: _Scores) -> None:
+def _pagerank(snapshot: Snapshot, anchors: set[str], scores: _Scores, anchored_at: str) -> None:
     if not anchors:
         return
     ranks = reference_graph(snapshot).pagerank(dict.fromkeys(anchors, 1.0))
@@ -259,4 +292,4 @@ def _pagerank(snapshot: Snapshot, anchors: set[str], scores: _Scores) -> None:
     floor = 1.0 / max(1, len(ranks))
     for path, rank in others.items():
         if rank > floor:
-            scores.add(path, PAGERANK_SCORE * rank / best, "central to the targets in the reference graph")
+            scores.add(path, PAGERANK_SCORE * rank / best, f"central to {anchored_at} in the reference graph")

@@ -71,6 +71,9 @@ def test_relevance_from_a_description_alone(copy_repo: Callable[[str], Path]) ->
     first = result["files"][0]
     assert first["path"] == "src/lib/format.ts"
     assert "defines formatPrice named in the description" in first["reasons"]
+    # cart.ts calls formatPrice through the lib/index.ts re-export: the code a change to it may break.
+    users = {entry["path"]: entry["reasons"] for entry in result["files"][1:]}
+    assert users["src/cart.ts"] == ["uses formatPrice named in the description"]
 
 
 def test_syntax_check_prefers_document_text_then_argument_then_disk(tmp_path: Path) -> None:
