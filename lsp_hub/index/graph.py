@@ -275,7 +275,8 @@ class UseResolver:
             if name in record.defined_names():
                 return (source,)
             language = record.language
-            if language in MODULE_SCOPED_LANGUAGES and (language != "javascript" or record.imports):
+            # A TS/JS file without imports may be a script whose names are global: it can use any definer.
+            if language in MODULE_SCOPED_LANGUAGES and (language == "python" or record.imports):
                 star = self.star_sources(source)
                 if star:
                     origins = name_origins(self.snapshot, star, name)

@@ -148,3 +148,16 @@ def test_plain_names_chains_and_other_languages_never_reach_the_wrong_definition
     assert not graph.has_edge("users.py", "store.py")  # builtin list
     assert graph.has_edge("users.py", "pkg/mod.py") and not graph.has_edge("users.py", "other/mod2.py")
     assert graph.has_edge("jobs.py", "store.py") and not graph.has_edge("jobs.py", "web/app.ts")
+
+
+def test_a_script_without_imports_may_use_global_names_of_other_files(tmp_path: Path) -> None:
+    from tests.index.index_helpers import write
+
+    write(tmp_path, "globals.ts", "function logLine(text: string): void {}\n")
+    write(tmp_path, "script.ts", "function main() {\n  logLine('hi');\n}\n")
+    write(tmp_path, "module.ts", "import { other } from './other';\nexport function run() {\n  logLine('x');\n}\n")
+    write(tmp_path, "other.ts", "export function other() {}\n")
+    snapshot = snapshot_of(tmp_path)
+    result = find_callers(snapshot, resolve_targets_by_name(snapshot, "logLine"))
+    # script.ts has no imports (a global script); module.ts imports, so an unimported name is not globals.ts's.
+    assert [entry["caller"] for entry in result["callers"]] == ["main"]
