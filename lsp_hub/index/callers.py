@@ -16,7 +16,14 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
-from lsp_hub.index.graph import COMMON_NAMES, SELF_RECEIVERS, language_family, name_tables, use_resolver
+from lsp_hub.index.graph import (
+    COMMON_NAMES,
+    SELF_RECEIVERS,
+    alias_users,
+    language_family,
+    name_tables,
+    use_resolver,
+)
 from lsp_hub.index.model import COMPLEX_RECEIVER, Definition, FileIndex, Span
 from lsp_hub.index.symbols import (
     definition_targets,
@@ -107,13 +114,14 @@ _TYPE_PATTERNS = (
 
 
 def _call_counts(
-    snapshot: Snapshot, source: str, file_index: FileIndex, receiver: str | None, caller: Definition | None,
-    target: _Target, definition_count: int,
+    snapshot: Snapshot, source: str, file_index: FileIndex, used_name: str, receiver: str | None,
+    caller: Definition | None, target: _Target, definition_count: int,
 ) -> bool:
-    """Whether a call of the target's name in `source` (with `receiver`) may be a call of this target."""
+    """Whether a call of `used_name` in `source` (with `receiver`) may be a call of this target (`used_name` is the
+    target's name, or a local alias of it)."""
     definition = target.definition
     resolver = use_resolver(snapshot)
-    if target.path not in resolver.targets(source, definition.name, receiver):
+    if target.path not in resolver.targets(source, used_name, receiver):
         return False
     is_member = definition.container is not None and definition.kind == "method"
     if receiver is None:
@@ -160,13 +168,18 @@ def find_callers(
                 1 for path, _definition in definitions_named(snapshot, name)
                 if language_family(snapshot.files[path].language) == family
             )
-        for source in tables.referencers.get(name, ()):
+        # Files that use the name, and files that import it under another name (`from m import name as other`).
+        uses = [(source, name) for source in tables.referencers.get(name, ())]
+        uses.extend(alias_users(snapshot).get(name, ()))
+        for source, used_name in uses:
             file_index = snapshot.files[source].file_index()
             for reference in file_index.references:
-                if reference.name != name or not reference.is_call:
+                if reference.name != used_name or not reference.is_call:
                     continue
+                if used_name != name and reference.receiver is not None:
+                    continue  # `x.other()` is not the alias
                 caller = enclosing_definition(file_index, reference.span)
-                if not _call_counts(snapshot, source, file_index, reference.receiver, caller, target,
+                if not _call_counts(snapshot, source, file_index, used_name, reference.receiver, caller, target,
                                     definition_counts[name, family]):
                     continue
                 site = (source, reference.span.start_line, reference.span.start_col)

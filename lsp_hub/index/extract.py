@@ -22,7 +22,9 @@ Capture conventions of the `.scm` files (one match = one symbol):
   no receiver (a plain name). Every pattern whose name is a member of something must capture it.
 - `@import` the import statement (its span), `@import.module` the node whose text is the module as written (string
   quotes are stripped), `@import.name` zero or more imported names, `@import.relative` a marker that the module is
-  relative to the importing file (Ruby `require_relative`). Matches of the same statement and module are merged.
+  relative to the importing file (Ruby `require_relative`), `@import.alias` the local name an import binds under
+  another name (`b` of `from m import a as b` or `import { a as b }`, paired with the match's `@import.name`; `z` of
+  `import m as z` or `import * as z`, paired with "*"). Matches of the same statement and module are merged.
 - Captures whose name starts with `_` only feed predicates and are ignored.
 
 Module text per language (`Import.module`):
@@ -114,6 +116,8 @@ def get_query(language: str) -> tree_sitter.Query:
 _FoundDefinition = tuple[tree_sitter.Node, tree_sitter.Node, str, "tree_sitter.Node | None"]
 _FoundScope = tuple[tree_sitter.Node, tree_sitter.Node, str]
 _FoundReference = tuple[tree_sitter.Node, bool, "tree_sitter.Node | None"]
+# (statement node, imported names, relative marker, (local alias, imported name or "*") pairs)
+_FoundImport = tuple[tree_sitter.Node, list[str], bool, list[tuple[str, str]]]
 _EVENT_SCOPE, _EVENT_DEFINITION = range(2)
 
 # Roles of a query pattern, worked out from the capture names of its first match and cached per pattern.
@@ -209,7 +213,7 @@ class _Extractor:
         definitions: dict[int, _FoundDefinition] = {}
         scopes: list[_FoundScope] = []
         references: dict[int, _FoundReference] = {}
-        imports: dict[tuple[int, str], tuple[tree_sitter.Node, list[str], bool]] = {}
+        imports: dict[tuple[int, str], _FoundImport] = {}
 
         for pattern_index, captures in tree_sitter.QueryCursor(query).matches(root):
             role_info = roles.get(pattern_index)
@@ -421,9 +425,7 @@ class _Extractor:
     # --- imports -----------------------------------------------------------------------------------------------
 
     def _collect_import(
-        self,
-        captures: dict[str, list[tree_sitter.Node]],
-        imports: dict[tuple[int, str], tuple[tree_sitter.Node, list[str], bool]],
+        self, captures: dict[str, list[tree_sitter.Node]], imports: dict[tuple[int, str], _FoundImport]
     ) -> None:
         statements = captures.get("import")
         modules = captures.get("import.module")
@@ -434,22 +436,28 @@ class _Extractor:
         key = (statement.start_byte, module_text)
         entry = imports.get(key)
         if entry is None:
-            entry = imports[key] = (statement, [], "import.relative" in captures)
+            entry = imports[key] = (statement, [], "import.relative" in captures, [])
         names = entry[1]
-        for name_node in captures.get("import.name", ()):
-            name = self._text(name_node)
+        match_names = [self._text(name_node) for name_node in captures.get("import.name", ())]
+        for name in match_names:
             if name not in names:
                 names.append(name)
+        alias_nodes = captures.get("import.alias")
+        if alias_nodes:
+            # `from m import a as b`, `import { a as b }`: b means m's a; `import m as z`, `import * as z`: the module.
+            imported = match_names[0] if match_names else "*"
+            imported = "*" if imported.startswith("*") else _squeeze(imported)
+            alias = (self._text(alias_nodes[0]), imported)
+            if alias not in entry[3]:
+                entry[3].append(alias)
 
-    def _build_imports(
-        self, imports: dict[tuple[int, str], tuple[tree_sitter.Node, list[str], bool]]
-    ) -> tuple[tuple[Any, ...], ...]:
+    def _build_imports(self, imports: dict[tuple[int, str], _FoundImport]) -> tuple[tuple[Any, ...], ...]:
         out: list[tuple[Any, ...]] = []
-        for key, (statement, names, relative) in imports.items():
+        for key, (statement, names, relative, aliases) in imports.items():
             span = self._span(statement)
             for module, imported_names, level in _interpret_import(self.language, statement.type, key[1], names,
                                                                    relative):
-                out.append((module, imported_names, level, span))
+                out.append((module, imported_names, level, span, tuple(aliases)))
         return tuple(out)
 
 

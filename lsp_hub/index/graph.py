@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import networkx as nx
 
 from lsp_hub.index.model import COMPLEX_RECEIVER
-from lsp_hub.index.records import D_CONTAINER, D_NAME, I_NAMES
+from lsp_hub.index.records import D_CONTAINER, D_NAME, I_ALIASES, I_NAMES
 from lsp_hub.index.resolve import ImportResolver, ResolvedImport
 from lsp_hub.index.workspace import Snapshot
 
@@ -96,21 +96,58 @@ def resolved_imports(snapshot: Snapshot) -> Mapping[str, list[ResolvedImport]]:
 
 def import_bindings(snapshot: Snapshot) -> Mapping[str, Mapping[str, tuple[str, ...]]]:
     """Per file, the local names its imports bind -> the workspace files they come from (empty: external)."""
+    return _import_names(snapshot)[0]
 
-    def build(s: Snapshot) -> dict[str, dict[str, tuple[str, ...]]]:
-        result: dict[str, dict[str, tuple[str, ...]]] = {}
+
+def import_renames(snapshot: Snapshot) -> Mapping[str, Mapping[str, str]]:
+    """Per file, local names bound to an imported name of another spelling (`from m import a as b`: b -> a)."""
+    return _import_names(snapshot)[1]
+
+
+def _import_names(
+    snapshot: Snapshot,
+) -> tuple[Mapping[str, Mapping[str, tuple[str, ...]]], Mapping[str, Mapping[str, str]]]:
+    def build(s: Snapshot) -> tuple[dict[str, dict[str, tuple[str, ...]]], dict[str, dict[str, str]]]:
+        all_bindings: dict[str, dict[str, tuple[str, ...]]] = {}
+        all_renames: dict[str, dict[str, str]] = {}
         for path, imports in resolved_imports(s).items():
             bindings: dict[str, tuple[str, ...]] = {}
-            for resolved in imports:
+            renames: dict[str, str] = {}
+            for raw, resolved in zip(s.files[path].imports, imports, strict=False):
+                aliases = raw[I_ALIASES] if len(raw) > I_ALIASES else ()
+                renamed = {imported for _local, imported in aliases}
                 for name, files in resolved.names:
-                    bindings[name] = files
-                for alias in resolved.aliases:
-                    bindings[alias] = resolved.files
+                    if name not in renamed:  # `from m import a as b` binds b, not a
+                        bindings[name] = files
+                if "*" not in renamed:  # `import a.b as z` binds z, not a.b
+                    for alias in resolved.aliases:
+                        bindings[alias] = resolved.files
+                for local, imported in aliases:
+                    if imported == "*":
+                        bindings[local] = resolved.files
+                    else:
+                        bindings[local] = dict(resolved.names).get(imported, resolved.files)
+                        renames[local] = imported
             if bindings:
-                result[path] = bindings
-        return result
+                all_bindings[path] = bindings
+            if renames:
+                all_renames[path] = renames
+        return all_bindings, all_renames
 
-    return snapshot.derived("import_bindings", build)
+    return snapshot.derived("import_names", build)
+
+
+def alias_users(snapshot: Snapshot) -> Mapping[str, tuple[tuple[str, str], ...]]:
+    """Imported name -> (file, local name) for every file that imports it under another name."""
+
+    def build(s: Snapshot) -> dict[str, tuple[tuple[str, str], ...]]:
+        users: dict[str, list[tuple[str, str]]] = defaultdict(list)
+        for path, renames in import_renames(s).items():
+            for local, imported in renames.items():
+                users[imported].append((path, local))
+        return {name: tuple(entries) for name, entries in users.items()}
+
+    return snapshot.derived("alias_users", build)
 
 
 def import_graph(snapshot: Snapshot) -> nx.DiGraph:
@@ -229,6 +266,7 @@ class UseResolver:
         self.snapshot = snapshot
         self.tables = name_tables(snapshot)
         self.bindings = import_bindings(snapshot)
+        self.renames = import_renames(snapshot)
         self._star_sources: dict[str, tuple[str, ...]] = {}
         self._family_of = {path: language_family(record.language) for path, record in snapshot.files.items()}
         self._definers: dict[tuple[str, str], tuple[str, ...]] = {}
@@ -264,10 +302,15 @@ class UseResolver:
         """The files among those defining `name` that `receiver.name` (or plain `name`) in `source` may mean."""
         record = self.snapshot.files[source]
         family = self._family_of.get(source, record.language)
+        source_bindings = self.bindings.get(source, {})
+        if receiver is None:
+            exported = self.renames.get(source, {}).get(name)
+            if exported is not None:  # `b` after `from m import a as b`: m's a
+                definers = self._in_family(self._definers, self.tables.definers, exported, family)
+                return self._bound_targets(source_bindings.get(name, ()), exported, definers)
         definers = self._in_family(self._definers, self.tables.definers, name, family)
         if not definers:
             return ()
-        source_bindings = self.bindings.get(source, {})
         if receiver is None:
             bound = source_bindings.get(name)
             if bound is not None:
@@ -320,6 +363,13 @@ class UseResolver:
         in_module.update(members)
         return tuple(path for path in definers if path in in_module)
 
+    def imported_name(self, source: str, name: str, receiver: str | None) -> str:
+        """The name a use in `source` refers to in the files `targets` gives: the imported name for a local alias
+        (`b` after `from m import a as b` is `a`), else the name itself."""
+        if receiver is None:
+            return self.renames.get(source, {}).get(name, name)
+        return name
+
     def _bound_targets(self, bound: tuple[str, ...], name: str, definers: tuple[str, ...]) -> tuple[str, ...]:
         if not bound:
             return ()  # imported from outside the workspace
@@ -357,20 +407,21 @@ def _build_reference_graph(snapshot: Snapshot) -> ReferenceGraph:
         targets: dict[int, float] = {}
         outgoing.append(targets)
         for name, by_receiver in snapshot.files[source].reference_uses().items():
-            try:
-                multiplier = multipliers[name]
-            except KeyError:
-                multiplier = multipliers[name] = _name_factor(name, definers_of, referencers_of, file_count)
-            if multiplier is None:
-                continue
             for receiver, uses in by_receiver.items():
+                used = resolver.imported_name(source, name, receiver)  # an alias counts for the name it imports
+                try:
+                    multiplier = multipliers[used]
+                except KeyError:
+                    multiplier = multipliers[used] = _name_factor(used, definers_of, referencers_of, file_count)
+                if multiplier is None:
+                    continue
                 positions = tuple(
                     position_of[target] for target in resolver.targets(source, name, receiver) if target != source
                 )
                 if not positions:
                     continue
                 weight = multiplier * sqrt(uses)
-                contributions.append((source_position, name, weight, positions))
+                contributions.append((source_position, used, weight, positions))
                 for position in positions:
                     targets[position] = targets.get(position, 0.0) + weight
     graph = ReferenceGraph(nodes, outgoing)

@@ -65,9 +65,14 @@ class Import:
     names: tuple[str, ...] = ()  # names imported from the module ("from m import a, b"); empty for `import m`
     level: int = 0  # Python relative-import level (number of leading dots); 0 elsewhere
     span: Span | None = None
+    # Names bound under another name: (local, imported name), or (local, "*") for the module itself
+    # (`from m import a as b` -> (("b", "a"),); `import m as z` and `import * as z from "m"` -> (("z", "*"),)).
+    aliases: tuple[tuple[str, str], ...] = ()
 
-    def __reduce__(self) -> tuple[type[Import], tuple[str, tuple[str, ...], int, Span | None]]:
-        return (Import, (self.module, self.names, self.level, self.span))
+    def __reduce__(
+        self,
+    ) -> tuple[type[Import], tuple[str, tuple[str, ...], int, Span | None, tuple[tuple[str, str], ...]]]:
+        return (Import, (self.module, self.names, self.level, self.span, self.aliases))
 
 
 @dataclass(slots=True)

@@ -10,7 +10,7 @@ Packed layout (PACKED_FORMAT; bump it when changing anything here, it is part of
     definition: (name, kind, start_line, start_col, end_line, end_col,
                  name_start_line, name_start_col, name_end_line, name_end_col, signature, container)
     reference:  (name, start_line, start_col, end_line, end_col, is_call, caller, receiver)
-    import:     (module, names, level, span as a 4-tuple or None)
+    import:     (module, names, level, span as a 4-tuple or None, aliases: ((local, imported name or "*"), ...))
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import Any
 
 from lsp_hub.index.model import Definition, FileIndex, Import, Reference, Span
 
-PACKED_FORMAT = 1
+PACKED_FORMAT = 2
 MARSHAL_VERSION = 4
 
 Packed = tuple[Any, ...]
@@ -30,7 +30,7 @@ Packed = tuple[Any, ...]
 P_LANGUAGE, P_SYNTAX_ERRORS, P_LINES, P_DEFINITIONS, P_REFERENCES, P_IMPORTS = range(6)
 D_NAME, D_KIND, D_START_LINE, D_SIGNATURE, D_CONTAINER = 0, 1, 2, 10, 11
 R_NAME, R_LINE, R_COL, R_IS_CALL, R_CALLER, R_RECEIVER = 0, 1, 2, 5, 6, 7
-I_MODULE, I_NAMES, I_LEVEL = 0, 1, 2
+I_MODULE, I_NAMES, I_LEVEL, I_ALIASES = 0, 1, 2, 4
 
 
 def content_digest(data: bytes) -> bytes:
@@ -52,7 +52,8 @@ def pack_file_index(file_index: FileIndex) -> Packed:
         for r in file_index.references
     )
     imports = tuple(
-        (i.module, tuple(i.names), i.level, None if i.span is None else _span_tuple(i.span))
+        (i.module, tuple(i.names), i.level, None if i.span is None else _span_tuple(i.span),
+         tuple((local, imported) for local, imported in i.aliases))
         for i in file_index.imports
     )
     return (file_index.language, file_index.syntax_error_count, file_index.line_count, definitions, references,
@@ -69,7 +70,8 @@ def unpack_file_index(path: str, packed: Packed) -> FileIndex:
             for d in definitions
         ],
         references=[Reference(r[0], Span(r[1], r[2], r[3], r[4]), r[5], r[6], r[7]) for r in references],
-        imports=[Import(i[0], tuple(i[1]), i[2], None if i[3] is None else Span(*i[3])) for i in imports],
+        imports=[Import(i[0], tuple(i[1]), i[2], None if i[3] is None else Span(*i[3]),
+                        tuple((local, imported) for local, imported in i[4])) for i in imports],
         syntax_error_count=syntax_errors,
         line_count=lines,
     )

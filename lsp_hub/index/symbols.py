@@ -122,8 +122,9 @@ def definition_targets(snapshot: Snapshot, path: str, line: int, character: int)
         return [(path, found.definition)]
     assert found.reference is not None
     receiver = found.reference.receiver
-    targets = use_resolver(snapshot).targets(path, found.name, receiver)
-    results = definitions_named(snapshot, found.name, targets)
+    resolver = use_resolver(snapshot)
+    targets = resolver.targets(path, found.name, receiver)
+    results = definitions_named(snapshot, resolver.imported_name(path, found.name, receiver), targets)
     if receiver in ("self", "this", "cls") and results:
         caller = enclosing_definition(file_index, found.reference.span)
         if caller is not None and caller.container is not None:

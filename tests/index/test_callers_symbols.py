@@ -161,3 +161,34 @@ def test_a_script_without_imports_may_use_global_names_of_other_files(tmp_path: 
     result = find_callers(snapshot, resolve_targets_by_name(snapshot, "logLine"))
     # script.ts has no imports (a global script); module.ts imports, so an unimported name is not globals.ts's.
     assert [entry["caller"] for entry in result["callers"]] == ["main"]
+
+
+def test_names_imported_under_another_name_lead_to_their_definition(tmp_path: Path) -> None:
+    from lsp_hub.index.graph import reference_graph
+    from tests.index.index_helpers import write
+
+    write(tmp_path, "pkg/__init__.py", "")
+    write(tmp_path, "pkg/prices.py", "def round_price(value):\n    return value\n")
+    write(tmp_path, "pkg/other.py", "def round_price(value):\n    return -value\n")
+    write(tmp_path, "shop.py", "from pkg.prices import round_price as rp\nimport pkg.other as alt\n\n\n"
+                               "def checkout(total):\n    return rp(total) + alt.round_price(total)\n")
+    write(tmp_path, "web/format.ts", "export function formatPrice(value: number): string {\n  return '';\n}\n")
+    write(tmp_path, "web/view.ts", "import { formatPrice as fp } from './format';\nimport * as fmt from './format';\n"
+                                   "export function show() {\n  fp(1);\n  fmt.formatPrice(2);\n}\n")
+    snapshot = snapshot_of(tmp_path)
+
+    prices = find_callers(snapshot, resolve_targets_by_name(snapshot, "prices.round_price"))
+    assert [(entry["caller"], entry["location"]["range"]["start"]["character"]) for entry in prices["callers"]] == [
+        ("checkout", 11)]  # `rp(total)`
+    other = find_callers(snapshot, resolve_targets_by_name(snapshot, "other.round_price"))
+    assert [(entry["caller"], entry["location"]["range"]["start"]["character"]) for entry in other["callers"]] == [
+        ("checkout", 27)]  # `alt.round_price(total)`
+    ts = find_callers(snapshot, resolve_targets_by_name(snapshot, "formatPrice"))
+    assert sorted(entry["location"]["range"]["start"]["line"] for entry in ts["callers"]) == [3, 4]
+
+    # Definition by name from the alias, and the reference graph, follow the alias too.
+    [location] = definition_locations(snapshot, "shop.py", 5, 12)
+    assert location["uri"].endswith("/pkg/prices.py")
+    graph = reference_graph(snapshot).graph
+    assert graph.has_edge("shop.py", "pkg/prices.py") and graph.has_edge("shop.py", "pkg/other.py")
+    assert graph.has_edge("web/view.ts", "web/format.ts")

@@ -688,3 +688,12 @@ def test_qualified_base_classes_and_decorators_keep_their_receiver() -> None:
 
 def calls_with_receivers(result: FileIndex) -> set[tuple[str, str | None]]:
     return {(r.name, r.receiver) for r in result.references if r.is_call}
+
+
+def test_import_aliases() -> None:
+    python = extract("python", "import os\nimport a.b as z\nfrom m import x, y as w\nfrom . import q as r\n")
+    assert [(i.module, i.names, i.aliases) for i in python.imports] == [
+        ("os", (), ()), ("a.b", (), (("z", "*"),)), ("m", ("x", "y"), (("w", "y"),)), ("", ("q",), (("r", "q"),))]
+    ts = extract("typescript", "import D, { a, b as c } from './m';\nimport * as ns from './n';\n")
+    assert [(i.module, i.names, i.aliases) for i in ts.imports] == [
+        ("./m", ("D", "a", "b"), (("c", "b"),)), ("./n", ("*",), (("ns", "*"),))]

@@ -82,12 +82,22 @@
   (import_clause
     (named_imports
       (import_specifier
-        name: (_) @import.name)))
+        name: (_) @import.name
+        !alias)))
   source: (string (string_fragment) @import.module)) @import
 
 (import_statement
   (import_clause
-    (namespace_import) @import.name)
+    (named_imports
+      (import_specifier
+        name: (_) @import.name
+        alias: (_) @import.alias)))
+  source: (string (string_fragment) @import.module)) @import
+
+(import_statement
+  (import_clause
+    (namespace_import
+      (identifier) @import.alias) @import.name)
   source: (string (string_fragment) @import.module)) @import
 
 (export_statement

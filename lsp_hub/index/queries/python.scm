@@ -66,19 +66,22 @@
 ; --- imports -----------------------------------------------------------------------------------------------
 
 (import_statement
-  name: [
-    (dotted_name) @import.module
-    (aliased_import
-      name: (dotted_name) @import.module)
-  ]) @import
+  name: (dotted_name) @import.module) @import
+
+(import_statement
+  name: (aliased_import
+    name: (dotted_name) @import.module
+    alias: (identifier) @import.alias)) @import
 
 (import_from_statement
   module_name: (_) @import.module
-  name: [
-    (dotted_name) @import.name
-    (aliased_import
-      name: (dotted_name) @import.name)
-  ]) @import
+  name: (dotted_name) @import.name) @import
+
+(import_from_statement
+  module_name: (_) @import.module
+  name: (aliased_import
+    name: (dotted_name) @import.name
+    alias: (identifier) @import.alias)) @import
 
 (import_from_statement
   module_name: (_) @import.module
