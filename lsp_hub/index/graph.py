@@ -43,6 +43,9 @@ delete size length apply call bind next iter len str repr sum min max sorted lis
 isinstance hasattr getattr setattr type super object exec eval id hash range enumerate zip run start stop name value
 main test setUp tearDown __init__ __new__ __call__ __repr__ __str__ __eq__ __hash__ __enter__ __exit__ __iter__
 __next__ __len__ __getitem__ __setitem__ __contains__ new Println Printf Sprintf Errorf Error String
+casefold translate expandtabs zfill center ljust rjust isupper islower isspace isalnum isidentifier isnumeric
+isdecimal isprintable istitle swapcase removeprefix removesuffix maketrans issubset issuperset isdisjoint
+symmetric_difference difference_update intersection_update fromkeys popitem hex fromhex
 """.split())  # noqa: SIM905 (a word list reads better as text)
 # Edges carrying less than this share of their source's outgoing weight are dropped from the power iteration (about
 # half of all edges on the standard library, 2-3% of the weight): they cannot change a ranking, only slow it down.
