@@ -7,6 +7,7 @@ only when the content differs from what the cache knows, returning packed tuples
 
 from __future__ import annotations
 
+import gc
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -78,6 +79,13 @@ def parse_job(root: str, job: ParseJob, max_file_size: int) -> ParseOutcome:
     except OSError:
         return ParseOutcome(job.path, job.language, -1, -1, b"", REASON_UNREADABLE, None, False, False)
     return parse_source(job, data, status.st_size, status.st_mtime_ns, max_file_size)
+
+
+def worker_initializer() -> None:
+    """Run once in each worker process. Workers only parse, and what they build holds no reference cycles, so the
+    cyclic garbage collector only costs there: its passes over each batch's growing results took about 7% of a
+    worker's CPU on the standard library. Reference counting still frees everything."""
+    gc.disable()
 
 
 def parse_batch(root: str, jobs: list[ParseJob], max_file_size: int) -> list[ParseOutcome]:

@@ -26,7 +26,14 @@ from typing import Any, Literal, TypeVar
 from urllib.parse import unquote, urlparse
 
 from lsp_hub.index.languages import language_for_path
-from lsp_hub.index.parse_worker import ParseJob, ParseOutcome, parse_batch, parse_job, parse_source
+from lsp_hub.index.parse_worker import (
+    ParseJob,
+    ParseOutcome,
+    parse_batch,
+    parse_job,
+    parse_source,
+    worker_initializer,
+)
 from lsp_hub.index.records import FileRecord
 from lsp_hub.index.store import IndexStore, StoredFile
 from lsp_hub.index.walk import (
@@ -380,7 +387,8 @@ class WorkspaceIndex:
         batches = _guided_batches(jobs, job_sizes, workers)
         remaining = {id(batch): batch for batch in batches}
         try:
-            with ProcessPoolExecutor(max_workers=workers, mp_context=_process_context()) as pool:
+            with ProcessPoolExecutor(max_workers=workers, mp_context=_process_context(),
+                                     initializer=worker_initializer) as pool:
                 futures: dict[Future[list[ParseOutcome]], list[ParseJob]] = {
                     pool.submit(parse_batch, root, batch, self.max_file_size): batch for batch in batches
                 }
