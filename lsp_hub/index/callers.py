@@ -20,11 +20,12 @@ from lsp_hub.index.graph import (
     COMMON_NAMES,
     SELF_RECEIVERS,
     alias_users,
+    chain_head,
     language_family,
     name_tables,
     use_resolver,
 )
-from lsp_hub.index.model import COMPLEX_RECEIVER, Definition, FileIndex, Span
+from lsp_hub.index.model import Definition, FileIndex, Span
 from lsp_hub.index.symbols import (
     definition_targets,
     definitions_named,
@@ -132,8 +133,8 @@ def _call_counts(
             or caller.container == definition.container
     if resolver.bindings.get(source, {}).get(receiver) is not None:
         return True  # `module.name` or `ImportedClass.name`: the resolver already checked where it leads
-    if not is_member and receiver != COMPLEX_RECEIVER and ("." in receiver or "::" in receiver) \
-            and receiver.split(".", 1)[0].split("::", 1)[0] not in SELF_RECEIVERS:
+    head = chain_head(receiver)
+    if not is_member and head is not None and head not in SELF_RECEIVERS:
         return True  # `package.module.name()`: the resolver matched the module path
     container = definition.container
     if container is not None and _squashed(receiver) == _squashed(container):

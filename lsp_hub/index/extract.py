@@ -333,7 +333,7 @@ class _Extractor:
         receiver; a name that is also a definition's name is not a reference."""
         ascii_text = self.ascii_text
         source = self.source
-        starts, ends, parents, names = functions.starts, functions.ends, functions.parents, functions.names
+        caller_at = functions.innermost if functions.starts else None
         simple_receiver = _SIMPLE_RECEIVER.match
         receiver_chain = _RECEIVER_CHAIN.match
         out: list[tuple[Any, ...]] = []
@@ -359,13 +359,7 @@ class _Extractor:
                         chain = _squeeze(text) if _HAS_SPACE(text) else text
                         if receiver_chain(chain) is not None:
                             receiver = chain
-            caller = None
-            if starts:  # innermost function around the reference (inlined _FunctionRegions.innermost)
-                index = bisect_right(starts, start_byte) - 1
-                while index >= 0 and ends[index] <= start_byte:
-                    index = parents[index]
-                if index >= 0:
-                    caller = names[index]
+            caller = caller_at(start_byte) if caller_at is not None else None
             if ascii_text is not None:
                 name = ascii_text[start_byte:end_byte]
                 start_row, start_column = name_node.start_point

@@ -342,7 +342,7 @@ class UseResolver:
         members = self._in_family(self._member_definers, self.tables.member_definers, name, family)
         if receiver == COMPLEX_RECEIVER:  # `make().name`: a member of whatever the expression gives
             return members if record.language in MODULE_SCOPED_LANGUAGES else definers
-        if "." in receiver or "::" in receiver:
+        if chain_head(receiver) is not None:
             return self._chain_targets(source_bindings, record.language, name, receiver, definers, members)
         return definers
 
@@ -378,6 +378,16 @@ class UseResolver:
             return ()  # imported from outside the workspace
         origins = name_origins(self.snapshot, bound, name)
         return tuple(path for path in definers if path in origins)
+
+
+def chain_head(receiver: str | None) -> str | None:
+    """`a` of a chain receiver `a.b` or `a::b`; None for a plain name, a single name or an expression."""
+    if receiver is None or receiver == COMPLEX_RECEIVER:
+        return None
+    for separator in ("::", "."):
+        if separator in receiver:
+            return receiver.split(separator, 1)[0]
+    return None
 
 
 def module_path(path: str) -> str:

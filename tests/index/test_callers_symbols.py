@@ -6,8 +6,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from lsp_hub.index.callers import find_callers, resolve_targets_at, resolve_targets_by_name
+from lsp_hub.index.graph import reference_graph
 from lsp_hub.index.symbols import definition_locations, document_symbols, match_score, workspace_symbols
 from lsp_hub.index.workspace import Snapshot, WorkspaceIndex
+from tests.index.index_helpers import write
 
 
 def snapshot_of(root: Path) -> Snapshot:
@@ -116,8 +118,6 @@ def test_workspace_symbol_fuzzy_matching_and_ranking(copy_repo: Callable[[str], 
 
 
 def test_plain_names_chains_and_other_languages_never_reach_the_wrong_definition(tmp_path: Path) -> None:
-    from tests.index.index_helpers import write
-
     write(tmp_path, "store.py", "class TrustStore:\n    def list(self):\n        return []\n\n    def save(self):\n"
                                 "        pass\n")
     write(tmp_path, "pkg/__init__.py", "")
@@ -142,8 +142,6 @@ def test_plain_names_chains_and_other_languages_never_reach_the_wrong_definition
     assert [entry["caller"] for entry in python_save["callers"]] == ["run"]
     assert find_callers(snapshot, resolve_targets_by_name(snapshot, "Logger.save"))["callers"] == []
     # The same rules shape the repo map's reference graph.
-    from lsp_hub.index.graph import reference_graph
-
     graph = reference_graph(snapshot).graph
     assert not graph.has_edge("users.py", "store.py")  # builtin list
     assert graph.has_edge("users.py", "pkg/mod.py") and not graph.has_edge("users.py", "other/mod2.py")
@@ -151,8 +149,6 @@ def test_plain_names_chains_and_other_languages_never_reach_the_wrong_definition
 
 
 def test_a_script_without_imports_may_use_global_names_of_other_files(tmp_path: Path) -> None:
-    from tests.index.index_helpers import write
-
     write(tmp_path, "globals.ts", "function logLine(text: string): void {}\n")
     write(tmp_path, "script.ts", "function main() {\n  logLine('hi');\n}\n")
     write(tmp_path, "module.ts", "import { other } from './other';\nexport function run() {\n  logLine('x');\n}\n")
@@ -165,8 +161,6 @@ def test_a_script_without_imports_may_use_global_names_of_other_files(tmp_path: 
 
 def test_names_imported_under_another_name_lead_to_their_definition(tmp_path: Path) -> None:
     from lsp_hub.index.graph import reference_graph
-    from tests.index.index_helpers import write
-
     write(tmp_path, "pkg/__init__.py", "")
     write(tmp_path, "pkg/prices.py", "def round_price(value):\n    return value\n")
     write(tmp_path, "pkg/other.py", "def round_price(value):\n    return -value\n")
