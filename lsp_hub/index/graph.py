@@ -15,6 +15,7 @@ Everything is computed lazily per snapshot and cached on it, so it is rebuilt on
 from __future__ import annotations
 
 import math
+import re
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -22,7 +23,7 @@ from dataclasses import dataclass
 import networkx as nx
 
 from lsp_hub.index.model import COMPLEX_RECEIVER
-from lsp_hub.index.records import D_CONTAINER, D_NAME, I_ALIASES, I_NAMES
+from lsp_hub.index.records import D_CONTAINER, D_NAME, D_SIGNATURE, I_ALIASES, I_NAMES
 from lsp_hub.index.resolve import ImportResolver, ResolvedImport
 from lsp_hub.index.workspace import Snapshot
 
@@ -249,6 +250,8 @@ def reference_graph(snapshot: Snapshot) -> ReferenceGraph:
 
 
 SELF_RECEIVERS = frozenset(("self", "this", "cls", "super", "Self"))
+# `name = callee(`, `name: T = callee(`, `const name = callee(`, `let name = new callee(`: a variable made by a call.
+_MADE_BY_CALL = re.compile(r"(?:(?:const|let|var)\s+)?[\w$]+\s*(?::[^=]*)?=\s*(?:new\s+)?([\w$.]+)\s*\(")
 # Languages whose files can use each other's names; every other language only its own.
 _LANGUAGE_FAMILIES = {"typescript": "ecma", "tsx": "ecma", "javascript": "ecma", "c": "c", "cpp": "c"}
 
@@ -274,6 +277,7 @@ class UseResolver:
         self._family_of = {path: language_family(record.language) for path, record in snapshot.files.items()}
         self._definers: dict[tuple[str, str], tuple[str, ...]] = {}
         self._member_definers: dict[tuple[str, str], tuple[str, ...]] = {}
+        self._outside_receivers: dict[tuple[str, str], bool] = {}
 
     def _in_family(
         self, cache: dict[tuple[str, str], tuple[str, ...]], table: Mapping[str, tuple[str, ...]], name: str,
@@ -344,7 +348,28 @@ class UseResolver:
             return members if record.language in MODULE_SCOPED_LANGUAGES else definers
         if chain_head(receiver) is not None:
             return self._chain_targets(source_bindings, record.language, name, receiver, definers, members)
+        if self._from_outside(source, receiver):
+            return ()  # `log.info()` after `log = logging.getLogger(...)`: a method of an outside object
         return definers
+
+    def _from_outside(self, source: str, receiver: str) -> bool:
+        """Whether `receiver` is a module-level variable of `source` made by calling into an import from outside
+        the workspace (`log = logging.getLogger(__name__)`, `app = Flask(__name__)`)."""
+        key = (source, receiver)
+        known = self._outside_receivers.get(key)
+        if known is None:
+            known = False
+            bindings = self.bindings.get(source, {})
+            for definition in self.snapshot.files[source].definitions:
+                if definition[D_NAME] != receiver or definition[D_CONTAINER] is not None:
+                    continue
+                made_by = _MADE_BY_CALL.match(definition[D_SIGNATURE])
+                if made_by is not None:
+                    callee_head = made_by.group(1).split(".", 1)[0]
+                    known = bindings.get(callee_head) == ()
+                break
+            self._outside_receivers[key] = known
+        return known
 
     def _chain_targets(
         self, source_bindings: Mapping[str, tuple[str, ...]], language: str, name: str, receiver: str,

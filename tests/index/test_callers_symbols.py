@@ -186,3 +186,14 @@ def test_names_imported_under_another_name_lead_to_their_definition(tmp_path: Pa
     graph = reference_graph(snapshot).graph
     assert graph.has_edge("shop.py", "pkg/prices.py") and graph.has_edge("shop.py", "pkg/other.py")
     assert graph.has_edge("web/view.ts", "web/format.ts")
+
+
+def test_methods_called_on_an_object_made_outside_the_workspace_are_not_ours(tmp_path: Path) -> None:
+    write(tmp_path, "notes.py", "class Notes:\n    def info(self, text):\n        return text\n")
+    write(tmp_path, "service.py", "import logging\nfrom notes import Notes\n\nlog = logging.getLogger(__name__)\n"
+                                  "notes = Notes()\n\n\ndef run():\n    log.info('started')\n    notes.info('x')\n")
+    snapshot = snapshot_of(tmp_path)
+    # `log` comes from logging, so `log.info` is not Notes.info; `notes` is a Notes, so `notes.info` is.
+    result = find_callers(snapshot, resolve_targets_by_name(snapshot, "Notes.info"))
+    assert [entry["location"]["range"]["start"]["line"] for entry in result["callers"]] == [9]
+    assert reference_graph(snapshot).graph.has_edge("service.py", "notes.py")
