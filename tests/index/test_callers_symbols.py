@@ -197,3 +197,17 @@ def test_methods_called_on_an_object_made_outside_the_workspace_are_not_ours(tmp
     result = find_callers(snapshot, resolve_targets_by_name(snapshot, "Notes.info"))
     assert [entry["location"]["range"]["start"]["line"] for entry in result["callers"]] == [9]
     assert reference_graph(snapshot).graph.has_edge("service.py", "notes.py")
+
+
+def test_a_default_export_renamed_by_a_barrel_file(tmp_path: Path) -> None:
+    write(tmp_path, "src/components/Button.tsx",
+          "export default function Button(props: { label: string }) {\n  return <button>{props.label}</button>;\n}\n")
+    write(tmp_path, "src/components/index.ts", 'export { default as Button } from "./Button";\n')
+    write(tmp_path, "src/App.tsx",
+          'import { Button } from "./components";\n\nexport function App() {\n  return <Button label="ok" />;\n}\n')
+    snapshot = snapshot_of(tmp_path)
+    result = find_callers(snapshot, resolve_targets_by_name(snapshot, "Button"))
+    assert [(entry["caller"], entry["location"]["range"]["start"]["line"]) for entry in result["callers"]] == [
+        ("App", 3)]
+    [location] = definition_locations(snapshot, "src/App.tsx", 3, 12)
+    assert location["uri"].endswith("/src/components/Button.tsx")

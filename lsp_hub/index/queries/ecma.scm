@@ -106,7 +106,16 @@
 (export_statement
   (export_clause
     (export_specifier
-      name: (_) @import.name))
+      name: (_) @import.name
+      !alias))
+  source: (string (string_fragment) @import.module)) @import
+
+; `export { default as Button } from './Button'`: the barrel file binds Button to that module's default.
+(export_statement
+  (export_clause
+    (export_specifier
+      name: (_) @import.name
+      alias: (_) @import.alias))
   source: (string (string_fragment) @import.module)) @import
 
 (call_expression
