@@ -449,9 +449,10 @@ class _Extractor:
         out: list[tuple[Any, ...]] = []
         for key, (statement, names, relative, aliases) in imports.items():
             span = self._span(statement)
-            for module, imported_names, level in _interpret_import(self.language, statement.type, key[1], names,
-                                                                   relative):
-                out.append((module, imported_names, level, span, tuple(aliases)))
+            for module, imported_names, level, bound_aliases in _interpret_import(
+                self.language, statement.type, key[1], names, relative, tuple(aliases)
+            ):
+                out.append((module, imported_names, level, span, bound_aliases))
         return tuple(out)
 
 
@@ -503,10 +504,34 @@ def _unquote(text: str) -> str:
     return text
 
 
+_Aliases = tuple[tuple[str, str], ...]
+
+
 def _interpret_import(
+    language: str, statement_type: str, module_text: str, names: list[str], relative: bool, aliases: _Aliases
+) -> list[tuple[str, tuple[str, ...], int, _Aliases]]:
+    """(module, names, level, aliases) for one import statement/module pair, normalised per language."""
+    return [(module, imported, level, aliases if found is None else found)
+            for module, imported, level, found in _interpret_import_parts(language, statement_type, module_text, names,
+                                                                           relative)]
+
+
+def _interpret_import_parts(
     language: str, statement_type: str, module_text: str, names: list[str], relative: bool
+) -> list[tuple[str, tuple[str, ...], int, _Aliases | None]]:
+    """Like `_interpret_import`; aliases None where the query's `@import.alias` captures give them."""
+    if language == "rust":
+        if statement_type == "mod_item":
+            return [("self::" + module_text.strip(), (), 0, ())]
+        return [(path, (leaf,), 0, ((alias, leaf),) if alias else ())
+                for path, leaf, alias in _expand_rust_use(_normalise_rust_use(module_text))]
+    return [(module, imported, level, None)
+            for module, imported, level in _interpret_plain_import(language, module_text, names, relative)]
+
+
+def _interpret_plain_import(
+    language: str, module_text: str, names: list[str], relative: bool
 ) -> list[tuple[str, tuple[str, ...], int]]:
-    """(module, names, level) triples for one import statement/module pair, normalised per language."""
     if language == "python":
         module = _squeeze(module_text)
         stripped = module.lstrip(".")
@@ -518,10 +543,6 @@ def _interpret_import(
         return [(_unquote(module_text.strip()), ecma_names, 0)]
     if language == "go":
         return [(_unquote(module_text.strip()), (), 0)]
-    if language == "rust":
-        if statement_type == "mod_item":
-            return [("self::" + module_text.strip(), (), 0)]
-        return [(path, (leaf,), 0) for path, leaf in _expand_rust_use(_normalise_rust_use(module_text))]
     if language == "java":
         module = _squeeze(module_text)
         if "*" in names:
@@ -544,11 +565,12 @@ def _normalise_rust_use(text: str) -> str:
     return _SPACE_RUN.sub(" ", _RUST_PUNCTUATION_SPACE.sub(r"\1", text)).strip()
 
 
-def _expand_rust_use(tree: str) -> list[tuple[str, str]]:
-    """Leaves of a Rust use tree as (full path, leaf name): `a::{b, c::{d, self}}` -> a::b, a::c::d, a::c.
+def _expand_rust_use(tree: str) -> list[tuple[str, str, str]]:
+    """Leaves of a Rust use tree as (full path, leaf name, alias or ""): `a::{b, c::{d, self}}` -> a::b, a::c::d,
+    a::c.
 
-    `x as y` keeps the path of x; a glob gives (parent path, "*")."""
-    results: list[tuple[str, str]] = []
+    `x as y` keeps the path of x, with alias y; a glob gives (parent path, "*", "")."""
+    results: list[tuple[str, str, str]] = []
 
     def split_top_level(text: str) -> list[str]:
         parts: list[str] = []
@@ -579,14 +601,16 @@ def _expand_rust_use(tree: str) -> list[tuple[str, str]]:
             for part in split_top_level(text[brace + 1 : -1]):
                 walk(join(prefix, head), part, depth + 1)
             return
-        path = text.split(" as ", 1)[0].strip()
+        path, _, alias = (part.strip() for part in text.partition(" as "))
+        if alias == "_":
+            alias = ""  # `use Trait as _` binds no name
         if path == "self":
-            results.append((prefix, prefix.rsplit("::", 1)[-1]))
+            results.append((prefix, prefix.rsplit("::", 1)[-1], alias))
         elif path == "*" or path.endswith("::*"):
-            results.append((join(prefix, path.removesuffix("*").removesuffix("::")), "*"))
+            results.append((join(prefix, path.removesuffix("*").removesuffix("::")), "*", ""))
         else:
             full = join(prefix, path)
-            results.append((full, full.rsplit("::", 1)[-1]))
+            results.append((full, full.rsplit("::", 1)[-1], alias))
 
     walk("", tree, 0)
     return results

@@ -211,3 +211,15 @@ def test_a_default_export_renamed_by_a_barrel_file(tmp_path: Path) -> None:
         ("App", 3)]
     [location] = definition_locations(snapshot, "src/App.tsx", 3, 12)
     assert location["uri"].endswith("/src/components/Button.tsx")
+
+
+def test_a_rust_use_under_another_name(tmp_path: Path) -> None:
+    write(tmp_path, "Cargo.toml", '[package]\nname = "demo"\nversion = "0.1.0"\n')
+    write(tmp_path, "src/util.rs", "pub fn helper() -> i32 {\n    1\n}\n")
+    write(tmp_path, "src/other.rs", "pub fn helper() -> i32 {\n    2\n}\n")
+    write(tmp_path, "src/main.rs", "mod util;\nmod other;\nuse crate::util::helper as h;\n\nfn main() {\n    h();\n}\n")
+    snapshot = snapshot_of(tmp_path)
+    util = find_callers(snapshot, resolve_targets_by_name(snapshot, "util.helper"))
+    assert [(entry["caller"], entry["location"]["range"]["start"]["line"]) for entry in util["callers"]] == [
+        ("main", 5)]
+    assert find_callers(snapshot, resolve_targets_by_name(snapshot, "other.helper"))["callers"] == []

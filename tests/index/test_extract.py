@@ -697,3 +697,13 @@ def test_import_aliases() -> None:
     ts = extract("typescript", "import D, { a, b as c } from './m';\nimport * as ns from './n';\n")
     assert [(i.module, i.names, i.aliases) for i in ts.imports] == [
         ("./m", ("D", "a", "b"), (("c", "b"),)), ("./n", ("*",), (("ns", "*"),))]
+
+
+def test_rust_use_aliases() -> None:
+    result = extract("rust", "use crate::util::helper as h;\nuse std::io::{self as sio, Read as _, Write};\n")
+    assert [(i.module, i.names, i.aliases) for i in result.imports] == [
+        ("crate::util::helper", ("helper",), (("h", "helper"),)),
+        ("std::io", ("io",), (("sio", "io"),)),
+        ("std::io::Read", ("Read",), ()),
+        ("std::io::Write", ("Write",), ()),
+    ]
