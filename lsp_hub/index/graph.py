@@ -277,7 +277,7 @@ class UseResolver:
         self._family_of = {path: language_family(record.language) for path, record in snapshot.files.items()}
         self._definers: dict[tuple[str, str], tuple[str, ...]] = {}
         self._member_definers: dict[tuple[str, str], tuple[str, ...]] = {}
-        self._outside_receivers: dict[tuple[str, str], bool] = {}
+        self._made_outside: dict[str, frozenset[str]] = {}  # per file: module variables made by outside calls
 
     def _in_family(
         self, cache: dict[tuple[str, str], tuple[str, ...]], table: Mapping[str, tuple[str, ...]], name: str,
@@ -355,21 +355,26 @@ class UseResolver:
     def _from_outside(self, source: str, receiver: str) -> bool:
         """Whether `receiver` is a module-level variable of `source` made by calling into an import from outside
         the workspace (`log = logging.getLogger(__name__)`, `app = Flask(__name__)`)."""
-        key = (source, receiver)
-        known = self._outside_receivers.get(key)
-        if known is None:
-            known = False
-            bindings = self.bindings.get(source, {})
-            for definition in self.snapshot.files[source].definitions:
-                if definition[D_NAME] != receiver or definition[D_CONTAINER] is not None:
-                    continue
-                made_by = _MADE_BY_CALL.match(definition[D_SIGNATURE])
-                if made_by is not None:
-                    callee_head = made_by.group(1).split(".", 1)[0]
-                    known = bindings.get(callee_head) == ()
-                break
-            self._outside_receivers[key] = known
-        return known
+        made_outside = self._made_outside.get(source)
+        if made_outside is None:
+            made_outside = self._made_outside[source] = self._variables_made_outside(source)
+        return receiver in made_outside
+
+    def _variables_made_outside(self, source: str) -> frozenset[str]:
+        bindings = self.bindings.get(source)
+        if not bindings:
+            return frozenset()
+        found: set[str] = set()
+        seen: set[str] = set()
+        for definition in self.snapshot.files[source].definitions:
+            name = definition[D_NAME]
+            if definition[D_CONTAINER] is not None or name in seen:
+                continue
+            seen.add(name)  # the first module-level definition of a name decides, as before
+            made_by = _MADE_BY_CALL.match(definition[D_SIGNATURE])
+            if made_by is not None and bindings.get(made_by.group(1).split(".", 1)[0]) == ():
+                found.add(name)
+        return frozenset(found)
 
     def _chain_targets(
         self, source_bindings: Mapping[str, tuple[str, ...]], language: str, name: str, receiver: str,
