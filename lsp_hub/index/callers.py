@@ -106,6 +106,22 @@ def _receiver_class(file_index: FileIndex, receiver: str) -> str | None:
     return None
 
 
+def attribute_type(file_index: FileIndex, owner: str, attribute: str) -> str | None:
+    """The class of `owner`'s attribute when the file shows it: typed in a method (`self.x = X()`, `this.x = new
+    X()`), or a class-body field with a visible type (`x: X`, `x = X()`)."""
+    for field_owner, field_name, type_name in file_index.field_types:
+        if field_owner == owner and field_name == attribute:
+            return type_name
+    for definition in file_index.definitions:
+        if definition.container == owner and definition.name == attribute and definition.kind in ("variable",
+                                                                                                  "constant"):
+            for pattern in _TYPE_PATTERNS:
+                match = pattern.search(definition.signature)
+                if match:
+                    return match.group(1)
+    return None
+
+
 _TYPE_PATTERNS = (
     re.compile(r"\bnew\s+([A-Z]\w*)"),
     re.compile(r"=\s*([A-Z]\w*)\s*[({]"),
@@ -134,6 +150,10 @@ def _call_counts(
     if resolver.bindings.get(source, {}).get(receiver) is not None:
         return True  # `module.name` or `ImportedClass.name`: the resolver already checked where it leads
     head = chain_head(receiver)
+    if head in SELF_RECEIVERS and caller is not None and caller.container is not None:
+        known_type = attribute_type(file_index, caller.container, receiver[len(head) + 1:])
+        if known_type is not None:
+            return known_type == definition.container  # `self.store.write()` with `self.store = IndexStore()`
     if not is_member and head is not None and head not in SELF_RECEIVERS:
         return True  # `package.module.name()`: the resolver matched the module path
     container = definition.container

@@ -25,6 +25,9 @@ Capture conventions of the `.scm` files (one match = one symbol):
   relative to the importing file (Ruby `require_relative`), `@import.alias` the local name an import binds under
   another name (`b` of `from m import a as b` or `import { a as b }`, paired with the match's `@import.name`; `z` of
   `import m as z` or `import * as z`, paired with "*"). Matches of the same statement and module are merged.
+- `@field` a statement that gives an attribute a type, with `@name` the attribute and `@type` the type's name
+  (`self.store = IndexStore()`, `self.store: IndexStore = ...`, `this.cart = new Cart()`, a TS field `cart: Cart`);
+  the class is the innermost class around it. Calls through the attribute (`self.store.write()`) use it.
 - Captures whose name starts with `_` only feed predicates and are ignored.
 
 Module text per language (`Import.module`):
@@ -121,7 +124,7 @@ _FoundImport = tuple[tree_sitter.Node, list[str], bool, list[tuple[str, str]]]
 _EVENT_SCOPE, _EVENT_DEFINITION = range(2)
 
 # Roles of a query pattern, worked out from the capture names of its first match and cached per pattern.
-_DEFINITION, _SCOPE, _REFERENCE, _IMPORT, _IGNORED = range(5)
+_DEFINITION, _SCOPE, _REFERENCE, _IMPORT, _FIELD, _IGNORED = range(6)
 _RECEIVER_MAX_BYTES = 80
 
 
@@ -137,6 +140,8 @@ def _pattern_role(capture_names: Iterable[str]) -> tuple[int, str, str]:
             return _REFERENCE, capture, tail
         if capture == "import":
             return _IMPORT, capture, ""
+        if capture == "field":
+            return _FIELD, capture, ""
     return _IGNORED, "", ""
 
 
@@ -167,12 +172,12 @@ def extract_packed(source: bytes, language: str) -> Packed:
         raise ValueError(f"unsupported language: {language!r}")
     line_count = count_lines(source)
     if not source:
-        return (language, 0, line_count, (), (), ())
+        return (language, 0, line_count, (), (), (), ())
     tree = get_parser(language).parse(source)
     root = tree.root_node
     syntax_errors = count_syntax_errors(root) if root.has_error else 0
-    definitions, references, imports = _Extractor(source, language).run(root)
-    return (language, syntax_errors, line_count, definitions, references, imports)
+    definitions, references, imports, field_types = _Extractor(source, language).run(root)
+    return (language, syntax_errors, line_count, definitions, references, imports, field_types)
 
 
 def count_syntax_errors(root: tree_sitter.Node) -> int:
@@ -206,7 +211,9 @@ class _Extractor:
         # ASCII sources (nearly all): one decode, then names are str slices at byte offsets.
         self.ascii_text: str | None = source.decode("ascii") if self.positions.ascii else None
 
-    def run(self, root: tree_sitter.Node) -> tuple[tuple[Any, ...], tuple[Any, ...], tuple[Any, ...]]:
+    def run(
+        self, root: tree_sitter.Node
+    ) -> tuple[tuple[Any, ...], tuple[Any, ...], tuple[Any, ...], tuple[tuple[str, str, str], ...]]:
         query = get_query(self.language)
         roles: dict[int, tuple[int, str, str]] = {}
         # Keyed by the name node's start byte: several patterns may match the same name.
@@ -214,6 +221,7 @@ class _Extractor:
         scopes: list[_FoundScope] = []
         references: dict[int, _FoundReference] = {}
         imports: dict[tuple[int, str], _FoundImport] = {}
+        fields: list[tuple[int, tree_sitter.Node, tree_sitter.Node]] = []  # (start byte, attribute, type)
 
         for pattern_index, captures in tree_sitter.QueryCursor(query).matches(root):
             role_info = roles.get(pattern_index)
@@ -238,6 +246,11 @@ class _Extractor:
                         references[start_byte] = (name_node, is_call, receivers[0] if receivers else None)
             elif role == _IMPORT:
                 self._collect_import(captures, imports)
+            elif role == _FIELD:
+                names = captures.get("name")
+                types = captures.get("type")
+                if names and types:
+                    fields.append((captures["field"][0].start_byte, names[0], types[0]))
             elif role == _IGNORED:
                 continue
             else:
@@ -259,17 +272,30 @@ class _Extractor:
                 else:
                     scopes.append((role_nodes[0], name_node, kind))
 
-        packed_definitions, functions = self._build_definitions(definitions, scopes)
+        packed_definitions, functions, classes = self._build_definitions(definitions, scopes)
         packed_references = self._build_references(references, definitions, functions)
-        return packed_definitions, packed_references, self._build_imports(imports)
+        return packed_definitions, packed_references, self._build_imports(imports), self._field_types(fields, classes)
+
+    def _field_types(
+        self, fields: list[tuple[int, tree_sitter.Node, tree_sitter.Node]], classes: _FunctionRegions
+    ) -> tuple[tuple[str, str, str], ...]:
+        """(class, attribute, type) for each attribute typed inside a class; the first typing of an attribute wins
+        (an annotation comes before an assignment in the queries)."""
+        found: dict[tuple[str, str], str] = {}
+        for start_byte, name_node, type_node in sorted(fields, key=lambda entry: entry[0]):
+            owner = classes.innermost(start_byte) if classes.starts else None
+            if owner is None:
+                continue
+            found.setdefault((owner, self._text(name_node)), _last_name_segment(self._text(type_node)))
+        return tuple((owner, attribute, type_name) for (owner, attribute), type_name in found.items())
 
     # --- definitions, references, callers ---------------------------------------------------------------------
 
     def _build_definitions(
         self, definitions: dict[int, _FoundDefinition], scopes: list[_FoundScope]
-    ) -> tuple[tuple[Any, ...], _FunctionRegions]:
+    ) -> tuple[tuple[Any, ...], _FunctionRegions, _FunctionRegions]:
         """One sweep in document order with a stack of open definitions gives containers and methods; it also
-        collects the function regions that callers are looked up in."""
+        collects the function regions that callers are looked up in, and the class regions fields belong to."""
         definition_list = list(definitions.values())
         # (start byte, -end byte, event type, index): at the same byte, outer regions open first.
         events: list[tuple[int, int, int, int]] = [
@@ -286,6 +312,7 @@ class _Extractor:
         ascii_text = self.ascii_text
         stack: list[_Scope] = []
         functions = _FunctionRegions()
+        classes = _FunctionRegions()
         out: list[tuple[Any, ...]] = []
         for start_byte, negative_end, event_type, index in events:
             while stack and stack[-1].end_byte <= start_byte:
@@ -320,8 +347,10 @@ class _Extractor:
                 new_scope.is_container = new_scope.is_class_like = False
             if new_scope.is_function:
                 functions.add(start_byte, -negative_end, name)
+            elif new_scope.is_class_like:
+                classes.add(start_byte, -negative_end, name)
             stack.append(new_scope)
-        return tuple(out), functions
+        return tuple(out), functions, classes
 
     def _build_references(
         self,
@@ -457,8 +486,8 @@ class _Extractor:
 
 
 class _FunctionRegions:
-    """The byte ranges of a file's function and method definitions in document order (outer before inner at the
-    same start), with each one's enclosing function, for finding the innermost function around an offset."""
+    """The byte ranges of a file's function (or class) definitions in document order (outer before inner at the
+    same start), with each one's enclosing one, for finding the innermost function (or class) around an offset."""
 
     __slots__ = ("ends", "names", "parents", "starts")
 

@@ -347,7 +347,7 @@ class UseResolver:
         if receiver == COMPLEX_RECEIVER:  # `make().name`: a member of whatever the expression gives
             return members if record.language in MODULE_SCOPED_LANGUAGES else definers
         if chain_head(receiver) is not None:
-            return self._chain_targets(source_bindings, record.language, name, receiver, definers, members)
+            return self._chain_targets(source, source_bindings, record.language, name, receiver, definers, members)
         if self._from_outside(source, receiver):
             return ()  # `log.info()` after `log = logging.getLogger(...)`: a method of an outside object
         return definers
@@ -377,14 +377,22 @@ class UseResolver:
         return frozenset(found)
 
     def _chain_targets(
-        self, source_bindings: Mapping[str, tuple[str, ...]], language: str, name: str, receiver: str,
+        self, source: str, source_bindings: Mapping[str, tuple[str, ...]], language: str, name: str, receiver: str,
         definers: tuple[str, ...], members: tuple[str, ...],
     ) -> tuple[str, ...]:
-        """`a.b.name`: a member of `self.field`, a function of module `a.b`, or a member of an object found
-        through a module; `os.path.name` with `os` from outside the workspace means nothing here."""
+        """`a.b.name`: a member of `self.field` (of the field's class when the file types it), a function of
+        module `a.b`, or a member of an object found through a module; `os.path.name` with `os` from outside the
+        workspace means nothing here."""
         separator = "::" if "::" in receiver else "."
-        head = receiver.split(separator, 1)[0]
+        head, _, rest = receiver.partition(separator)
         if head in SELF_RECEIVERS:
+            types = {type_name for _owner, attribute, type_name in self.snapshot.files[source].field_types
+                     if attribute == rest}
+            if len(types) == 1:  # every class of the file that has this attribute gives it the same type
+                [type_name] = types
+                typed = tuple(path for path in members if type_name in self.snapshot.files[path].defined_names())
+                if typed:
+                    return typed
             return members
         bound_head = source_bindings.get(head)
         if bound_head is not None and not bound_head:

@@ -86,3 +86,6 @@ class FileIndex:
     imports: list[Import] = field(default_factory=list)
     syntax_error_count: int = 0
     line_count: int = 0
+    # (class, attribute, type name) for attributes whose type the code shows: `self.store = IndexStore(...)`,
+    # `this.cart = new Cart()`, `cart: Cart` as a class field. Calls through them (`self.store.write()`) use it.
+    field_types: list[tuple[str, str, str]] = field(default_factory=list)

@@ -6,11 +6,12 @@ index keeps each file's results as "packed" tuples, which the graph and search c
 `FileIndex` objects of a file only when a query needs positions from it (`FileRecord.file_index`).
 
 Packed layout (PACKED_FORMAT; bump it when changing anything here, it is part of the cache schema version):
-    (language, syntax_error_count, line_count, definitions, references, imports)
+    (language, syntax_error_count, line_count, definitions, references, imports, field_types)
     definition: (name, kind, start_line, start_col, end_line, end_col,
                  name_start_line, name_start_col, name_end_line, name_end_col, signature, container)
     reference:  (name, start_line, start_col, end_line, end_col, is_call, caller, receiver)
     import:     (module, names, level, span as a 4-tuple or None, aliases: ((local, imported name or "*"), ...))
+    field type: (class, attribute, type name)
 """
 
 from __future__ import annotations
@@ -21,13 +22,13 @@ from typing import Any
 
 from lsp_hub.index.model import Definition, FileIndex, Import, Reference, Span
 
-PACKED_FORMAT = 2
+PACKED_FORMAT = 3
 MARSHAL_VERSION = 4
 
 Packed = tuple[Any, ...]
 
 # Field positions in packed tuples, for readers that avoid building objects.
-P_LANGUAGE, P_SYNTAX_ERRORS, P_LINES, P_DEFINITIONS, P_REFERENCES, P_IMPORTS = range(6)
+P_LANGUAGE, P_SYNTAX_ERRORS, P_LINES, P_DEFINITIONS, P_REFERENCES, P_IMPORTS, P_FIELD_TYPES = range(7)
 D_NAME, D_KIND, D_START_LINE, D_SIGNATURE, D_CONTAINER = 0, 1, 2, 10, 11
 R_NAME, R_LINE, R_COL, R_IS_CALL, R_CALLER, R_RECEIVER = 0, 1, 2, 5, 6, 7
 I_MODULE, I_NAMES, I_LEVEL, I_ALIASES = 0, 1, 2, 4
@@ -56,12 +57,13 @@ def pack_file_index(file_index: FileIndex) -> Packed:
          tuple((local, imported) for local, imported in i.aliases))
         for i in file_index.imports
     )
+    field_types = tuple(tuple(entry) for entry in file_index.field_types)
     return (file_index.language, file_index.syntax_error_count, file_index.line_count, definitions, references,
-            imports)
+            imports, field_types)
 
 
 def unpack_file_index(path: str, packed: Packed) -> FileIndex:
-    language, syntax_errors, lines, definitions, references, imports = packed
+    language, syntax_errors, lines, definitions, references, imports, field_types = packed
     return FileIndex(
         path=path,
         language=language,
@@ -74,6 +76,7 @@ def unpack_file_index(path: str, packed: Packed) -> FileIndex:
                         tuple((local, imported) for local, imported in i[4])) for i in imports],
         syntax_error_count=syntax_errors,
         line_count=lines,
+        field_types=[(entry[0], entry[1], entry[2]) for entry in field_types],
     )
 
 
@@ -83,7 +86,7 @@ def encode_packed(packed: Packed) -> bytes:
 
 def decode_packed(data: bytes) -> Packed:
     value = marshal.loads(data)
-    if not isinstance(value, tuple) or len(value) != 6:
+    if not isinstance(value, tuple) or len(value) != 7:
         raise ValueError("not a packed file index")
     return value
 
@@ -125,6 +128,11 @@ class FileRecord:
     def imports(self) -> tuple[tuple[Any, ...], ...]:
         imports: tuple[tuple[Any, ...], ...] = self.packed[P_IMPORTS]
         return imports
+
+    @property
+    def field_types(self) -> tuple[tuple[str, str, str], ...]:
+        field_types: tuple[tuple[str, str, str], ...] = self.packed[P_FIELD_TYPES]
+        return field_types
 
     @property
     def syntax_error_count(self) -> int:

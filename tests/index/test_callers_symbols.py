@@ -223,3 +223,28 @@ def test_a_rust_use_under_another_name(tmp_path: Path) -> None:
     assert [(entry["caller"], entry["location"]["range"]["start"]["line"]) for entry in util["callers"]] == [
         ("main", 5)]
     assert find_callers(snapshot, resolve_targets_by_name(snapshot, "other.helper"))["callers"] == []
+
+
+def test_calls_through_a_typed_attribute_reach_that_class(tmp_path: Path) -> None:
+    write(tmp_path, "stores.py", "class DiskStore:\n    def save(self, item):\n        pass\n\n\n"
+                                 "class MemoryStore:\n    def save(self, item):\n        pass\n")
+    write(tmp_path, "service.py", "from stores import DiskStore, MemoryStore\n\n\nclass Service:\n"
+                                  "    def __init__(self):\n        self.disk = DiskStore()\n"
+                                  "        self.cache: MemoryStore = make_cache()\n\n"
+                                  "    def run(self, item):\n        self.disk.save(item)\n"
+                                  "        self.cache.save(item)\n")
+    write(tmp_path, "web/app.ts", "import { Cart } from './cart';\nexport class App {\n"
+                                  "  constructor(private cart: Cart) {}\n  go() { this.cart.total(); }\n}\n")
+    write(tmp_path, "web/cart.ts", "export class Cart {\n  total(): number { return 1; }\n}\n")
+    write(tmp_path, "web/order.ts", "export class Order {\n  total(): number { return 2; }\n}\n")
+    snapshot = snapshot_of(tmp_path)
+
+    def lines(symbol: str) -> list[int]:
+        found = find_callers(snapshot, resolve_targets_by_name(snapshot, symbol))
+        return [entry["location"]["range"]["start"]["line"] for entry in found["callers"]]
+
+    # `save` and `total` are each defined twice: without the attribute's type neither call would count.
+    assert lines("DiskStore.save") == [9]
+    assert lines("MemoryStore.save") == [10]
+    assert lines("Cart.total") == [3]
+    assert lines("Order.total") == []

@@ -707,3 +707,25 @@ def test_rust_use_aliases() -> None:
         ("std::io::Read", ("Read",), ()),
         ("std::io::Write", ("Write",), ()),
     ]
+
+
+def test_attribute_types_come_from_annotations_constructors_and_ts_fields() -> None:
+    python = extract("python", """\
+        class A:
+            def __init__(self):
+                self.store: Store = make()
+                self.cart = mod.Cart()
+                self.made = factory()
+                if ready:
+                    self.deep = Deep()
+
+        class B:
+            def m(self):
+                self.store = Other()
+        """)
+    assert python.field_types == [("A", "store", "Store"), ("A", "cart", "Cart"), ("A", "deep", "Deep"),
+                                  ("B", "store", "Other")]
+    ts = extract("typescript", "class A { private store: Store; cart = new Cart();\n"
+                               "  constructor(private repo: Repo<T>, x: number) { this.items = new Items(); } }\n")
+    assert ts.field_types == [("A", "store", "Store"), ("A", "cart", "Cart"), ("A", "repo", "Repo"),
+                              ("A", "items", "Items")]

@@ -68,6 +68,18 @@
     object: (_) @receiver
     property: (property_identifier) @name)) @reference.call
 
+; --- attribute types ---------------------------------------------------------------------------------------
+
+(assignment_expression
+  left: (member_expression
+    object: (this)
+    property: (property_identifier) @name)
+  right: (new_expression
+    constructor: [
+      (identifier) @type
+      (member_expression property: (property_identifier) @type)
+    ])) @field
+
 ; --- imports -----------------------------------------------------------------------------------------------
 
 (import_statement

@@ -63,6 +63,34 @@
   (generic_type
     (identifier) @name @reference.type))
 
+; --- attribute types ---------------------------------------------------------------------------------------
+
+(assignment
+  left: (attribute
+    object: (identifier) @_self
+    attribute: (identifier) @name)
+  type: (type
+    [
+      (identifier) @type
+      (generic_type (identifier) @type)
+      (attribute attribute: (identifier) @type)
+    ])
+  (#eq? @_self "self")) @field
+
+; `self.store = IndexStore(...)`: a class is called by its CapWords name (a lower-case call is a factory).
+(assignment
+  left: (attribute
+    object: (identifier) @_self
+    attribute: (identifier) @name)
+  !type
+  right: (call
+    function: [
+      (identifier) @type
+      (attribute attribute: (identifier) @type)
+    ])
+  (#eq? @_self "self")
+  (#match? @type "^[A-Z]")) @field
+
 ; --- imports -----------------------------------------------------------------------------------------------
 
 (import_statement

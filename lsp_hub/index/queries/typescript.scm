@@ -40,3 +40,29 @@
   value: (member_expression
     object: (_) @receiver
     property: (property_identifier) @name) @reference.class)
+
+; --- attribute types ---------------------------------------------------------------------------------------
+
+; `private store: IndexStore;`, `cart = new Cart();` and `constructor(private repo: Repo)`.
+(public_field_definition
+  name: (property_identifier) @name
+  type: (type_annotation
+    [
+      (type_identifier) @type
+      (generic_type name: (type_identifier) @type)
+    ])) @field
+
+(public_field_definition
+  name: (property_identifier) @name
+  !type
+  value: (new_expression
+    constructor: (identifier) @type)) @field
+
+(required_parameter
+  (accessibility_modifier)
+  pattern: (identifier) @name
+  type: (type_annotation
+    [
+      (type_identifier) @type
+      (generic_type name: (type_identifier) @type)
+    ])) @field
