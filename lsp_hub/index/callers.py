@@ -96,10 +96,9 @@ def _receiver_class(file_index: FileIndex, receiver: str) -> str | None:
         if definition.name != receiver or definition.kind not in ("variable", "constant"):
             continue
         signature = definition.signature
-        for pattern in _TYPE_PATTERNS:
-            match = pattern.search(signature)
-            if match:
-                return match.group(1)
+        shown = _signature_type(signature)
+        if shown is not None:
+            return shown
         typed = re.search(rf"\b([A-Z]\w*)(?:<[^>]*>)?\s+{re.escape(receiver)}\b", signature)
         if typed:
             return typed.group(1)
@@ -115,10 +114,18 @@ def attribute_type(file_index: FileIndex, owner: str, attribute: str) -> str | N
     for definition in file_index.definitions:
         if definition.container == owner and definition.name == attribute and definition.kind in ("variable",
                                                                                                   "constant"):
-            for pattern in _TYPE_PATTERNS:
-                match = pattern.search(definition.signature)
-                if match:
-                    return match.group(1)
+            shown = _signature_type(definition.signature)
+            if shown is not None:
+                return shown
+    return None
+
+
+def _signature_type(signature: str) -> str | None:
+    """The class a variable's signature gives it: `new Cart(`, `= Cart(`, `: Cart`, `&Cart{`."""
+    for pattern in _TYPE_PATTERNS:
+        match = pattern.search(signature)
+        if match:
+            return match.group(1)
     return None
 
 

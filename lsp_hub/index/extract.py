@@ -539,22 +539,14 @@ _Aliases = tuple[tuple[str, str], ...]
 def _interpret_import(
     language: str, statement_type: str, module_text: str, names: list[str], relative: bool, aliases: _Aliases
 ) -> list[tuple[str, tuple[str, ...], int, _Aliases]]:
-    """(module, names, level, aliases) for one import statement/module pair, normalised per language."""
-    return [(module, imported, level, aliases if found is None else found)
-            for module, imported, level, found in _interpret_import_parts(language, statement_type, module_text, names,
-                                                                           relative)]
-
-
-def _interpret_import_parts(
-    language: str, statement_type: str, module_text: str, names: list[str], relative: bool
-) -> list[tuple[str, tuple[str, ...], int, _Aliases | None]]:
-    """Like `_interpret_import`; aliases None where the query's `@import.alias` captures give them."""
+    """(module, names, level, aliases) for one import statement/module pair, normalised per language. Rust aliases
+    come from the use tree's text; the other languages' from the query's `@import.alias` captures (`aliases`)."""
     if language == "rust":
         if statement_type == "mod_item":
             return [("self::" + module_text.strip(), (), 0, ())]
         return [(path, (leaf,), 0, ((alias, leaf),) if alias else ())
                 for path, leaf, alias in _expand_rust_use(_normalise_rust_use(module_text))]
-    return [(module, imported, level, None)
+    return [(module, imported, level, aliases)
             for module, imported, level in _interpret_plain_import(language, module_text, names, relative)]
 
 

@@ -118,7 +118,7 @@ def _import_names(
             bindings: dict[str, tuple[str, ...]] = {}
             renames: dict[str, str] = {}
             for raw, resolved in zip(s.files[path].imports, imports, strict=False):
-                aliases = raw[I_ALIASES] if len(raw) > I_ALIASES else ()
+                aliases = raw[I_ALIASES]
                 renamed = {imported for _local, imported in aliases}
                 for name, files in resolved.names:
                     if name not in renamed:  # `from m import a as b` binds b, not a

@@ -38,30 +38,6 @@ def content_digest(data: bytes) -> bytes:
     return hashlib.blake2b(data, digest_size=16).digest()
 
 
-def _span_tuple(span: Span) -> tuple[int, int, int, int]:
-    return (span.start_line, span.start_col, span.end_line, span.end_col)
-
-
-def pack_file_index(file_index: FileIndex) -> Packed:
-    definitions = tuple(
-        (d.name, d.kind, *_span_tuple(d.span), *_span_tuple(d.name_span), d.signature, d.container)
-        for d in file_index.definitions
-    )
-    references = tuple(
-        (r.name, r.span.start_line, r.span.start_col, r.span.end_line, r.span.end_col, r.is_call, r.caller,
-         r.receiver)
-        for r in file_index.references
-    )
-    imports = tuple(
-        (i.module, tuple(i.names), i.level, None if i.span is None else _span_tuple(i.span),
-         tuple((local, imported) for local, imported in i.aliases))
-        for i in file_index.imports
-    )
-    field_types = tuple(tuple(entry) for entry in file_index.field_types)
-    return (file_index.language, file_index.syntax_error_count, file_index.line_count, definitions, references,
-            imports, field_types)
-
-
 def unpack_file_index(path: str, packed: Packed) -> FileIndex:
     language, syntax_errors, lines, definitions, references, imports, field_types = packed
     return FileIndex(
