@@ -12,7 +12,7 @@ from pathlib import Path
 from lsp_hub import __version__
 
 INDEX_VERBS = ("repomap", "relevant", "syntax", "callers", "index")
-USAGE = """lsp-hub [--tcp PORT | --ws PORT] [--host HOST] [--config PATH] [--log-file PATH] [-v]
+USAGE = """lsp-hub [--tcp PORT | --ws PORT [--allow-origin URL]...] [--host HOST] [--config PATH] [--log-file PATH] [-v]
        lsp-hub doctor [ROOT] [--config PATH]
        lsp-hub trust PATH | --list | --remove PATH
        lsp-hub repomap|relevant|syntax|callers|index ...   (run `lsp-hub VERB --help`)"""
@@ -29,6 +29,12 @@ def _serve_parser() -> argparse.ArgumentParser:
     transport.add_argument("--tcp", type=int, metavar="PORT", help="serve TCP clients on PORT (0 picks a port)")
     transport.add_argument("--ws", type=int, metavar="PORT", help="serve WebSocket clients on PORT")
     parser.add_argument("--host", default="127.0.0.1", help="address to bind for --tcp/--ws (default 127.0.0.1)")
+    parser.add_argument("--allow-origin", action="append", default=[], metavar="URL",
+                        help="--ws: accept handshakes from web pages of this origin, e.g. http://localhost:3000 "
+                        "(repeatable; by default a handshake that carries an Origin header is refused)")
+    parser.add_argument("--allow-host", action="append", default=[], metavar="NAME",
+                        help="--ws: accept this name in the Host header besides 127.0.0.1, localhost, [::1] and "
+                        "--host (repeatable; guards against DNS rebinding)")
     parser.add_argument("--config", type=Path, help="a configuration file applied on top of the other layers")
     parser.add_argument("--log-file", type=Path, help="write the log here (default: stderr)")
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging (-vv for debug)")
@@ -54,9 +60,16 @@ def _serve(argv: list[str]) -> int:
     setup_logging(args.verbose, args.log_file)
     from lsp_hub.extensions import default_extensions
     from lsp_hub.server import Hub
+    from lsp_hub.transport_security import HandshakePolicy, exposure_warning
+
+    if (args.tcp is not None or args.ws is not None) and (warning := exposure_warning(args.host)):
+        logging.getLogger("lsp_hub").warning("%s", warning)
+        if args.log_file:
+            print(warning, file=sys.stderr, flush=True)
+    handshake = HandshakePolicy.create(bind_host=args.host, origins=args.allow_origin, hosts=args.allow_host)
 
     async def main() -> int:
-        hub = Hub(cli_config=args.config, extensions=default_extensions)
+        hub = Hub(cli_config=args.config, extensions=default_extensions, handshake=handshake)
         if args.tcp is not None:
             return await hub.serve_tcp(args.host, args.tcp, ready=_announce("tcp", args.host))
         if args.ws is not None:

@@ -155,7 +155,8 @@ class Forwarder:
             except ResponseFailure:
                 return answers
             for index, value in zip(missing, from_client or [], strict=False):
-                answers[index] = value
+                section = items[index].get("section") if isinstance(items[index], dict) else None
+                answers[index] = self.session.settings_from_client(value, str(section or "configuration"))
             return answers
 
         return ask_client()

@@ -2,7 +2,8 @@
 
 pygls frames and reads the messages (`pygls.io_`); each connection gets its own protocol and `Session`. A
 connection that closes, an `exit`, SIGTERM or SIGINT stop the backends that connection started; no child
-process outlives the hub.
+process outlives the hub. Network connections pass `transport_security` first: another local user's connection
+and a web page's WebSocket handshake are refused, and a network client's session may not choose programs.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pygls.server import JsonRPCServer
 
 from lsp_hub.jsonrpc import RawProtocol, parse_error_response, raw_converter, stdin_stream
 from lsp_hub.session import Session, SessionExtension
+from lsp_hub.transport_security import STDIO_CLIENT, ClientOrigin, HandshakePolicy, PeerOwners
 
 logger = logging.getLogger(__name__)
 
@@ -63,14 +65,17 @@ def _take_stdio() -> tuple[BinaryIO, BinaryIO]:
 class Hub:
     """Everything one `lsp-hub` process serves: its sessions, whatever the transport."""
 
-    def __init__(self, *, cli_config: Path | None, extensions: ExtensionFactory | None = None) -> None:
+    def __init__(self, *, cli_config: Path | None, extensions: ExtensionFactory | None = None,
+                 handshake: HandshakePolicy | None = None, peer_owners: PeerOwners | None = None) -> None:
         self.cli_config = cli_config
         self.extensions = extensions or (lambda: [])
+        self.handshake = handshake or HandshakePolicy()
+        self.peer_owners = peer_owners or PeerOwners()
         self.sessions: set[Session] = set()
         self.stopping = asyncio.Event()
 
     async def serve_stream(
-        self, reader: Any, protocol: RawProtocol, endpoint: Endpoint, *, websocket: Any = None
+        self, reader: Any, protocol: RawProtocol, endpoint: Endpoint, *, client: ClientOrigin, websocket: Any = None
     ) -> int:
         """Serve one connection until the client exits or disconnects; returns the LSP exit code."""
         exited = asyncio.Event()
@@ -81,7 +86,8 @@ class Hub:
             exit_code = code
             exited.set()
 
-        session = Session(protocol, cli_config=self.cli_config, on_exit=on_exit, extensions=self.extensions())
+        session = Session(protocol, cli_config=self.cli_config, on_exit=on_exit, extensions=self.extensions(),
+                          client=client)
         self.sessions.add(session)
         stop_reading = threading.Event()
         if websocket is not None:
@@ -133,20 +139,35 @@ class Hub:
         reader = await stdin_stream(protocol_in) or StdinAsyncReader(protocol_in, endpoint.thread_pool)
         endpoint.protocol.set_writer(StdoutWriter(protocol_out))
         try:
-            return await self.serve_stream(reader, endpoint.protocol, endpoint)
+            return await self.serve_stream(reader, endpoint.protocol, endpoint, client=STDIO_CLIENT)
         finally:
             self.kill_everything()
 
+    def _check_peer_owners_once(self) -> None:
+        reason = self.peer_owners.unavailable_reason()
+        if reason is not None:
+            logger.warning("cannot tell which local user a connection comes from (%s): connections from other "
+                           "users on this machine will be accepted", reason)
+
     async def serve_tcp(self, host: str, port: int, ready: Callable[[int], None] | None = None) -> int:
         self.install_signal_handlers()
+        self._check_peer_owners_once()
+        client = ClientOrigin.for_transport("tcp")
 
         async def on_connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
             peer = writer.get_extra_info("peername")
+            refusal = self.peer_owners.refusal(peer, writer.get_extra_info("sockname"))
+            if refusal is not None:
+                logger.warning("refused a TCP client: %s", refusal)
+                writer.close()
+                with contextlib.suppress(Exception):
+                    await writer.wait_closed()
+                return
             logger.info("client connected from %s", peer)
             endpoint = Endpoint()
             endpoint.protocol.set_writer(writer)
             try:
-                await self.serve_stream(reader, endpoint.protocol, endpoint)
+                await self.serve_stream(reader, endpoint.protocol, endpoint, client=client)
             finally:
                 with contextlib.suppress(Exception):
                     writer.close()
@@ -164,20 +185,34 @@ class Hub:
         return 0
 
     async def serve_ws(self, host: str, port: int, ready: Callable[[int], None] | None = None) -> int:
+        from http import HTTPStatus
+
         from websockets.asyncio.server import ServerConnection, serve
+        from websockets.http11 import Request, Response
 
         self.install_signal_handlers()
+        self._check_peer_owners_once()
+        client = ClientOrigin.for_transport("ws")
+
+        def check_handshake(connection: ServerConnection, request: Request) -> Response | None:
+            # Before the upgrade: a refused page or user never gets a session.
+            refusal = self.handshake.refusal(request.headers.get("Origin"), request.headers.get("Host")) or \
+                self.peer_owners.refusal(connection.remote_address, connection.local_address)
+            if refusal is None:
+                return None
+            logger.warning("refused a WebSocket handshake from %s: %s", connection.remote_address, refusal)
+            return connection.respond(HTTPStatus.FORBIDDEN, f"lsp-hub: {refusal}\n")
 
         async def on_connection(websocket: ServerConnection) -> None:
             logger.info("websocket client connected from %s", websocket.remote_address)
             endpoint = Endpoint()
             try:
-                await self.serve_stream(None, endpoint.protocol, endpoint, websocket=websocket)
+                await self.serve_stream(None, endpoint.protocol, endpoint, client=client, websocket=websocket)
             finally:
                 with contextlib.suppress(Exception):
                     await websocket.close()
 
-        async with serve(on_connection, host, port, max_size=None) as server:
+        async with serve(on_connection, host, port, max_size=None, process_request=check_handshake) as server:
             bound = next(iter(server.sockets)).getsockname()[1]
             logger.info("lsp-hub listening on ws://%s:%s", host, bound)
             if ready:

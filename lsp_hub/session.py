@@ -46,6 +46,7 @@ from lsp_hub.strategies import (
     tag_items,
     untag_item,
 )
+from lsp_hub.transport_security import STDIO_CLIENT, ClientOrigin
 
 logger = logging.getLogger(__name__)
 
@@ -86,8 +87,10 @@ class Session:
         cli_config: Path | None = None,
         on_exit: Callable[[int], None] | None = None,
         extensions: list[SessionExtension] | None = None,
+        client: ClientOrigin = STDIO_CLIENT,
     ) -> None:
         self.protocol = protocol
+        self.client = client
         protocol.handler = self
         protocol.peer_name = "client"
         self.cli_config = cli_config
@@ -197,7 +200,8 @@ class Session:
             raise ResponseFailure(INVALID_REQUEST, "initialize was already received")
         if not isinstance(params, dict):
             raise ResponseFailure(INVALID_PARAMS, "initialize params must be an object")
-        from lsp_hub.config.loader import load_config  # imported here: config loading is not on the hot path
+        # Imported here: config loading is not on the hot path.
+        from lsp_hub.config.loader import CLIENT_SOURCE, load_config
 
         self.init_params = params
         self.client_capabilities = params.get("capabilities") or {}
@@ -208,6 +212,7 @@ class Session:
             workspace_roots=[Path(folder) for folder in self.folders],
             cli_config=self.cli_config,
             init_options=hub_options if isinstance(hub_options, dict) else None,
+            client_may_choose_programs=self.client.may_choose_programs,
         )
         self.config = loaded.config
         self.trusted_roots = frozenset(loaded.trusted_roots)
@@ -217,7 +222,9 @@ class Session:
         self.router = Router(self.config, self.folders)
         self.state = "initialized"
         if self.config_problems:
-            self.spawn(self._report_config_problems())
+            refused = {(CLIENT_SOURCE, key) for key in loaded.refused_client_keys}
+            others = [str(problem) for problem in loaded.problems if (problem.source, problem.key) not in refused]
+            self.spawn(self._report_config_problems(loaded.refused_client_keys, others))
         for extension in self.extensions:
             extension.on_initialized(self)
         return {
@@ -225,11 +232,19 @@ class Session:
             "serverInfo": {"name": "lsp-hub", "version": __version__},
         }
 
-    async def _report_config_problems(self) -> None:
-        await asyncio.sleep(0)
-        summary = "; ".join(self.config_problems[:3])
-        more = f" (and {len(self.config_problems) - 3} more)" if len(self.config_problems) > 3 else ""
-        self.tell_user(f"lsp-hub configuration problems: {summary}{more}. Valid settings still apply.")
+    async def _report_config_problems(self, refused_client_keys: list[str], others: list[str]) -> None:
+        await asyncio.sleep(0)  # after the initialize answer
+        if refused_client_keys:
+            from lsp_hub.config.paths import user_config_file
+
+            self.tell_user(
+                f"lsp-hub: ignored initializationOptions.lspHub {', '.join(refused_client_keys)}: a "
+                f"{self.client.transport.upper()} client may not choose programs or trust a workspace. Put these "
+                f"in {user_config_file()}, or run `lsp-hub trust PATH` to trust a workspace.", error=True)
+        if others:
+            summary = "; ".join(others[:3])
+            more = f" (and {len(others) - 3} more)" if len(others) > 3 else ""
+            self.tell_user(f"lsp-hub configuration problems: {summary}{more}. Valid settings still apply.")
 
     async def _shutdown(self) -> None:
         self.state = "shutdown"
@@ -399,9 +414,23 @@ class Session:
         for extension in self.extensions:
             extension.on_watched_files_changed(self, changes)
 
+    def settings_from_client(self, value: Any, what: str) -> Any:
+        """Settings the client sent for servers, without program-choosing keys unless the client is the user's."""
+        if self.client.may_choose_programs:
+            return value
+        from lsp_hub.config.loader import strip_program_settings
+
+        kept, dropped = strip_program_settings(value, what)
+        if dropped:
+            logger.warning("ignored settings from a %s client that may name a program to run: %s",
+                           self.client.transport, ", ".join(dropped))
+        return kept
+
     def _did_change_configuration(self, params: dict[str, Any]) -> None:
+        from_client = params if "settings" not in params else \
+            {**params, "settings": self.settings_from_client(params["settings"], "settings")}
         for backend in self.pool.running():
-            payload = {"settings": backend.spec.settings} if backend.spec.settings else params
+            payload = {"settings": backend.spec.settings} if backend.spec.settings else from_client
             backend.notify("workspace/didChangeConfiguration", payload)
 
     def _did_change_workspace_folders(self, params: dict[str, Any]) -> None:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+import re
+import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -11,7 +14,7 @@ from typing import Any
 
 import pytest_asyncio
 
-from tests.hubclient import HubClient, fake_server_config, recorded
+from tests.hubclient import REPO_ROOT, HubClient, fake_server_config, recorded
 
 FAKE_LANGUAGES = {
     "alpha": {"extensions": ["alpha"], "language_ids": ["alpha"], "servers": ["fakeA", "fakeB"]},
@@ -82,6 +85,29 @@ async def start_hub(tmp_path: Path) -> AsyncIterator[StartHub]:
     yield start
     for client in started:
         await client.stop()
+
+
+async def start_daemon(tmp_path: Path, flag: str, *args: str,
+                       servers: dict[str, dict[str, Any]] | None = None,
+                       languages: dict[str, dict[str, Any]] | None = None,
+                       ) -> tuple[asyncio.subprocess.Process, int]:
+    """`lsp-hub --tcp 0` or `--ws 0` in front of fake servers; the process and the port it listens on."""
+    config = tmp_path / "hub.toml"
+    if servers is None:
+        servers = {"fakeA": {"responses": {"textDocument/hover": {"echo": True}}}, "fakeB": {}}
+    config.write_text(fake_server_config(servers, languages or FAKE_LANGUAGES))
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "XDG_CONFIG_HOME": str(tmp_path / "cfg"),
+           "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "lsp_hub", flag, "0", "--config", str(config), "--log-file", str(tmp_path / "log"),
+        *args, env=env, stderr=asyncio.subprocess.PIPE, stdin=asyncio.subprocess.DEVNULL)
+    assert process.stderr is not None
+    seen = b""
+    while not (match := re.search(rb"listening on \w+://[^ ]*:(\d+)", seen)):
+        line = await asyncio.wait_for(process.stderr.readline(), 20)
+        assert line, seen  # the hub ended before listening
+        seen += line
+    return process, int(match.group(1))
 
 
 def pids_alive(pids: list[int]) -> list[int]:

@@ -3,33 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-import os
-import re
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.hub_fixtures import FAKE_LANGUAGES, pids_alive
-from tests.hubclient import REPO_ROOT, HubClient, fake_server_config
+from tests.hub_fixtures import pids_alive, start_daemon
+from tests.hubclient import HubClient
 
 pytestmark = pytest.mark.asyncio
-
-
-async def _start_daemon(tmp_path: Path, flag: str) -> tuple[asyncio.subprocess.Process, int]:
-    config = tmp_path / "hub.toml"
-    config.write_text(fake_server_config(
-        {"fakeA": {"responses": {"textDocument/hover": {"echo": True}}}, "fakeB": {}}, FAKE_LANGUAGES))
-    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "XDG_CONFIG_HOME": str(tmp_path / "cfg"),
-           "XDG_CACHE_HOME": str(tmp_path / "cache")}
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "lsp_hub", flag, "0", "--config", str(config), "--log-file", str(tmp_path / "log"),
-        env=env, stderr=asyncio.subprocess.PIPE, stdin=asyncio.subprocess.DEVNULL)
-    assert process.stderr is not None
-    line = await asyncio.wait_for(process.stderr.readline(), 20)
-    match = re.search(rb"listening on \w+://127\.0\.0\.1:(\d+)", line)
-    assert match, line
-    return process, int(match.group(1))
 
 
 async def _session(client: HubClient, workspace: Path, name: str) -> str:
@@ -42,7 +23,7 @@ async def _session(client: HubClient, workspace: Path, name: str) -> str:
 
 @pytest.mark.parametrize("flag", ["--tcp", "--ws"])
 async def test_daemon_serves_several_clients_and_outlives_each(tmp_path: Path, flag: str) -> None:
-    process, port = await _start_daemon(tmp_path, flag)
+    process, port = await start_daemon(tmp_path, flag)
     connect = "connect_tcp" if flag == "--tcp" else "connect_ws"
     try:
         first, second = HubClient(), HubClient()

@@ -14,6 +14,10 @@ Trust: a project `.lsp-hub.toml` comes with a cloned repository. Unless its root
 `command`, `args`, `env`, `version_command` and `version_args` keys are dropped, servers it would define are
 ignored, and so are settings whose names suggest a program (`pythonPath`, `tsserver.path`, gopls' `env`...), since a
 server told to run one would run what the repository chose. Every dropped key is reported.
+
+The client layer is trusted only when the client speaks for the user: the editor that started the hub over stdio
+(or a same-user client of the daemon's socket). Any other client (TCP, WebSocket) is held to the untrusted
+project's rules, and its trust flag is ignored: whoever can reach a port is not thereby the user.
 """
 
 from __future__ import annotations
@@ -52,6 +56,9 @@ MERGED_TABLE_KEYS: frozenset[str] = frozenset({"env", "initialization_options", 
 CLAIM_KEYS: tuple[str, ...] = ("extensions", "language_ids", "filenames")
 # Set by the editor when its own workspace trust covers this workspace (VS Code sends the camelCase spelling).
 CLIENT_TRUST_KEYS: tuple[str, ...] = ("trust_workspace", "trustWorkspace")
+# Why a network client's program-choosing keys are dropped, and where they belong instead.
+NETWORK_CLIENT_HINT = ("only the editor that started lsp-hub may choose programs or trust a workspace; "
+                       "put this in the user config file or run `lsp-hub trust PATH`")
 
 
 @attrs.define(frozen=True)
@@ -83,6 +90,8 @@ class LoadedConfig:
     # Workspace roots whose project files and local binaries are honoured (as given and with symlinks resolved).
     trusted_roots: frozenset[Path]
     layers: list[ConfigLayer] = attrs.field(factory=list)
+    # Keys of initializationOptions.lspHub dropped because the client may not choose programs ("server.x.command").
+    refused_client_keys: list[str] = attrs.field(factory=list)
 
 
 # ==================================================================================================== schema
@@ -373,10 +382,9 @@ def _apply(merged: _Merged, layer: _Layer, source: str) -> None:
     merged.hub = _merge_table(merged.hub, layer.hub)
 
 
-def _restrict_untrusted(layer: _Layer, merged: _Merged, source: str, root: Path,
+def _restrict_untrusted(layer: _Layer, merged: _Merged, source: str, hint: str,
                         problems: list[ConfigProblem]) -> None:
-    """Drop what an untrusted project file may not do: define servers or choose programs."""
-    hint = f"workspace not trusted; run `lsp-hub trust {root}`"
+    """Drop what an untrusted layer may not do: define servers or choose programs."""
     for name in list(layer.servers):
         if name not in merged.servers:
             problems.append(ConfigProblem(source, f"server.{name}", f"new server ignored: {hint}"))
@@ -406,6 +414,16 @@ def _without_program_settings(value: Mapping[str, Any], prefix: str, source: str
     return kept
 
 
+def strip_program_settings(value: Any, prefix: str) -> tuple[Any, list[str]]:
+    """Settings from a client that may not choose programs, without the keys that may name one; and those keys."""
+    if not isinstance(value, Mapping):
+        # A section asked for by name ("python.pythonPath") is judged by that name.
+        return (None, [prefix]) if PROGRAM_SETTING_NAME.search(prefix.rsplit(".", 1)[-1]) else (value, [])
+    dropped: list[ConfigProblem] = []
+    kept = _without_program_settings(value, prefix, CLIENT_SOURCE, NETWORK_CLIENT_HINT, dropped)
+    return kept, [problem.key for problem in dropped]
+
+
 def _build(merged: _Merged, problems: list[ConfigProblem], trust_workspace: bool) -> Config:
     servers: dict[str, ServerSpec] = {}
     for name, table in merged.servers.items():
@@ -428,7 +446,8 @@ def _build(merged: _Merged, problems: list[ConfigProblem], trust_workspace: bool
     return Config(servers=servers, languages=languages, hub=hub)
 
 
-def _client_trust_flag(options: Mapping[str, Any], problems: list[ConfigProblem]) -> tuple[bool, dict[str, Any]]:
+def _client_trust_flag(options: Mapping[str, Any], problems: list[ConfigProblem], *,
+                       may_trust: bool) -> tuple[bool, dict[str, Any]]:
     """The editor's workspace-trust flag (top level or inside `hub`), and the options without it."""
     remaining = dict(options)
     trusted = False
@@ -439,7 +458,9 @@ def _client_trust_flag(options: Mapping[str, Any], problems: list[ConfigProblem]
         candidates += [(f"hub.{key}", hub.pop(key)) for key in CLIENT_TRUST_KEYS if key in hub]
         remaining["hub"] = hub
     for key, value in candidates:
-        if isinstance(value, bool):
+        if not may_trust:
+            problems.append(ConfigProblem(CLIENT_SOURCE, key, f"ignored: {NETWORK_CLIENT_HINT}"))
+        elif isinstance(value, bool):
             trusted = trusted or value
         else:
             problems.append(ConfigProblem(CLIENT_SOURCE, key, f"expected true or false, got {describe_value(value)}"))
@@ -464,11 +485,14 @@ def load_config(
     init_options: Mapping[str, Any] | None = None,
     trust_store: TrustStore | None = None,
     user_config_path: Path | None = None,
+    client_may_choose_programs: bool = True,
 ) -> LoadedConfig:
     """Load every layer, later winning: defaults, user file, each root's `.lsp-hub.toml`, `--config`, the client.
 
     `init_options` is the client's `initializationOptions.lspHub` (same schema; camelCase keys accepted). It may
     hold `trust_workspace`/`trustWorkspace: true`, meaning the editor trusts the workspace for this session.
+    With `client_may_choose_programs` false (a network client), that flag and every program-choosing key of the
+    client layer are dropped and listed in `refused_client_keys`.
     Never raises for a bad layer: problems come back in `LoadedConfig.problems`.
     """
     problems: list[ConfigProblem] = []
@@ -503,7 +527,7 @@ def load_config(
 
     # 3. Each workspace root's project file, trusted or not.
     client_trusted, client_options = (False, None) if init_options is None else \
-        _client_trust_flag(init_options, problems)
+        _client_trust_flag(init_options, problems, may_trust=client_may_choose_programs)
     store.list()
     trust_store_problem = store.problem  # a corrupt trust file is reported even when no root asks
     trusted_roots: set[Path] = set()
@@ -517,7 +541,8 @@ def load_config(
         layers.append(ConfigLayer(source, "project", status, trusted))
         if data is not None:
             restrict = None if trusted else functools.partial(
-                _restrict_untrusted, merged=merged, source=source, root=root, problems=problems
+                _restrict_untrusted, merged=merged, source=source,
+                hint=f"workspace not trusted; run `lsp-hub trust {root}`", problems=problems
             )
             add_layer(data, source, "project", restrict=restrict)
     if trust_store_problem is not None:
@@ -530,10 +555,15 @@ def load_config(
         if data is not None:
             add_layer(data, str(cli_config), "cli")
 
-    # 5. The client's initializationOptions.lspHub: the user's own editor settings, so trusted.
+    # 5. The client's initializationOptions.lspHub: the user's own editor settings when the client is the user's.
     if client_options is not None:
-        layers.append(ConfigLayer(CLIENT_SOURCE, "client", "loaded"))
-        add_layer(client_options, CLIENT_SOURCE, "client", accept_camel_case=True)
+        layers.append(ConfigLayer(CLIENT_SOURCE, "client", "loaded", client_may_choose_programs))
+        restrict = None if client_may_choose_programs else functools.partial(
+            _restrict_untrusted, merged=merged, source=CLIENT_SOURCE, hint=NETWORK_CLIENT_HINT, problems=problems)
+        add_layer(client_options, CLIENT_SOURCE, "client", accept_camel_case=True, restrict=restrict)
+    refused_client_keys = [problem.key for problem in problems
+                           if problem.source == CLIENT_SOURCE and NETWORK_CLIENT_HINT in problem.message]
 
     config = _build(merged, problems, client_trusted)
-    return LoadedConfig(config=config, problems=problems, trusted_roots=frozenset(trusted_roots), layers=layers)
+    return LoadedConfig(config=config, problems=problems, trusted_roots=frozenset(trusted_roots), layers=layers,
+                        refused_client_keys=refused_client_keys)
