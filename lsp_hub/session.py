@@ -599,16 +599,27 @@ class Session:
         capabilities are known only once it runs, so one that turns out not to offer it passes the turn on."""
         backends = self._document_backends(method, params)
         candidates = [b for b in backends if b.state != State.RUNNING or b.supports(method)]
+        # Sent now, before a change the client sent after this request can reach the server: to each candidate
+        # up to the first running one, since each starting one before it may turn out not to offer the method.
+        pendings: list[Pending] = []
+        for backend in candidates:
+            pendings.append(backend.request(method, params))
+            if backend.state == State.RUNNING:
+                break
 
         async def run() -> Any:
-            for backend in candidates:
-                _, result, error = (await self._gather([backend.request(method, params)], raw=not tag))[0]
-                if isinstance(error, NotSupported):
-                    continue
-                if error is not None:
-                    raise error
-                return tag_items(result, backend.uid) if tag else result
-            return await _resolved(self._with_fallback(method, params, None))
+            try:
+                for pending in pendings:
+                    _, result, error = (await self._gather([pending], raw=not tag))[0]
+                    if isinstance(error, NotSupported):
+                        continue
+                    if error is not None:
+                        raise error
+                    return tag_items(result, pending.backend.uid) if tag else result
+                return await _resolved(self._with_fallback(method, params, None))
+            finally:
+                for pending in pendings:
+                    pending.cancel()  # the later ones were not needed (a no-op for those answered)
 
         return run()
 

@@ -148,3 +148,18 @@ def test_roots_come_from_the_nearest_marker_within_the_workspace_folder(tmp_path
     router = Router(config, [folder])
     routes = router.routes(str(tmp_path / "a" / "pkg" / "m.py"), router.language(language_id=None, path="m.py"))
     assert [(r.key.server, r.precedence) for r in routes] == [("s3", 0), ("s1", 2)]  # disabled, unknown: gone
+
+
+def test_feature_filters_filter_features_only() -> None:
+    formatting_only = ServerSpec("ruff", only_features=("textDocument/formatting", "diagnostics"))
+    assert formatting_only.allows("textDocument/formatting")
+    assert not formatting_only.allows("textDocument/hover")
+    for method in ("textDocument/didOpen", "textDocument/didChange", "textDocument/didClose", "$/cancelRequest",
+                   "workspace/didChangeConfiguration", "workspace/didChangeWatchedFiles"):
+        assert formatting_only.allows(method), method
+    # "diagnostics" names the hub's pulls too
+    assert formatting_only.allows("textDocument/diagnostic")
+    no_diagnostics = ServerSpec("x", except_features=("diagnostics", "textDocument/didOpen"))
+    assert not no_diagnostics.allows("textDocument/diagnostic") and not no_diagnostics.allows("diagnostics")
+    assert no_diagnostics.allows("textDocument/didOpen")
+    assert not ServerSpec("y", except_features=("textDocument/diagnostic",)).allows("textDocument/diagnostic")

@@ -261,3 +261,81 @@ async def test_monorepo_gets_one_instance_per_root(start_hub: StartHub) -> None:
     assert roots == [str(hub.workspace / "one"), str(hub.workspace / "two")]
     initialized_roots = sorted(p["rootUri"] for p in hub.received("fakeA", "initialize"))
     assert initialized_roots == [(hub.workspace / "one").as_uri(), (hub.workspace / "two").as_uri()]
+
+
+SYNC_ALL = {"openClose": True, "change": 2, "willSave": True, "save": {"includeText": False}}
+
+
+@pytest.mark.parametrize("filters", [{"only_features": ["textDocument/formatting"]},
+                                     {"except_features": ["textDocument/didOpen", "textDocument/didChange",
+                                                          "textDocument/didSave", "textDocument/willSave",
+                                                          "textDocument/didClose"]}])
+async def test_feature_filters_never_cut_a_server_off_its_documents(start_hub: StartHub, filters: dict) -> None:
+    """The README's example (`only_features = ["textDocument/formatting", ...]`) must still let the server see
+    the documents it formats; naming sync methods in except_features does not take them away either."""
+    formatted = [{"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}},
+                  "newText": "{version}"}]
+    hub = await start_hub({
+        "fakeA": {"capabilities": {"textDocumentSync": SYNC_ALL, "documentFormattingProvider": True,
+                                   "hoverProvider": True},
+                  "responses": {"textDocument/formatting": {"result": formatted}},
+                  "_config": filters},
+        "fakeB": {"capabilities": {"textDocumentSync": SYNC_ALL, "hoverProvider": True}},
+    })
+    path = hub.file("f.alpha", "text\n")
+    uri = hub.client.open(path, "alpha")
+    await hub.client.wait_for(lambda: hub.received("fakeA", "textDocument/didOpen"), what="fakeA to see the open")
+    hub.client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 2},
+                                                 "contentChanges": [{"text": "changed\n"}]})
+    edits = await hub.client.request("textDocument/formatting", {"textDocument": {"uri": uri},
+                                                                 "options": {"tabSize": 4, "insertSpaces": True}})
+    assert edits[0]["newText"] == 2  # fakeA formatted the document as the client last changed it
+    hub.client.notify("textDocument/willSave", {"textDocument": {"uri": uri}, "reason": 1})
+    hub.client.notify("textDocument/didSave", {"textDocument": {"uri": uri}})
+    hub.client.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+    await hub.client.wait_for(lambda: hub.received("fakeA", "textDocument/didClose"), what="fakeA to see the close")
+    received = [m.get("method") for m in hub.recorded("fakeA")]
+    for method in ("textDocument/didOpen", "textDocument/didChange", "textDocument/willSave",
+                   "textDocument/didSave", "textDocument/didClose"):
+        assert method in received, method
+    if "only_features" in filters:
+        assert "textDocument/hover" not in received
+
+
+async def test_a_request_leaves_before_a_change_the_client_sent_after_it(start_hub: StartHub) -> None:
+    """formatting then didChange in one write: the server must format the version the client asked about."""
+    formatted = [{"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}},
+                  "newText": "{version}"}]
+    hub = await start_hub({
+        "fakeA": {"capabilities": {"textDocumentSync": 2, "documentFormattingProvider": True},
+                  "responses": {"textDocument/formatting": {"result": formatted}}},
+        "fakeB": {},
+    })
+    uri = hub.client.open(hub.file("f.alpha", "text\n"), "alpha")
+    await hub.client.wait_for(lambda: hub.received("fakeA", "initialized"), what="fakeA running")
+    class OneWrite:
+        """Holds the client's messages so they leave in one write."""
+
+        def __init__(self) -> None:
+            self.written: list[bytes] = []
+
+        def write(self, data: bytes) -> None:
+            self.written.append(data)
+
+    for version in range(2, 12, 2):
+        transport = hub.client.protocol.writer
+        held = OneWrite()
+        hub.client.protocol.writer = held  # type: ignore[assignment]
+        _, answer = hub.client.send_request("textDocument/formatting", {
+            "textDocument": {"uri": uri}, "options": {"tabSize": 4, "insertSpaces": True}})
+        hub.client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": version},
+                                                     "contentChanges": [{"text": f"v{version}\n"}]})
+        hub.client.protocol.writer = transport
+        transport.write(b"".join(held.written))
+        edits = await asyncio.wait_for(answer, 20)
+        assert edits[0]["newText"] == (1 if version == 2 else version - 2), version  # the version before
+    await hub.client.wait_for(lambda: len(hub.received("fakeA", "textDocument/didChange")) == 5,
+                              what="the last change")
+    order = [m.get("method") for m in hub.recorded("fakeA")
+             if m.get("method") in ("textDocument/formatting", "textDocument/didChange")]
+    assert order == ["textDocument/formatting", "textDocument/didChange"] * 5

@@ -88,6 +88,29 @@ async def test_python_merges_basedpyright_and_ruff(sample: Path, hub_at, require
     assert {s["name"] for s in status["servers"] if s["state"] == "running"} >= {"basedpyright", "ruff"}
 
 
+async def test_readme_example_ruff_only_for_formatting_still_formats(  # type: ignore[no-untyped-def]
+        sample: Path, tmp_path: Path, hub_at, require_binary) -> None:
+    """The README's own example: ruff limited to formatting, code actions and diagnostics."""
+    require_binary("ruff")
+    user_config = tmp_path / "cfg" / "lsp-hub" / "config.toml"
+    user_config.parent.mkdir(parents=True)
+    user_config.write_text('[server.ruff]\n'
+                           'only_features = ["textDocument/formatting", "textDocument/codeAction", "diagnostics"]\n'
+                           '[language.python]\nservers = ["ruff"]\n')
+    messy = sample / "app" / "messy.py"
+    messy.write_text("import os\nx=1\n")
+    client: HubClient = await hub_at(sample)
+    uri = client.open(messy, "python")
+    # An unsaved change: ruff must format the buffer, which it only knows if it received the document.
+    client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 2},
+                                             "contentChanges": [{"text": "import os\ny=2\n"}]})
+    edits = await client.request("textDocument/formatting", {
+        "textDocument": {"uri": uri}, "options": {"tabSize": 4, "insertSpaces": True}}, timeout=SLOW)
+    assert edits and "y = 2" in "".join(edit["newText"] for edit in edits), edits
+    diagnostics = await client.wait_diagnostics(uri, lambda d: any(x.get("code") == "F401" for x in d), timeout=SLOW)
+    assert {d.get("source") for d in diagnostics} == {"Ruff"}
+
+
 async def test_typescript_definition_and_references(sample: Path, hub_at, require_binary) -> None:  # type: ignore[no-untyped-def]
     require_binary("typescript-language-server")
     client: HubClient = await hub_at(sample)

@@ -11,6 +11,22 @@ from typing import Any
 
 import attrs
 
+# What a server needs to serve any feature at all: its documents, its workspace, its lifecycle. Feature filters
+# (only_features/except_features) never apply to these, or a server limited to formatting would never see a file.
+NEVER_FILTERED: frozenset[str] = frozenset({
+    "initialize", "initialized", "shutdown", "exit", "$/cancelRequest", "$/setTrace",
+    "textDocument/didOpen", "textDocument/didChange", "textDocument/willSave", "textDocument/didSave",
+    "textDocument/didClose",
+    "notebookDocument/didOpen", "notebookDocument/didChange", "notebookDocument/didSave", "notebookDocument/didClose",
+    "workspace/didChangeWorkspaceFolders", "workspace/didChangeConfiguration", "workspace/didChangeWatchedFiles",
+    "window/workDoneProgress/cancel",
+})
+
+
+# "diagnostics" in a feature filter names pushed and pulled diagnostics alike: the hub's pulls are that feature.
+DIAGNOSTICS_FEATURE = "diagnostics"
+DIAGNOSTIC_METHODS: frozenset[str] = frozenset({"textDocument/diagnostic", "workspace/diagnostic"})
+
 
 @attrs.define(frozen=True)
 class ServerSpec:
@@ -36,9 +52,12 @@ class ServerSpec:
 
     def allows(self, feature: str) -> bool:
         """Whether only_features/except_features let this server serve `feature`."""
-        if self.only_features and feature not in self.only_features:
+        if feature in NEVER_FILTERED:
+            return True
+        names = {feature, DIAGNOSTICS_FEATURE} if feature in DIAGNOSTIC_METHODS else {feature}
+        if self.only_features and names.isdisjoint(self.only_features):
             return False
-        return feature not in self.except_features
+        return names.isdisjoint(self.except_features)
 
 
 @attrs.define(frozen=True)
