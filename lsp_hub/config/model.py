@@ -22,7 +22,6 @@ NEVER_FILTERED: frozenset[str] = frozenset({
     "window/workDoneProgress/cancel",
 })
 
-
 # "diagnostics" in a feature filter names pushed and pulled diagnostics alike: the hub's pulls are that feature.
 DIAGNOSTICS_FEATURE = "diagnostics"
 DIAGNOSTIC_METHODS: frozenset[str] = frozenset({"textDocument/diagnostic", "workspace/diagnostic"})
