@@ -110,9 +110,13 @@ def command_names(capabilities: dict[str, Any]) -> list[str]:
 DEFAULT_COMPLETION_TRIGGERS = [".", ":", ">", '"', "'", "/", "@", "<", "#", "*", "$", "`"]
 
 
-def hub_capabilities(command_list: list[str]) -> dict[str, Any]:
-    """What the hub advertises: every feature it can route. Backends that lack one answer it empty."""
-    return {
+def hub_capabilities(command_list: list[str], *, pull_diagnostics: bool = False) -> dict[str, Any]:
+    """What the hub advertises: every feature it can route. Backends that lack one answer it empty.
+
+    With `pull_diagnostics` (the client pulls) the merged diagnostics are offered by pull; the hub cannot know
+    yet what servers that have not started say, so it claims what the common type checkers need: other files
+    matter (interFileDependencies), and diagnostics of files that are not open exist (workspaceDiagnostics)."""
+    capabilities = {
         "positionEncoding": "utf-16",
         "textDocumentSync": {
             "openClose": True,
@@ -151,3 +155,6 @@ def hub_capabilities(command_list: list[str]) -> dict[str, Any]:
         "executeCommandProvider": {"commands": command_list},
         "workspace": {"workspaceFolders": {"supported": True, "changeNotifications": True}},
     }
+    if pull_diagnostics:
+        capabilities["diagnosticProvider"] = {"interFileDependencies": True, "workspaceDiagnostics": True}
+    return capabilities

@@ -1,13 +1,16 @@
-"""Diagnostics per (source, URI), merged into one list per URI.
+"""Diagnostics per (source, URI), merged into one list per URI, and how that list reaches the client.
 
 A source is a backend's pushed diagnostics, a backend's pulled diagnostics, or one of the hub's own producers
 (syntax checks). Whenever any part of a URI changes, the union is published; clearing a part republishes, so
-nothing stale remains.
+nothing stale remains. A client that pulls (`textDocument/diagnostic`) is not pushed to: it is asked to pull again
+(`workspace/diagnostic/refresh`) and gets the union with a resultId, so an unchanged list costs nothing.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -51,6 +54,9 @@ class DiagnosticStore:
 
     def get(self, uri: str) -> list[dict[str, Any]]:
         return [d for part in self._parts.get(uri, {}).values() for d in part]
+
+    def uris(self) -> list[str]:
+        return list(self._parts)
 
     def clear_owner(self, owner: int) -> None:
         """A backend stopped or crashed: its parts go, everywhere."""
@@ -98,3 +104,51 @@ class DiagnosticStore:
             self._parts.pop(uri, None)
             self._origins.pop(uri, None)
         self._publish(uri, merged, version)
+
+
+class ClientDiagnostics:
+    """How the merged diagnostics reach one client: pushed (`publishDiagnostics`), or, for a client that pulls,
+    a resultId per URI that changes with its list and a refresh request asking the client to pull again."""
+
+    def __init__(self, *, pulls: bool, can_refresh: bool, push: Callable[[str, list[dict[str, Any]]], None],
+                 refresh: Callable[[], None], schedule: Callable[[Callable[[], None]], object]) -> None:
+        self.pulls = pulls
+        self._can_refresh = can_refresh
+        self._push = push
+        self._refresh = refresh
+        self._schedule = schedule
+        self._refresh_due = False
+        # Unique to this session, so a resultId a client kept from an earlier hub never matches by accident.
+        self._prefix = os.urandom(4).hex()
+        self._counter = itertools.count(1)
+        self._result_ids: dict[str, str] = {}
+
+    def publish(self, uri: str, diagnostics: list[dict[str, Any]]) -> None:
+        if not self.pulls:
+            self._push(uri, diagnostics)
+            return
+        self._result_ids[uri] = f"{self._prefix}:{next(self._counter)}"
+        if self._can_refresh and not self._refresh_due:
+            self._refresh_due = True  # one refresh for every change made in this turn of the loop
+            self._schedule(self._send_refresh)
+
+    def _send_refresh(self) -> None:
+        self._refresh_due = False
+        self._refresh()
+
+    def result_id(self, uri: str) -> str:
+        return self._result_ids.setdefault(uri, f"{self._prefix}:{next(self._counter)}")
+
+    def document_report(self, uri: str, previous_result_id: Any, items: list[dict[str, Any]]) -> dict[str, Any]:
+        result_id = self.result_id(uri)
+        if previous_result_id == result_id:
+            return {"kind": "unchanged", "resultId": result_id}
+        return {"kind": "full", "resultId": result_id, "items": items}
+
+    def workspace_report(self, store: DiagnosticStore, previous: dict[str, Any],
+                         version_of: Callable[[str], int | None]) -> dict[str, Any]:
+        reports = []
+        for uri in store.uris():
+            report = self.document_report(uri, previous.get(uri), store.get(uri))
+            reports.append({**report, "uri": uri, "version": version_of(uri)})
+        return {"items": reports}

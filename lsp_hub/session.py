@@ -19,7 +19,7 @@ from lsp_hub import __version__
 from lsp_hub.backends import Backend, BackendPool, NotSupported, Pending, State
 from lsp_hub.capabilities import hub_capabilities
 from lsp_hub.config.model import Config, ServerSpec
-from lsp_hub.diagnostics import DiagnosticStore, Part
+from lsp_hub.diagnostics import ClientDiagnostics, DiagnosticStore, Part
 from lsp_hub.documents import Document, DocumentStore, path_to_uri, uri_to_path
 from lsp_hub.forwarding import Forwarder
 from lsp_hub.jsonrpc import (
@@ -103,6 +103,7 @@ class Session:
         self.router = Router(self.config, [])
         self.init_params: dict[str, Any] = {}
         self.client_capabilities: dict[str, Any] = {}
+        self.client_diagnostics = self._client_diagnostics()  # pushed until initialize says the client pulls
         self.folders: list[str] = []
         self.trusted_roots: frozenset[Path] = frozenset()
         self.config_problems: list[str] = []
@@ -135,6 +136,7 @@ class Session:
             Strategy.FIRST_TAG_ITEMS: self._run_first_tag_items,
             Strategy.EXECUTE_COMMAND: self._run_execute_command,
             Strategy.DOCUMENT_DIAGNOSTIC: self._run_document_diagnostic,
+            Strategy.WORKSPACE_DIAGNOSTIC: self._run_workspace_diagnostic,
             Strategy.FORWARD: self._run_forward,
         }
 
@@ -205,6 +207,7 @@ class Session:
 
         self.init_params = params
         self.client_capabilities = params.get("capabilities") or {}
+        self.client_diagnostics = self._client_diagnostics()
         self.folders = _workspace_folders(params)
         options = params.get("initializationOptions")
         hub_options = options.get("lspHub") if isinstance(options, dict) else None
@@ -228,7 +231,7 @@ class Session:
         for extension in self.extensions:
             extension.on_initialized(self)
         return {
-            "capabilities": hub_capabilities(sorted(self.commands)),
+            "capabilities": hub_capabilities(sorted(self.commands), pull_diagnostics=self.client_diagnostics.pulls),
             "serverInfo": {"name": "lsp-hub", "version": __version__},
         }
 
@@ -465,9 +468,30 @@ class Session:
     }
 
     # ================================================================================================ diagnostics
+    def _client_diagnostics(self) -> ClientDiagnostics:
+        return ClientDiagnostics(
+            pulls=self.client_supports("textDocument", "diagnostic"),
+            can_refresh=self.client_supports("workspace", "diagnostics", "refreshSupport"),
+            push=self._push_diagnostics,
+            refresh=lambda: self.ask_client("workspace/diagnostic/refresh", None),
+            schedule=lambda callback: asyncio.get_running_loop().call_soon(callback),
+        )
+
+    def ask_client(self, method: str, params: Any) -> None:
+        """A request to the client whose answer nobody needs (a refresh); a failure is only logged."""
+        _, answer = self.protocol.request(method, params)
+
+        def done(future: asyncio.Future[Any]) -> None:
+            if not future.cancelled() and future.exception() is not None:
+                logger.info("the client answered %s with an error: %s", method, future.exception())
+
+        answer.add_done_callback(done)
+
     def _publish_diagnostics(self, uri: str, diagnostics: list[dict[str, Any]], version: int | None) -> None:
-        if self.state == "closed":
-            return
+        if self.state != "closed":
+            self.client_diagnostics.publish(uri, diagnostics)
+
+    def _push_diagnostics(self, uri: str, diagnostics: list[dict[str, Any]]) -> None:
         payload: dict[str, Any] = {"uri": uri, "diagnostics": diagnostics}
         document = self.documents.get(uri)
         if document is not None:
@@ -798,7 +822,17 @@ class Session:
         uri = _document_uri(params)
         if uri is None:
             raise ResponseFailure(INVALID_PARAMS, "textDocument/diagnostic needs textDocument.uri")
-        return {"kind": "full", "items": self.diagnostics.get(uri)}
+        return self.client_diagnostics.document_report(uri, params.get("previousResultId"), self.diagnostics.get(uri))
+
+    def _run_workspace_diagnostic(self, method: str, params: Any) -> Any:
+        previous = params.get("previousResultIds") if isinstance(params, dict) else None
+        known = {str(entry.get("uri")): entry.get("value") for entry in previous or [] if isinstance(entry, dict)}
+
+        def version_of(uri: str) -> int | None:
+            document = self.documents.get(uri)
+            return document.version if document else None
+
+        return self.client_diagnostics.workspace_report(self.diagnostics, known, version_of)
 
     def _run_forward(self, method: str, params: Any) -> Awaitable[Any]:
         """An extension method: to the document's servers in order, or to every running server, first answer."""

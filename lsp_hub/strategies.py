@@ -29,6 +29,7 @@ class Strategy(enum.Enum):
     FIRST_TAG_ITEMS = "first_tag_items"  # FIRST, and tag the returned items (prepare*Hierarchy)
     EXECUTE_COMMAND = "execute_command"  # the hub's own command, or the server that advertised it
     DOCUMENT_DIAGNOSTIC = "document_diagnostic"  # the hub's merged diagnostics for the document
+    WORKSPACE_DIAGNOSTIC = "workspace_diagnostic"  # the hub's merged diagnostics for every document it has
     FORWARD = "forward"  # unknown method: the document's first server, or the first running server that answers
 
 
@@ -78,6 +79,7 @@ METHOD_STRATEGIES: dict[str, Strategy] = {
     "workspaceSymbol/resolve": Strategy.RESOLVE,
     "workspace/executeCommand": Strategy.EXECUTE_COMMAND,
     "textDocument/diagnostic": Strategy.DOCUMENT_DIAGNOSTIC,
+    "workspace/diagnostic": Strategy.WORKSPACE_DIAGNOSTIC,
 }
 
 

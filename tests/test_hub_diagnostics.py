@@ -74,3 +74,74 @@ async def test_only_features_without_diagnostics_drops_that_servers_diagnostics(
     await hub.client.wait_for(lambda: hub.received("fakeA", "textDocument/didOpen"), what="fakeA open")
     assert [d["message"] for d in hub.client.diagnostics[uri]] == ["from b"]
     assert merged
+
+
+PULL_CLIENT = {
+    "workspace": {"configuration": True, "workspaceFolders": True, "diagnostics": {"refreshSupport": True}},
+    "textDocument": {"synchronization": {"didSave": True}, "publishDiagnostics": {"versionSupport": True},
+                     "diagnostic": {"dynamicRegistration": False, "relatedDocumentSupport": False}},
+}
+
+
+async def test_a_client_that_pulls_is_asked_to_pull_and_never_pushed_to(start_hub: StartHub) -> None:
+    hub = await start_hub(
+        {
+            "fakeA": {"capabilities": {"textDocumentSync": 2,
+                                       "diagnosticProvider": {"interFileDependencies": False,
+                                                              "workspaceDiagnostics": False}},
+                      "pull_diagnostics": [diag("pulled from {name} v{version}")]},
+            "fakeB": {"diagnostics_on_open_and_change": [diag("pushed by {name} v{version}")]},
+        },
+        hub={"diagnostics_debounce_seconds": 0.05}, capabilities=PULL_CLIENT,
+    )
+    assert hub.extra["initialize"]["capabilities"]["diagnosticProvider"] == {
+        "interFileDependencies": True, "workspaceDiagnostics": True}
+    client = hub.client
+
+    def refreshes() -> int:
+        return sum(1 for method, _ in client.server_requests if method == "workspace/diagnostic/refresh")
+
+    uri = client.open(hub.file("p.alpha", "abc\n"), "alpha")
+
+    async def pulled_until(predicate, previous: str | None = None) -> dict:  # type: ignore[no-untyped-def]
+        """Pull as an editor does: once, then again after each refresh request, until the report satisfies."""
+        answered = -1
+        while True:
+            last = answered
+            await client.wait_for(lambda last=last: refreshes() != last, what="a refresh request")
+            answered = refreshes()
+            params: dict = {"textDocument": {"uri": uri}}
+            if previous is not None:
+                params["previousResultId"] = previous
+            report = await client.request("textDocument/diagnostic", params)
+            if predicate(report):
+                return report
+
+    def messages(report: dict) -> list[str]:
+        return sorted(d["message"] for d in report.get("items", []))
+
+    report = await pulled_until(lambda r: len(r.get("items", [])) == 2)
+    assert messages(report) == ["pulled from fakeA v1", "pushed by fakeB v1"]
+    again = await client.request("textDocument/diagnostic",
+                                 {"textDocument": {"uri": uri}, "previousResultId": report["resultId"]})
+    assert again == {"kind": "unchanged", "resultId": report["resultId"]}
+
+    client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 2},
+                                             "contentChanges": [{"text": "abcd\n"}]})
+    report = await pulled_until(lambda r: r["kind"] == "full" and messages(r) == ["pulled from fakeA v2",
+                                                                                  "pushed by fakeB v2"],
+                                previous=report["resultId"])
+    workspace = await client.request("workspace/diagnostic", {"previousResultIds": []})
+    assert [(item["uri"], item["kind"], item["version"]) for item in workspace["items"]] == [(uri, "full", 2)]
+    unchanged = await client.request("workspace/diagnostic", {
+        "previousResultIds": [{"uri": uri, "value": workspace["items"][0]["resultId"]}]})
+    assert unchanged["items"][0]["kind"] == "unchanged"
+    assert not [method for method, _ in client.notifications if method == "textDocument/publishDiagnostics"]
+
+
+async def test_a_client_that_does_not_pull_is_pushed_to_and_offered_no_pull(start_hub: StartHub) -> None:
+    hub = await start_hub({"fakeA": {"diagnostics_on_open_and_change": [diag("a")]}, "fakeB": {}})
+    assert "diagnosticProvider" not in hub.extra["initialize"]["capabilities"]
+    uri = hub.client.open(hub.file("c.alpha", "abc\n"), "alpha")
+    await hub.client.wait_diagnostics(uri, lambda d: len(d) == 1)
+    assert not [m for m, _ in hub.client.server_requests if m == "workspace/diagnostic/refresh"]
