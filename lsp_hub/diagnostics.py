@@ -25,6 +25,31 @@ class Part:
     label: str  # shown as `source` when a diagnostic has none
 
 
+# Codes that mean the same finding when different servers report them (`dedupe_diagnostics`). A code shared by
+# two servers (pyflakes' F401 from pylsp and ruff) means the same by itself.
+SAME_MEANING: tuple[frozenset[str], ...] = (
+    frozenset({"F401", "reportUnusedImport"}),  # ruff/pyflakes, basedpyright/pyright: unused import
+    frozenset({"F841", "reportUnusedVariable"}),  # unused local variable
+    frozenset({"F821", "reportUndefinedVariable"}),  # undefined name
+    frozenset({"F811", "reportRedeclaration"}),  # redefinition of an unused name
+    frozenset({"F632", "reportUnnecessaryComparison"}),  # `is` with a literal / always-same comparison
+    frozenset({"6133", "6196", "no-unused-vars", "@typescript-eslint/no-unused-vars"}),  # TS/ESLint: unused
+    frozenset({"2304", "no-undef"}),  # TS/ESLint: cannot find name
+    frozenset({"unused-variable", "clang-diagnostic-unused-variable"}),  # clangd / clang-tidy
+)
+_FAMILY_OF: dict[str, int] = {code: index for index, family in enumerate(SAME_MEANING) for code in family}
+
+RankOfPart = Callable[["Part"], int]
+
+
+def _meaning(diagnostic: dict[str, Any]) -> str | None:
+    code = diagnostic.get("code")
+    if code is None or isinstance(code, dict | list | bool):
+        return None
+    family = _FAMILY_OF.get(str(code))
+    return f"family:{family}" if family is not None else f"code:{code}"
+
+
 def _match_key(diagnostic: dict[str, Any]) -> str:
     """What identifies a diagnostic the client hands back in codeAction's context (it echoes our objects)."""
     return json.dumps(
@@ -34,10 +59,15 @@ def _match_key(diagnostic: dict[str, Any]) -> str:
 
 
 class DiagnosticStore:
-    def __init__(self, publish: Callable[[str, list[dict[str, Any]], int | None], None]) -> None:
+    def __init__(self, publish: Callable[[str, list[dict[str, Any]], int | None], None],
+                 dedupe_rank: Callable[[str], RankOfPart | None] | None = None) -> None:
+        """`dedupe_rank(uri)` gives the precedence of the parts of a URI whose language asks for one finding to be
+        shown once (`dedupe_diagnostics`), or None to show every part's diagnostics."""
         self._publish = publish
+        self._dedupe_rank = dedupe_rank or (lambda uri: None)
         self._parts: dict[str, dict[Part, list[dict[str, Any]]]] = {}
-        self._origins: dict[str, dict[str, tuple[int, dict[str, Any]]]] = {}
+        # What the client may echo back, per URI: match key -> every (owner, diagnostic) it stands for.
+        self._origins: dict[str, dict[str, list[tuple[int, dict[str, Any]]]]] = {}
 
     def put(self, uri: str, part: Part, diagnostics: list[dict[str, Any]], version: int | None = None) -> None:
         labelled = [d if d.get("source") else {**d, "source": part.label} for d in diagnostics if isinstance(d, dict)]
@@ -84,20 +114,31 @@ class DiagnosticStore:
         for diagnostic in diagnostics:
             if not isinstance(diagnostic, dict):
                 continue
-            found = index.get(_match_key(diagnostic))
-            if found is not None:
-                owner, original = found
+            for owner, original in index.get(_match_key(diagnostic), []):
                 split.setdefault(owner, []).append(original)
         return split
 
     def _republish(self, uri: str, version: int | None) -> None:
         parts = self._parts.get(uri, {})
         merged: list[dict[str, Any]] = []
-        origins: dict[str, tuple[int, dict[str, Any]]] = {}
-        for part, diagnostics in parts.items():
+        origins: dict[str, list[tuple[int, dict[str, Any]]]] = {}
+        rank = self._dedupe_rank(uri) if len(parts) > 1 else None
+        ordered = sorted(parts.items(), key=lambda item: rank(item[0])) if rank else parts.items()
+        shown: dict[tuple[str, str], tuple[int, str]] = {}  # (range, meaning) -> (owner, match key) shown for it
+        for part, diagnostics in ordered:
             for diagnostic in diagnostics:
+                meaning = _meaning(diagnostic) if rank else None
+                twin = (json.dumps(diagnostic.get("range"), sort_keys=True), meaning) if meaning else None
+                if twin is not None and twin in shown and shown[twin][0] != part.owner:
+                    # Shown once, from the server of higher precedence; a codeAction on it still reaches this
+                    # server with its own diagnostic, so its fixes are not lost.
+                    origins[shown[twin][1]].append((part.owner, diagnostic))
+                    continue
+                key = _match_key(diagnostic)
                 merged.append(diagnostic)
-                origins[_match_key(diagnostic)] = (part.owner, diagnostic)
+                origins.setdefault(key, []).append((part.owner, diagnostic))
+                if twin is not None:
+                    shown.setdefault(twin, (part.owner, key))
         if parts:
             self._origins[uri] = origins
         else:

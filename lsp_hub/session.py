@@ -97,7 +97,7 @@ class Session:
         self._on_exit = on_exit or (lambda code: None)
         self.state = "new"  # new -> initialized -> shutdown -> closed
         self.documents = DocumentStore()
-        self.diagnostics = DiagnosticStore(self._publish_diagnostics)
+        self.diagnostics = DiagnosticStore(self._publish_diagnostics, self._diagnostic_precedence)
         self.pool = BackendPool(self._make_backend)
         self.config = Config()
         self.router = Router(self.config, [])
@@ -486,6 +486,16 @@ class Session:
                 logger.info("the client answered %s with an error: %s", method, future.exception())
 
         answer.add_done_callback(done)
+
+    def _diagnostic_precedence(self, uri: str) -> Callable[[Part], int] | None:
+        """For a document whose language dedupes diagnostics: a part's rank, from its server's precedence."""
+        document = self.documents.get(uri)
+        language = self.router.language(language_id=document.language_id if document else None,
+                                        path=uri_to_path(uri) or uri)
+        if language is None or not language.dedupe_diagnostics:
+            return None
+        order = {name: index for index, name in enumerate(language.servers)}
+        return lambda part: order.get(part.label, len(order))  # the hub's own parts come last
 
     def _publish_diagnostics(self, uri: str, diagnostics: list[dict[str, Any]], version: int | None) -> None:
         if self.state != "closed":

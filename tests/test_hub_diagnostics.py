@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from tests.hub_fixtures import StartHub
@@ -145,3 +147,36 @@ async def test_a_client_that_does_not_pull_is_pushed_to_and_offered_no_pull(star
     uri = hub.client.open(hub.file("c.alpha", "abc\n"), "alpha")
     await hub.client.wait_diagnostics(uri, lambda d: len(d) == 1)
     assert not [m for m, _ in hub.client.server_requests if m == "workspace/diagnostic/refresh"]
+
+
+@pytest.mark.parametrize("dedupe", [True, False])
+async def test_dedupe_shows_a_finding_once_and_keeps_each_servers_fixes(start_hub: StartHub, dedupe: bool) -> None:
+    other_range = {"start": {"line": 1, "character": 0}, "end": {"line": 1, "character": 1}}
+    languages = {"alpha": {"extensions": ["alpha"], "language_ids": ["alpha"], "servers": ["fakeA", "fakeB"],
+                           "dedupe_diagnostics": dedupe}}
+    actions = {"textDocument/codeAction": {"result": [{"title": "fix from {name}", "kind": "quickfix"}]}}
+    hub = await start_hub({
+        "fakeA": {"diagnostics_on_open_and_change": [diag("unused import", code="reportUnusedImport", source="A"),
+                                                     {"range": other_range, "message": "no twin", "code": "F401"}],
+                  "capabilities": {"textDocumentSync": 2, "codeActionProvider": True}, "responses": actions},
+        "fakeB": {"diagnostics_on_open_and_change": [diag("`os` imported but unused", code="F401", source="B"),
+                                                     diag("same code family, other server", code="E501")],
+                  "capabilities": {"textDocumentSync": 2, "codeActionProvider": True}, "responses": actions},
+    }, languages=languages)
+    uri = hub.client.open(hub.file("d.alpha", "import os\nx\n"), "alpha")
+    expected = 3 if dedupe else 4
+    merged = await hub.client.wait_diagnostics(uri, lambda d: len(d) == expected)
+    await asyncio.sleep(0.3)  # nothing more arrives
+    merged = hub.client.diagnostics[uri]
+    shown = sorted((d["source"], d.get("code")) for d in merged)
+    if dedupe:  # fakeA comes first in precedence: its finding stays, fakeB's twin goes; the rest stays
+        assert shown == [("A", "reportUnusedImport"), ("fakeA", "F401"), ("fakeB", "E501")]
+    else:
+        assert len(shown) == 4
+    twin = next(d for d in merged if d.get("code") == "reportUnusedImport")
+    titles = await hub.client.request("textDocument/codeAction", {
+        "textDocument": {"uri": uri}, "range": RANGE, "context": {"diagnostics": [twin]}})
+    assert sorted(action["title"] for action in titles) == ["fix from fakeA", "fix from fakeB"]
+    got_b = hub.received("fakeB", "textDocument/codeAction")[-1]["context"]["diagnostics"]
+    # fakeB's own diagnostic reaches it when the client asks about the one shown in its place
+    assert [d.get("code") for d in got_b] == (["F401"] if dedupe else [])

@@ -111,6 +111,27 @@ async def test_readme_example_ruff_only_for_formatting_still_formats(  # type: i
     assert {d.get("source") for d in diagnostics} == {"Ruff"}
 
 
+async def test_dedupe_shows_ruff_and_basedpyright_unused_import_once(  # type: ignore[no-untyped-def]
+        sample: Path, tmp_path: Path, hub_at, require_binary) -> None:
+    require_binary("basedpyright-langserver")
+    require_binary("ruff")
+    user_config = tmp_path / "cfg" / "lsp-hub" / "config.toml"
+    user_config.parent.mkdir(parents=True)
+    user_config.write_text("[language.python]\ndedupe_diagnostics = true\n")
+    unused = sample / "app" / "unused.py"
+    unused.write_text("import os\n\n\ndef f() -> int:\n    return undefined_name\n")
+    client: HubClient = await hub_at(sample)
+    uri = client.open(unused, "python")
+    # Both servers have spoken once basedpyright's undefined name and ruff's F821 twin are in.
+    merged = await client.wait_diagnostics(
+        uri, lambda d: any(x.get("source") == "basedpyright" for x in d), timeout=SLOW)
+    await asyncio.sleep(2.0)  # let ruff's part arrive too, if it was not first
+    merged = client.diagnostics[uri]
+    codes = sorted((d.get("source"), d.get("code")) for d in merged)
+    assert ("basedpyright", "reportUnusedImport") in codes and ("Ruff", "F401") not in codes, codes
+    assert ("basedpyright", "reportUndefinedVariable") in codes and ("Ruff", "F821") not in codes, codes
+
+
 async def test_typescript_definition_and_references(sample: Path, hub_at, require_binary) -> None:  # type: ignore[no-untyped-def]
     require_binary("typescript-language-server")
     client: HubClient = await hub_at(sample)

@@ -66,6 +66,9 @@ class LanguageSpec:
     language_ids: tuple[str, ...] = ()
     filenames: tuple[str, ...] = ()  # exact file names, e.g. "Makefile", "Dockerfile"
     servers: tuple[str, ...] = ()  # order = precedence for single-answer requests
+    # Show a finding once when servers of this language both report it (same range, same meaning: ruff F401 and
+    # basedpyright reportUnusedImport); the server of higher precedence keeps it.
+    dedupe_diagnostics: bool = False
 
 
 @attrs.define(frozen=True)
