@@ -99,6 +99,38 @@ def test_hub_options_come_from_the_hub_table(xdg_config: Path, workspace: Path) 
     assert hub.trust_workspace is False
 
 
+def test_project_file_with_inf_and_nan_timings_is_reported_and_defaults_apply(xdg_config: Path,
+                                                                               workspace: Path) -> None:
+    user_file(xdg_config, "[hub]\ninitialize_timeout_seconds = 20\n")
+    project = project_file(workspace, "[hub]\nrequest_timeout_seconds = inf\ninitialize_timeout_seconds = nan\n"
+                                      "idle_shutdown_seconds = -1\nmax_restarts = 5000\n"
+                                      "diagnostics_debounce_seconds = 0.5\n"
+                                      "[server.ruff]\nrequest_timeout_seconds = -inf\nroot_markers = [\"x\"]\n")
+    loaded = load_config(workspace_roots=[workspace])
+    by_key = {problem.key: problem for problem in loaded.problems}
+    assert set(by_key) == {"hub.request_timeout_seconds", "hub.initialize_timeout_seconds",
+                           "hub.idle_shutdown_seconds", "hub.max_restarts", "server.ruff.request_timeout_seconds"}
+    assert all(problem.source == str(project) for problem in loaded.problems)
+    assert "expected a finite number from 0.01 to 3600, got inf" in by_key["hub.request_timeout_seconds"].message
+    assert "got nan" in by_key["hub.initialize_timeout_seconds"].message
+    hub = loaded.config.hub
+    assert hub.request_timeout_seconds == 10.0  # the default
+    assert hub.initialize_timeout_seconds == 20.0  # the user's value: the earlier layer still applies
+    assert (hub.idle_shutdown_seconds, hub.max_restarts) == (600.0, 5)
+    assert hub.diagnostics_debounce_seconds == 0.5  # the valid keys of the same table apply
+    ruff = loaded.config.servers["ruff"]
+    assert ruff.request_timeout_seconds is None and ruff.root_markers == ("x",)
+
+
+def test_client_numbers_are_checked_too(workspace: Path) -> None:
+    loaded = load_config(workspace_roots=[workspace],
+                         init_options={"hub": {"requestTimeoutSeconds": float("nan"), "restartWindowSeconds": 0}})
+    assert [(problem.source, problem.key) for problem in loaded.problems] == \
+        [(CLIENT_SOURCE, "hub.requestTimeoutSeconds")]
+    assert loaded.config.hub.request_timeout_seconds == 10.0
+    assert loaded.config.hub.restart_window_seconds == 0.0
+
+
 # ==================================================================================================== layers
 def test_layers_apply_in_order_later_wins(tmp_path: Path, xdg_config: Path, workspace: Path) -> None:
     user_file(xdg_config, '[server.ruff]\nroot_markers = ["user"]\nrequest_timeout_seconds = 1\n'

@@ -7,7 +7,8 @@ languages of earlier layers, so a later layer can re-assign `py` without editing
 
 Errors never stop loading. A file that is not valid TOML is skipped whole. A value of the wrong type skips the
 table that holds it (`[server.ruff]` of that file only: a half-applied server table could start a server with
-half its arguments). An unknown key is reported and dropped; the rest of its table still applies.
+half its arguments). An unknown key is reported and dropped; the rest of its table still applies. So is a timing
+or count that is not finite or lies outside NUMBER_BOUNDS.
 
 Trust: a project `.lsp-hub.toml` comes with a cloned repository. Unless its root is trusted (the user ran
 `lsp-hub trust PATH`, or the client says the editor trusts the workspace), it may not choose programs: its
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+import math
 import os
 import re
 import tomllib
@@ -50,6 +52,17 @@ PROGRAM_SETTING_NAME = re.compile(r"(path|executable|interpreter|command|cmd|bin
 MERGED_TABLE_KEYS: frozenset[str] = frozenset({"env", "initialization_options", "settings"})
 # Language keys whose values belong to one language only; a later layer's claim moves them.
 CLAIM_KEYS: tuple[str, ...] = ("extensions", "language_ids", "filenames")
+# Sensible ranges for the timing and restart numbers, in any table that has them (`[hub]`, `[server.NAME]`). inf
+# would remove a deadline and nan makes every comparison false (a timer that fires at once or never), so a number
+# outside its range is reported and dropped, and the earlier layer's value (in the end the default) applies.
+NUMBER_BOUNDS: dict[str, tuple[float, float]] = {
+    "request_timeout_seconds": (0.01, 3600.0),
+    "initialize_timeout_seconds": (0.01, 3600.0),
+    "idle_shutdown_seconds": (0.0, 7 * 24 * 3600.0),  # 0 means never
+    "diagnostics_debounce_seconds": (0.0, 60.0),
+    "max_restarts": (0, 1000),
+    "restart_window_seconds": (0.0, 24 * 3600.0),
+}
 # Set by the editor when its own workspace trust covers this workspace (VS Code sends the camelCase spelling).
 CLIENT_TRUST_KEYS: tuple[str, ...] = ("trust_workspace", "trustWorkspace")
 
@@ -291,12 +304,30 @@ class _LayerChecker:
                 self.unknown(dotted, key, schema)
                 continue
             try:
-                checked[key] = CONVERTER.structure(item, schema[key])
+                structured = CONVERTER.structure(item, schema[key])
             except Exception:
                 self.problem(dotted, f"expected {describe_type(schema[key])}, got {describe_value(item)}; "
                              f"[{prefix}] from this source is ignored")
                 broken = True
+                continue
+            out_of_range = _number_out_of_range(key, structured)
+            if out_of_range is not None:
+                # Only this key is dropped: the rest of the table is well-formed and still applies.
+                self.problem(dotted, f"{out_of_range}; ignored, the earlier or default value applies")
+                continue
+            checked[key] = structured
         return None if broken else checked
+
+
+def _number_out_of_range(key: str, value: Any) -> str | None:
+    """Why a timing or count is unusable (not finite, or outside NUMBER_BOUNDS), or None if it is fine."""
+    bounds = NUMBER_BOUNDS.get(key)
+    if bounds is None or not isinstance(value, int | float) or isinstance(value, bool):
+        return None
+    low, high = bounds
+    if not math.isfinite(value) or not low <= value <= high:
+        return f"expected a finite number from {low:g} to {high:g}, got {value!r}"
+    return None
 
 
 def _read_toml(path: Path, source: str, problems: list[ConfigProblem], *, required: bool) -> tuple[Any, str]:
