@@ -362,14 +362,14 @@ settings = {gopls = {env = {GOFLAGS = "-toolexec=./evil"}, staticcheck = true}}
 """)
     loaded = load_config(workspace_roots=[workspace])
     assert sorted(problem.key for problem in loaded.problems) == [
+        "server.basedpyright.settings.python.analysis.extraPaths",  # *path* anywhere: erring on the safe side
         "server.basedpyright.settings.python.pythonPath",
         "server.gopls.settings.gopls.env",
         "server.typescript-language-server.initialization_options.tsserver.path",
     ]
     assert all(str(problem).startswith(f"{project}: ") for problem in loaded.problems)
     servers = loaded.config.servers
-    assert servers["basedpyright"].settings == {"python": {"analysis": {"extraPaths": ["src"],
-                                                                         "typeCheckingMode": "strict"}}}
+    assert servers["basedpyright"].settings == {"python": {"analysis": {"typeCheckingMode": "strict"}}}
     assert servers["typescript-language-server"].initialization_options == {"tsserver": {"logVerbosity": "off"}}
     assert servers["gopls"].settings == {"gopls": {"staticcheck": True}}
 
@@ -378,6 +378,53 @@ settings = {gopls = {env = {GOFLAGS = "-toolexec=./evil"}, staticcheck = true}}
     trusted = load_config(workspace_roots=[workspace])
     assert trusted.problems == []
     assert trusted.config.servers["basedpyright"].settings["python"]["pythonPath"] == "./evil"
+
+
+def test_untrusted_program_settings_are_found_at_every_depth_and_inside_lists(workspace: Path) -> None:
+    project = project_file(workspace, """
+[server.typescript-language-server.initialization_options]
+plugins = [{ name = "evil-plugin", location = "." }]
+npmLocation = "./node_modules/.bin/npm"
+preferences = { quotePreference = "single" }
+extras = [{ nested = { fallbackPath = "./ts.js", ok = 1 } }, "plain", [{ command = "./x" }]]
+[server.typescript-language-server.initialization_options.tsserver]
+logVerbosity = "off"
+fallbackPath = "./evil/tsserver.js"
+[server.rust-analyzer.settings.rust-analyzer]
+check = { overrideCommand = ["./evil"] }
+procMacro = { server = "./evil-srv" }
+cargo = { buildScripts = { enable = true } }
+""")
+    loaded = load_config(workspace_roots=[workspace])
+    prefix = "server.typescript-language-server.initialization_options"
+    assert sorted(problem.key for problem in loaded.problems) == sorted([
+        f"{prefix}.plugins",
+        f"{prefix}.npmLocation",
+        f"{prefix}.extras[0].nested.fallbackPath",
+        f"{prefix}.extras[2][0].command",
+        f"{prefix}.tsserver.fallbackPath",
+        "server.rust-analyzer.settings.rust-analyzer.check.overrideCommand",
+        "server.rust-analyzer.settings.rust-analyzer.procMacro.server",
+    ])
+    assert all(problem.source == str(project) and "may name a program" in problem.message
+               for problem in loaded.problems)
+    servers = loaded.config.servers
+    assert servers["typescript-language-server"].initialization_options == {
+        "preferences": {"quotePreference": "single"},
+        "extras": [{"nested": {"ok": 1}}, "plain", [{}]],
+        "tsserver": {"logVerbosity": "off"},
+    }
+    assert servers["rust-analyzer"].settings == {
+        "rust-analyzer": {"check": {}, "procMacro": {}, "cargo": {"buildScripts": {"enable": True}}}}
+
+
+def test_trusted_and_user_layers_may_set_plugins(workspace: Path, xdg_config: Path) -> None:
+    user_file(xdg_config, '[server.typescript-language-server.initialization_options]\n'
+                          'plugins = [{ name = "my-plugin", location = "/opt/plugins" }]\n')
+    loaded = load_config(workspace_roots=[workspace])
+    assert loaded.problems == []
+    assert loaded.config.servers["typescript-language-server"].initialization_options == {
+        "plugins": [{"name": "my-plugin", "location": "/opt/plugins"}]}
 
 
 def test_trusted_project_may_set_commands_and_add_servers(workspace: Path, xdg_config: Path) -> None:

@@ -13,8 +13,9 @@ or count that is not finite or lies outside NUMBER_BOUNDS.
 Trust: a project `.lsp-hub.toml` comes with a cloned repository. Unless its root is trusted (the user ran
 `lsp-hub trust PATH`, or the client says the editor trusts the workspace), it may not choose programs: its
 `command`, `args`, `env`, `version_command` and `version_args` keys are dropped, servers it would define are
-ignored, and so are settings whose names suggest a program (`pythonPath`, `tsserver.path`, gopls' `env`...), since a
-server told to run one would run what the repository chose. Every dropped key is reported.
+ignored, and so are settings whose names suggest a program or code to load (`pythonPath`, `tsserver.path`,
+`plugins`, `npmLocation`, gopls' `env`...) at any depth of `settings` and `initialization_options`, tables inside
+lists included, since a server told to run one would run what the repository chose. Every dropped key is reported.
 """
 
 from __future__ import annotations
@@ -44,10 +45,18 @@ CLIENT_SOURCE = "initializationOptions"
 
 # Keys that choose which program runs and how: only trusted layers may set them.
 PROGRAM_KEYS: tuple[str, ...] = ("command", "args", "env", "version_command", "version_args")
-# Setting names that commonly point a server at a program to run (python.pythonPath, tsserver.path, gopls' env with
-# GOFLAGS=-toolexec=...): an untrusted project may not set them inside settings or initialization_options either.
-PROGRAM_SETTING_NAME = re.compile(r"(path|executable|interpreter|command|cmd|binary|tsdk|program)$|^(env|environment)$",
-                                  re.IGNORECASE)
+# Setting names that commonly point a server at a program or code to run: python.pythonPath, tsserver.path and
+# fallbackPath, typescript-language-server's plugins (tsserver loads their JavaScript) and npmLocation, gopls' env
+# (GOFLAGS=-toolexec=...) and buildFlags, rust-analyzer's overrideCommand and procMacro.server, java.home... An
+# untrusted project may not set them at any depth of settings or initialization_options, inside lists included.
+PROGRAM_SETTING_NAME = re.compile(
+    r"path"  # anywhere: pythonPath, tsserver.path, fallbackPath, venvPath, pathToNode, extraPaths
+    r"|plugin"  # anywhere: plugins, globalPlugins, pluginProbeLocations
+    r"|(executable|interpreter|commands?|cmd|binary|program|runtime|launcher|wrapper|location|home|flags|args"
+    r"|arguments)$"
+    r"|^(tsdk|env|environment|extraenv|server|venv|exe|node|npm)$",
+    re.IGNORECASE,
+)
 # Server keys holding tables that merge recursively across layers.
 MERGED_TABLE_KEYS: frozenset[str] = frozenset({"env", "initialization_options", "settings"})
 # Language keys whose values belong to one language only; a later layer's claim moves them.
@@ -425,16 +434,26 @@ def _restrict_untrusted(layer: _Layer, merged: _Merged, source: str, root: Path,
 
 def _without_program_settings(value: Mapping[str, Any], prefix: str, source: str, hint: str,
                               problems: list[ConfigProblem]) -> dict[str, Any]:
+    """`value` without keys that may name a program, at every depth (tables inside lists too), each one reported."""
     kept: dict[str, Any] = {}
     for key, item in value.items():
         dotted = f"{prefix}.{key}"
         if PROGRAM_SETTING_NAME.search(str(key)):
             problems.append(ConfigProblem(source, dotted, f"ignored: it may name a program to run; {hint}"))
-        elif isinstance(item, Mapping):
-            kept[key] = _without_program_settings(item, dotted, source, hint, problems)
         else:
-            kept[key] = item
+            kept[key] = _without_program_values(item, dotted, source, hint, problems)
     return kept
+
+
+def _without_program_values(item: Any, prefix: str, source: str, hint: str, problems: list[ConfigProblem]) -> Any:
+    """One setting's value, filtered: a list is walked element by element (`plugins = [{...}]` hides one level down
+    under an innocent name like `extras = [{ plugins = [...] }]`)."""
+    if isinstance(item, Mapping):
+        return _without_program_settings(item, prefix, source, hint, problems)
+    if isinstance(item, list | tuple):
+        return [_without_program_values(element, f"{prefix}[{index}]", source, hint, problems)
+                for index, element in enumerate(item)]
+    return item
 
 
 def _build(merged: _Merged, problems: list[ConfigProblem], trust_workspace: bool) -> Config:
