@@ -10,7 +10,7 @@ import contextlib
 import os
 import signal
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TextIO
@@ -19,7 +19,7 @@ import attrs
 
 from lsp_hub.config.loader import LoadedConfig, load_config
 from lsp_hub.config.model import Config, ServerSpec
-from lsp_hub.config.resolve import CommandResolution, resolve_command, resolve_program
+from lsp_hub.config.resolve import CommandResolution, child_search_path, resolve_command, resolve_program
 from lsp_hub.config.trust import TrustStore
 
 VERSION_TIMEOUT_SECONDS = 5.0
@@ -48,12 +48,14 @@ def marker_root(start: Path, markers: Sequence[str]) -> Path:
     return start
 
 
-def first_output_line(argv: Sequence[str], timeout: float = VERSION_TIMEOUT_SECONDS) -> str:
+def first_output_line(argv: Sequence[str], timeout: float = VERSION_TIMEOUT_SECONDS,
+                      env: Mapping[str, str] | None = None) -> str:
     """The first line a program prints (stdout, else stderr), or why there is none. Never waits past `timeout`."""
     try:
         process = subprocess.Popen(
             list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             start_new_session=True,  # its own process group, so a timeout kills its children too
+            env=env,
         )
     except OSError as error:
         return f"? ({error.strerror or error})"
@@ -116,12 +118,19 @@ def _server_reports(root: Path, loaded: LoadedConfig, store: TrustStore) -> list
     return reports
 
 
+def _version_env(report: ServerReport) -> dict[str, str]:
+    """The environment a version probe runs in: PATH cleaned as for the server itself, so a
+    `#!/usr/bin/env node` program does not find a `node` from a relative or workspace PATH entry."""
+    path = child_search_path(report.root, trusted=report.trusted)
+    return {**os.environ, **({"PATH": path} if path is not None else {})}
+
+
 def _probe_versions(reports: list[ServerReport], timeout: float) -> None:
     jobs = [(report, argv) for report in reports if (argv := _version_argv(report)) is not None]
     if not jobs:
         return
     with ThreadPoolExecutor(max_workers=min(8, len(jobs))) as pool:
-        versions = pool.map(lambda job: first_output_line(job[1], timeout), jobs)
+        versions = pool.map(lambda job: first_output_line(job[1], timeout, _version_env(job[0])), jobs)
         for (report, _), version in zip(jobs, versions, strict=True):
             report.version = version
 

@@ -113,6 +113,7 @@ class Session:
         self.forwarder = Forwarder(self)
         self._missing: dict[BackendKey, str] = {}  # why a server's binary was not found, per (server, root)
         self._resolved: dict[BackendKey, str] = {}  # the binary found for each backend
+        self._launch_specs: dict[BackendKey, ServerSpec] = {}  # each backend's spec with PATH cleaned for its root
         self._told_once: set[str] = set()
         self._pull_timers: dict[tuple[int, str], asyncio.TimerHandle] = {}
         self._pull_result_ids: dict[tuple[int, str], str] = {}
@@ -256,7 +257,7 @@ class Session:
 
     # ================================================================================================ backends
     def _make_backend(self, key: BackendKey, uid: int) -> Backend:
-        spec = self.config.servers[key.server]
+        spec = self._launch_specs.get(key) or self.config.servers[key.server]
         argv = [self._resolved[key], *spec.args]
         return Backend(key, spec, argv, self, self.config.hub, uid)
 
@@ -271,9 +272,13 @@ class Session:
             return existing
         if key in self._missing:
             return None
-        from lsp_hub.config.resolve import resolve_command
+        from lsp_hub.config.resolve import prepare_launch, resolve_command
 
-        resolution = resolve_command(spec, Path(key.root), trusted=self.is_trusted(key.root))
+        root, trusted = Path(key.root), self.is_trusted(key.root)
+        # PATH entries inside the workspace folder holding the root count as the workspace's, not only the root's.
+        workspace = min((Path(folder) for folder in self.folders if _under(key.root, folder)),
+                        key=lambda folder: len(folder.parts), default=root)
+        resolution = resolve_command(spec, root, trusted=trusted, workspace=workspace)
         if resolution.skipped_local:
             self.tell_user(
                 f"lsp-hub: passed over {resolution.skipped_local} because {key.root} is not trusted; "
@@ -288,6 +293,8 @@ class Session:
             )
             return None
         self._resolved[key] = resolution.path
+        self._launch_specs[key] = prepare_launch(spec, resolution.path, root, trusted=trusted,
+                                                 workspace=workspace).spec
         return self.pool.get_or_create(key)
 
     def backends_for_uri(self, uri: str, feature: str) -> list[Backend]:
