@@ -111,9 +111,10 @@ class Session:
         for extension in self.extensions:
             self.commands.update(extension.commands())
         self.forwarder = Forwarder(self)
-        self._missing: dict[BackendKey, str] = {}  # why a server's binary was not found, per (server, root)
+        self._missing: dict[BackendKey, str] = {}  # why a server cannot start (binary not found, no pin), per key
         self._resolved: dict[BackendKey, str] = {}  # the binary found for each backend
-        self._launch_specs: dict[BackendKey, ServerSpec] = {}  # each backend's spec with PATH cleaned for its root
+        # Each backend's spec as launched: PATH cleaned and, for an untrusted root, pin_untrusted applied.
+        self._launch_specs: dict[BackendKey, ServerSpec] = {}
         self._told_once: set[str] = set()
         self._pull_timers: dict[tuple[int, str], asyncio.TimerHandle] = {}
         self._pull_result_ids: dict[tuple[int, str], str] = {}
@@ -292,9 +293,13 @@ class Session:
                 "Other servers keep working."
             )
             return None
+        launch = prepare_launch(spec, resolution.path, root, trusted=trusted, workspace=workspace)
+        if launch.refused is not None:
+            self._missing[key] = launch.refused
+            self.tell_user(launch.refused)
+            return None
         self._resolved[key] = resolution.path
-        self._launch_specs[key] = prepare_launch(spec, resolution.path, root, trusted=trusted,
-                                                 workspace=workspace).spec
+        self._launch_specs[key] = launch.spec
         return self.pool.get_or_create(key)
 
     def backends_for_uri(self, uri: str, feature: str) -> list[Backend]:

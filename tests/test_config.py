@@ -427,6 +427,25 @@ def test_trusted_and_user_layers_may_set_plugins(workspace: Path, xdg_config: Pa
         "plugins": [{"name": "my-plugin", "location": "/opt/plugins"}]}
 
 
+def test_typescript_is_pinned_for_untrusted_roots_and_only_trusted_layers_change_pins(
+        workspace: Path, xdg_config: Path) -> None:
+    pin = "initialization_options.tsserver.path"
+    defaults = load_config(workspace_roots=[workspace]).config.servers["typescript-language-server"]
+    assert defaults.pin_untrusted == {pin: "node_modules/typescript/lib/tsserver.js"}
+    project = project_file(workspace, f'[server.typescript-language-server.pin_untrusted]\n"{pin}" = ""\n')
+    loaded = load_config(workspace_roots=[workspace])
+    assert problem_lines(loaded) == [f"{project}: server.typescript-language-server.pin_untrusted: ignored: "
+                                     f"workspace not trusted; run `lsp-hub trust {workspace}`"]
+    assert loaded.config.servers["typescript-language-server"].pin_untrusted == defaults.pin_untrusted
+    project.unlink()
+    user_file(xdg_config, f'[server.typescript-language-server.pin_untrusted]\n"{pin}" = ""\n'
+                          '"settings.typescript.tsdk" = "node_modules/typescript/lib"\n')
+    mine = load_config(workspace_roots=[workspace])
+    assert mine.problems == []
+    assert mine.config.servers["typescript-language-server"].pin_untrusted == {
+        pin: "", "settings.typescript.tsdk": "node_modules/typescript/lib"}
+
+
 def test_trusted_project_may_set_commands_and_add_servers(workspace: Path, xdg_config: Path) -> None:
     project_file(workspace, UNTRUSTED_PROJECT)
     store = TrustStore()

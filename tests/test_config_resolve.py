@@ -168,3 +168,68 @@ def test_servers_inherit_the_cleaned_path(tmp_path: Path, monkeypatch: pytest.Mo
     assert own.spec.env == {"PATH": "bin"}
     monkeypatch.delenv("PATH")
     assert child_search_path(root, trusted=False) is None
+
+
+# ==================================================================================================== pin_untrusted
+TSSERVER = "node_modules/typescript/lib/tsserver.js"
+
+
+@pytest.fixture
+def npm_install(tmp_path: Path) -> Path:
+    """An npm prefix outside any workspace: bin/server -> node_modules/server/lib/cli.js, and typescript beside it."""
+    prefix = tmp_path / "tools"
+    cli = executable(prefix / "node_modules" / "server" / "lib" / "cli.js")
+    (prefix / TSSERVER).parent.mkdir(parents=True)
+    (prefix / TSSERVER).write_text("// the hub's own\n")
+    (prefix / "bin").mkdir()
+    (prefix / "bin" / "server").symlink_to(cli)
+    return prefix
+
+
+def pinned_spec(**pins: str) -> ServerSpec:
+    return ServerSpec(name="ts", command="server", initialization_options={"tsserver": {"logVerbosity": "off"}},
+                      settings={"typescript": {"format": {}}}, pin_untrusted=pins)
+
+
+def test_untrusted_root_gets_the_file_found_beside_the_real_command(tmp_path: Path, npm_install: Path) -> None:
+    root = tmp_path / "ws"
+    executable(root / TSSERVER)  # the workspace's own copy, which the server would prefer
+    spec = pinned_spec(**{"initialization_options.tsserver.path": TSSERVER, "settings.typescript.tsdk": TSSERVER})
+    plan = prepare_launch(spec, str(npm_install / "bin" / "server"), root, trusted=False)
+    own = str(npm_install / TSSERVER)
+    assert plan.refused is None
+    assert plan.spec.initialization_options == {"tsserver": {"logVerbosity": "off", "path": own}}
+    assert plan.spec.settings == {"typescript": {"format": {}, "tsdk": own}}
+    assert plan.pinned == {"initialization_options.tsserver.path": own, "settings.typescript.tsdk": own}
+    assert spec.initialization_options == {"tsserver": {"logVerbosity": "off"}}  # the configured spec is untouched
+
+
+def test_trusted_root_and_empty_pins_change_nothing(tmp_path: Path, npm_install: Path) -> None:
+    root = tmp_path / "ws"
+    spec = pinned_spec(**{"initialization_options.tsserver.path": TSSERVER})
+    trusted = prepare_launch(spec, str(npm_install / "bin" / "server"), root, trusted=True)
+    assert trusted.spec.initialization_options == spec.initialization_options and trusted.pinned == {}
+    off = prepare_launch(pinned_spec(**{"initialization_options.tsserver.path": ""}),
+                         str(npm_install / "bin" / "server"), root, trusted=False)
+    assert off.refused is None and off.spec.initialization_options == spec.initialization_options
+
+
+def test_no_file_outside_the_workspace_refuses_the_server(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    root = workspace / "web"
+    # The only tsserver.js above this command lies inside the workspace: using it would run the workspace's code.
+    command = executable(workspace / "tools" / "bin" / "server")
+    executable(workspace / TSSERVER)
+    plan = prepare_launch(pinned_spec(**{"initialization_options.tsserver.path": TSSERVER}), str(command), root,
+                          trusted=False, workspace=workspace)
+    assert plan.refused is not None
+    assert "not started" in plan.refused and TSSERVER in plan.refused and f"lsp-hub trust {root}" in plan.refused
+    elsewhere = executable(tmp_path / "bare" / "bin" / "server")
+    assert prepare_launch(pinned_spec(**{"initialization_options.tsserver.path": TSSERVER}), str(elsewhere), root,
+                          trusted=False, workspace=workspace).refused is not None
+
+
+def test_a_pin_outside_initialization_options_and_settings_refuses(tmp_path: Path, npm_install: Path) -> None:
+    plan = prepare_launch(pinned_spec(**{"env.PATH": TSSERVER}), str(npm_install / "bin" / "server"),
+                          tmp_path / "ws", trusted=False)
+    assert plan.refused is not None and "'env.PATH'" in plan.refused

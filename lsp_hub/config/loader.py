@@ -1,9 +1,10 @@
 """Layered configuration loading: defaults, user file, project files, --config, the client's lspHub options.
 
 Later layers win, table by table and key by key: a layer holding `[server.ruff] disabled = true` keeps every other
-key ruff got from earlier layers. Tables inside a server (`env`, `initialization_options`, `settings`) merge
-recursively; lists replace. A language that lists an extension, language id or file name takes it away from the
-languages of earlier layers, so a later layer can re-assign `py` without editing `[language.python]`.
+key ruff got from earlier layers. Tables inside a server (`env`, `initialization_options`, `settings`,
+`pin_untrusted`) merge recursively; lists replace. A language that lists an extension, language id or file name
+takes it away from the languages of earlier layers, so a later layer can re-assign `py` without editing
+`[language.python]`.
 
 Errors never stop loading. A file that is not valid TOML is skipped whole. A value of the wrong type skips the
 table that holds it (`[server.ruff]` of that file only: a half-applied server table could start a server with
@@ -44,7 +45,7 @@ DEFAULTS_SOURCE = "built-in defaults"
 CLIENT_SOURCE = "initializationOptions"
 
 # Keys that choose which program runs and how: only trusted layers may set them.
-PROGRAM_KEYS: tuple[str, ...] = ("command", "args", "env", "version_command", "version_args")
+PROGRAM_KEYS: tuple[str, ...] = ("command", "args", "env", "version_command", "version_args", "pin_untrusted")
 # Setting names that commonly point a server at a program or code to run: python.pythonPath, tsserver.path and
 # fallbackPath, typescript-language-server's plugins (tsserver loads their JavaScript) and npmLocation, gopls' env
 # (GOFLAGS=-toolexec=...) and buildFlags, rust-analyzer's overrideCommand and procMacro.server, java.home... An
@@ -58,7 +59,7 @@ PROGRAM_SETTING_NAME = re.compile(
     re.IGNORECASE,
 )
 # Server keys holding tables that merge recursively across layers.
-MERGED_TABLE_KEYS: frozenset[str] = frozenset({"env", "initialization_options", "settings"})
+MERGED_TABLE_KEYS: frozenset[str] = frozenset({"env", "initialization_options", "settings", "pin_untrusted"})
 # Language keys whose values belong to one language only; a later layer's claim moves them.
 CLAIM_KEYS: tuple[str, ...] = ("extensions", "language_ids", "filenames")
 # Sensible ranges for the timing and restart numbers, in any table that has them (`[hub]`, `[server.NAME]`). inf

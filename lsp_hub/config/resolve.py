@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 import attrs
 
@@ -140,14 +141,77 @@ class LaunchPlan:
 
     spec: ServerSpec
     refused: str | None = None
+    pinned: dict[str, str] = attrs.field(factory=dict)  # pin_untrusted keys applied, with the file each got
+
+
+# The spec tables a pin_untrusted key may point into (the first part of the dotted key).
+PINNABLE_TABLES: tuple[str, ...] = ("initialization_options", "settings")
+
+
+def find_upward(start: Path, relative: str) -> Path | None:
+    """`<directory>/<relative>` for the nearest directory at or above `start` that has it as a file."""
+    for directory in (start, *start.parents):
+        candidate = directory / relative
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _with_value_at(table: dict[str, Any] | None, dotted: list[str], value: str) -> dict[str, Any]:
+    """A copy of `table` with `value` at the dotted key, making (or replacing non-table) intermediate tables."""
+    result = dict(table or {})
+    head, *rest = dotted
+    if rest:
+        inner = result.get(head)
+        result[head] = _with_value_at(inner if isinstance(inner, dict) else None, rest, value)
+    else:
+        result[head] = value
+    return result
+
+
+def _pin(spec: ServerSpec, command_path: str, root: Path, workspace: Path) -> LaunchPlan:
+    """Apply `spec.pin_untrusted` for an untrusted root, or refuse when a pinned file cannot be found outside it."""
+    command_home = Path(os.path.realpath(command_path)).parent
+    tables: dict[str, dict[str, Any] | None] = {"initialization_options": spec.initialization_options,
+                                                "settings": spec.settings}
+    pinned: dict[str, str] = {}
+    hint = f"run `lsp-hub trust {root}` to let it use the workspace's own"
+    for key, relative in sorted(spec.pin_untrusted.items()):
+        if not relative:
+            continue  # turned off by a trusted layer
+        table, _, inner_key = key.partition(".")
+        if table not in PINNABLE_TABLES or not inner_key:
+            return LaunchPlan(spec, refused=(
+                f"lsp-hub: {spec.name} was not started for {root}: its pin_untrusted key {key!r} must start with "
+                f"{' or '.join(name + '.' for name in PINNABLE_TABLES)}; {hint}"))
+        found = find_upward(command_home, relative)
+        if found is None or _is_within(str(found), workspace):
+            return LaunchPlan(spec, refused=(
+                f"lsp-hub: {spec.name} was not started for {root}: the workspace is not trusted, so it must not run "
+                f"the workspace's {relative}, and none was found outside the workspace next to {command_home} "
+                f"to use instead; {hint}"))
+        file = os.path.realpath(found)
+        tables[table] = _with_value_at(tables[table], inner_key.split("."), file)
+        pinned[key] = file
+    spec = attrs.evolve(spec, initialization_options=tables["initialization_options"],
+                        settings=tables["settings"] or {})
+    return LaunchPlan(spec, pinned=pinned)
 
 
 def prepare_launch(spec: ServerSpec, command_path: str, root: Path, *, trusted: bool,
                    workspace: Path | None = None) -> LaunchPlan:
-    """The spec a backend at `root` runs with: PATH cleaned as for resolution (unless the configuration itself
-    sets PATH in `env`, which only trusted layers can)."""
+    """The spec a backend at `root` runs with.
+
+    PATH is cleaned as for resolution (unless the configuration itself sets PATH in `env`, which only trusted layers
+    can). For an untrusted root, `pin_untrusted` points the server at the hub's own files: typescript-language-server
+    would otherwise prefer the workspace's node_modules/typescript and run it. A pin always wins over a configured
+    value there: the configuration is shared by all roots, and a trusted root's project file may set that key.
+    """
     env = dict(spec.env)
     path = child_search_path(root, trusted=trusted, workspace=workspace)
     if path is not None and "PATH" not in env:
         env["PATH"] = path
-    return LaunchPlan(attrs.evolve(spec, env=env))
+    spec = attrs.evolve(spec, env=env)
+    if trusted or not spec.pin_untrusted:
+        return LaunchPlan(spec)
+    return _pin(spec, command_path, root, workspace if workspace is not None else root)
