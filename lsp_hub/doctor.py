@@ -10,7 +10,7 @@ import contextlib
 import os
 import signal
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TextIO
@@ -19,7 +19,14 @@ import attrs
 
 from lsp_hub.config.loader import LoadedConfig, load_config
 from lsp_hub.config.model import Config, ServerSpec
-from lsp_hub.config.resolve import CommandResolution, resolve_command, resolve_program
+from lsp_hub.config.resolve import (
+    CommandResolution,
+    LaunchPlan,
+    child_search_path,
+    prepare_launch,
+    resolve_command,
+    resolve_program,
+)
 from lsp_hub.config.trust import TrustStore
 
 VERSION_TIMEOUT_SECONDS = 5.0
@@ -34,6 +41,7 @@ class ServerReport:
     resolution: CommandResolution
     languages: list[str]
     version: str = "-"
+    launch: LaunchPlan | None = None  # how the hub would start it (pins for an untrusted root), if found
 
     @property
     def found(self) -> bool:
@@ -48,12 +56,14 @@ def marker_root(start: Path, markers: Sequence[str]) -> Path:
     return start
 
 
-def first_output_line(argv: Sequence[str], timeout: float = VERSION_TIMEOUT_SECONDS) -> str:
+def first_output_line(argv: Sequence[str], timeout: float = VERSION_TIMEOUT_SECONDS,
+                      env: Mapping[str, str] | None = None) -> str:
     """The first line a program prints (stdout, else stderr), or why there is none. Never waits past `timeout`."""
     try:
         process = subprocess.Popen(
             list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             start_new_session=True,  # its own process group, so a timeout kills its children too
+            env=env,
         )
     except OSError as error:
         return f"? ({error.strerror or error})"
@@ -112,8 +122,17 @@ def _server_reports(root: Path, loaded: LoadedConfig, store: TrustStore) -> list
         is_trusted = trusted(server_root)
         languages = [language.name for language in config.languages.values() if name in language.servers]
         resolution = resolve_command(spec, server_root, trusted=is_trusted)
-        reports.append(ServerReport(spec, server_root, is_trusted, resolution, languages))
+        launch = None if resolution.path is None else \
+            prepare_launch(spec, resolution.path, server_root, trusted=is_trusted)
+        reports.append(ServerReport(spec, server_root, is_trusted, resolution, languages, launch=launch))
     return reports
+
+
+def _version_env(report: ServerReport) -> dict[str, str]:
+    """The environment a version probe runs in: PATH cleaned as for the server itself, so a
+    `#!/usr/bin/env node` program does not find a `node` from a relative or workspace PATH entry."""
+    path = child_search_path(report.root, trusted=report.trusted)
+    return {**os.environ, **({"PATH": path} if path is not None else {})}
 
 
 def _probe_versions(reports: list[ServerReport], timeout: float) -> None:
@@ -121,7 +140,7 @@ def _probe_versions(reports: list[ServerReport], timeout: float) -> None:
     if not jobs:
         return
     with ThreadPoolExecutor(max_workers=min(8, len(jobs))) as pool:
-        versions = pool.map(lambda job: first_output_line(job[1], timeout), jobs)
+        versions = pool.map(lambda job: first_output_line(job[1], timeout, _version_env(job[0])), jobs)
         for (report, _), version in zip(jobs, versions, strict=True):
             report.version = version
 
@@ -139,6 +158,8 @@ def _print_servers(reports: list[ServerReport], out: TextIO) -> None:
         state = "found" if report.found else "missing"
         if report.spec.disabled:
             state += " (disabled)"
+        elif report.launch is not None and report.launch.refused:
+            state += " (not started here)"
         where = report.resolution.path or "searched: " + ", ".join(report.resolution.searched)
         rows.append([
             report.spec.name,
@@ -153,6 +174,11 @@ def _print_servers(reports: list[ServerReport], out: TextIO) -> None:
         if report.resolution.skipped_local:
             print(f"note: {report.spec.name}: passed over {report.resolution.skipped_local} because "
                   f"{report.root} is not trusted; run `lsp-hub trust {report.root}` to use it", file=out)
+        if report.launch is not None and report.launch.refused:
+            print(f"note: {report.launch.refused.removeprefix('lsp-hub: ')}", file=out)
+        for key, file in report.launch.pinned.items() if report.launch is not None else ():
+            print(f"note: {report.spec.name}: {report.root} is not trusted, so {key} = {file} "
+                  "(the hub's own, not the workspace's)", file=out)
 
 
 def _print_routes(root: Path, config: Config, reports: list[ServerReport], out: TextIO) -> None:
@@ -169,6 +195,8 @@ def _print_routes(root: Path, config: Config, reports: list[ServerReport], out: 
                 skipped.append(f"{name} disabled")
             elif not report.found:
                 skipped.append(f"{name} missing")
+            elif report.launch is not None and report.launch.refused:
+                skipped.append(f"{name} not started: workspace not trusted")
             else:
                 serving.append(f"{name} at {report.root}")
         text = ", ".join(serving) or "none"

@@ -115,8 +115,10 @@ class Session:
         for extension in self.extensions:
             self.commands.update(extension.commands())
         self.forwarder = Forwarder(self)
-        self._missing: dict[BackendKey, str] = {}  # why a server's binary was not found, per (server, root)
+        self._missing: dict[BackendKey, str] = {}  # why a server cannot start (binary not found, no pin), per key
         self._resolved: dict[BackendKey, str] = {}  # the binary found for each backend
+        # Each backend's spec as launched: PATH cleaned and, for an untrusted root, pin_untrusted applied.
+        self._launch_specs: dict[BackendKey, ServerSpec] = {}
         self._told_once: set[str] = set()
         self._pull_timers: dict[tuple[int, str], asyncio.TimerHandle] = {}
         self._pull_result_ids: dict[tuple[int, str], str] = {}
@@ -274,7 +276,7 @@ class Session:
 
     # ================================================================================================ backends
     def _make_backend(self, key: BackendKey, uid: int) -> Backend:
-        spec = self.config.servers[key.server]
+        spec = self._launch_specs.get(key) or self.config.servers[key.server]
         argv = [self._resolved[key], *spec.args]
         return Backend(key, spec, argv, self, self.config.hub, uid)
 
@@ -289,9 +291,13 @@ class Session:
             return existing
         if key in self._missing:
             return None
-        from lsp_hub.config.resolve import resolve_command
+        from lsp_hub.config.resolve import prepare_launch, resolve_command
 
-        resolution = resolve_command(spec, Path(key.root), trusted=self.is_trusted(key.root))
+        root, trusted = Path(key.root), self.is_trusted(key.root)
+        # PATH entries inside the workspace folder holding the root count as the workspace's, not only the root's.
+        workspace = min((Path(folder) for folder in self.folders if _under(key.root, folder)),
+                        key=lambda folder: len(folder.parts), default=root)
+        resolution = resolve_command(spec, root, trusted=trusted, workspace=workspace)
         if resolution.skipped_local:
             self.tell_user(
                 f"lsp-hub: passed over {resolution.skipped_local} because {key.root} is not trusted; "
@@ -305,7 +311,13 @@ class Session:
                 "Other servers keep working."
             )
             return None
+        launch = prepare_launch(spec, resolution.path, root, trusted=trusted, workspace=workspace)
+        if launch.refused is not None:
+            self._missing[key] = launch.refused
+            self.tell_user(launch.refused)
+            return None
         self._resolved[key] = resolution.path
+        self._launch_specs[key] = launch.spec
         return self.pool.get_or_create(key)
 
     def backends_for_uri(self, uri: str, feature: str) -> list[Backend]:

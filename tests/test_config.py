@@ -99,6 +99,38 @@ def test_hub_options_come_from_the_hub_table(xdg_config: Path, workspace: Path) 
     assert hub.trust_workspace is False
 
 
+def test_project_file_with_inf_and_nan_timings_is_reported_and_defaults_apply(xdg_config: Path,
+                                                                               workspace: Path) -> None:
+    user_file(xdg_config, "[hub]\ninitialize_timeout_seconds = 20\n")
+    project = project_file(workspace, "[hub]\nrequest_timeout_seconds = inf\ninitialize_timeout_seconds = nan\n"
+                                      "idle_shutdown_seconds = -1\nmax_restarts = 5000\n"
+                                      "diagnostics_debounce_seconds = 0.5\n"
+                                      "[server.ruff]\nrequest_timeout_seconds = -inf\nroot_markers = [\"x\"]\n")
+    loaded = load_config(workspace_roots=[workspace])
+    by_key = {problem.key: problem for problem in loaded.problems}
+    assert set(by_key) == {"hub.request_timeout_seconds", "hub.initialize_timeout_seconds",
+                           "hub.idle_shutdown_seconds", "hub.max_restarts", "server.ruff.request_timeout_seconds"}
+    assert all(problem.source == str(project) for problem in loaded.problems)
+    assert "expected a finite number from 0.01 to 3600, got inf" in by_key["hub.request_timeout_seconds"].message
+    assert "got nan" in by_key["hub.initialize_timeout_seconds"].message
+    hub = loaded.config.hub
+    assert hub.request_timeout_seconds == 10.0  # the default
+    assert hub.initialize_timeout_seconds == 20.0  # the user's value: the earlier layer still applies
+    assert (hub.idle_shutdown_seconds, hub.max_restarts) == (600.0, 5)
+    assert hub.diagnostics_debounce_seconds == 0.5  # the valid keys of the same table apply
+    ruff = loaded.config.servers["ruff"]
+    assert ruff.request_timeout_seconds is None and ruff.root_markers == ("x",)
+
+
+def test_client_numbers_are_checked_too(workspace: Path) -> None:
+    loaded = load_config(workspace_roots=[workspace],
+                         init_options={"hub": {"requestTimeoutSeconds": float("nan"), "restartWindowSeconds": 0}})
+    assert [(problem.source, problem.key) for problem in loaded.problems] == \
+        [(CLIENT_SOURCE, "hub.requestTimeoutSeconds")]
+    assert loaded.config.hub.request_timeout_seconds == 10.0
+    assert loaded.config.hub.restart_window_seconds == 0.0
+
+
 # ==================================================================================================== layers
 def test_layers_apply_in_order_later_wins(tmp_path: Path, xdg_config: Path, workspace: Path) -> None:
     user_file(xdg_config, '[server.ruff]\nroot_markers = ["user"]\nrequest_timeout_seconds = 1\n'
@@ -330,14 +362,14 @@ settings = {gopls = {env = {GOFLAGS = "-toolexec=./evil"}, staticcheck = true}}
 """)
     loaded = load_config(workspace_roots=[workspace])
     assert sorted(problem.key for problem in loaded.problems) == [
+        "server.basedpyright.settings.python.analysis.extraPaths",  # *path* anywhere: erring on the safe side
         "server.basedpyright.settings.python.pythonPath",
         "server.gopls.settings.gopls.env",
         "server.typescript-language-server.initialization_options.tsserver.path",
     ]
     assert all(str(problem).startswith(f"{project}: ") for problem in loaded.problems)
     servers = loaded.config.servers
-    assert servers["basedpyright"].settings == {"python": {"analysis": {"extraPaths": ["src"],
-                                                                         "typeCheckingMode": "strict"}}}
+    assert servers["basedpyright"].settings == {"python": {"analysis": {"typeCheckingMode": "strict"}}}
     assert servers["typescript-language-server"].initialization_options == {"tsserver": {"logVerbosity": "off"}}
     assert servers["gopls"].settings == {"gopls": {"staticcheck": True}}
 
@@ -346,6 +378,72 @@ settings = {gopls = {env = {GOFLAGS = "-toolexec=./evil"}, staticcheck = true}}
     trusted = load_config(workspace_roots=[workspace])
     assert trusted.problems == []
     assert trusted.config.servers["basedpyright"].settings["python"]["pythonPath"] == "./evil"
+
+
+def test_untrusted_program_settings_are_found_at_every_depth_and_inside_lists(workspace: Path) -> None:
+    project = project_file(workspace, """
+[server.typescript-language-server.initialization_options]
+plugins = [{ name = "evil-plugin", location = "." }]
+npmLocation = "./node_modules/.bin/npm"
+preferences = { quotePreference = "single" }
+extras = [{ nested = { fallbackPath = "./ts.js", ok = 1 } }, "plain", [{ command = "./x" }]]
+[server.typescript-language-server.initialization_options.tsserver]
+logVerbosity = "off"
+fallbackPath = "./evil/tsserver.js"
+[server.rust-analyzer.settings.rust-analyzer]
+check = { overrideCommand = ["./evil"] }
+procMacro = { server = "./evil-srv" }
+cargo = { buildScripts = { enable = true } }
+""")
+    loaded = load_config(workspace_roots=[workspace])
+    prefix = "server.typescript-language-server.initialization_options"
+    assert sorted(problem.key for problem in loaded.problems) == sorted([
+        f"{prefix}.plugins",
+        f"{prefix}.npmLocation",
+        f"{prefix}.extras[0].nested.fallbackPath",
+        f"{prefix}.extras[2][0].command",
+        f"{prefix}.tsserver.fallbackPath",
+        "server.rust-analyzer.settings.rust-analyzer.check.overrideCommand",
+        "server.rust-analyzer.settings.rust-analyzer.procMacro.server",
+    ])
+    assert all(problem.source == str(project) and "may name a program" in problem.message
+               for problem in loaded.problems)
+    servers = loaded.config.servers
+    assert servers["typescript-language-server"].initialization_options == {
+        "preferences": {"quotePreference": "single"},
+        "extras": [{"nested": {"ok": 1}}, "plain", [{}]],
+        "tsserver": {"logVerbosity": "off"},
+    }
+    assert servers["rust-analyzer"].settings == {
+        "rust-analyzer": {"check": {}, "procMacro": {}, "cargo": {"buildScripts": {"enable": True}}}}
+
+
+def test_trusted_and_user_layers_may_set_plugins(workspace: Path, xdg_config: Path) -> None:
+    user_file(xdg_config, '[server.typescript-language-server.initialization_options]\n'
+                          'plugins = [{ name = "my-plugin", location = "/opt/plugins" }]\n')
+    loaded = load_config(workspace_roots=[workspace])
+    assert loaded.problems == []
+    assert loaded.config.servers["typescript-language-server"].initialization_options == {
+        "plugins": [{"name": "my-plugin", "location": "/opt/plugins"}]}
+
+
+def test_typescript_is_pinned_for_untrusted_roots_and_only_trusted_layers_change_pins(
+        workspace: Path, xdg_config: Path) -> None:
+    pin = "initialization_options.tsserver.path"
+    defaults = load_config(workspace_roots=[workspace]).config.servers["typescript-language-server"]
+    assert defaults.pin_untrusted == {pin: "node_modules/typescript/lib/tsserver.js"}
+    project = project_file(workspace, f'[server.typescript-language-server.pin_untrusted]\n"{pin}" = ""\n')
+    loaded = load_config(workspace_roots=[workspace])
+    assert problem_lines(loaded) == [f"{project}: server.typescript-language-server.pin_untrusted: ignored: "
+                                     f"workspace not trusted; run `lsp-hub trust {workspace}`"]
+    assert loaded.config.servers["typescript-language-server"].pin_untrusted == defaults.pin_untrusted
+    project.unlink()
+    user_file(xdg_config, f'[server.typescript-language-server.pin_untrusted]\n"{pin}" = ""\n'
+                          '"settings.typescript.tsdk" = "node_modules/typescript/lib"\n')
+    mine = load_config(workspace_roots=[workspace])
+    assert mine.problems == []
+    assert mine.config.servers["typescript-language-server"].pin_untrusted == {
+        pin: "", "settings.typescript.tsdk": "node_modules/typescript/lib"}
 
 
 def test_trusted_project_may_set_commands_and_add_servers(workspace: Path, xdg_config: Path) -> None:

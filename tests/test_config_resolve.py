@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import stat
 from pathlib import Path
 
 import pytest
 
 from lsp_hub.config.model import ServerSpec
-from lsp_hub.config.resolve import resolve_command
+from lsp_hub.config.resolve import child_search_path, prepare_launch, resolve_command
 
 
 def executable(path: Path) -> Path:
@@ -109,3 +110,126 @@ def test_relative_path_command_is_inside_the_root_and_trusted_only(layout: tuple
 def test_empty_command_is_missing(layout: tuple[Path, Path]) -> None:
     root, _ = layout
     assert resolve_command(spec(""), root, trusted=True).path is None
+
+
+def test_relative_path_entries_are_never_searched(layout: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    """PATH=node_modules/.bin:.venv/bin:$PATH in a project shell must not let the workspace choose the program."""
+    root, on_path = layout
+    local = executable(root / "node_modules" / ".bin" / "tool")
+    executable(root / "scripts" / "tool")
+    executable(root / "only-here")
+    monkeypatch.chdir(root)
+    monkeypatch.setenv("PATH", f"node_modules/.bin{os.pathsep}scripts{os.pathsep}{os.pathsep}{on_path}")
+    untrusted = resolve_command(spec("tool"), root, trusted=False)
+    assert untrusted.path == str(on_path / "tool")  # absolute, from the absolute entry
+    assert untrusted.searched == ["PATH (relative entries ignored: node_modules/.bin, scripts, (empty))"]
+    assert untrusted.skipped_local == str(local)
+    local.unlink()
+    # Trusted or not, a relative entry is not searched: it means whatever directory a process runs in.
+    assert resolve_command(spec("tool"), root, trusted=True).path == str(on_path / "tool")
+    assert resolve_command(spec("only-here"), root, trusted=True).path is None  # "" is not the current directory
+
+
+def test_no_absolute_path_entry_left_finds_nothing(layout: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    root, _ = layout
+    executable(root / "tool")
+    monkeypatch.chdir(root)
+    monkeypatch.setenv("PATH", ".")
+    found = resolve_command(spec("tool"), root, trusted=True)
+    assert found.path is None
+
+
+def test_absolute_path_entries_inside_an_untrusted_workspace_are_passed_over(
+        tmp_path: Path, layout: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    root, on_path = layout
+    workspace = tmp_path / "ws"
+    root = workspace / "web"  # the server's root lies below the workspace folder that holds the tools
+    tools = workspace / "tools"
+    inside = executable(tools / "tool")
+    monkeypatch.setenv("PATH", f"{tools}{os.pathsep}{on_path}")
+    untrusted = resolve_command(spec("tool"), root, trusted=False, workspace=workspace)
+    assert untrusted.path == str(on_path / "tool")
+    assert untrusted.skipped_local == str(inside)
+    assert untrusted.searched == [f"PATH (passed over inside the untrusted workspace: {tools})"]
+    assert resolve_command(spec("tool"), root, trusted=True, workspace=workspace).path == str(inside)
+    # Without the workspace folder, only entries inside the root itself count as the workspace's.
+    assert resolve_command(spec("tool"), root, trusted=False).path == str(inside)
+
+
+def test_servers_inherit_the_cleaned_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = tmp_path / "ws"
+    monkeypatch.setenv("PATH", f"node_modules/.bin{os.pathsep}{root}/bin{os.pathsep}/usr/bin{os.pathsep}")
+    assert child_search_path(root, trusted=False) == "/usr/bin"
+    assert child_search_path(root, trusted=True) == f"{root}/bin{os.pathsep}/usr/bin"
+    launched = prepare_launch(ServerSpec(name="s", command="s", env={"A": "1"}), "/usr/bin/s", root, trusted=False)
+    assert launched.spec.env == {"A": "1", "PATH": "/usr/bin"}
+    # A trusted layer's own PATH is the user's choice and stays.
+    own = prepare_launch(ServerSpec(name="s", command="s", env={"PATH": "bin"}), "/usr/bin/s", root, trusted=False)
+    assert own.spec.env == {"PATH": "bin"}
+    monkeypatch.delenv("PATH")
+    assert child_search_path(root, trusted=False) is None
+
+
+# ==================================================================================================== pin_untrusted
+TSSERVER = "node_modules/typescript/lib/tsserver.js"
+
+
+@pytest.fixture
+def npm_install(tmp_path: Path) -> Path:
+    """An npm prefix outside any workspace: bin/server -> node_modules/server/lib/cli.js, and typescript beside it."""
+    prefix = tmp_path / "tools"
+    cli = executable(prefix / "node_modules" / "server" / "lib" / "cli.js")
+    (prefix / TSSERVER).parent.mkdir(parents=True)
+    (prefix / TSSERVER).write_text("// the hub's own\n")
+    (prefix / "bin").mkdir()
+    (prefix / "bin" / "server").symlink_to(cli)
+    return prefix
+
+
+def pinned_spec(**pins: str) -> ServerSpec:
+    return ServerSpec(name="ts", command="server", initialization_options={"tsserver": {"logVerbosity": "off"}},
+                      settings={"typescript": {"format": {}}}, pin_untrusted=pins)
+
+
+def test_untrusted_root_gets_the_file_found_beside_the_real_command(tmp_path: Path, npm_install: Path) -> None:
+    root = tmp_path / "ws"
+    executable(root / TSSERVER)  # the workspace's own copy, which the server would prefer
+    spec = pinned_spec(**{"initialization_options.tsserver.path": TSSERVER, "settings.typescript.tsdk": TSSERVER})
+    plan = prepare_launch(spec, str(npm_install / "bin" / "server"), root, trusted=False)
+    own = str(npm_install / TSSERVER)
+    assert plan.refused is None
+    assert plan.spec.initialization_options == {"tsserver": {"logVerbosity": "off", "path": own}}
+    assert plan.spec.settings == {"typescript": {"format": {}, "tsdk": own}}
+    assert plan.pinned == {"initialization_options.tsserver.path": own, "settings.typescript.tsdk": own}
+    assert spec.initialization_options == {"tsserver": {"logVerbosity": "off"}}  # the configured spec is untouched
+
+
+def test_trusted_root_and_empty_pins_change_nothing(tmp_path: Path, npm_install: Path) -> None:
+    root = tmp_path / "ws"
+    spec = pinned_spec(**{"initialization_options.tsserver.path": TSSERVER})
+    trusted = prepare_launch(spec, str(npm_install / "bin" / "server"), root, trusted=True)
+    assert trusted.spec.initialization_options == spec.initialization_options and trusted.pinned == {}
+    off = prepare_launch(pinned_spec(**{"initialization_options.tsserver.path": ""}),
+                         str(npm_install / "bin" / "server"), root, trusted=False)
+    assert off.refused is None and off.spec.initialization_options == spec.initialization_options
+
+
+def test_no_file_outside_the_workspace_refuses_the_server(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    root = workspace / "web"
+    # The only tsserver.js above this command lies inside the workspace: using it would run the workspace's code.
+    command = executable(workspace / "tools" / "bin" / "server")
+    executable(workspace / TSSERVER)
+    plan = prepare_launch(pinned_spec(**{"initialization_options.tsserver.path": TSSERVER}), str(command), root,
+                          trusted=False, workspace=workspace)
+    assert plan.refused is not None
+    assert "not started" in plan.refused and TSSERVER in plan.refused and f"lsp-hub trust {root}" in plan.refused
+    elsewhere = executable(tmp_path / "bare" / "bin" / "server")
+    assert prepare_launch(pinned_spec(**{"initialization_options.tsserver.path": TSSERVER}), str(elsewhere), root,
+                          trusted=False, workspace=workspace).refused is not None
+
+
+def test_a_pin_outside_initialization_options_and_settings_refuses(tmp_path: Path, npm_install: Path) -> None:
+    plan = prepare_launch(pinned_spec(**{"env.PATH": TSSERVER}), str(npm_install / "bin" / "server"),
+                          tmp_path / "ws", trusted=False)
+    assert plan.refused is not None and "'env.PATH'" in plan.refused

@@ -47,3 +47,27 @@ async def test_project_file_starts_its_program_only_in_a_trusted_workspace(
         assert not marker.exists()
         status = await hub.client.status()
         assert any("not trusted" in p or "trust" in p for p in status["configProblems"]), status["configProblems"]
+
+
+async def test_project_file_with_inf_and_nan_timings_is_reported_and_its_deadline_is_not_used(
+        start_hub: StartHub, tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    user_config = tmp_path / "xdg-config" / "lsp-hub" / "config.toml"  # the hub's XDG_CONFIG_HOME in start_hub
+    user_config.parent.mkdir(parents=True)
+    user_config.write_text("[hub]\nrequest_timeout_seconds = 1.5\n")  # the earlier layer, which must still apply
+    (workspace / ".lsp-hub.toml").write_text("[hub]\nrequest_timeout_seconds = inf\n"
+                                              "[server.fakeA]\nrequest_timeout_seconds = nan\n")
+    hub = await start_hub({"fakeA": {"responses": {"textDocument/hover": {"hang": True}}}},
+                          languages={"alpha": {"extensions": ["alpha"], "servers": ["fakeA"]}},
+                          hub={"initialize_timeout_seconds": 20.0})
+    status = await hub.client.status()
+    problems = [p for p in status["configProblems"] if "expected a finite number" in p]
+    assert [p.split(": ")[1] for p in problems] == ["hub.request_timeout_seconds",
+                                                     "server.fakeA.request_timeout_seconds"], problems
+    uri = hub.client.open(hub.file("x.alpha", "a\n"), "alpha")
+    started = asyncio.get_running_loop().time()
+    with pytest.raises(Exception, match=r"within 1\.5 s"):  # the user's deadline, not none (inf) or a random one (nan)
+        await hub.client.request("textDocument/hover", {"textDocument": {"uri": uri},
+                                                        "position": {"line": 0, "character": 0}}, timeout=15.0)
+    assert 1.4 <= asyncio.get_running_loop().time() - started < 10.0

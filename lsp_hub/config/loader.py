@@ -1,19 +1,22 @@
 """Layered configuration loading: defaults, user file, project files, --config, the client's lspHub options.
 
 Later layers win, table by table and key by key: a layer holding `[server.ruff] disabled = true` keeps every other
-key ruff got from earlier layers. Tables inside a server (`env`, `initialization_options`, `settings`) merge
-recursively; lists replace. A language that lists an extension, language id or file name takes it away from the
-languages of earlier layers, so a later layer can re-assign `py` without editing `[language.python]`.
+key ruff got from earlier layers. Tables inside a server (`env`, `initialization_options`, `settings`,
+`pin_untrusted`) merge recursively; lists replace. A language that lists an extension, language id or file name
+takes it away from the languages of earlier layers, so a later layer can re-assign `py` without editing
+`[language.python]`.
 
 Errors never stop loading. A file that is not valid TOML is skipped whole. A value of the wrong type skips the
 table that holds it (`[server.ruff]` of that file only: a half-applied server table could start a server with
-half its arguments). An unknown key is reported and dropped; the rest of its table still applies.
+half its arguments). An unknown key is reported and dropped; the rest of its table still applies. So is a timing
+or count that is not finite or lies outside NUMBER_BOUNDS.
 
 Trust: a project `.lsp-hub.toml` comes with a cloned repository. Unless its root is trusted (the user ran
 `lsp-hub trust PATH`, or the client says the editor trusts the workspace), it may not choose programs: its
 `command`, `args`, `env`, `version_command` and `version_args` keys are dropped, servers it would define are
-ignored, and so are settings whose names suggest a program (`pythonPath`, `tsserver.path`, gopls' `env`...), since a
-server told to run one would run what the repository chose. Every dropped key is reported.
+ignored, and so are settings whose names suggest a program or code to load (`pythonPath`, `tsserver.path`,
+`plugins`, `npmLocation`, gopls' `env`...) at any depth of `settings` and `initialization_options`, tables inside
+lists included, since a server told to run one would run what the repository chose. Every dropped key is reported.
 
 The client layer is trusted only when the client speaks for the user: the editor that started the hub over stdio
 (or a same-user client of the daemon's socket). Any other client (TCP, WebSocket) is held to the untrusted
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+import math
 import os
 import re
 import tomllib
@@ -45,15 +49,34 @@ DEFAULTS_SOURCE = "built-in defaults"
 CLIENT_SOURCE = "initializationOptions"
 
 # Keys that choose which program runs and how: only trusted layers may set them.
-PROGRAM_KEYS: tuple[str, ...] = ("command", "args", "env", "version_command", "version_args")
-# Setting names that commonly point a server at a program to run (python.pythonPath, tsserver.path, gopls' env with
-# GOFLAGS=-toolexec=...): an untrusted project may not set them inside settings or initialization_options either.
-PROGRAM_SETTING_NAME = re.compile(r"(path|executable|interpreter|command|cmd|binary|tsdk|program)$|^(env|environment)$",
-                                  re.IGNORECASE)
+PROGRAM_KEYS: tuple[str, ...] = ("command", "args", "env", "version_command", "version_args", "pin_untrusted")
+# Setting names that commonly point a server at a program or code to run: python.pythonPath, tsserver.path and
+# fallbackPath, typescript-language-server's plugins (tsserver loads their JavaScript) and npmLocation, gopls' env
+# (GOFLAGS=-toolexec=...) and buildFlags, rust-analyzer's overrideCommand and procMacro.server, java.home... An
+# untrusted project may not set them at any depth of settings or initialization_options, inside lists included.
+PROGRAM_SETTING_NAME = re.compile(
+    r"path"  # anywhere: pythonPath, tsserver.path, fallbackPath, venvPath, pathToNode, extraPaths
+    r"|plugin"  # anywhere: plugins, globalPlugins, pluginProbeLocations
+    r"|(executable|interpreter|commands?|cmd|binary|program|runtime|launcher|wrapper|location|home|flags|args"
+    r"|arguments)$"
+    r"|^(tsdk|env|environment|extraenv|server|venv|exe|node|npm)$",
+    re.IGNORECASE,
+)
 # Server keys holding tables that merge recursively across layers.
-MERGED_TABLE_KEYS: frozenset[str] = frozenset({"env", "initialization_options", "settings"})
+MERGED_TABLE_KEYS: frozenset[str] = frozenset({"env", "initialization_options", "settings", "pin_untrusted"})
 # Language keys whose values belong to one language only; a later layer's claim moves them.
 CLAIM_KEYS: tuple[str, ...] = ("extensions", "language_ids", "filenames")
+# Sensible ranges for the timing and restart numbers, in any table that has them (`[hub]`, `[server.NAME]`). inf
+# would remove a deadline and nan makes every comparison false (a timer that fires at once or never), so a number
+# outside its range is reported and dropped, and the earlier layer's value (in the end the default) applies.
+NUMBER_BOUNDS: dict[str, tuple[float, float]] = {
+    "request_timeout_seconds": (0.01, 3600.0),
+    "initialize_timeout_seconds": (0.01, 3600.0),
+    "idle_shutdown_seconds": (0.0, 7 * 24 * 3600.0),  # 0 means never
+    "diagnostics_debounce_seconds": (0.0, 60.0),
+    "max_restarts": (0, 1000),
+    "restart_window_seconds": (0.0, 24 * 3600.0),
+}
 # Set by the editor when its own workspace trust covers this workspace (VS Code sends the camelCase spelling).
 CLIENT_TRUST_KEYS: tuple[str, ...] = ("trust_workspace", "trustWorkspace")
 # Why a network client's program-choosing keys are dropped, and where they belong instead.
@@ -300,12 +323,30 @@ class _LayerChecker:
                 self.unknown(dotted, key, schema)
                 continue
             try:
-                checked[key] = CONVERTER.structure(item, schema[key])
+                structured = CONVERTER.structure(item, schema[key])
             except Exception:
                 self.problem(dotted, f"expected {describe_type(schema[key])}, got {describe_value(item)}; "
                              f"[{prefix}] from this source is ignored")
                 broken = True
+                continue
+            out_of_range = _number_out_of_range(key, structured)
+            if out_of_range is not None:
+                # Only this key is dropped: the rest of the table is well-formed and still applies.
+                self.problem(dotted, f"{out_of_range}; ignored, the earlier or default value applies")
+                continue
+            checked[key] = structured
         return None if broken else checked
+
+
+def _number_out_of_range(key: str, value: Any) -> str | None:
+    """Why a timing or count is unusable (not finite, or outside NUMBER_BOUNDS), or None if it is fine."""
+    bounds = NUMBER_BOUNDS.get(key)
+    if bounds is None or not isinstance(value, int | float) or isinstance(value, bool):
+        return None
+    low, high = bounds
+    if not math.isfinite(value) or not low <= value <= high:
+        return f"expected a finite number from {low:g} to {high:g}, got {value!r}"
+    return None
 
 
 def _read_toml(path: Path, source: str, problems: list[ConfigProblem], *, required: bool) -> tuple[Any, str]:
@@ -402,25 +443,34 @@ def _restrict_untrusted(layer: _Layer, merged: _Merged, source: str, hint: str,
 
 def _without_program_settings(value: Mapping[str, Any], prefix: str, source: str, hint: str,
                               problems: list[ConfigProblem]) -> dict[str, Any]:
+    """`value` without keys that may name a program, at every depth (tables inside lists too), each one reported."""
     kept: dict[str, Any] = {}
     for key, item in value.items():
         dotted = f"{prefix}.{key}"
         if PROGRAM_SETTING_NAME.search(str(key)):
             problems.append(ConfigProblem(source, dotted, f"ignored: it may name a program to run; {hint}"))
-        elif isinstance(item, Mapping):
-            kept[key] = _without_program_settings(item, dotted, source, hint, problems)
         else:
-            kept[key] = item
+            kept[key] = _without_program_values(item, dotted, source, hint, problems)
     return kept
+
+
+def _without_program_values(item: Any, prefix: str, source: str, hint: str, problems: list[ConfigProblem]) -> Any:
+    """One setting's value, filtered: a list is walked element by element (`plugins = [{...}]` hides one level down
+    under an innocent name like `extras = [{ plugins = [...] }]`)."""
+    if isinstance(item, Mapping):
+        return _without_program_settings(item, prefix, source, hint, problems)
+    if isinstance(item, list | tuple):
+        return [_without_program_values(element, f"{prefix}[{index}]", source, hint, problems)
+                for index, element in enumerate(item)]
+    return item
 
 
 def strip_program_settings(value: Any, prefix: str) -> tuple[Any, list[str]]:
     """Settings from a client that may not choose programs, without the keys that may name one; and those keys."""
-    if not isinstance(value, Mapping):
-        # A section asked for by name ("python.pythonPath") is judged by that name.
-        return (None, [prefix]) if PROGRAM_SETTING_NAME.search(prefix.rsplit(".", 1)[-1]) else (value, [])
+    if PROGRAM_SETTING_NAME.search(prefix.rsplit(".", 1)[-1]):
+        return None, [prefix]  # a section asked for by a name that may name a program ("python.pythonPath")
     dropped: list[ConfigProblem] = []
-    kept = _without_program_settings(value, prefix, CLIENT_SOURCE, NETWORK_CLIENT_HINT, dropped)
+    kept = _without_program_values(value, prefix, CLIENT_SOURCE, NETWORK_CLIENT_HINT, dropped)
     return kept, [problem.key for problem in dropped]
 
 

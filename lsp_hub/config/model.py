@@ -48,6 +48,12 @@ class ServerSpec:
     # empty version_args means the server prints no version and is not asked.
     version_args: tuple[str, ...] = ("--version",)
     version_command: str | None = None
+    # For a root that is not trusted: dotted keys under `initialization_options.` or `settings.` (e.g.
+    # "initialization_options.tsserver.path") set to a file found upward from the real location of the server's
+    # command (e.g. "node_modules/typescript/lib/tsserver.js": Node's own package lookup). So a server that would
+    # prefer the workspace's copy of a tool runs the hub's own. No such file outside the workspace: not started.
+    # An empty value turns a pin off.
+    pin_untrusted: dict[str, str] = attrs.field(factory=dict)
 
     def allows(self, feature: str) -> bool:
         """Whether only_features/except_features let this server serve `feature`."""

@@ -1,7 +1,11 @@
 """Finding a server's executable: the workspace's own tool directories first (if trusted), then PATH.
 
 An untrusted workspace must never get to choose the program lsp-hub starts, so its `.venv/bin` and
-`node_modules/.bin` are only looked at to tell the user what was passed over.
+`node_modules/.bin` are only looked at to tell the user what was passed over. PATH gets the same rule: relative
+entries (`node_modules/.bin:.venv/bin:$PATH`, common in project shells) are never searched, since they mean whatever
+directory a process happens to run in, and for an untrusted workspace absolute entries inside it are passed over
+too. The result is always an absolute path. Servers inherit the same cleaned PATH (`child_search_path`), or a
+`#!/usr/bin/env node` script started in the workspace would find the workspace's `node`.
 """
 
 from __future__ import annotations
@@ -9,6 +13,7 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 import attrs
 
@@ -20,19 +25,73 @@ WORKSPACE_BIN_DIRS: tuple[str, ...] = (".venv/bin", "node_modules/.bin")
 
 @attrs.define(frozen=True)
 class CommandResolution:
-    path: str | None  # the executable to run, or None if none was found
+    path: str | None  # the executable to run (absolute), or None if none was found
     searched: list[str]  # human-readable places searched, in order
     skipped_local: str | None = None  # a workspace binary passed over because the workspace is not trusted
+
+
+@attrs.define(frozen=True)
+class SearchPath:
+    """PATH as the hub uses it for one root: the directories searched, and what was left out."""
+
+    directories: list[str]
+    ignored_relative: list[str]  # relative entries ("" included, which means the current directory)
+    inside_workspace: list[str]  # absolute entries inside an untrusted workspace
 
 
 def _is_executable(path: Path) -> bool:
     return path.is_file() and os.access(path, os.X_OK)
 
 
-def resolve_program(command: str, root: Path, *, trusted: bool) -> CommandResolution:
+def _is_within(path: str, directory: Path) -> bool:
+    """Whether `path` is `directory` or below it, symlinks resolved on both sides."""
+    real_path, real_directory = Path(os.path.realpath(path)), Path(os.path.realpath(directory))
+    return real_path == real_directory or real_directory in real_path.parents
+
+
+def search_path(root: Path, *, trusted: bool, workspace: Path | None = None,
+                path_value: str | None = None) -> SearchPath:
+    """The PATH directories a program for `root` may come from.
+
+    Relative entries are dropped. Unless `trusted`, so are entries inside `workspace` (the workspace folder that
+    holds `root`; default `root` itself): the workspace rule applied to PATH. `path_value` defaults to $PATH.
+    """
+    value = os.environ.get("PATH", os.defpath) if path_value is None else path_value
+    untrusted_area = workspace if workspace is not None else root
+    kept: list[str] = []
+    relative: list[str] = []
+    inside: list[str] = []
+    for entry in value.split(os.pathsep):
+        if not os.path.isabs(entry):
+            relative.append(entry)
+        elif not trusted and _is_within(entry, untrusted_area):
+            inside.append(entry)
+        else:
+            kept.append(entry)
+    return SearchPath(kept, relative, inside)
+
+
+def child_search_path(root: Path, *, trusted: bool, workspace: Path | None = None) -> str | None:
+    """The PATH a server started at `root` inherits (see search_path), or None when the hub has no PATH."""
+    if "PATH" not in os.environ:
+        return None
+    return os.pathsep.join(search_path(root, trusted=trusted, workspace=workspace).directories)
+
+
+def _describe_path_search(path: SearchPath) -> str:
+    notes = []
+    if path.ignored_relative:
+        notes.append(f"relative entries ignored: {', '.join(entry or '(empty)' for entry in path.ignored_relative)}")
+    if path.inside_workspace:
+        notes.append(f"passed over inside the untrusted workspace: {', '.join(path.inside_workspace)}")
+    return f"PATH ({'; '.join(notes)})" if notes else "PATH"
+
+
+def resolve_program(command: str, root: Path, *, trusted: bool, workspace: Path | None = None) -> CommandResolution:
     """Resolve any program name the way server commands are resolved (also used for doctor's version command)."""
     if not command:
         return CommandResolution(None, ["(no command configured)"])
+    root = Path(os.path.abspath(root))
     expanded = os.path.expanduser(command)
     if os.path.isabs(expanded):
         found = expanded if _is_executable(Path(expanded)) else None
@@ -56,14 +115,103 @@ def resolve_program(command: str, root: Path, *, trusted: bool) -> CommandResolu
                 return CommandResolution(found, searched)
         elif found is not None and skipped_local is None:
             skipped_local = found
-    searched.append("PATH")
-    return CommandResolution(shutil.which(expanded), searched, skipped_local)
+    path = search_path(root, trusted=trusted, workspace=workspace)
+    if skipped_local is None and path.inside_workspace:
+        skipped_local = shutil.which(expanded, path=os.pathsep.join(path.inside_workspace))
+    searched.append(_describe_path_search(path))
+    # shutil.which(path="") would look in the current directory: with no directory left, nothing is found.
+    found = shutil.which(expanded, path=os.pathsep.join(path.directories)) if path.directories else None
+    return CommandResolution(found, searched, skipped_local)
 
 
-def resolve_command(spec: ServerSpec, root: Path, *, trusted: bool) -> CommandResolution:
-    """Where `spec.command` is for a server running at `root`.
+def resolve_command(spec: ServerSpec, root: Path, *, trusted: bool,
+                    workspace: Path | None = None) -> CommandResolution:
+    """Where `spec.command` is for a server running at `root` (in the workspace folder `workspace`, default root).
 
-    Order: `<root>/.venv/bin`, `<root>/node_modules/.bin` (both only when `trusted`), then PATH. An absolute
-    command is used as is if it is executable; a relative path with a slash is taken inside the root, trusted only.
+    Order: `<root>/.venv/bin`, `<root>/node_modules/.bin` (both only when `trusted`), then PATH's absolute entries
+    (those inside an untrusted workspace passed over). An absolute command is used as is if it is executable; a
+    relative path with a slash is taken inside the root, trusted only.
     """
-    return resolve_program(spec.command, root, trusted=trusted)
+    return resolve_program(spec.command, root, trusted=trusted, workspace=workspace)
+
+
+@attrs.define(frozen=True)
+class LaunchPlan:
+    """How to start a server at one root: its spec as the backend should see it, or why it must not start."""
+
+    spec: ServerSpec
+    refused: str | None = None
+    pinned: dict[str, str] = attrs.field(factory=dict)  # pin_untrusted keys applied, with the file each got
+
+
+# The spec tables a pin_untrusted key may point into (the first part of the dotted key).
+PINNABLE_TABLES: tuple[str, ...] = ("initialization_options", "settings")
+
+
+def find_upward(start: Path, relative: str) -> Path | None:
+    """`<directory>/<relative>` for the nearest directory at or above `start` that has it as a file."""
+    for directory in (start, *start.parents):
+        candidate = directory / relative
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _with_value_at(table: dict[str, Any] | None, dotted: list[str], value: str) -> dict[str, Any]:
+    """A copy of `table` with `value` at the dotted key, making (or replacing non-table) intermediate tables."""
+    result = dict(table or {})
+    head, *rest = dotted
+    if rest:
+        inner = result.get(head)
+        result[head] = _with_value_at(inner if isinstance(inner, dict) else None, rest, value)
+    else:
+        result[head] = value
+    return result
+
+
+def _pin(spec: ServerSpec, command_path: str, root: Path, workspace: Path) -> LaunchPlan:
+    """Apply `spec.pin_untrusted` for an untrusted root, or refuse when a pinned file cannot be found outside it."""
+    command_home = Path(os.path.realpath(command_path)).parent
+    tables: dict[str, dict[str, Any] | None] = {"initialization_options": spec.initialization_options,
+                                                "settings": spec.settings}
+    pinned: dict[str, str] = {}
+    hint = f"run `lsp-hub trust {root}` to let it use the workspace's own"
+    for key, relative in sorted(spec.pin_untrusted.items()):
+        if not relative:
+            continue  # turned off by a trusted layer
+        table, _, inner_key = key.partition(".")
+        if table not in PINNABLE_TABLES or not inner_key:
+            return LaunchPlan(spec, refused=(
+                f"lsp-hub: {spec.name} was not started for {root}: its pin_untrusted key {key!r} must start with "
+                f"{' or '.join(name + '.' for name in PINNABLE_TABLES)}; {hint}"))
+        found = find_upward(command_home, relative)
+        if found is None or _is_within(str(found), workspace):
+            return LaunchPlan(spec, refused=(
+                f"lsp-hub: {spec.name} was not started for {root}: the workspace is not trusted, so it must not run "
+                f"the workspace's {relative}, and none was found outside the workspace next to {command_home} "
+                f"to use instead; {hint}"))
+        file = os.path.realpath(found)
+        tables[table] = _with_value_at(tables[table], inner_key.split("."), file)
+        pinned[key] = file
+    spec = attrs.evolve(spec, initialization_options=tables["initialization_options"],
+                        settings=tables["settings"] or {})
+    return LaunchPlan(spec, pinned=pinned)
+
+
+def prepare_launch(spec: ServerSpec, command_path: str, root: Path, *, trusted: bool,
+                   workspace: Path | None = None) -> LaunchPlan:
+    """The spec a backend at `root` runs with.
+
+    PATH is cleaned as for resolution (unless the configuration itself sets PATH in `env`, which only trusted layers
+    can). For an untrusted root, `pin_untrusted` points the server at the hub's own files: typescript-language-server
+    would otherwise prefer the workspace's node_modules/typescript and run it. A pin always wins over a configured
+    value there: the configuration is shared by all roots, and a trusted root's project file may set that key.
+    """
+    env = dict(spec.env)
+    path = child_search_path(root, trusted=trusted, workspace=workspace)
+    if path is not None and "PATH" not in env:
+        env["PATH"] = path
+    spec = attrs.evolve(spec, env=env)
+    if trusted or not spec.pin_untrusted:
+        return LaunchPlan(spec)
+    return _pin(spec, command_path, root, workspace if workspace is not None else root)
