@@ -266,7 +266,10 @@ class RawProtocol(JsonRPCProtocol):
             target = params.get("id") if isinstance(params, dict) else None
             task = self._incoming.get(target) if isinstance(target, int | str) else None
             if task is not None:
-                task.cancel()
+                # Not at once: a cancel read right after its request would stop the task before its first step,
+                # so it would never enter the try/finally that cancels its downstream requests. The task's first
+                # step was scheduled when it was created, so it runs before this.
+                asyncio.get_running_loop().call_soon(task.cancel)
             # The handler may want to know too (the hub passes cancellations downstream).
         if self.handler is None:
             return

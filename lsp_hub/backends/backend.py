@@ -156,6 +156,14 @@ class Pending:
         self.timer: asyncio.TimerHandle | None = None
         self.cancelled = False
 
+    def settled(self, future: asyncio.Future[Any]) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+        if not future.cancelled():
+            # Answers nobody waits for any more (the runner returned on another server's answer, or gave up)
+            # must not end as "Future exception was never retrieved" in the log.
+            future.exception()
+
     def cancel(self) -> None:
         """The client gave up on it: tell the server (if it was sent and not answered) and stop waiting.
 
@@ -418,7 +426,7 @@ class Backend:
         else:
             self._outbox.append(send)
             self.ensure_started()
-        future.add_done_callback(lambda _: pending.timer.cancel() if pending.timer else None)
+        future.add_done_callback(pending.settled)
         return pending
 
     def _time_out(self, pending: Pending, seconds: float) -> None:
