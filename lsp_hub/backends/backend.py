@@ -107,7 +107,8 @@ class _Connection(JsonRPCClient):
         protocol = self.protocol
         assert isinstance(protocol, RawProtocol)
         protocol.set_writer(process.stdin)
-        protocol.raw_reader = RawResponseReader(process.stdout)
+        protocol.raw_reader = RawResponseReader(process.stdout, peer_name=self.backend.name)
+        protocol.answers_parse_errors = False
         self._server = process
         self._async_tasks.extend([
             asyncio.create_task(run_async(stop_event=self._stop_event, reader=protocol.raw_reader,
