@@ -240,7 +240,9 @@ class RawResponseReader(FrameReader):
 
     Parsing a 5,000-item completion, then serialising it again towards the client, would double the cost of the
     hop. Bodies that look like a plain response (see _RESPONSE_PREFIX) are swapped for a tiny stand-in
-    `{"jsonrpc":"2.0","id":N,"result":{"$lspHubRaw":K}}`; the protocol then picks the stashed bytes up by K.
+    `{"jsonrpc":"2.0","id":N,"result":{"$lspHubRaw":K}}`; the protocol then picks the stashed bytes up by K,
+    whether or not anyone still waits for them. The result is checked to be one well-formed JSON value first
+    (orjson, about a fifth of a parse and re-serialisation), so the client never gets an unparseable frame.
     """
 
     def __init__(self, stream: asyncio.StreamReader, threshold: int = RAW_THRESHOLD,
@@ -257,13 +259,24 @@ class RawResponseReader(FrameReader):
         end = body.rstrip().rfind(b"}")
         if match is None or end <= match.end():
             return super().hand_off(body)
+        result = body[match.end():end]
+        try:
+            orjson.loads(result)
+        except orjson.JSONDecodeError:
+            # Members after "result", or JSON only the standard library reads, or no JSON at all: parse it whole.
+            return super().hand_off(body)
         key = next(self._keys)
-        self._stash[key] = body[match.end():end]
+        self._stash[key] = result
         msg_id = match.group(1) or match.group(2)
         return b'{"jsonrpc":"2.0","id":%s,"result":{"%s":%d}}' % (msg_id, RAW_MARKER.encode(), key)
 
     def take(self, key: int) -> bytes | None:
         return self._stash.pop(key, None)
+
+    @property
+    def stashed(self) -> int:
+        """How many large results wait to be picked up (none, between messages)."""
+        return len(self._stash)
 
 
 class MessageHandler(Protocol):
@@ -435,19 +448,20 @@ class RawProtocol(JsonRPCProtocol):
             logger.exception("error handling notification %s from %s", method, self.peer_name)
 
     def _complete_outgoing(self, msg_id: Any, *, result: Any = None, error: Any = None) -> None:
+        if self.raw_reader is not None and isinstance(result, dict) and RAW_MARKER in result:
+            # Taken first, whatever follows: a late answer's text must not stay stashed.
+            raw = self.raw_reader.take(result[RAW_MARKER])
+            if raw is not None:
+                result = RawResult(raw)
         future = self._request_futures.pop(msg_id, None) if isinstance(msg_id, int | str) else None
-        if future is None:
-            logger.warning("%s answered unknown request id %r", self.peer_name, msg_id)
-            return
-        if future.done():
+        if future is None or future.done():
+            # Answers after their deadline or their cancel are normal; nothing waits for them.
+            logger.debug("%s answered request %r, which nothing awaits (late, cancelled or unknown): dropped",
+                         self.peer_name, msg_id)
             return
         if error is not None:
             future.set_exception(ResponseFailure.from_dict(error))
             return
-        if self.raw_reader is not None and isinstance(result, dict) and RAW_MARKER in result:
-            raw = self.raw_reader.take(result[RAW_MARKER])
-            if raw is not None:
-                result = RawResult(raw)
         future.set_result(result)
 
     # ----------------------------------------------------------------------------------------------- outgoing
@@ -482,6 +496,8 @@ class RawProtocol(JsonRPCProtocol):
         if future is None:
             future = asyncio.get_running_loop().create_future()
         self._request_futures[msg_id] = future  # type: ignore[assignment]
+        # Resolved by a deadline or a cancel, it is forgotten at once: a server may never answer it.
+        future.add_done_callback(lambda _: self._request_futures.pop(msg_id, None))
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": msg_id, "method": method}
         if params is not None:
             message["params"] = params

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import sys
 
 import pytest
 
 from tests.hub_fixtures import StartHub
-from tests.hubclient import ResponseFailure
+from tests.hubclient import REPO_ROOT, ResponseFailure
 
 pytestmark = pytest.mark.asyncio
 
@@ -44,6 +46,112 @@ async def test_a_cancel_right_after_its_request_reaches_every_backend_it_was_sen
     await hub.client.status()
     assert "never retrieved" not in hub.log()
     assert "did not answer" not in hub.log()
+
+
+# ------------------------------------------------------------------------------------------ large answers
+# A backend that answers completion with a large result: invalid JSON at line 0, valid but after the hub's
+# deadline at line 1, valid at once at line 2.
+LARGE_BACKEND = r'''
+import asyncio, sys
+sys.path.insert(0, REPO)
+from lsp_hub.jsonrpc import RawResult, serve_stdio
+
+ITEMS = b'{"isIncomplete":false,"items":[' + b",".join(
+    b'{"label":"item%d","kind":6,"data":{"index":%d}}' % (i, i) for i in range(ITEMS_COUNT)) + b"]}"
+BROKEN = b'{"isIncomplete":false,"items":[' + b'{"label":"x"},' * 8000 + b"}"  # an unclosed array
+
+
+class Server:
+    def __init__(self, protocol, stop):
+        self.protocol, self.stop = protocol, stop
+
+    def on_request(self, msg_id, method, params):
+        if method == "initialize":
+            return {"capabilities": {"textDocumentSync": 1, "completionProvider": {"triggerCharacters": ["."]}}}
+        if method != "textDocument/completion":
+            return None
+        line = params["position"]["line"]
+        if line == 0:
+            self.protocol._write(b'{"jsonrpc":"2.0","id":%d,"result":%s}' % (msg_id, BROKEN))
+            return asyncio.Event().wait()  # answered above, by hand
+        if line == 1:  # late, and deaf to the hub's $/cancelRequest at its deadline
+            answer = b'{"jsonrpc":"2.0","id":%d,"result":%s}' % (msg_id, ITEMS)
+            asyncio.get_running_loop().call_later(LATE_SECONDS, self.protocol._write, answer)
+            return asyncio.Event().wait()
+        return RawResult(ITEMS)
+
+    def on_notification(self, method, params):
+        if method == "exit":
+            self.stop.set()
+
+
+asyncio.run(serve_stdio(Server))
+'''
+
+
+async def _start_large_backend_hub(start_hub: StartHub, tmp_path, *, items: int, late_seconds: float,
+                                   timeout: float):  # type: ignore[no-untyped-def]
+    script = tmp_path / "large_backend.py"
+    script.write_text(LARGE_BACKEND.replace("REPO", repr(str(REPO_ROOT))).replace("ITEMS_COUNT", str(items))
+                      .replace("LATE_SECONDS", str(late_seconds)))
+    hub = await start_hub({"large": {"_config": {"command": sys.executable, "args": [str(script)]}}},
+                          languages={"alpha": {"extensions": ["alpha"], "servers": ["large"]}},
+                          hub={"request_timeout_seconds": timeout})
+    uri = hub.client.open(hub.file("l.alpha", "a\nb\nc\n"), "alpha")
+    return hub, uri
+
+
+def completion(uri: str, line: int) -> dict:
+    return {"textDocument": {"uri": uri}, "position": {"line": line, "character": 0}}
+
+
+def rss_bytes(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    raise AssertionError("no VmRSS")
+
+
+async def test_an_invalid_large_answer_becomes_an_error_and_a_valid_one_passes(start_hub: StartHub, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    hub, uri = await _start_large_backend_hub(start_hub, tmp_path, items=3000, late_seconds=0, timeout=10)
+    with pytest.raises(ResponseFailure) as broken:
+        await hub.client.request("textDocument/completion", completion(uri, 0), timeout=5)
+    assert broken.value.code == -32803 and "not valid JSON" in broken.value.message
+    answer = await hub.client.request("textDocument/completion", completion(uri, 2), timeout=5)
+    assert len(answer["items"]) == 3000 and answer["items"][-1]["data"] == {"index": 2999}
+    assert hub.log().count("large sent a body that is not JSON") == 1
+
+
+async def test_late_large_answers_leave_nothing_behind(start_hub: StartHub, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # 25 answers of about 1.6 MB each, all after the hub's 0.5 s deadline: the hub's memory stays flat.
+    hub, uri = await _start_large_backend_hub(start_hub, tmp_path, items=30_000, late_seconds=0.8, timeout=0.5)
+
+    async def answered_in_time() -> None:
+        """An answer read after the late ones: they have all been read by then. (Under load it may be late too,
+        which only adds a late answer.)"""
+        for _ in range(20):
+            with contextlib.suppress(ResponseFailure):
+                await hub.client.request("textDocument/completion", completion(uri, 2), timeout=10)
+                return
+        raise AssertionError("no answer in time")
+
+    async def late_round() -> None:
+        requests = [hub.client.request("textDocument/completion", completion(uri, 1), timeout=10)
+                    for _ in range(25)]
+        for outcome in await asyncio.gather(*requests, return_exceptions=True):
+            assert isinstance(outcome, ResponseFailure) and "did not answer" in outcome.message
+        await asyncio.sleep(0.8)  # the answers arrive
+        await answered_in_time()
+
+    await answered_in_time()  # started, warmed up
+
+    await late_round()
+    before = rss_bytes(hub.client.process.pid)
+    await late_round()
+    await late_round()
+    grown = rss_bytes(hub.client.process.pid) - before
+    assert grown < 15_000_000, f"the hub grew by {grown / 1e6:.1f} MB over 50 late answers"
 
 
 # ------------------------------------------------------------------------------------------ framing
