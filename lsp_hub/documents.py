@@ -50,9 +50,9 @@ def utf16_to_index(line: str, character: int) -> int:
 
 
 class Document:
-    """An open document. Kept as its lines (split at "\n" only, as before: "\r" stays at the line's end) so an
-    edit costs O(changed lines) whatever the document's size; the full text is joined when asked for, and kept
-    until the next edit."""
+    """An open document. From its first edit on, kept as its lines (split at "\n" only, as before: "\r" stays at
+    the line's end) so an edit costs O(changed lines) whatever the document's size; the full text is joined when
+    asked for, and kept until the next edit."""
 
     __slots__ = ("_lines", "_text", "language_id", "opened_in", "uri", "version")
 
@@ -62,31 +62,39 @@ class Document:
         self.version = version
         # Backends (by key) this document has been opened in.
         self.opened_in: set[str] = set()
-        self._lines = text.split("\n")
+        # Split at the first edit: a document that is only read never pays for its lines.
+        self._lines: list[str] | None = None
         self._text: str | None = text
 
     def __repr__(self) -> str:
-        return f"Document({self.uri!r}, {self.language_id!r}, version={self.version}, lines={len(self._lines)})"
+        return f"Document({self.uri!r}, {self.language_id!r}, version={self.version})"
 
     @property
     def text(self) -> str:
         if self._text is None:
+            assert self._lines is not None  # one of the two is always there
             self._text = "\n".join(self._lines)
         return self._text
 
     @text.setter
     def text(self, text: str) -> None:
-        self._lines = text.split("\n")
+        self._lines = None
         self._text = text
+
+    @property
+    def lines(self) -> list[str]:
+        if self._lines is None:
+            self._lines = self.text.split("\n")
+        return self._lines
 
     def _locate(self, line: int, character: int) -> tuple[int, int]:
         """(line, str index in that line) of an LSP position; positions past the end clamp to the end."""
+        lines = self.lines
         if line < 0:
             return 0, 0
-        if line >= len(self._lines):
-            last = len(self._lines) - 1
-            return last, len(self._lines[last])
-        line_text = self._lines[line]
+        if line >= len(lines):
+            return len(lines) - 1, len(lines[-1])
+        line_text = lines[line]
         # A column never reaches into the "\r" of a CRLF ending.
         limit = len(line_text) - 1 if line_text.endswith("\r") else len(line_text)
         return line, min(utf16_to_index(line_text, character), limit)
@@ -95,7 +103,7 @@ class Document:
         """The str offset in `text` of an LSP position (UTF-16 columns). O(line number): for tests and rare use;
         edits do not need it."""
         line, index = self._locate(line, character)
-        return sum(len(text) + 1 for text in self._lines[:line]) + index
+        return sum(len(text) + 1 for text in self.lines[:line]) + index
 
     def apply_changes(self, changes: list[dict[str, Any]], version: int) -> None:
         """Apply didChange content changes in order (each either a full replacement or a range edit)."""
@@ -110,8 +118,9 @@ class Document:
             if end < start:
                 start, end = end, start
             (first, start_index), (last, end_index) = start, end
-            edited = self._lines[first][:start_index] + text + self._lines[last][end_index:]
-            self._lines[first : last + 1] = edited.split("\n")
+            lines = self.lines
+            edited = lines[first][:start_index] + text + lines[last][end_index:]
+            lines[first : last + 1] = edited.split("\n")
             self._text = None
         self.version = version
 
