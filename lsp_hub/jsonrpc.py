@@ -21,6 +21,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 import cattrs
+import orjson
 from pygls.exceptions import JsonRpcException
 from pygls.protocol import JsonRPCProtocol
 
@@ -93,41 +94,189 @@ _RESPONSE_PREFIX = re.compile(
 )
 RAW_THRESHOLD = 64 * 1024
 RAW_MARKER = "$lspHubRaw"
+FRAME_MARKER = "$lspHubFrame"
+MAX_CONTENT_LENGTH = 512 * 1024 * 1024  # a longer frame is a broken header, not a message
+_HEADER_END = b"\r\n\r\n"
+_HEADER_LINE = re.compile(rb"([A-Za-z0-9-]+): (.*)")
+_CONTENT_LENGTH = b"Content-Length:"
+
+# Messages FrameReader parsed, waiting for RawProtocol.handle_message: pygls' read loop parses the stand-in the
+# reader returns and calls handle_message without awaiting in between, so an entry lives for one synchronous
+# stretch and the map holds at most one entry per connection.
+_HANDED_OFF: dict[int, Any] = {}
+_handoff_keys = itertools.count(1)
 
 
-class RawResponseReader:
-    """Wraps a peer's stream for pygls' read loop. A large response is not parsed: its result stays bytes.
+class UnreadableBody:
+    """A frame whose body is not JSON (or not UTF-8): what was wrong, and the response id if one can be seen."""
 
-    pygls parses every body it reads; for a 5,000-item completion that parse and the re-serialisation towards the
-    client would double the cost of the hop. Bodies that look like a plain response (see _RESPONSE_PREFIX) are
-    swapped for a tiny stand-in `{"jsonrpc":"2.0","id":N,"result":{"$lspHubRaw":K}}` that pygls parses cheaply;
-    the protocol then picks the stashed bytes up by K.
+    __slots__ = ("error", "response_id", "size", "start")
+
+    def __init__(self, body: bytes, error: Exception) -> None:
+        self.error = error
+        self.size = len(body)
+        self.start = body[:60]
+        match = _RESPONSE_PREFIX.match(body, 0, 256)
+        self.response_id = int(match.group(1) or match.group(2)) if match else None
+
+
+def parse_body(body: bytes) -> Any:
+    """A frame's body as Python values (orjson, which is faster; the standard library for what orjson refuses and
+    JSON-RPC peers still send: lone surrogates in strings, integers beyond 64 bits); UnreadableBody if neither
+    can read it."""
+    try:
+        return orjson.loads(body)
+    except orjson.JSONDecodeError:
+        try:
+            return json.loads(body)
+        except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError
+            return UnreadableBody(body, exc)
+
+
+def _header_problem(block: bytes) -> tuple[int, str | None]:
+    """(Content-Length, None) for a well-formed header block (without its final blank line), else (0, why)."""
+    length: int | None = None
+    for line in block.split(b"\r\n"):
+        match = _HEADER_LINE.fullmatch(line)
+        if match is None:
+            return 0, f"malformed header line {line[:80]!r}"
+        if match.group(1).lower() != b"content-length":
+            continue  # Content-Type: only utf-8 exists in practice
+        value = match.group(2)
+        if not value.isdigit():
+            return 0, f"Content-Length is not a non-negative integer: {value[:40]!r}"
+        length = int(value)
+        if length == 0:
+            return 0, "Content-Length 0 (an empty body)"
+        if length > MAX_CONTENT_LENGTH:
+            return 0, f"Content-Length {length} is over the {MAX_CONTENT_LENGTH} bytes limit"
+    if length is None:
+        return 0, "no Content-Length header"
+    return length, None
+
+
+class FrameReader:
+    """Reads LSP frames strictly and parses their bodies, for pygls' read loop (`pygls.io_.run_async`).
+
+    pygls' loop ignores any header line it does not expect, so one broken header (a negative, huge or non-numeric
+    Content-Length, LF-only line ends, no space after the colon) desynchronised the stream for good, silently; and
+    it logs a traceback per unparseable body. Here a broken header is logged with what was seen and reading
+    resumes at the next "Content-Length:" header; input that ends while looking for one ends the loop (the
+    connection, and on stdio the hub). Each body is parsed here, and pygls gets a tiny stand-in naming it, so a
+    body that is not JSON becomes one log line and an UnreadableBody for RawProtocol to answer.
     """
 
-    def __init__(self, stream: Any, threshold: int = RAW_THRESHOLD) -> None:
+    def __init__(self, stream: asyncio.StreamReader, peer_name: str = "client") -> None:
         self._stream = stream
+        self.peer_name = peer_name
+        self._blank_line_due = False
+
+    async def readline(self) -> bytes:
+        # pygls reads header lines until a blank one, then the body: give it one clean header and the blank line.
+        if self._blank_line_due:
+            self._blank_line_due = False
+            return b"\r\n"
+        length = await self._next_frame_length()
+        if length is None:
+            return b""  # ends pygls' loop
+        self._blank_line_due = True
+        return b"Content-Length: %d\r\n" % length
+
+    async def _next_frame_length(self) -> int | None:
+        skipped = 0
+        while True:
+            try:
+                block = await self._stream.readuntil(_HEADER_END)
+            except asyncio.IncompleteReadError as exc:
+                if exc.partial.strip() or skipped:
+                    logger.error("%s: input ended while looking for a frame header (%d bytes skipped, last %r)",
+                                 self.peer_name, skipped + len(exc.partial), exc.partial[-60:])
+                return None
+            except asyncio.LimitOverrunError as exc:
+                # No header end within the stream's limit: nothing there is a frame; drop it and look on.
+                dropped = await self._stream.readexactly(exc.consumed)
+                if not skipped:
+                    logger.warning("%s: %d bytes without a frame header end; skipping to the next Content-Length "
+                                   "header", self.peer_name, len(dropped))
+                skipped += len(dropped)
+                continue
+            header = block[: -len(_HEADER_END)]
+            length, problem = _header_problem(header)
+            if problem is None and not skipped:
+                return length
+            if problem is not None:
+                if not skipped:
+                    logger.warning("%s: bad frame header: %s (saw %r); skipping to the next Content-Length header",
+                                   self.peer_name, problem, block[:120])
+                # Something before a header (the rest of a frame we lost step with, or a header line with LF-only
+                # ends): a well-formed header may still close the block.
+                at = header.rfind(_CONTENT_LENGTH)
+                length = _header_problem(header[at:])[0] if at > 0 else 0
+                if not length:
+                    skipped += len(block)
+                    continue
+                skipped += at
+            logger.info("%s: resynchronized at a Content-Length header after skipping %d bytes",
+                        self.peer_name, skipped)
+            return length
+
+    async def readexactly(self, n: int) -> bytes:
+        try:
+            body = await self._stream.readexactly(n)
+        except asyncio.IncompleteReadError as exc:
+            logger.error("%s: input ended %d bytes into a %d-byte body", self.peer_name, len(exc.partial), n)
+            return b""  # ends pygls' loop
+        return self.hand_off(body)
+
+    def hand_off(self, body: bytes) -> bytes:
+        message = parse_body(body)
+        key = next(_handoff_keys)
+        _HANDED_OFF[key] = message
+        return b'{"%s":%d}' % (FRAME_MARKER.encode(), key)
+
+
+class RawResponseReader(FrameReader):
+    """Reads a backend's stream. A large response is not parsed: its result stays bytes.
+
+    Parsing a 5,000-item completion, then serialising it again towards the client, would double the cost of the
+    hop. Bodies that look like a plain response (see _RESPONSE_PREFIX) are swapped for a tiny stand-in
+    `{"jsonrpc":"2.0","id":N,"result":{"$lspHubRaw":K}}`; the protocol then picks the stashed bytes up by K,
+    whether or not anyone still waits for them. The result is checked to be one well-formed JSON value first
+    (orjson, about a fifth of a parse and re-serialisation), so the client never gets an unparseable frame.
+    """
+
+    def __init__(self, stream: asyncio.StreamReader, threshold: int = RAW_THRESHOLD,
+                 peer_name: str = "server") -> None:
+        super().__init__(stream, peer_name)
         self._threshold = threshold
         self._stash: dict[int, bytes] = {}
         self._keys = itertools.count(1)
 
-    def readline(self) -> Awaitable[bytes]:
-        return self._stream.readline()
-
-    async def readexactly(self, n: int) -> bytes:
-        body: bytes = await self._stream.readexactly(n)
-        if n < self._threshold:
-            return body
+    def hand_off(self, body: bytes) -> bytes:
+        if len(body) < self._threshold:
+            return super().hand_off(body)
         match = _RESPONSE_PREFIX.match(body, 0, 256)
         end = body.rstrip().rfind(b"}")
         if match is None or end <= match.end():
-            return body
+            return super().hand_off(body)
+        result = body[match.end():end]
+        try:
+            orjson.loads(result)
+        except orjson.JSONDecodeError:
+            # Members after "result", or JSON only the standard library reads, or no JSON at all: parse it whole.
+            return super().hand_off(body)
         key = next(self._keys)
-        self._stash[key] = body[match.end():end]
+        self._stash[key] = result
         msg_id = match.group(1) or match.group(2)
         return b'{"jsonrpc":"2.0","id":%s,"result":{"%s":%d}}' % (msg_id, RAW_MARKER.encode(), key)
 
     def take(self, key: int) -> bytes | None:
         return self._stash.pop(key, None)
+
+    @property
+    def stashed(self) -> int:
+        """How many large results wait to be picked up (none, between messages)."""
+        return len(self._stash)
 
 
 class MessageHandler(Protocol):
@@ -181,10 +330,18 @@ class RawProtocol(JsonRPCProtocol):
         self._incoming: dict[MsgId, asyncio.Future[Any]] = {}
         self._ids = itertools.count(1)
         self.raw_reader: RawResponseReader | None = None
+        # JSON-RPC answers a body that is not JSON with a parse error (id null); a backend gets none (servers log
+        # an answer to no request of theirs as an error of their own).
+        self.answers_parse_errors = True
         self._writes: set[asyncio.Future[Any]] = set()
 
     # ----------------------------------------------------------------------------------------------- incoming
     def handle_message(self, message: Any) -> None:
+        if isinstance(message, dict) and len(message) == 1 and FRAME_MARKER in message:
+            message = _HANDED_OFF.pop(message[FRAME_MARKER], None)
+            if isinstance(message, UnreadableBody):
+                self._unreadable(message)
+                return
         if not isinstance(message, dict):
             self._reply_invalid(None, f"a message must be a JSON object, got {type(message).__name__}")
             return
@@ -212,6 +369,18 @@ class RawProtocol(JsonRPCProtocol):
             self._handle_raw_request(msg_id, method, params)
         else:
             self._handle_raw_notification(method, params)
+
+    def _unreadable(self, body: UnreadableBody) -> None:
+        """One log line (the traceback only at debug level) and the answer the body deserves."""
+        logger.warning("%s sent a body that is not JSON (%s; %d bytes, starting %r)", self.peer_name, body.error,
+                       body.size, body.start)
+        logger.debug("parse failure", exc_info=body.error)
+        if body.response_id is not None and body.response_id in self._request_futures:
+            # A broken answer to one of our requests: that request fails now, not at its deadline.
+            self._complete_outgoing(body.response_id, error={
+                "code": REQUEST_FAILED, "message": f"{self.peer_name} sent an answer that is not valid JSON"})
+        elif self.answers_parse_errors:
+            self.send_response(None, error=parse_error_response(body.error))
 
     def _reply_invalid(self, msg_id: Any, why: str) -> None:
         logger.warning("invalid message from %s: %s", self.peer_name, why)
@@ -266,7 +435,10 @@ class RawProtocol(JsonRPCProtocol):
             target = params.get("id") if isinstance(params, dict) else None
             task = self._incoming.get(target) if isinstance(target, int | str) else None
             if task is not None:
-                task.cancel()
+                # Not at once: a cancel read right after its request would stop the task before its first step,
+                # so it would never enter the try/finally that cancels its downstream requests. The task's first
+                # step was scheduled when it was created, so it runs before this.
+                asyncio.get_running_loop().call_soon(task.cancel)
             # The handler may want to know too (the hub passes cancellations downstream).
         if self.handler is None:
             return
@@ -276,19 +448,20 @@ class RawProtocol(JsonRPCProtocol):
             logger.exception("error handling notification %s from %s", method, self.peer_name)
 
     def _complete_outgoing(self, msg_id: Any, *, result: Any = None, error: Any = None) -> None:
+        if self.raw_reader is not None and isinstance(result, dict) and RAW_MARKER in result:
+            # Taken first, whatever follows: a late answer's text must not stay stashed.
+            raw = self.raw_reader.take(result[RAW_MARKER])
+            if raw is not None:
+                result = RawResult(raw)
         future = self._request_futures.pop(msg_id, None) if isinstance(msg_id, int | str) else None
-        if future is None:
-            logger.warning("%s answered unknown request id %r", self.peer_name, msg_id)
-            return
-        if future.done():
+        if future is None or future.done():
+            # Answers after their deadline or their cancel are normal; nothing waits for them.
+            logger.debug("%s answered request %r, which nothing awaits (late, cancelled or unknown): dropped",
+                         self.peer_name, msg_id)
             return
         if error is not None:
             future.set_exception(ResponseFailure.from_dict(error))
             return
-        if self.raw_reader is not None and isinstance(result, dict) and RAW_MARKER in result:
-            raw = self.raw_reader.take(result[RAW_MARKER])
-            if raw is not None:
-                result = RawResult(raw)
         future.set_result(result)
 
     # ----------------------------------------------------------------------------------------------- outgoing
@@ -323,6 +496,8 @@ class RawProtocol(JsonRPCProtocol):
         if future is None:
             future = asyncio.get_running_loop().create_future()
         self._request_futures[msg_id] = future  # type: ignore[assignment]
+        # Resolved by a deadline or a cancel, it is forgotten at once: a server may never answer it.
+        future.add_done_callback(lambda _: self._request_futures.pop(msg_id, None))
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": msg_id, "method": method}
         if params is not None:
             message["params"] = params
@@ -377,9 +552,10 @@ def parse_error_response(exc: BaseException) -> dict[str, Any]:
     return {"code": PARSE_ERROR, "message": f"Parse error: {exc}"}
 
 
-async def stdin_stream(source: Any = None, limit: int = 64 * 1024 * 1024) -> asyncio.StreamReader | None:
-    """stdin (or `source`) as an asyncio stream when it is a pipe or a socket (no thread hand-off per line, which
-    costs about 0.1 ms a message), else None (a regular file or a terminal: read it in a thread)."""
+async def stdin_stream(source: Any = None, limit: int = 64 * 1024 * 1024) -> FrameReader | None:
+    """stdin (or `source`) as a FrameReader on an asyncio stream when it is a pipe or a socket (no thread hand-off
+    per line, which costs about 0.1 ms a message), else None (a regular file or a terminal: read it in a thread,
+    with pygls' own framing)."""
     reader = asyncio.StreamReader(limit=limit)
     try:
         await asyncio.get_running_loop().connect_read_pipe(
@@ -387,7 +563,7 @@ async def stdin_stream(source: Any = None, limit: int = 64 * 1024 * 1024) -> asy
     except (ValueError, OSError) as exc:
         logger.info("stdin is not a pipe (%s): reading it in a thread", exc)
         return None
-    return reader
+    return FrameReader(reader)
 
 
 async def serve_stdio(

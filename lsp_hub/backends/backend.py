@@ -107,7 +107,8 @@ class _Connection(JsonRPCClient):
         protocol = self.protocol
         assert isinstance(protocol, RawProtocol)
         protocol.set_writer(process.stdin)
-        protocol.raw_reader = RawResponseReader(process.stdout)
+        protocol.raw_reader = RawResponseReader(process.stdout, peer_name=self.backend.name)
+        protocol.answers_parse_errors = False
         self._server = process
         self._async_tasks.extend([
             asyncio.create_task(run_async(stop_event=self._stop_event, reader=protocol.raw_reader,
@@ -155,6 +156,14 @@ class Pending:
         self.msg_id: int | None = None
         self.timer: asyncio.TimerHandle | None = None
         self.cancelled = False
+
+    def settled(self, future: asyncio.Future[Any]) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+        if not future.cancelled():
+            # Answers nobody waits for any more (the runner returned on another server's answer, or gave up)
+            # must not end as "Future exception was never retrieved" in the log.
+            future.exception()
 
     def cancel(self) -> None:
         """The client gave up on it: tell the server (if it was sent and not answered) and stop waiting.
@@ -418,7 +427,7 @@ class Backend:
         else:
             self._outbox.append(send)
             self.ensure_started()
-        future.add_done_callback(lambda _: pending.timer.cancel() if pending.timer else None)
+        future.add_done_callback(pending.settled)
         return pending
 
     def _time_out(self, pending: Pending, seconds: float) -> None:
