@@ -21,7 +21,7 @@ from typing import Any, BinaryIO
 from pygls.io_ import StdinAsyncReader, StdoutWriter, run_async, run_websocket
 from pygls.server import JsonRPCServer
 
-from lsp_hub.jsonrpc import RawProtocol, parse_error_response, raw_converter, stdin_stream
+from lsp_hub.jsonrpc import FrameReader, RawProtocol, parse_error_response, raw_converter, stdin_stream
 from lsp_hub.session import Session, SessionExtension
 from lsp_hub.transport_security import STDIO_CLIENT, ClientOrigin, HandshakePolicy, PeerOwners
 
@@ -167,7 +167,8 @@ class Hub:
             endpoint = Endpoint()
             endpoint.protocol.set_writer(writer)
             try:
-                await self.serve_stream(reader, endpoint.protocol, endpoint, client=client)
+                # The same strict framing as stdio: a broken header is logged and reading resynchronizes.
+                await self.serve_stream(FrameReader(reader), endpoint.protocol, endpoint, client=client)
             finally:
                 with contextlib.suppress(Exception):
                     writer.close()

@@ -60,3 +60,21 @@ async def test_daemon_serves_several_clients_and_outlives_each(tmp_path: Path, f
     finally:
         process.terminate()
         await asyncio.wait_for(process.wait(), 15)
+
+
+async def test_a_tcp_client_with_a_broken_header_is_answered_after_it(tmp_path: Path) -> None:
+    """TCP reads frames as strictly as stdio: a broken header is logged and the next message still answered."""
+    process, port = await start_daemon(tmp_path, "--tcp")
+    try:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        body = b'{"jsonrpc":"2.0","id":7,"method":"initialize","params":{"capabilities":{}}}'
+        writer.write(b"Content-Length: fifty\r\n\r\n{}" + b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        await writer.drain()
+        header = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 20)
+        answer = await reader.readexactly(int(header.split(b":")[1].split(b"\r\n")[0]))
+        assert b'"id":7' in answer and b'"capabilities"' in answer
+        assert "bad frame header" in (tmp_path / "log").read_text()
+        writer.close()
+    finally:
+        process.terminate()
+        await asyncio.wait_for(process.wait(), 15)
