@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from lsp_hub.file_operations import ALL_FILES, FILE_OPERATIONS
+
 # The ServerCapabilities path that says a server handles a method. Methods not listed are forwarded on trust.
 CAPABILITY_PATHS: dict[str, tuple[str, ...]] = {
     "textDocument/hover": ("hoverProvider",),
@@ -153,7 +155,10 @@ def hub_capabilities(command_list: list[str], *, pull_diagnostics: bool = False)
         "inlayHintProvider": {"resolveProvider": True},
         "workspaceSymbolProvider": True,
         "executeCommandProvider": {"commands": command_list},
-        "workspace": {"workspaceFolders": {"supported": True, "changeNotifications": True}},
+        "workspace": {
+            "workspaceFolders": {"supported": True, "changeNotifications": True},
+            "fileOperations": {key: ALL_FILES for key in FILE_OPERATIONS.values()},
+        },
     }
     if pull_diagnostics:
         capabilities["diagnosticProvider"] = {"interFileDependencies": True, "workspaceDiagnostics": True}

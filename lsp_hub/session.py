@@ -21,6 +21,7 @@ from lsp_hub.capabilities import hub_capabilities
 from lsp_hub.config.model import Config, ServerSpec
 from lsp_hub.diagnostics import ClientDiagnostics, DiagnosticStore, Part
 from lsp_hub.documents import Document, DocumentStore, path_to_uri, uri_to_path
+from lsp_hub.file_operations import FILE_OPERATIONS, matching_files, merge_workspace_edits
 from lsp_hub.forwarding import Forwarder
 from lsp_hub.jsonrpc import (
     INVALID_PARAMS,
@@ -77,6 +78,10 @@ class SessionExtension:
         return None
 
     async def close(self) -> None: ...
+
+
+def _file_operation_notification(method: str) -> Callable[[Session, dict[str, Any]], None]:
+    return lambda session, params: session._did_file_operation(method, params)
 
 
 class Session:
@@ -139,6 +144,7 @@ class Session:
             Strategy.EXECUTE_COMMAND: self._run_execute_command,
             Strategy.DOCUMENT_DIAGNOSTIC: self._run_document_diagnostic,
             Strategy.WORKSPACE_DIAGNOSTIC: self._run_workspace_diagnostic,
+            Strategy.FILE_OPERATION: self._run_file_operation,
             Strategy.FORWARD: self._run_forward,
         }
 
@@ -458,6 +464,34 @@ class Session:
             if backend.capabilities.get("workspace", {}).get("workspaceFolders", {}).get("changeNotifications"):
                 backend.notify("workspace/didChangeWorkspaceFolders", params)
 
+    def _file_operation_targets(self, method: str, params: Any) -> list[tuple[Backend, dict[str, Any]]]:
+        """Each running server whose filters for `method` match some of the files, with just those files."""
+        files = params.get("files") if isinstance(params, dict) else None
+        if not isinstance(files, list):
+            raise ResponseFailure(INVALID_PARAMS, f"{method}: params.files must be a list")
+        is_folder: dict[str, bool | None] = {}
+        for entry in files:
+            for uri in (entry.get("oldUri"), entry.get("uri")) if isinstance(entry, dict) else ():
+                path = uri_to_path(uri) if isinstance(uri, str) else None
+                if isinstance(uri, str) and path is not None:
+                    is_folder[uri] = os.path.isdir(path) if os.path.exists(path) else None
+        key = FILE_OPERATIONS[method]
+        targets = []
+        for backend in self.pool.running():
+            if not backend.spec.allows(method):
+                continue
+            static = ((backend.capabilities.get("workspace") or {}).get("fileOperations") or {}).get(key)
+            dynamic = backend.registered_options(method)
+            filters = [*(static or {}).get("filters", []), *(dynamic or {}).get("filters", [])]
+            chosen = matching_files(filters, files, is_folder)
+            if chosen:
+                targets.append((backend, {**params, "files": chosen}))
+        return targets
+
+    def _did_file_operation(self, method: str, params: dict[str, Any]) -> None:
+        for backend, own in self._file_operation_targets(method, params):
+            backend.notify(method, own)
+
     def _work_done_progress_cancel(self, params: dict[str, Any]) -> None:
         self.forwarder.cancel_progress(params.get("token"))
 
@@ -477,6 +511,7 @@ class Session:
         "workspace/didChangeConfiguration": _did_change_configuration,
         "workspace/didChangeWorkspaceFolders": _did_change_workspace_folders,
         "window/workDoneProgress/cancel": _work_done_progress_cancel,
+        **{method: _file_operation_notification(method) for method in FILE_OPERATIONS if "/did" in method},
     }
 
     # ================================================================================================ diagnostics
@@ -837,6 +872,15 @@ class Session:
             if error is not None:
                 raise error
             return result
+
+        return run()
+
+    def _run_file_operation(self, method: str, params: Any) -> Awaitable[Any]:
+        pendings = [backend.request(method, own) for backend, own in self._file_operation_targets(method, params)]
+
+        async def run() -> Any:
+            answers = self._successes_or_raise(await self._gather(pendings))
+            return merge_workspace_edits([(backend.name, result) for backend, result in answers])
 
         return run()
 

@@ -30,6 +30,7 @@ class Strategy(enum.Enum):
     EXECUTE_COMMAND = "execute_command"  # the hub's own command, or the server that advertised it
     DOCUMENT_DIAGNOSTIC = "document_diagnostic"  # the hub's merged diagnostics for the document
     WORKSPACE_DIAGNOSTIC = "workspace_diagnostic"  # the hub's merged diagnostics for every document it has
+    FILE_OPERATION = "file_operation"  # servers whose file filters match; their WorkspaceEdits merged
     FORWARD = "forward"  # unknown method: the document's first server, or the first running server that answers
 
 
@@ -80,6 +81,9 @@ METHOD_STRATEGIES: dict[str, Strategy] = {
     "workspace/executeCommand": Strategy.EXECUTE_COMMAND,
     "textDocument/diagnostic": Strategy.DOCUMENT_DIAGNOSTIC,
     "workspace/diagnostic": Strategy.WORKSPACE_DIAGNOSTIC,
+    "workspace/willCreateFiles": Strategy.FILE_OPERATION,
+    "workspace/willRenameFiles": Strategy.FILE_OPERATION,
+    "workspace/willDeleteFiles": Strategy.FILE_OPERATION,
 }
 
 

@@ -156,6 +156,30 @@ async def test_typescript_definition_and_references(sample: Path, hub_at, requir
     assert any(d.get("uri", d.get("targetUri", "")).endswith("util.ts") for d in definition)
 
 
+async def test_renaming_a_typescript_module_updates_its_importers(  # type: ignore[no-untyped-def]
+        sample: Path, hub_at, require_binary) -> None:
+    require_binary("typescript-language-server")
+    client: HubClient = await hub_at(sample)
+    main_path = sample / "web" / "src" / "main.ts"
+    main_text = main_path.read_text()
+    main_uri = client.open(main_path, "typescript")
+    util, renamed = sample / "web" / "src" / "util.ts", sample / "web" / "src" / "format.ts"
+    files = [{"oldUri": util.as_uri(), "newUri": renamed.as_uri()}]
+    edits: dict = {}
+    for _ in range(60):  # until the project has loaded (the syntax-only server knows no importers)
+        edit = await client.request("workspace/willRenameFiles", {"files": files}, timeout=SLOW)
+        edits = (edit or {}).get("changes") or {e["textDocument"]["uri"]: e["edits"]
+                                               for e in (edit or {}).get("documentChanges", []) if "edits" in e}
+        if edits:
+            break
+        await asyncio.sleep(0.5)
+    assert list(edits) == [main_uri], edits
+    import_line = main_text.splitlines()[0]
+    assert [e["newText"] for e in edits[main_uri]] == ["./format"], (import_line, edits)
+    util.rename(renamed)
+    client.notify("workspace/didRenameFiles", {"files": files})
+
+
 async def test_clangd_on_a_c_file(sample: Path, hub_at, require_binary) -> None:  # type: ignore[no-untyped-def]
     require_binary("clangd")
     client: HubClient = await hub_at(sample)
