@@ -106,14 +106,13 @@ def command_names(capabilities: dict[str, Any]) -> list[str]:
     return []
 
 
-# Trigger characters the common servers use; advertised before any backend has started (servers start lazily,
-# after `initialize` has been answered). A backend receiving a trigger it did not ask for answers as for an
-# invoked completion, which is harmless.
-DEFAULT_COMPLETION_TRIGGERS = [".", ":", ">", '"', "'", "/", "@", "<", "#", "*", "$", "`"]
-
-
-def hub_capabilities(command_list: list[str], *, pull_diagnostics: bool = False) -> dict[str, Any]:
+def hub_capabilities(command_list: list[str], *, pull_diagnostics: bool = False,
+                     per_language: dict[str, Any] | None = None) -> dict[str, Any]:
     """What the hub advertises: every feature it can route. Backends that lack one answer it empty.
+
+    `per_language` holds the static providers of the features whose options differ per language (completion,
+    signature help, code actions, on-type formatting...; `feature_registrations`): those the client registers
+    dynamically are absent, registered once the servers that offer them run.
 
     With `pull_diagnostics` (the client pulls) the merged diagnostics are offered by pull; the hub cannot know
     yet what servers that have not started say, so it claims what the common type checkers need: other files
@@ -128,12 +127,6 @@ def hub_capabilities(command_list: list[str], *, pull_diagnostics: bool = False)
             "willSaveWaitUntil": False,
         },
         "hoverProvider": True,
-        "completionProvider": {
-            "resolveProvider": True,
-            "triggerCharacters": DEFAULT_COMPLETION_TRIGGERS,
-            "completionItem": {"labelDetailsSupport": True},
-        },
-        "signatureHelpProvider": {"triggerCharacters": ["(", ","], "retriggerCharacters": [")"]},
         "declarationProvider": True,
         "definitionProvider": True,
         "typeDefinitionProvider": True,
@@ -141,7 +134,6 @@ def hub_capabilities(command_list: list[str], *, pull_diagnostics: bool = False)
         "referencesProvider": True,
         "documentHighlightProvider": True,
         "documentSymbolProvider": True,
-        "codeActionProvider": {"resolveProvider": True},
         "codeLensProvider": {"resolveProvider": True},
         "documentLinkProvider": {"resolveProvider": True},
         "documentFormattingProvider": True,
@@ -160,6 +152,7 @@ def hub_capabilities(command_list: list[str], *, pull_diagnostics: bool = False)
             "fileOperations": {key: ALL_FILES for key in FILE_OPERATIONS.values()},
         },
     }
+    capabilities.update(per_language or {})
     if pull_diagnostics:
         capabilities["diagnosticProvider"] = {"interFileDependencies": True, "workspaceDiagnostics": True}
     return capabilities

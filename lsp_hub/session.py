@@ -21,6 +21,7 @@ from lsp_hub.capabilities import hub_capabilities
 from lsp_hub.config.model import Config, ServerSpec
 from lsp_hub.diagnostics import ClientDiagnostics, DiagnosticStore, Part
 from lsp_hub.documents import Document, DocumentStore, path_to_uri, uri_to_path
+from lsp_hub.feature_registrations import FEATURES, FeatureRegistrations
 from lsp_hub.file_operations import FILE_OPERATIONS, matching_files, merge_workspace_edits
 from lsp_hub.forwarding import Forwarder
 from lsp_hub.jsonrpc import (
@@ -109,6 +110,7 @@ class Session:
         self.init_params: dict[str, Any] = {}
         self.client_capabilities: dict[str, Any] = {}
         self.client_diagnostics = self._client_diagnostics()  # pushed until initialize says the client pulls
+        self.feature_registrations = FeatureRegistrations({}, self.ask_client)
         self.folders: list[str] = []
         self.trusted_roots: frozenset[Path] = frozenset()
         self.config_problems: list[str] = []
@@ -216,6 +218,7 @@ class Session:
         self.init_params = params
         self.client_capabilities = params.get("capabilities") or {}
         self.client_diagnostics = self._client_diagnostics()
+        self.feature_registrations = FeatureRegistrations(self.client_capabilities, self.ask_client)
         self.folders = _workspace_folders(params)
         options = params.get("initializationOptions")
         hub_options = options.get("lspHub") if isinstance(options, dict) else None
@@ -239,7 +242,8 @@ class Session:
         for extension in self.extensions:
             extension.on_initialized(self)
         return {
-            "capabilities": hub_capabilities(sorted(self.commands), pull_diagnostics=self.client_diagnostics.pulls),
+            "capabilities": hub_capabilities(sorted(self.commands), pull_diagnostics=self.client_diagnostics.pulls,
+                                             per_language=self.feature_registrations.static_capabilities()),
             "serverInfo": {"name": "lsp-hub", "version": __version__},
         }
 
@@ -354,16 +358,31 @@ class Session:
 
     def on_backend_running(self, backend: Backend) -> None:
         self.forwarder.register_commands(backend)
+        self._update_feature_registrations(backend)
         for uri in backend.open_documents:
             self._schedule_pull(backend, uri, delay=0.0)
 
     def on_backend_stopped(self, backend: Backend, *, crashed: bool) -> None:
         self.diagnostics.clear_owner(backend.uid)
+        self._update_feature_registrations(backend)
         self.forwarder.forget_backend(backend)
         for key in [k for k in self._pull_timers if k[0] == backend.uid]:
             self._pull_timers.pop(key).cancel()
         for key in [k for k in self._pull_result_ids if k[0] == backend.uid]:
             del self._pull_result_ids[key]
+
+    def _update_feature_registrations(self, changed: Backend) -> None:
+        """The languages `changed` serves: register their features with what their running servers offer."""
+        if not self.feature_registrations.dynamic or self.state != "initialized":
+            return
+        running = self.pool.running()
+        for language in self.config.languages.values():
+            if changed.spec.name not in language.servers:
+                continue
+            serving = [b for name in language.servers for b in running if b.spec.name == name and b.capabilities]
+            self.feature_registrations.update(language, {
+                feature.method: [b.capabilities.get(feature.provider) for b in serving if b.supports(feature.method)]
+                for feature in FEATURES})
 
     # ================================================================================================ documents
     def _did_open(self, params: dict[str, Any]) -> None:
