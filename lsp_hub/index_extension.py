@@ -29,6 +29,7 @@ UPDATE_DEBOUNCE_SECONDS = 0.3
 WAIT_FOR_BUILD_SECONDS = 10.0
 POLL_SECONDS = 10.0
 PROGRESS_TOKEN = "lsp-hub/index"
+STOP_BUILD_SECONDS = 1.0  # how long closing waits for a stopped build's thread to notice
 
 
 class IndexExtension(SessionExtension):
@@ -36,6 +37,7 @@ class IndexExtension(SessionExtension):
         self.session: Session | None = None
         self.indexes: dict[str, WorkspaceIndex] = {}
         self._built: asyncio.Event | None = None
+        self._building: asyncio.Task[None] | None = None
         self._update_timers: dict[str, asyncio.TimerHandle] = {}
         self._poller: asyncio.Task[None] | None = None
         self._syntax_uris: set[str] = set()
@@ -51,17 +53,29 @@ class IndexExtension(SessionExtension):
             except OSError as exc:
                 logger.error("cannot index %s: %s", folder, exc)
         self._built = asyncio.Event()
-        session.spawn(self._build_all())
+        self._building = session.spawn(self._build_all())
 
     async def close(self) -> None:
+        """The session ends: a build under way is abandoned (its worker processes killed) rather than waited for."""
         if self._poller is not None:
             self._poller.cancel()
         for timer in self._update_timers.values():
             timer.cancel()
         for index in self.indexes.values():
+            index.stop()
+        if self._building is not None and not self._building.done():
+            try:
+                await asyncio.wait_for(asyncio.shield(self._building), STOP_BUILD_SECONDS)
+            except TimeoutError:
+                # Its thread still runs and may still write to the caches: leave them open, the process is ending.
+                logger.warning("the index build did not stop within %.1f s", STOP_BUILD_SECONDS)
+                return
+        for index in self.indexes.values():
             await asyncio.to_thread(index.close)
 
     async def _build_all(self) -> None:
+        from lsp_hub.index.walk import IndexingCancelled
+
         session = self.session
         assert session is not None and self._built is not None
         progress = await self._progress_begin("Indexing workspace")
@@ -82,6 +96,9 @@ class IndexExtension(SessionExtension):
                 statistics = await asyncio.to_thread(index.build, report)
                 logger.info("indexed %s: %s files, %s symbols in %.2f s", folder, statistics.get("files"),
                             statistics.get("symbols"), time.perf_counter() - started)
+        except IndexingCancelled:
+            logger.info("index build abandoned: the session is closing")
+            return
         except Exception:
             logger.exception("building the index failed")
         finally:
@@ -130,11 +147,15 @@ class IndexExtension(SessionExtension):
             self._poller = session.spawn(self._poll())
 
     async def _poll(self) -> None:
+        from lsp_hub.index.walk import IndexingCancelled
+
         while True:
             await asyncio.sleep(POLL_SECONDS)
             for index in list(self.indexes.values()):
                 try:
                     await asyncio.to_thread(index.build)  # a warm build: walks and stats, parses what changed
+                except IndexingCancelled:
+                    return
                 except Exception:
                     logger.exception("refreshing the index failed")
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import stat
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -125,11 +126,18 @@ def _read_ignore_lines(path: Path) -> list[str]:
         return []
 
 
-def walk_workspace(root: Path, max_file_size: int = DEFAULT_MAX_FILE_SIZE) -> WalkResult:
+class IndexingCancelled(Exception):
+    """The index was stopped (its owner is leaving) while it walked or parsed: the work is abandoned."""
+
+
+def walk_workspace(
+    root: Path, max_file_size: int = DEFAULT_MAX_FILE_SIZE, should_stop: Callable[[], bool] | None = None
+) -> WalkResult:
     """All indexable source files under `root` (resolved first), sorted by path, plus what was skipped and why.
 
     Iterative (an explicit stack, so no directory depth reaches Python's recursion limit); directories deeper than
-    MAX_DIRECTORY_DEPTH are skipped as `too_deep`."""
+    MAX_DIRECTORY_DEPTH are skipped as `too_deep`. `should_stop` is asked before each directory; when it answers
+    True the walk raises IndexingCancelled."""
     root = root.resolve()
     result = WalkResult()
     rules = _IgnoreRules(())
@@ -142,6 +150,8 @@ def walk_workspace(root: Path, max_file_size: int = DEFAULT_MAX_FILE_SIZE) -> Wa
     entered: set[tuple[int, int]] = {root_identity}
     stack = [_Directory(root, "", rules, frozenset((root_identity,)), 0)]
     while stack:
+        if should_stop is not None and should_stop():
+            raise IndexingCancelled
         directory = stack.pop()
         subdirectories = _walk_directory(directory, result, max_file_size, str(root), entered)
         stack.extend(reversed(subdirectories))  # popped in name order, as a recursive walk would go
