@@ -288,10 +288,14 @@ class IndexExtension(SessionExtension):
             raise ResponseFailure(INVALID_PARAMS, "lspHub.syntaxCheck needs {uri: string, text?: string}")
         document = session.documents.get(uri)  # the editor's text wins over the argument and the disk
 
+        # Only files inside the indexed roots may be read from disk (the result quotes them); text the client
+        # sent, or has open, may come from anywhere.
+        roots = [index.root for index in self.indexes.values()]
+
         async def run() -> Any:
             try:
                 return await asyncio.to_thread(api.syntax_check, args, document.text if document else None,
-                                               self.index_for(uri))
+                                               self.index_for(uri), readable_roots=roots)
             except ValueError as exc:
                 raise ResponseFailure(INVALID_PARAMS, str(exc)) from exc
 

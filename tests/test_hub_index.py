@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from lsp_hub.jsonrpc import INVALID_PARAMS, ResponseFailure
 from tests.hub_fixtures import HubUnderTest, StartHub
 
 pytestmark = pytest.mark.asyncio
@@ -104,3 +105,23 @@ async def test_a_running_server_answers_before_the_index(start_hub: StartHub) ->
                                                  "contentChanges": [{"text": "def broken(:\n"}]})
     await asyncio.sleep(1.0)
     assert not [d for d in hub.client.diagnostics.get(uri, []) if d.get("source") == "lsp-hub"]
+
+
+async def test_syntax_check_refuses_to_read_files_outside_the_workspace(start_hub: StartHub) -> None:
+    hub = await start_hub({"fakeA": {}, "fakeB": {}}, languages=LANGUAGES, initialize=False)
+    secret = hub.workspace.parent / "secret" / "keys.py"
+    secret.parent.mkdir()
+    secret.write_text("api_token = (\n")  # a syntax error, whose message would quote the file
+    hub.file("ok.py", "x = 1\n")
+    (hub.workspace / "link.py").symlink_to(secret)
+    await hub.client.initialize(hub.workspace)
+    await ready(hub)
+    for uri in (secret.as_uri(), (hub.workspace / "link.py").as_uri(), "../secret/keys.py"):
+        with pytest.raises(ResponseFailure) as refused:
+            await command(hub, "lspHub.syntaxCheck", {"uri": uri})
+        assert refused.value.code == INVALID_PARAMS and uri in refused.value.message
+        assert "api_token" not in refused.value.message
+    # Text the client sends itself is checked wherever it comes from; files inside are read as before.
+    sent = await command(hub, "lspHub.syntaxCheck", {"uri": secret.as_uri(), "text": "x = (\n"})
+    assert sent["checked"] is True and sent["ok"] is False
+    assert (await command(hub, "lspHub.syntaxCheck", {"uri": "ok.py"}))["ok"] is True

@@ -129,7 +129,10 @@ class Snapshot:
 
 
 def relative_path(root: Path, uri_or_path: str | Path) -> str | None:
-    """Workspace-relative POSIX path of a `file://` URI, an absolute path or a relative one; None when outside."""
+    """Workspace-relative POSIX path of a `file://` URI, an absolute path or a relative one; None when outside.
+
+    Symbolic links are resolved first (`root` must be resolved already): a path through a link that leads out of
+    the root is outside, and one whose target is inside the root means that target."""
     text = str(uri_or_path)
     if text.startswith("file:"):
         parsed = urlparse(text)
@@ -141,15 +144,17 @@ def relative_path(root: Path, uri_or_path: str | Path) -> str | None:
         parts = [part for part in candidate.as_posix().split("/") if part not in ("", ".")]
         if not parts or ".." in parts:
             return None
-        return "/".join(parts)
-    for absolute in (candidate, candidate.resolve()):
-        try:
-            relative = absolute.relative_to(root)
-        except ValueError:
-            continue
-        posix = relative.as_posix()
-        return None if posix in ("", ".") else posix
-    return None
+        candidate = root.joinpath(*parts)
+    try:
+        resolved = candidate.resolve()
+    except (OSError, RuntimeError):  # RuntimeError: a symlink loop
+        return None
+    try:
+        relative = resolved.relative_to(root)
+    except ValueError:
+        return None
+    posix = relative.as_posix()
+    return None if posix in ("", ".") else posix
 
 
 def file_uri(root: Path, path: str) -> str:
