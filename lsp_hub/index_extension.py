@@ -41,6 +41,7 @@ class IndexExtension(SessionExtension):
         self._update_timers: dict[str, asyncio.TimerHandle] = {}
         self._poller: asyncio.Task[None] | None = None
         self._syntax_uris: set[str] = set()
+        self._oversized: set[str] = set()  # open documents over the size cap, already taken off the index
 
     # ------------------------------------------------------------------------------------------------ lifecycle
     def on_initialized(self, session: Session) -> None:
@@ -176,9 +177,8 @@ class IndexExtension(SessionExtension):
 
     def on_document_closed(self, session: Session, uri: str) -> None:
         self._schedule_update(uri)  # back to the file on disk
-        if uri in self._syntax_uris:
-            self._syntax_uris.discard(uri)
-            session.diagnostics.clear_uri(uri, {SYNTAX_OWNER})
+        self._oversized.discard(uri)
+        self._clear_syntax_diagnostics(uri)
 
     def on_watched_files_changed(self, session: Session, changes: list[dict[str, Any]]) -> None:
         for change in changes:
@@ -204,16 +204,50 @@ class IndexExtension(SessionExtension):
         if session is None or path is None or index is None:
             return
         document = session.documents.get(uri)
-        text = document.text.encode("utf-8", "surrogatepass") if document is not None else None
+        text = self._document_bytes(session, document) if document is not None else None
+        if document is not None and text is None:  # over the size cap
+            if uri in self._oversized:
+                return  # already back on the disk version, diagnostics cleared: nothing more per keystroke
+            self._oversized.add(uri)
+            self._clear_syntax_diagnostics(uri)
+        else:
+            self._oversized.discard(uri)
         try:
             if index.relative_path(path) is not None:
-                await asyncio.to_thread(index.update_file, path, text)
+                await asyncio.to_thread(index.update_file, path, text)  # None: the file on disk, itself capped
         except (ValueError, OSError) as exc:
             logger.debug("not indexing %s: %s", uri, exc)
-        if document is not None:
-            await self._syntax_diagnostics(document)
+        if document is not None and text is not None:
+            await self._syntax_diagnostics(document, text)
 
-    async def _syntax_diagnostics(self, document: Document) -> None:
+    def _document_bytes(self, session: Session, document: Document) -> bytes | None:
+        """An open document's text as UTF-8, or None (said once to the user) when it is over the size cap: parsing
+        a multi-megabyte document on every change stalled the whole hub (1.3-2 s per keystroke at 5 MB)."""
+        cap = self.max_document_bytes(session)
+        # Characters never outnumber UTF-8 bytes: a text longer than the cap is over it without encoding it.
+        data = None if len(document.text) > cap else document.text.encode("utf-8", "surrogatepass")
+        if data is not None and len(data) <= cap:
+            return data
+        name = uri_to_path(document.uri) or document.uri
+        session.tell_user(f"lsp-hub: {name} is larger than {cap:,} bytes (hub.max_document_bytes): it gets no "
+                          "syntax diagnostics from the hub and the index keeps its version on disk.")
+        return None
+
+    @staticmethod
+    def max_document_bytes(session: Session) -> int:
+        """The size cap for open documents: `hub.max_document_bytes` once the configuration has that option,
+        else the index's own file size cap."""
+        from lsp_hub.index.walk import DEFAULT_MAX_FILE_SIZE
+
+        value = getattr(session.config.hub, "max_document_bytes", None)
+        return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else DEFAULT_MAX_FILE_SIZE
+
+    def _clear_syntax_diagnostics(self, uri: str) -> None:
+        if uri in self._syntax_uris and self.session is not None:
+            self._syntax_uris.discard(uri)
+            self.session.diagnostics.clear_uri(uri, {SYNTAX_OWNER})
+
+    async def _syntax_diagnostics(self, document: Document, text: bytes) -> None:
         """Syntax errors as diagnostics, for documents no language server is there to check."""
         from lsp_hub.backends import State
         from lsp_hub.index.languages import language_for_path
@@ -226,13 +260,10 @@ class IndexExtension(SessionExtension):
         served = any(b.state in (State.RUNNING, State.STARTING)
                      for b in session.backends_for_uri(document.uri, "diagnostics"))
         if language is None or served:
-            if document.uri in self._syntax_uris:
-                self._syntax_uris.discard(document.uri)
-                session.diagnostics.clear_uri(document.uri, {SYNTAX_OWNER})
+            self._clear_syntax_diagnostics(document.uri)
             return
         version = document.version
-        result = await asyncio.to_thread(syntax_check_result, document.text.encode("utf-8", "surrogatepass"),
-                                         language)
+        result = await asyncio.to_thread(syntax_check_result, text, language)
         current = session.documents.get(document.uri)
         if current is None or current.version != version:
             return  # an older text: a newer check is on its way
@@ -295,7 +326,8 @@ class IndexExtension(SessionExtension):
         async def run() -> Any:
             try:
                 return await asyncio.to_thread(api.syntax_check, args, document.text if document else None,
-                                               self.index_for(uri), readable_roots=roots)
+                                               self.index_for(uri), readable_roots=roots,
+                                               max_file_size=self.max_document_bytes(session))
             except ValueError as exc:
                 raise ResponseFailure(INVALID_PARAMS, str(exc)) from exc
 

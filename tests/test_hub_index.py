@@ -125,3 +125,25 @@ async def test_syntax_check_refuses_to_read_files_outside_the_workspace(start_hu
     sent = await command(hub, "lspHub.syntaxCheck", {"uri": secret.as_uri(), "text": "x = (\n"})
     assert sent["checked"] is True and sent["ok"] is False
     assert (await command(hub, "lspHub.syntaxCheck", {"uri": "ok.py"}))["ok"] is True
+
+
+async def test_a_document_over_the_size_cap_gets_no_syntax_check_and_the_user_is_told_once(
+        start_hub: StartHub) -> None:
+    hub = await start_hub({"fakeA": {}, "fakeB": {}}, languages=LANGUAGES)
+    path = hub.file("lib/huge.rb", "x = 1\n")
+    filler = "value = 1\n" * 110_000  # 1.1 MB, over the 1 MB default
+    uri = hub.client.open(path, "ruby", text=f"{filler}def only_in_editor(\n")
+    for version in (2, 3):
+        hub.client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": version},
+                                                     "contentChanges": [{"text": f"{filler}def broken(\n"}]})
+    told = await hub.client.wait_for(lambda: [params["message"] for method, params in hub.client.notifications
+                                              if method == "window/showMessage" and "huge.rb" in params["message"]])
+    await asyncio.sleep(1.0)  # past the debounce of every change: a check would have published by now
+    assert not [d for d in hub.client.diagnostics.get(uri, []) if d.get("source") == "lsp-hub"]
+    assert len([m for method, m in hub.client.notifications
+                if method == "window/showMessage" and "huge.rb" in m["message"]]) == 1
+    assert "max_document_bytes" in told[0]
+    # Back under the cap, the document is checked again.
+    hub.client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 4},
+                                                 "contentChanges": [{"text": "def broken(\n"}]})
+    await hub.client.wait_diagnostics(uri, lambda d: any(x.get("source") == "lsp-hub" for x in d))

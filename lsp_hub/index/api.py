@@ -149,8 +149,8 @@ def syntax_check(
     The text checked is, in order: `document_text` (the hub's open document), the `text` argument, the file on
     disk. A relative path is taken relative to the index root when an index is given. With `readable_roots` (the
     hub passes its workspace folders) a file is read from disk only when its path, symbolic links resolved, lies
-    inside one of them: anything else raises ValueError, since the errors' messages quote the file. A file over
-    `max_file_size` is not read (`checked: false, reason: "too_large"`)."""
+    inside one of them: anything else raises ValueError, since the errors' messages quote the file. A text or file
+    over `max_file_size` is not checked (`checked: false, reason: "too_large"`; a file is not even read)."""
     args = _object(arguments, "syntaxCheck")
     uri = _string(args, "uri", required=True)
     assert uri is not None
@@ -161,9 +161,9 @@ def syntax_check(
     language = language_for_path(path.name)
     source: bytes | None
     if document_text is not None:
-        source = document_text.encode("utf-8") if isinstance(document_text, str) else document_text
+        source = document_text.encode("utf-8", "surrogatepass") if isinstance(document_text, str) else document_text
     elif text is not None:
-        source = text.encode("utf-8")
+        source = text.encode("utf-8", "surrogatepass")
     else:
         try:
             resolved = path.resolve()
@@ -182,6 +182,8 @@ def syntax_check(
                 source = resolved.read_bytes()
             except OSError:
                 source = None
+    if source is not None and len(source) > max_file_size and language is not None:
+        return {"ok": True, "checked": False, "language": language, "errors": [], "reason": REASON_TOO_LARGE}
     return syntax_check_result(source, language)
 
 

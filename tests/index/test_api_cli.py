@@ -89,6 +89,15 @@ def test_syntax_check_prefers_document_text_then_argument_then_disk(tmp_path: Pa
         api.syntax_check({})
 
 
+def test_syntax_check_leaves_text_and_files_over_the_size_cap_unchecked(tmp_path: Path) -> None:
+    big = write(tmp_path, "big.py", "def f(:\n" + "x = 1\n" * 50)
+    too_large = {"ok": True, "checked": False, "language": "python", "errors": [], "reason": "too_large"}
+    assert api.syntax_check({"uri": big.as_uri()}, max_file_size=100) == too_large
+    assert api.syntax_check({"uri": big.as_uri(), "text": big.read_text()}, max_file_size=100) == too_large
+    assert api.syntax_check({"uri": big.as_uri()}, document_text=big.read_text(), max_file_size=100) == too_large
+    assert api.syntax_check({"uri": big.as_uri()}, max_file_size=1000)["ok"] is False
+
+
 def test_syntax_check_reads_no_file_outside_the_readable_roots(tmp_path: Path) -> None:
     workspace = (tmp_path / "ws").resolve()
     inside = write(workspace, "pkg/ok.py", "def f():\n    return 1\n")
