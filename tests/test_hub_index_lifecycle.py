@@ -15,11 +15,9 @@ from tests.hub_fixtures import HubUnderTest, StartHub, pids_alive
 
 pytestmark = pytest.mark.asyncio
 
-TREE_FILES = 6000
 
-
-def write_tree(root: Path, functions: int, files: int = TREE_FILES) -> None:
-    """A source tree large enough that a cold build runs in worker processes (for seconds, with 40 functions)."""
+def write_tree(root: Path, functions: int, files: int) -> None:
+    """A source tree large enough that a cold build runs in worker processes."""
     body = "".join(f"def function_{i}(value):\n    return helper(value) + {i}\n\n\n" for i in range(functions))
     for number in range(files):
         directory = root / f"package_{number // 100}"
@@ -83,30 +81,34 @@ async def survivors(pids: list[int], seconds: float) -> list[str]:
     return lines
 
 
-async def start_cold_build(start_hub: StartHub, functions: int) -> tuple[HubUnderTest, list[int]]:
+async def start_cold_build(start_hub: StartHub, functions: int, files: int) -> tuple[HubUnderTest, list[int]]:
     hub = await start_hub({"fakeA": {}, "fakeB": {}}, initialize=False)
-    write_tree(hub.workspace, functions)
+    write_tree(hub.workspace, functions, files)
     await hub.client.initialize(hub.workspace)
     return hub, await workers_parsing(hub)
 
 
 async def test_no_index_process_outlives_a_killed_hub(start_hub: StartHub) -> None:
-    hub, processes = await start_cold_build(start_hub, functions=4)
+    hub, processes = await start_cold_build(start_hub, functions=4, files=6000)
     assert len(processes) >= 3  # resource tracker, forkserver, workers
     hub.client.process.send_signal(signal.SIGKILL)
-    # Not process.wait(): asyncio's also waits for the hub's pipes to close, which is what leftovers prevent.
+    # Not process.wait() first: asyncio's also waits for the hub's pipes to close, which leftovers prevent.
     assert await survivors([hub.client.process.pid, *processes], 5.0) == []
+    await asyncio.wait_for(hub.client.process.wait(), 5)  # as an editor would: its stderr pipe saw EOF
 
 
-@pytest.mark.parametrize("how", ["exit", "sigterm"])
+@pytest.mark.parametrize("how", ["exit", "sigterm", "stdin-closed"])
 async def test_exit_during_a_cold_build_cancels_it(start_hub: StartHub, how: str) -> None:
-    hub, processes = await start_cold_build(start_hub, functions=40)  # a build of 3-5 s on 2 cores
+    hub, processes = await start_cold_build(start_hub, functions=240, files=1000)  # a build of 3-5 s on 2 cores
     started = time.monotonic()
     if how == "exit":
         await hub.client.request("shutdown", None, timeout=5)
         hub.client.notify("exit", None)
-    else:
+    elif how == "sigterm":
         hub.client.process.send_signal(signal.SIGTERM)
+    else:
+        assert hub.client.process.stdin is not None
+        hub.client.process.stdin.close()
     await asyncio.wait_for(hub.client.process.wait(), 10)
     took = time.monotonic() - started
     left = await survivors(processes, 3.0)
