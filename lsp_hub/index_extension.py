@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -29,6 +30,7 @@ UPDATE_DEBOUNCE_SECONDS = 0.3
 WAIT_FOR_BUILD_SECONDS = 10.0
 POLL_SECONDS = 10.0
 PROGRESS_TOKEN = "lsp-hub/index"
+STOP_BUILD_SECONDS = 1.0  # how long closing waits for a stopped build's thread to notice
 
 
 class IndexExtension(SessionExtension):
@@ -36,32 +38,59 @@ class IndexExtension(SessionExtension):
         self.session: Session | None = None
         self.indexes: dict[str, WorkspaceIndex] = {}
         self._built: asyncio.Event | None = None
+        self._building: asyncio.Task[None] | None = None
         self._update_timers: dict[str, asyncio.TimerHandle] = {}
         self._poller: asyncio.Task[None] | None = None
         self._syntax_uris: set[str] = set()
+        self._oversized: set[str] = set()  # open documents over the size cap, already taken off the index
+        self.no_folder = False  # the client named no workspace folder: roots come from the files it opens
+        self.reason: str | None = None  # why the index covers what it covers, when that is not the folders
+        self._rootless: dict[str, str] = {}  # open documents in no project (no-folder mode) -> why
+        self._root_builds: set[asyncio.Task[None]] = set()
 
     # ------------------------------------------------------------------------------------------------ lifecycle
     def on_initialized(self, session: Session) -> None:
         from lsp_hub.index.workspace import WorkspaceIndex
 
         self.session = session
-        for folder in session.folders:
-            try:
-                self.indexes[folder] = WorkspaceIndex(folder)
-            except OSError as exc:
-                logger.error("cannot index %s: %s", folder, exc)
+        if _client_named_a_folder(session.init_params):
+            for folder in session.folders:
+                try:
+                    self.indexes[folder] = WorkspaceIndex(folder)
+                except OSError as exc:
+                    logger.error("cannot index %s: %s", folder, exc)
+        else:
+            # A single file opened from a shell: the session's folder is then the hub's current directory, which may
+            # be $HOME or /usr. Index the project roots of the files opened instead, as they are opened.
+            self.no_folder = True
+            self.reason = ("no workspace folder: indexing the project roots of open files (the nearest directory "
+                           "with a root marker), and nothing until one is opened")
         self._built = asyncio.Event()
-        session.spawn(self._build_all())
+        self._building = session.spawn(self._build_all())
 
     async def close(self) -> None:
+        """The session ends: a build under way is abandoned (its worker processes killed) rather than waited for."""
         if self._poller is not None:
             self._poller.cancel()
         for timer in self._update_timers.values():
             timer.cancel()
         for index in self.indexes.values():
+            index.stop()
+        builds = [task for task in (self._building, *self._root_builds) if task is not None and not task.done()]
+        if builds:
+            try:
+                await asyncio.wait_for(asyncio.shield(asyncio.gather(*builds, return_exceptions=True)),
+                                       STOP_BUILD_SECONDS)
+            except TimeoutError:
+                # Its thread still runs and may still write to the caches: leave them open, the process is ending.
+                logger.warning("the index build did not stop within %.1f s", STOP_BUILD_SECONDS)
+                return
+        for index in self.indexes.values():
             await asyncio.to_thread(index.close)
 
     async def _build_all(self) -> None:
+        from lsp_hub.index.walk import IndexingCancelled
+
         session = self.session
         assert session is not None and self._built is not None
         progress = await self._progress_begin("Indexing workspace")
@@ -82,6 +111,9 @@ class IndexExtension(SessionExtension):
                 statistics = await asyncio.to_thread(index.build, report)
                 logger.info("indexed %s: %s files, %s symbols in %.2f s", folder, statistics.get("files"),
                             statistics.get("symbols"), time.perf_counter() - started)
+        except IndexingCancelled:
+            logger.info("index build abandoned: the session is closing")
+            return
         except Exception:
             logger.exception("building the index failed")
         finally:
@@ -130,11 +162,15 @@ class IndexExtension(SessionExtension):
             self._poller = session.spawn(self._poll())
 
     async def _poll(self) -> None:
+        from lsp_hub.index.walk import IndexingCancelled
+
         while True:
             await asyncio.sleep(POLL_SECONDS)
             for index in list(self.indexes.values()):
                 try:
                     await asyncio.to_thread(index.build)  # a warm build: walks and stats, parses what changed
+                except IndexingCancelled:
+                    return
                 except Exception:
                     logger.exception("refreshing the index failed")
 
@@ -151,13 +187,60 @@ class IndexExtension(SessionExtension):
         return next(iter(self.indexes.values()))
 
     def on_document_changed(self, session: Session, document: Document) -> None:
+        if self.no_folder:
+            self._index_project_of(session, document.uri)
         self._schedule_update(document.uri)
 
+    def _index_project_of(self, session: Session, uri: str) -> None:
+        """No-folder mode: index the project an opened file belongs to (once), or say why there is none."""
+        from lsp_hub.index.workspace import WorkspaceIndex
+
+        if uri in self._rootless:
+            return
+        path = uri_to_path(uri)
+        if path is None:
+            self._rootless[uri] = f"{uri} is not a file"
+            return
+        if any(path.startswith(folder.rstrip("/") + "/") for folder in self.indexes):
+            return
+        markers = _root_markers(session)
+        root, why_not = _project_root(path, markers)
+        if root is None:
+            self._rootless[uri] = why_not
+            logger.info("not indexing around %s: %s", path, why_not)
+            return
+        try:
+            index = WorkspaceIndex(root)
+        except OSError as exc:
+            self._rootless[uri] = f"cannot index {root}: {exc}"
+            return
+        self.indexes[root] = index
+        logger.info("no workspace folder: indexing %s, the project root of %s", root, path)
+        task = session.spawn(self._build_root(index))
+        self._root_builds.add(task)
+        task.add_done_callback(self._root_builds.discard)
+
+    async def _build_root(self, index: WorkspaceIndex) -> None:
+        from lsp_hub.index.walk import IndexingCancelled
+
+        try:
+            await asyncio.to_thread(index.build)
+        except IndexingCancelled:
+            return
+        except Exception:
+            logger.exception("building the index of %s failed", index.root)
+            return
+        session = self.session
+        if session is not None:
+            for document in session.documents:  # their in-memory text, over what the build read from disk
+                if index.relative_path(uri_to_path(document.uri) or document.uri) is not None:
+                    self._schedule_update(document.uri, delay=0.0)
+
     def on_document_closed(self, session: Session, uri: str) -> None:
+        self._rootless.pop(uri, None)
         self._schedule_update(uri)  # back to the file on disk
-        if uri in self._syntax_uris:
-            self._syntax_uris.discard(uri)
-            session.diagnostics.clear_uri(uri, {SYNTAX_OWNER})
+        self._oversized.discard(uri)
+        self._clear_syntax_diagnostics(uri)
 
     def on_watched_files_changed(self, session: Session, changes: list[dict[str, Any]]) -> None:
         for change in changes:
@@ -180,19 +263,53 @@ class IndexExtension(SessionExtension):
         session = self.session
         path = uri_to_path(uri)
         index = self.index_for(uri)
-        if session is None or path is None or index is None:
+        if session is None or path is None:
             return
         document = session.documents.get(uri)
-        text = document.text.encode("utf-8", "surrogatepass") if document is not None else None
+        text = self._document_bytes(session, document) if document is not None else None
+        if document is not None and text is None:  # over the size cap
+            if uri in self._oversized:
+                return  # already back on the disk version, diagnostics cleared: nothing more per keystroke
+            self._oversized.add(uri)
+            self._clear_syntax_diagnostics(uri)
+        else:
+            self._oversized.discard(uri)
         try:
-            if index.relative_path(path) is not None:
-                await asyncio.to_thread(index.update_file, path, text)
+            if index is not None and index.relative_path(path) is not None:
+                await asyncio.to_thread(index.update_file, path, text)  # None: the file on disk, itself capped
         except (ValueError, OSError) as exc:
             logger.debug("not indexing %s: %s", uri, exc)
-        if document is not None:
-            await self._syntax_diagnostics(document)
+        if document is not None and text is not None:
+            await self._syntax_diagnostics(document, text)
 
-    async def _syntax_diagnostics(self, document: Document) -> None:
+    def _document_bytes(self, session: Session, document: Document) -> bytes | None:
+        """An open document's text as UTF-8, or None (said once to the user) when it is over the size cap: parsing
+        a multi-megabyte document on every change stalled the whole hub (up to 4 s per keystroke at 5 MB)."""
+        cap = self.max_document_bytes(session)
+        # Characters never outnumber UTF-8 bytes: a text longer than the cap is over it without encoding it.
+        data = None if len(document.text) > cap else document.text.encode("utf-8", "surrogatepass")
+        if data is not None and len(data) <= cap:
+            return data
+        name = uri_to_path(document.uri) or document.uri
+        session.tell_user(f"lsp-hub: {name} is larger than {cap:,} bytes (hub.max_document_bytes): it gets no "
+                          "syntax diagnostics from the hub and the index keeps its version on disk.")
+        return None
+
+    @staticmethod
+    def max_document_bytes(session: Session) -> int:
+        """The size cap for open documents: `hub.max_document_bytes` once the configuration has that option,
+        else the index's own file size cap."""
+        from lsp_hub.index.walk import DEFAULT_MAX_FILE_SIZE
+
+        value = getattr(session.config.hub, "max_document_bytes", None)
+        return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else DEFAULT_MAX_FILE_SIZE
+
+    def _clear_syntax_diagnostics(self, uri: str) -> None:
+        if uri in self._syntax_uris and self.session is not None:
+            self._syntax_uris.discard(uri)
+            self.session.diagnostics.clear_uri(uri, {SYNTAX_OWNER})
+
+    async def _syntax_diagnostics(self, document: Document, text: bytes) -> None:
         """Syntax errors as diagnostics, for documents no language server is there to check."""
         from lsp_hub.backends import State
         from lsp_hub.index.languages import language_for_path
@@ -205,13 +322,10 @@ class IndexExtension(SessionExtension):
         served = any(b.state in (State.RUNNING, State.STARTING)
                      for b in session.backends_for_uri(document.uri, "diagnostics"))
         if language is None or served:
-            if document.uri in self._syntax_uris:
-                self._syntax_uris.discard(document.uri)
-                session.diagnostics.clear_uri(document.uri, {SYNTAX_OWNER})
+            self._clear_syntax_diagnostics(document.uri)
             return
         version = document.version
-        result = await asyncio.to_thread(syntax_check_result, document.text.encode("utf-8", "surrogatepass"),
-                                         language)
+        result = await asyncio.to_thread(syntax_check_result, text, language)
         current = session.documents.get(document.uri)
         if current is None or current.version != version:
             return  # an older text: a newer check is on its way
@@ -248,7 +362,7 @@ class IndexExtension(SessionExtension):
         call = getattr(api, function) if isinstance(function, str) else function
         index = self.index_for(anchor)
         if index is None:
-            raise ResponseFailure(INVALID_PARAMS, "lsp-hub has no workspace folder to index")
+            raise ResponseFailure(INVALID_PARAMS, f"lsp-hub indexes nothing: {self.reason or 'no workspace folder'}")
         if self._built is not None and not self._built.is_set():
             # Past the wait, answer from what is indexed so far: the result then says complete: false.
             with contextlib.suppress(TimeoutError):
@@ -267,10 +381,15 @@ class IndexExtension(SessionExtension):
             raise ResponseFailure(INVALID_PARAMS, "lspHub.syntaxCheck needs {uri: string, text?: string}")
         document = session.documents.get(uri)  # the editor's text wins over the argument and the disk
 
+        # Only files inside the indexed roots may be read from disk (the result quotes them); text the client
+        # sent, or has open, may come from anywhere.
+        roots = [index.root for index in self.indexes.values()]
+
         async def run() -> Any:
             try:
                 return await asyncio.to_thread(api.syntax_check, args, document.text if document else None,
-                                               self.index_for(uri))
+                                               self.index_for(uri), readable_roots=roots,
+                                               max_file_size=self.max_document_bytes(session))
             except ValueError as exc:
                 raise ResponseFailure(INVALID_PARAMS, str(exc)) from exc
 
@@ -278,8 +397,13 @@ class IndexExtension(SessionExtension):
 
     # ------------------------------------------------------------------------------------------------ status
     def status(self, session: Session) -> dict[str, Any]:
+        notes: dict[str, Any] = {}
+        if self.reason is not None:
+            notes["reason"] = self.reason
+        if self._rootless:
+            notes["unindexedFiles"] = [{"uri": uri, "reason": why} for uri, why in sorted(self._rootless.items())]
         if not self.indexes:
-            return {}
+            return {"index": {"state": "none", "files": 0, "symbols": 0, "roots": [], **notes}} if notes else {}
         parts = [index.statistics() for index in self.indexes.values()]
         languages: dict[str, int] = {}
         for part in parts:
@@ -294,6 +418,7 @@ class IndexExtension(SessionExtension):
             "lastBuildSeconds": max(times) if times else None,
             "skippedFiles": sum(p.get("skippedFiles", 0) for p in parts),
             "roots": [str(index.root) for index in self.indexes.values()],
+            **notes,
         }}
 
     # ------------------------------------------------------------------------------------------------ stand-in
@@ -351,6 +476,47 @@ STAND_IN: dict[str, Callable[[WorkspaceIndex, dict[str, Any]], Any]] = {
     "textDocument/prepareCallHierarchy": _prepare_call_hierarchy,
     "callHierarchy/incomingCalls": _incoming_calls,
 }
+
+
+# What makes a directory a project root when the client names no folder, besides the configured servers' markers.
+BASE_ROOT_MARKERS = (".git", ".hg", "pyproject.toml", "package.json", "go.mod", "Cargo.toml")
+
+
+def _client_named_a_folder(params: dict[str, Any]) -> bool:
+    """Whether initialize named a workspace folder (workspaceFolders, rootUri or rootPath), rather than the
+    session falling back to the hub's current directory."""
+    folders = params.get("workspaceFolders")
+    if isinstance(folders, list) and any(
+            isinstance(folder, dict) and uri_to_path(str(folder.get("uri", ""))) for folder in folders):
+        return True
+    if isinstance(params.get("rootUri"), str) and uri_to_path(params["rootUri"]):
+        return True
+    return isinstance(params.get("rootPath"), str) and bool(params["rootPath"])
+
+
+def _root_markers(session: Session) -> tuple[str, ...]:
+    """The configured servers' root markers, and a few universal ones."""
+    markers = dict.fromkeys(BASE_ROOT_MARKERS)
+    for spec in session.config.servers.values():
+        markers.update(dict.fromkeys(spec.root_markers))
+    return tuple(markers)
+
+
+def _project_root(path: str, markers: tuple[str, ...]) -> tuple[str | None, str]:
+    """The nearest directory above `path` holding a root marker, or (None, why not). The home directory and the
+    filesystem root are never a project root (a dotfiles repository makes $HOME hold `.git`)."""
+    home = os.path.realpath(os.path.expanduser("~"))
+    directory = os.path.dirname(os.path.realpath(path))
+    while True:
+        if directory in ("/", home) or home.startswith(directory.rstrip("/") + "/"):
+            break  # the home directory or above it: not a project, whatever it holds
+        if any(os.path.exists(os.path.join(directory, marker)) for marker in markers):
+            return directory, ""
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            break
+        directory = parent
+    return None, f"no project root marker ({', '.join(markers[:6])}...) between {path} and {directory}"
 
 
 def _log_refusal(answer: asyncio.Future[Any]) -> None:

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from lsp_hub.index_extension import _project_root
+from lsp_hub.jsonrpc import INVALID_PARAMS, ResponseFailure
 from tests.hub_fixtures import HubUnderTest, StartHub
 
 pytestmark = pytest.mark.asyncio
@@ -104,3 +107,92 @@ async def test_a_running_server_answers_before_the_index(start_hub: StartHub) ->
                                                  "contentChanges": [{"text": "def broken(:\n"}]})
     await asyncio.sleep(1.0)
     assert not [d for d in hub.client.diagnostics.get(uri, []) if d.get("source") == "lsp-hub"]
+
+
+async def test_syntax_check_refuses_to_read_files_outside_the_workspace(start_hub: StartHub) -> None:
+    hub = await start_hub({"fakeA": {}, "fakeB": {}}, languages=LANGUAGES, initialize=False)
+    secret = hub.workspace.parent / "secret" / "keys.py"
+    secret.parent.mkdir()
+    secret.write_text("api_token = (\n")  # a syntax error, whose message would quote the file
+    hub.file("ok.py", "x = 1\n")
+    (hub.workspace / "link.py").symlink_to(secret)
+    await hub.client.initialize(hub.workspace)
+    await ready(hub)
+    for uri in (secret.as_uri(), (hub.workspace / "link.py").as_uri(), "../secret/keys.py"):
+        with pytest.raises(ResponseFailure) as refused:
+            await command(hub, "lspHub.syntaxCheck", {"uri": uri})
+        assert refused.value.code == INVALID_PARAMS and uri in refused.value.message
+        assert "api_token" not in refused.value.message
+    # Text the client sends itself is checked wherever it comes from; files inside are read as before.
+    sent = await command(hub, "lspHub.syntaxCheck", {"uri": secret.as_uri(), "text": "x = (\n"})
+    assert sent["checked"] is True and sent["ok"] is False
+    assert (await command(hub, "lspHub.syntaxCheck", {"uri": "ok.py"}))["ok"] is True
+
+
+async def test_a_document_over_the_size_cap_gets_no_syntax_check_and_the_user_is_told_once(
+        start_hub: StartHub) -> None:
+    hub = await start_hub({"fakeA": {}, "fakeB": {}}, languages=LANGUAGES)
+    path = hub.file("lib/huge.rb", "x = 1\n")
+    filler = "value = 1\n" * 110_000  # 1.1 MB, over the 1 MB default
+    uri = hub.client.open(path, "ruby", text=f"{filler}def only_in_editor(\n")
+    for version in (2, 3):
+        hub.client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": version},
+                                                     "contentChanges": [{"text": f"{filler}def broken(\n"}]})
+    told = await hub.client.wait_for(lambda: [params["message"] for method, params in hub.client.notifications
+                                              if method == "window/showMessage" and "huge.rb" in params["message"]])
+    await asyncio.sleep(1.0)  # past the debounce of every change: a check would have published by now
+    assert not [d for d in hub.client.diagnostics.get(uri, []) if d.get("source") == "lsp-hub"]
+    assert len([m for method, m in hub.client.notifications
+                if method == "window/showMessage" and "huge.rb" in m["message"]]) == 1
+    assert "max_document_bytes" in told[0]
+    # Back under the cap, the document is checked again.
+    hub.client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 4},
+                                                 "contentChanges": [{"text": "def broken(\n"}]})
+    await hub.client.wait_diagnostics(uri, lambda d: any(x.get("source") == "lsp-hub" for x in d))
+
+
+async def test_without_a_workspace_folder_the_index_covers_the_open_files_projects_not_the_cwd(
+        start_hub: StartHub, tmp_path: Path) -> None:
+    hub = await start_hub({"fakeA": {}, "fakeB": {}}, languages=LANGUAGES, initialize=False)
+    for number in range(30):  # the hub's current directory: what it used to index
+        hub.file(f"cwd_module_{number}.rb", f"def in_the_cwd_{number}\nend\n")
+    project = tmp_path / "project"
+    write_file(project / "Gemfile.lock", "")
+    write_file(project / ".git" / "HEAD", "ref: refs/heads/main\n")
+    write_file(project / "lib" / "tool.rb", "class ProjectTool\n  def run\n  end\nend\n")
+    main = write_file(project / "lib" / "main.rb", "require 'tool'\n")
+    loose = write_file(tmp_path / "loose" / "script.rb", "def loose(\n")
+    await hub.client.request("initialize", {"processId": None, "rootUri": None, "capabilities": {}})
+    hub.client.notify("initialized", {})
+    status = (await hub.client.status())["index"]
+    assert status["state"] == "none" and status["files"] == 0 and "no workspace folder" in status["reason"]
+    loose_uri = hub.client.open(loose, "ruby")
+    # A file in no project is still syntax-checked, and status says why it is not indexed.
+    await hub.client.wait_diagnostics(loose_uri, lambda d: any(x.get("source") == "lsp-hub" for x in d))
+    status = (await hub.client.status())["index"]
+    assert status["files"] == 0 and status["unindexedFiles"][0]["uri"] == loose_uri
+    assert "no project root marker" in status["unindexedFiles"][0]["reason"]
+    hub.client.open(main, "ruby")
+    status = await ready(hub)
+    assert status["index"]["roots"] == [str(project.resolve())] and status["index"]["files"] == 2
+    found = await hub.client.request("workspace/symbol", {"query": "ProjectTool"})
+    assert [s["name"] for s in found] == ["ProjectTool"]
+    assert await hub.client.request("workspace/symbol", {"query": "in_the_cwd"}) in ([], None)
+
+
+def write_file(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+async def test_the_home_directory_is_never_a_project_root_even_with_a_marker(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    write_file(home / ".git" / "HEAD", "")  # a dotfiles repository
+    notes = write_file(home / "notes" / "todo.py", "x = 1\n")
+    tool = write_file(home / "code" / "tool" / "src" / "main.py", "x = 1\n")
+    write_file(home / "code" / "tool" / "pyproject.toml", "")
+    assert _project_root(str(notes), (".git", "pyproject.toml"))[0] is None
+    assert _project_root(str(tool), (".git", "pyproject.toml"))[0] == str((home / "code" / "tool").resolve())

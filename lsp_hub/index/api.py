@@ -12,7 +12,7 @@ Pass `wait` (seconds) to block until a first build is ready before answering.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
@@ -21,6 +21,7 @@ from lsp_hub.index import callers as callers_module
 from lsp_hub.index import relevance, repomap, symbols
 from lsp_hub.index.languages import language_for_path
 from lsp_hub.index.syntax import syntax_check_result
+from lsp_hub.index.walk import DEFAULT_MAX_FILE_SIZE, REASON_TOO_LARGE
 from lsp_hub.index.workspace import Snapshot, WorkspaceIndex
 
 Arguments = Mapping[str, Any] | None
@@ -136,12 +137,20 @@ def _path_of_uri(uri: str) -> Path:
 
 
 def syntax_check(
-    arguments: Arguments, document_text: str | bytes | None = None, index: WorkspaceIndex | None = None
+    arguments: Arguments,
+    document_text: str | bytes | None = None,
+    index: WorkspaceIndex | None = None,
+    *,
+    readable_roots: Sequence[Path] | None = None,
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE,
 ) -> dict[str, Any]:
     """`lspHub.syntaxCheck` {uri, text?} -> {ok, checked, language, errors: [{range, message}], reason?}.
 
     The text checked is, in order: `document_text` (the hub's open document), the `text` argument, the file on
-    disk. A relative path is taken relative to the index root when an index is given."""
+    disk. A relative path is taken relative to the index root when an index is given. With `readable_roots` (the
+    hub passes its workspace folders) a file is read from disk only when its path, symbolic links resolved, lies
+    inside one of them: anything else raises ValueError, since the errors' messages quote the file. A text or file
+    over `max_file_size` is not checked (`checked: false, reason: "too_large"`; a file is not even read)."""
     args = _object(arguments, "syntaxCheck")
     uri = _string(args, "uri", required=True)
     assert uri is not None
@@ -152,14 +161,29 @@ def syntax_check(
     language = language_for_path(path.name)
     source: bytes | None
     if document_text is not None:
-        source = document_text.encode("utf-8") if isinstance(document_text, str) else document_text
+        source = document_text.encode("utf-8", "surrogatepass") if isinstance(document_text, str) else document_text
     elif text is not None:
-        source = text.encode("utf-8")
+        source = text.encode("utf-8", "surrogatepass")
     else:
         try:
-            source = path.read_bytes() if language is not None else None
-        except OSError:
-            source = None
+            resolved = path.resolve()
+        except (OSError, RuntimeError):  # RuntimeError: a symlink loop
+            resolved = None
+        if readable_roots is not None and (resolved is None or not any(
+                resolved == root or root in resolved.parents for root in readable_roots)):
+            raise ValueError(f"uri: {uri} is outside the workspace folders (symbolic links resolved); "
+                             "send its text to check it")
+        source = None
+        if language is not None and resolved is not None and resolved.is_file():  # not a FIFO, nor a device
+            try:
+                if resolved.stat().st_size > max_file_size:
+                    return {"ok": True, "checked": False, "language": language, "errors": [],
+                            "reason": REASON_TOO_LARGE}
+                source = resolved.read_bytes()
+            except OSError:
+                source = None
+    if source is not None and len(source) > max_file_size and language is not None:
+        return {"ok": True, "checked": False, "language": language, "errors": [], "reason": REASON_TOO_LARGE}
     return syntax_check_result(source, language)
 
 

@@ -7,7 +7,8 @@ Rules, in the order they apply to each directory entry:
   patterns override a shallower one's, `!pattern` re-includes);
 - symbolic links are never followed out of the root, into a directory that contains them (a loop), or to a place
   already reachable inside the root (the target is indexed under its own path instead);
-- files in a language the index does not support are passed over; supported ones over the size cap are skipped.
+- files in a language the index does not support are passed over; supported ones over the size cap are skipped;
+- directories more than MAX_DIRECTORY_DEPTH levels down are not entered (`too_deep`).
 
 Binary content is only detectable by reading the file, so that check (a NUL byte in the first 8 KB, `is_binary`)
 happens where files are read for parsing. Every skip is counted by reason in `WalkResult.skip_counts`; skips that
@@ -19,6 +20,7 @@ from __future__ import annotations
 import os
 import stat
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,6 +29,9 @@ import pathspec
 from lsp_hub.index.languages import language_for_path
 
 DEFAULT_MAX_FILE_SIZE = 1024 * 1024
+# Directories nested deeper than this are not entered. Real source trees stay far below it; generated or
+# pathological chains (a symlink-free loop made by a tool, a test fixture) would otherwise be walked to the bottom.
+MAX_DIRECTORY_DEPTH = 128
 BINARY_SNIFF_BYTES = 8192
 
 SKIPPED_DIRECTORY_NAMES: frozenset[str] = frozenset(
@@ -49,8 +54,9 @@ REASON_TOO_LARGE = "too_large"
 REASON_BINARY = "binary"
 REASON_UNREADABLE = "unreadable"
 REASON_SYMLINK_OUTSIDE_ROOT = "symlink_outside_root"
+REASON_TOO_DEEP = "too_deep"  # a directory below MAX_DIRECTORY_DEPTH: not entered
 LEFT_OUT_REASONS: frozenset[str] = frozenset(
-    (REASON_TOO_LARGE, REASON_BINARY, REASON_UNREADABLE, REASON_SYMLINK_OUTSIDE_ROOT)
+    (REASON_TOO_LARGE, REASON_BINARY, REASON_UNREADABLE, REASON_SYMLINK_OUTSIDE_ROOT, REASON_TOO_DEEP)
 )
 REASON_SYMLINK_LOOP = "symlink_loop"
 REASON_SYMLINK_DUPLICATE = "symlink_duplicate"
@@ -120,8 +126,18 @@ def _read_ignore_lines(path: Path) -> list[str]:
         return []
 
 
-def walk_workspace(root: Path, max_file_size: int = DEFAULT_MAX_FILE_SIZE) -> WalkResult:
-    """All indexable source files under `root` (resolved first), sorted by path, plus what was skipped and why."""
+class IndexingCancelled(Exception):
+    """The index was stopped (its owner is leaving) while it walked or parsed: the work is abandoned."""
+
+
+def walk_workspace(
+    root: Path, max_file_size: int = DEFAULT_MAX_FILE_SIZE, should_stop: Callable[[], bool] | None = None
+) -> WalkResult:
+    """All indexable source files under `root` (resolved first), sorted by path, plus what was skipped and why.
+
+    Iterative (an explicit stack, so no directory depth reaches Python's recursion limit); directories deeper than
+    MAX_DIRECTORY_DEPTH are skipped as `too_deep`. `should_stop` is asked before each directory; when it answers
+    True the walk raises IndexingCancelled."""
     root = root.resolve()
     result = WalkResult()
     rules = _IgnoreRules(())
@@ -129,11 +145,28 @@ def walk_workspace(root: Path, max_file_size: int = DEFAULT_MAX_FILE_SIZE) -> Wa
     if exclude_lines:
         rules = rules.extended("", exclude_lines)
     root_stat = root.stat()
+    root_identity = (root_stat.st_dev, root_stat.st_ino)
     # (device, inode) of every directory entered: no directory is walked twice, whatever leads to it.
-    _walk_directory(root, "", rules, result, max_file_size, str(root), [(root_stat.st_dev, root_stat.st_ino)], set())
+    entered: set[tuple[int, int]] = {root_identity}
+    stack = [_Directory(root, "", rules, frozenset((root_identity,)), 0)]
+    while stack:
+        if should_stop is not None and should_stop():
+            raise IndexingCancelled
+        directory = stack.pop()
+        subdirectories = _walk_directory(directory, result, max_file_size, str(root), entered)
+        stack.extend(reversed(subdirectories))  # popped in name order, as a recursive walk would go
     result.files.sort(key=lambda walked: walked.path)
     result.marker_files.sort()
     return result
+
+
+@dataclass(frozen=True, slots=True)
+class _Directory:
+    path: Path
+    relative: str  # '' for the root
+    rules: _IgnoreRules  # the .gitignore rules of its parent
+    ancestors: frozenset[tuple[int, int]]  # (device, inode) of itself and every directory above it
+    depth: int
 
 
 def _inside(real_path: str, root_real: str) -> bool:
@@ -141,23 +174,24 @@ def _inside(real_path: str, root_real: str) -> bool:
 
 
 def _walk_directory(
-    directory: Path,
-    relative_directory: str,
-    rules: _IgnoreRules,
+    directory: _Directory,
     result: WalkResult,
     max_file_size: int,
     root_real: str,
-    ancestors: list[tuple[int, int]],
     entered: set[tuple[int, int]],
-) -> None:
-    gitignore_lines = _read_ignore_lines(directory / ".gitignore")
+) -> list[_Directory]:
+    """Record the files of one directory; return its subdirectories to enter."""
+    relative_directory = directory.relative
+    rules = directory.rules
+    gitignore_lines = _read_ignore_lines(directory.path / ".gitignore")
     if gitignore_lines:
         rules = rules.extended(relative_directory, gitignore_lines)
     try:
-        entries = sorted(os.scandir(directory), key=lambda entry: entry.name)
+        entries = sorted(os.scandir(directory.path), key=lambda entry: entry.name)
     except OSError:
         result.skip(relative_directory or ".", REASON_UNREADABLE)
-        return
+        return []
+    subdirectories: list[_Directory] = []
     for entry in entries:
         name = entry.name
         relative = f"{relative_directory}/{name}" if relative_directory else name
@@ -179,7 +213,7 @@ def _walk_directory(
                 result.skip(relative, REASON_GITIGNORED)
                 continue
             identity = (entry_stat.st_dev, entry_stat.st_ino)
-            if identity in ancestors:
+            if identity in directory.ancestors:
                 result.skip(relative, REASON_SYMLINK_LOOP)
                 continue
             if is_symlink:
@@ -190,10 +224,13 @@ def _walk_directory(
             if identity in entered:  # a bind mount or hard-linked directory seen before
                 result.skip(relative, REASON_SYMLINK_DUPLICATE)
                 continue
+            if directory.depth >= MAX_DIRECTORY_DEPTH:
+                result.skip(relative, REASON_TOO_DEEP)
+                continue
             entered.add(identity)
-            ancestors.append(identity)
-            _walk_directory(Path(entry.path), relative, rules, result, max_file_size, root_real, ancestors, entered)
-            ancestors.pop()
+            subdirectories.append(
+                _Directory(Path(entry.path), relative, rules, directory.ancestors | {identity}, directory.depth + 1)
+            )
             continue
         if not stat.S_ISREG(entry_stat.st_mode):
             continue
@@ -216,6 +253,7 @@ def _walk_directory(
             result.skip(relative, REASON_TOO_LARGE)
             continue
         result.files.append(WalkedFile(relative, language, entry_stat.st_size, entry_stat.st_mtime_ns))
+    return subdirectories
 
 
 def _is_link(entry: os.DirEntry[str]) -> bool:
@@ -234,6 +272,8 @@ def exclusion_reason(root: Path, path: str) -> str | None:
         return REASON_SYMLINK_OUTSIDE_ROOT
     if language_for_path(parts[-1]) is None:
         return REASON_UNSUPPORTED_LANGUAGE
+    if len(parts) - 1 > MAX_DIRECTORY_DEPTH:
+        return REASON_TOO_DEEP
     rules = _IgnoreRules(())
     exclude_lines = _read_ignore_lines(root / ".git" / "info" / "exclude")
     if exclude_lines:

@@ -12,6 +12,7 @@ Open documents: `update_file(path, text)` indexes an editor's in-memory text, wh
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import multiprocessing
 import os
@@ -19,7 +20,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
-from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -39,6 +40,7 @@ from lsp_hub.index.store import IndexStore, StoredFile
 from lsp_hub.index.walk import (
     DEFAULT_MAX_FILE_SIZE,
     REASON_UNREADABLE,
+    IndexingCancelled,
     exclusion_reason,
     walk_workspace,
 )
@@ -58,6 +60,8 @@ PER_FILE_COST_BYTES = 512  # opening, hashing and querying a file costs about as
 PARTIAL_PUBLISH_SECONDS = 1.0
 STORE_WRITE_ROWS = 200  # cache rows written in one transaction while a build runs
 REPORTED_PATHS_LIMIT = 100  # skippedFiles/pendingFiles lists in results are cut here (counts stay exact)
+STOP_POLL_SECONDS = 0.1  # how often a build waiting on its workers checks whether the index was stopped
+IN_PROCESS_BATCH = 32  # files parsed in this process between checks for a stop
 
 
 class Snapshot:
@@ -125,7 +129,10 @@ class Snapshot:
 
 
 def relative_path(root: Path, uri_or_path: str | Path) -> str | None:
-    """Workspace-relative POSIX path of a `file://` URI, an absolute path or a relative one; None when outside."""
+    """Workspace-relative POSIX path of a `file://` URI, an absolute path or a relative one; None when outside.
+
+    Symbolic links are resolved first (`root` must be resolved already): a path through a link that leads out of
+    the root is outside, and one whose target is inside the root means that target."""
     text = str(uri_or_path)
     if text.startswith("file:"):
         parsed = urlparse(text)
@@ -137,15 +144,17 @@ def relative_path(root: Path, uri_or_path: str | Path) -> str | None:
         parts = [part for part in candidate.as_posix().split("/") if part not in ("", ".")]
         if not parts or ".." in parts:
             return None
-        return "/".join(parts)
-    for absolute in (candidate, candidate.resolve()):
-        try:
-            relative = absolute.relative_to(root)
-        except ValueError:
-            continue
-        posix = relative.as_posix()
-        return None if posix in ("", ".") else posix
-    return None
+        candidate = root.joinpath(*parts)
+    try:
+        resolved = candidate.resolve()
+    except (OSError, RuntimeError):  # RuntimeError: a symlink loop
+        return None
+    try:
+        relative = resolved.relative_to(root)
+    except ValueError:
+        return None
+    posix = relative.as_posix()
+    return None if posix in ("", ".") else posix
 
 
 def file_uri(root: Path, path: str) -> str:
@@ -172,6 +181,7 @@ class WorkspaceIndex:
         self.store: IndexStore | None = IndexStore(self.root, cache_dir) if use_cache else None
         self._lock = threading.RLock()
         self._build_lock = threading.Lock()
+        self._stopped = threading.Event()
         self._ready = threading.Event()
         self._state: IndexState = "empty"
         self._snapshot = Snapshot(self.root, {})
@@ -220,9 +230,18 @@ class WorkspaceIndex:
 
     # --- building -----------------------------------------------------------------------------------------------
 
+    def stop(self) -> None:
+        """Stop building for good (the owner is leaving): a running build gives up within about STOP_POLL_SECONDS
+        (killing its worker processes) and raises IndexingCancelled, as does any later build. Thread-safe; queries
+        keep answering from the last snapshot."""
+        self._stopped.set()
+
     def build(self, progress: ProgressCallback | None = None) -> dict[str, Any]:
         """Walk the root and bring the index up to date: parse new and changed files (in worker processes when
-        there are many), reuse unchanged ones from memory or the cache. Returns `statistics()`."""
+        there are many), reuse unchanged ones from memory or the cache. Returns `statistics()`.
+        Raises IndexingCancelled when the index is stopped before or while it builds."""
+        if self._stopped.is_set():
+            raise IndexingCancelled
         with self._build_lock:
             started = time.perf_counter()
             with self._lock:
@@ -241,7 +260,7 @@ class WorkspaceIndex:
             return self.statistics()
 
     def _build(self, progress: ProgressCallback | None) -> None:
-        walk = walk_workspace(self.root, self.max_file_size)
+        walk = walk_workspace(self.root, self.max_file_size, self._stopped.is_set)
         markers = self._read_markers(walk.marker_files)
         if not self._loaded_store:
             self._loaded_store = True
@@ -280,6 +299,8 @@ class WorkspaceIndex:
 
         def take(outcomes: list[ParseOutcome]) -> None:
             nonlocal done, last_publish
+            if self._stopped.is_set():
+                raise IndexingCancelled
             for outcome in outcomes:
                 pending.discard(outcome.path)
                 self._apply_outcome(outcome, known, new_disk, new_skips, upserts, unreadable)
@@ -381,26 +402,56 @@ class WorkspaceIndex:
         root = str(self.root)
         workers = self._worker_count(len(jobs))
         if len(jobs) < self.in_process_limit or workers <= 1:
-            for start in range(0, len(jobs), 32):
-                take(parse_batch(root, jobs[start : start + 32], self.max_file_size))
+            for start in range(0, len(jobs), IN_PROCESS_BATCH):
+                take(parse_batch(root, jobs[start : start + IN_PROCESS_BATCH], self.max_file_size))
             return
         batches = _guided_batches(jobs, job_sizes, workers)
         remaining = {id(batch): batch for batch in batches}
         try:
-            with ProcessPoolExecutor(max_workers=workers, mp_context=_process_context(),
-                                     initializer=worker_initializer) as pool:
-                futures: dict[Future[list[ParseOutcome]], list[ParseJob]] = {
-                    pool.submit(parse_batch, root, batch, self.max_file_size): batch for batch in batches
-                }
-                for future in as_completed(futures):
-                    outcomes = future.result()
-                    remaining.pop(id(futures[future]), None)
-                    take(outcomes)
+            self._run_in_workers(root, batches, workers, remaining, take)
         except (BrokenProcessPool, OSError) as error:
+            if self._stopped.is_set():
+                raise IndexingCancelled from error
             # A worker died (or could not start): finish here rather than leave files out.
             log.warning("index worker pool failed (%s); parsing the rest in-process", error)
             for batch in remaining.values():
-                take(parse_batch(root, batch, self.max_file_size))
+                for start in range(0, len(batch), IN_PROCESS_BATCH):
+                    take(parse_batch(root, batch[start : start + IN_PROCESS_BATCH], self.max_file_size))
+
+    def _run_in_workers(
+        self,
+        root: str,
+        batches: list[list[ParseJob]],
+        workers: int,
+        remaining: dict[int, list[ParseJob]],
+        take: Callable[[list[ParseOutcome]], None],
+    ) -> None:
+        """Parse `batches` in worker processes, taking results as they come; a batch taken leaves `remaining`.
+        The workers end with this process (see worker_initializer) and are killed when the index is stopped."""
+        pool = ProcessPoolExecutor(max_workers=workers, mp_context=_process_context(),
+                                   initializer=worker_initializer, initargs=(os.getpid(),))
+        stopped = False
+        try:
+            futures: dict[Future[list[ParseOutcome]], list[ParseJob]] = {
+                pool.submit(parse_batch, root, batch, self.max_file_size): batch for batch in batches
+            }
+            waiting = set(futures)
+            while waiting:
+                # Wait in short steps rather than for the next result: a stop must not wait for a batch to finish.
+                finished, waiting = wait(waiting, timeout=STOP_POLL_SECONDS, return_when=FIRST_COMPLETED)
+                if self._stopped.is_set():
+                    raise IndexingCancelled
+                for future in finished:
+                    outcomes = future.result()
+                    remaining.pop(id(futures[future]), None)
+                    take(outcomes)
+        except IndexingCancelled:
+            stopped = True
+            raise
+        finally:
+            if stopped:
+                _kill_workers(pool)
+            pool.shutdown(wait=not stopped, cancel_futures=True)
 
     def _read_markers(self, marker_files: Iterable[str]) -> dict[str, str]:
         markers: dict[str, str] = {}
@@ -546,6 +597,14 @@ class WorkspaceIndex:
     def close(self) -> None:
         if self.store is not None:
             self.store.close()
+
+
+def _kill_workers(pool: ProcessPoolExecutor) -> None:
+    """Kill a pool's worker processes now, mid-batch: shutting down would wait for their current batches."""
+    processes = getattr(pool, "_processes", None) or {}  # private, but the only handle on a pool's processes
+    for process in list(processes.values()):
+        with contextlib.suppress(OSError, ValueError):
+            process.kill()
 
 
 def _process_context() -> multiprocessing.context.BaseContext:

@@ -89,6 +89,38 @@ def test_syntax_check_prefers_document_text_then_argument_then_disk(tmp_path: Pa
         api.syntax_check({})
 
 
+def test_syntax_check_leaves_text_and_files_over_the_size_cap_unchecked(tmp_path: Path) -> None:
+    big = write(tmp_path, "big.py", "def f(:\n" + "x = 1\n" * 50)
+    too_large = {"ok": True, "checked": False, "language": "python", "errors": [], "reason": "too_large"}
+    assert api.syntax_check({"uri": big.as_uri()}, max_file_size=100) == too_large
+    assert api.syntax_check({"uri": big.as_uri(), "text": big.read_text()}, max_file_size=100) == too_large
+    assert api.syntax_check({"uri": big.as_uri()}, document_text=big.read_text(), max_file_size=100) == too_large
+    assert api.syntax_check({"uri": big.as_uri()}, max_file_size=1000)["ok"] is False
+
+
+def test_syntax_check_reads_no_file_outside_the_readable_roots(tmp_path: Path) -> None:
+    workspace = (tmp_path / "ws").resolve()
+    inside = write(workspace, "pkg/ok.py", "def f():\n    return 1\n")
+    secret = write(tmp_path, "secret/keys.py", "token = (\n")  # outside; its syntax error would quote it
+    (workspace / "pkg" / "link.py").symlink_to(secret)
+    (workspace / "outside_dir").symlink_to(secret.parent, target_is_directory=True)
+    index = WorkspaceIndex(workspace, use_cache=False)
+    roots = [workspace]
+    assert api.syntax_check({"uri": inside.as_uri()}, index=index, readable_roots=roots)["ok"] is True
+    assert api.syntax_check({"uri": "pkg/ok.py"}, index=index, readable_roots=roots)["checked"] is True
+    for uri in (secret.as_uri(), str(secret), "../secret/keys.py", "pkg/link.py",
+                (workspace / "pkg" / "link.py").as_uri(), (workspace / "outside_dir" / "keys.py").as_uri()):
+        with pytest.raises(ValueError, match="outside the workspace folders") as refused:
+            api.syntax_check({"uri": uri}, index=index, readable_roots=roots)
+        assert uri in str(refused.value) and "token" not in str(refused.value)
+    # Text the client sent itself may come from anywhere; the other commands refuse such paths too.
+    sent = api.syntax_check({"uri": secret.as_uri(), "text": "x = 1\n"}, index=index, readable_roots=roots)
+    assert sent["ok"] is True and sent["checked"] is True
+    with pytest.raises(ValueError, match="not inside the workspace root"):
+        api.callers(index, {"uri": (workspace / "pkg" / "link.py").as_uri(), "position": {"line": 0, "character": 0}})
+    assert index.relative_path(workspace / "outside_dir" / "keys.py") is None
+
+
 def test_callers_command_by_position_and_by_symbol(pyapp_index: WorkspaceIndex) -> None:
     storage = (pyapp_index.root / "pyapp" / "storage.py").as_uri()
     by_position = api.callers(pyapp_index, {"uri": storage, "position": {"line": 6, "character": 5}})

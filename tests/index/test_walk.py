@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from lsp_hub.index.walk import exclusion_reason, walk_workspace
+from lsp_hub.index.walk import MAX_DIRECTORY_DEPTH, exclusion_reason, walk_workspace
 from tests.index.index_helpers import write
 
 
@@ -86,3 +86,29 @@ def test_marker_files_are_found_for_the_resolver(tmp_path: Path) -> None:
     write(tmp_path, "crate/Cargo.toml", "[package]\nname = 'c'\n")
     write(tmp_path, "node_modules/go.mod", "module ignored\n")
     assert walk_workspace(tmp_path).marker_files == ["crate/Cargo.toml", "go.mod", "tools/go.mod"]
+
+
+def test_a_very_deep_directory_chain_is_walked_without_recursion_and_cut_at_the_depth_cap(tmp_path: Path) -> None:
+    # 1,100 levels: deeper than Python's recursion limit, which a recursive walk hit (the index never got built).
+    write(tmp_path, "top.py", "x = 1\n")
+    deep = tmp_path
+    for _ in range(1100):  # one level at a time: Path.mkdir(parents=True) recurses itself
+        deep = deep / "d"
+        deep.mkdir()
+    within = tmp_path.joinpath(*["d"] * MAX_DIRECTORY_DEPTH)
+    walked_path = "/".join(["d"] * MAX_DIRECTORY_DEPTH) + "/deepest_walked.py"
+    try:
+        (deep / "bottom.py").write_text("y = 2\n")
+        (within / "deepest_walked.py").write_text("z = 3\n")
+        result = walk_workspace(tmp_path)
+        cut = "/".join(["d"] * (MAX_DIRECTORY_DEPTH + 1))
+        assert [walked.path for walked in result.files] == [walked_path, "top.py"]
+        assert result.skipped == [(cut, "too_deep")] and result.skip_counts["too_deep"] == 1
+        assert exclusion_reason(tmp_path, "/".join(["d"] * 1100) + "/bottom.py") == "too_deep"
+        assert exclusion_reason(tmp_path, walked_path) is None
+    finally:  # removed bottom-up here: shutil.rmtree (pytest's clean-up) recurses and would fail on it
+        (deep / "bottom.py").unlink(missing_ok=True)
+        (within / "deepest_walked.py").unlink(missing_ok=True)
+        while deep != tmp_path:
+            deep.rmdir()
+            deep = deep.parent

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import pickle
 import sqlite3
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -14,6 +16,7 @@ import pytest
 from lsp_hub.index.parse_worker import ParseJob, parse_source
 from lsp_hub.index.records import encode_packed
 from lsp_hub.index.store import SCHEMA_VERSION, IndexStore, database_path
+from lsp_hub.index.walk import IndexingCancelled
 from lsp_hub.index.workspace import MIN_BATCH_BYTES, WorkspaceIndex, _guided_batches, relative_path
 from tests.index.index_helpers import write
 
@@ -217,3 +220,39 @@ def test_relative_path_accepts_uris_absolute_and_relative_paths(tmp_path: Path) 
     assert relative_path(root, "./pkg/y.py") == "pkg/y.py"
     assert relative_path(root, "../outside.py") is None
     assert relative_path(root, "/elsewhere/z.py") is None
+
+
+def test_a_stopped_index_abandons_its_build_without_waiting_for_the_workers(tmp_path: Path) -> None:
+    body = "".join(f"def function_{i}(value):\n    return value + {i}\n\n\n" for i in range(40))
+    for number in range(400):
+        write(tmp_path, f"package/module_{number}.py", body)
+    index = WorkspaceIndex(tmp_path, use_cache=False, max_workers=2, in_process_limit=10)
+    stopped_at: list[float] = []
+
+    def stop_after_the_first_results(done: int, total: int) -> None:
+        if done and not stopped_at:
+            stopped_at.append(time.perf_counter())
+            index.stop()
+
+    with pytest.raises(IndexingCancelled):
+        index.build(stop_after_the_first_results)
+    assert stopped_at and time.perf_counter() - stopped_at[0] < 1.0
+    assert len(index.snapshot().files) < 400  # it did stop part way
+    with pytest.raises(IndexingCancelled):  # and stays stopped
+        index.build()
+
+
+def test_a_worker_ends_when_the_process_that_owns_it_dies() -> None:
+    owner = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    worker = subprocess.Popen([sys.executable, "-c", "import sys, time\n"
+                               "from lsp_hub.index.parse_worker import worker_initializer\n"
+                               f"worker_initializer({owner.pid}); print('ready', flush=True); time.sleep(60)"],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert worker.stdout is not None and worker.stdout.readline() == "ready\n"
+        owner.kill()
+        owner.wait()
+        assert worker.wait(timeout=5) == 0
+    finally:
+        owner.kill()
+        worker.kill()
