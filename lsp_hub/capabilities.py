@@ -110,9 +110,11 @@ def command_names(capabilities: dict[str, Any]) -> list[str]:
 DEFAULT_COMPLETION_TRIGGERS = [".", ":", ">", '"', "'", "/", "@", "<", "#", "*", "$", "`"]
 
 
-def hub_capabilities(command_list: list[str]) -> dict[str, Any]:
-    """What the hub advertises: every feature it can route. Backends that lack one answer it empty."""
-    return {
+def hub_capabilities(command_list: list[str], *, semantic_tokens: dict[str, Any] | None = None) -> dict[str, Any]:
+    """What the hub advertises: every feature it can route. Backends that lack one answer it empty.
+
+    `semantic_tokens` is the static SemanticTokensOptions; None when the hub registers them dynamically instead."""
+    capabilities: dict[str, Any] = {
         "positionEncoding": "utf-16",
         "textDocumentSync": {
             "openClose": True,
@@ -151,3 +153,6 @@ def hub_capabilities(command_list: list[str]) -> dict[str, Any]:
         "executeCommandProvider": {"commands": command_list},
         "workspace": {"workspaceFolders": {"supported": True, "changeNotifications": True}},
     }
+    if semantic_tokens is not None:
+        capabilities["semanticTokensProvider"] = semantic_tokens
+    return capabilities

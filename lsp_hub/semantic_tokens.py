@@ -238,9 +238,9 @@ def method_for(provider: dict[str, Any], wanted: str) -> str | None:
     """The method to ask a server for `wanted`: itself if offered, else the next best (a whole document for a
     range or a delta), else None."""
     full = provider.get("full")
-    has_full = full is not None and full is not False
+    has_full = bool(full)
     has_delta = isinstance(full, dict) and bool(full.get("delta"))
-    has_range = provider.get("range") is not None and provider.get("range") is not False
+    has_range = bool(provider.get("range"))  # like Backend.supports, which would refuse a range `{}`
     if wanted == DELTA and has_delta:
         return DELTA
     if wanted == RANGE and has_range:

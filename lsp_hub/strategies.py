@@ -29,6 +29,7 @@ class Strategy(enum.Enum):
     FIRST_TAG_ITEMS = "first_tag_items"  # FIRST, and tag the returned items (prepare*Hierarchy)
     EXECUTE_COMMAND = "execute_command"  # the hub's own command, or the server that advertised it
     DOCUMENT_DIAGNOSTIC = "document_diagnostic"  # the hub's merged diagnostics for the document
+    SEMANTIC_TOKENS = "semantic_tokens"  # FIRST in the hub's legend; a delta to the server that issued its resultId
     FORWARD = "forward"  # unknown method: the document's first server, or the first running server that answers
 
 
@@ -49,9 +50,9 @@ METHOD_STRATEGIES: dict[str, Strategy] = {
     "textDocument/documentSymbol": Strategy.FIRST,
     "textDocument/foldingRange": Strategy.FIRST,
     "textDocument/selectionRange": Strategy.FIRST,
-    "textDocument/semanticTokens/full": Strategy.FIRST,
-    "textDocument/semanticTokens/full/delta": Strategy.FIRST,
-    "textDocument/semanticTokens/range": Strategy.FIRST,
+    "textDocument/semanticTokens/full": Strategy.SEMANTIC_TOKENS,
+    "textDocument/semanticTokens/full/delta": Strategy.SEMANTIC_TOKENS,
+    "textDocument/semanticTokens/range": Strategy.SEMANTIC_TOKENS,
     "textDocument/linkedEditingRange": Strategy.FIRST,
     "textDocument/documentColor": Strategy.FIRST,
     "textDocument/colorPresentation": Strategy.FIRST,

@@ -172,7 +172,7 @@ def test_method_for_picks_what_the_server_offers() -> None:
     assert [method_for(everything, m) for m in (FULL, DELTA, RANGE)] == [FULL, DELTA, RANGE]
     full_only = {"legend": {}, "full": True}
     assert [method_for(full_only, m) for m in (FULL, DELTA, RANGE)] == [FULL, FULL, FULL]
-    range_only = {"legend": {}, "range": {}}  # an empty object means yes
+    range_only = {"legend": {}, "range": True}
     assert [method_for(range_only, m) for m in (FULL, RANGE)] == [None, RANGE]
 
 
