@@ -819,6 +819,7 @@ class Session:
     def _run_semantic_tokens(self, method: str, params: Any) -> Awaitable[Any]:
         """The first server in precedence order that provides tokens answers, remapped into the hub's legend; a
         delta goes to the server that issued its previousResultId, or becomes a full request if that one is gone."""
+        backends = self._document_backends(method, params)  # params is an object with a document from here on
         params = _without_partial(params)
         issuer = self._token_issuer(params) if method == DELTA else None
         plan: list[tuple[Backend, str, Any]] = []
@@ -828,7 +829,7 @@ class Session:
         else:
             wanted = FULL if method == DELTA else method
             asked = {k: v for k, v in params.items() if k != "previousResultId"} if method == DELTA else params
-            for backend in self._document_backends(method, params):
+            for backend in backends:
                 if backend.state != State.RUNNING:
                     # Its capabilities are known only once it runs: asked in case, and the turn passes on if not.
                     plan.append((backend, wanted, asked))
