@@ -3,6 +3,7 @@ dynamic registration of a growing legend, refresh forwarded."""
 
 from __future__ import annotations
 
+import asyncio
 import copy
 from typing import Any
 
@@ -10,7 +11,7 @@ import pytest
 
 from lsp_hub.rawclient import DEFAULT_CLIENT_CAPABILITIES
 from lsp_hub.semantic_tokens import STANDARD_TOKEN_MODIFIERS, STANDARD_TOKEN_TYPES, decode
-from tests.hub_fixtures import HubUnderTest, StartHub
+from tests.hub_fixtures import HubUnderTest, StartHub, start_events
 
 pytestmark = pytest.mark.asyncio
 
@@ -109,6 +110,12 @@ async def test_a_delta_for_a_restarted_server_becomes_a_full_request(start_hub: 
     full = await hub.client.request(FULL, tokens_request(uri))
     await hub.client.request("workspace/executeCommand", {"command": "lspHub.restartServer",
                                                           "arguments": [{"name": "fakeA"}]})
+    for _ in range(100):  # running again: the old id is refused for being another process's, not for a start
+        servers = (await hub.client.status())["servers"]
+        if any(s["name"] == "fakeA" and s["state"] == "running" for s in servers):
+            break
+        await asyncio.sleep(0.1)
+    assert len(start_events(hub.records, "fakeA")) == 2
     again = await hub.client.request(DELTA, {**tokens_request(uri), "previousResultId": full["resultId"]})
     assert "data" in again and again["resultId"] != full["resultId"]  # a new process, a new id
     assert not hub.received("fakeA", DELTA)  # the new process never issued the old id
