@@ -107,17 +107,20 @@ def command_names(capabilities: dict[str, Any]) -> list[str]:
 
 
 def hub_capabilities(command_list: list[str], *, pull_diagnostics: bool = False,
-                     per_language: dict[str, Any] | None = None) -> dict[str, Any]:
+                     per_language: dict[str, Any] | None = None,
+                     semantic_tokens: dict[str, Any] | None = None) -> dict[str, Any]:
     """What the hub advertises: every feature it can route. Backends that lack one answer it empty.
 
     `per_language` holds the static providers of the features whose options differ per language (completion,
     signature help, code actions, on-type formatting...; `feature_registrations`): those the client registers
     dynamically are absent, registered once the servers that offer them run.
 
+    `semantic_tokens` is the static SemanticTokensOptions; None when the hub registers them dynamically instead.
+
     With `pull_diagnostics` (the client pulls) the merged diagnostics are offered by pull; the hub cannot know
     yet what servers that have not started say, so it claims what the common type checkers need: other files
     matter (interFileDependencies), and diagnostics of files that are not open exist (workspaceDiagnostics)."""
-    capabilities = {
+    capabilities: dict[str, Any] = {
         "positionEncoding": "utf-16",
         "textDocumentSync": {
             "openClose": True,
@@ -155,4 +158,6 @@ def hub_capabilities(command_list: list[str], *, pull_diagnostics: bool = False,
     capabilities.update(per_language or {})
     if pull_diagnostics:
         capabilities["diagnosticProvider"] = {"interFileDependencies": True, "workspaceDiagnostics": True}
+    if semantic_tokens is not None:
+        capabilities["semanticTokensProvider"] = semantic_tokens
     return capabilities

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from lsp_hub.capabilities import command_names
 from lsp_hub.documents import path_to_uri
 from lsp_hub.jsonrpc import ResponseFailure
+from lsp_hub.semantic_tokens import client_capability_for_servers
 
 if TYPE_CHECKING:
     from lsp_hub.backends import Backend
@@ -57,6 +58,9 @@ class Forwarder:
         text_document.setdefault("publishDiagnostics", {"relatedInformation": True})
         # The hub pulls from servers that offer pull diagnostics and merges them with pushed ones.
         text_document["diagnostic"] = {"dynamicRegistration": True, "relatedDocumentSupport": False}
+        # The hub decodes any legend and reads it from the server's capabilities (see semantic_tokens.py).
+        if (semantic_tokens := client_capability_for_servers(text_document.get("semanticTokens"))) is not None:
+            text_document["semanticTokens"] = semantic_tokens
         root_uri = path_to_uri(backend.root)
         params: dict[str, Any] = {
             "processId": os.getpid(),

@@ -35,6 +35,18 @@ from lsp_hub.jsonrpc import (
     materialize,
 )
 from lsp_hub.routing import BackendKey, Router
+from lsp_hub.semantic_tokens import (
+    DELTA,
+    FULL,
+    REGISTRATION_METHOD,
+    HubLegend,
+    hub_provider,
+    method_for,
+    remap_result,
+    server_provider,
+    unwrap_result_id,
+    wrap_result_id,
+)
 from lsp_hub.strategies import (
     Strategy,
     concat_tagged,
@@ -131,6 +143,8 @@ class Session:
         self._pull_result_ids: dict[tuple[int, str], str] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self._completion_owner: int | None = None
+        self._token_legend: HubLegend | None = None  # made at first use, once the client's capabilities are known
+        self._token_registration: tuple[str, int] | None = None  # (registration id, legend version) the client has
         self._runners: dict[Strategy, Callable[[str, Any], Any]] = {
             Strategy.FIRST: self._run_first,
             Strategy.FIRST_NON_EMPTY: self._run_first_non_empty,
@@ -147,6 +161,7 @@ class Session:
             Strategy.DOCUMENT_DIAGNOSTIC: self._run_document_diagnostic,
             Strategy.WORKSPACE_DIAGNOSTIC: self._run_workspace_diagnostic,
             Strategy.FILE_OPERATION: self._run_file_operation,
+            Strategy.SEMANTIC_TOKENS: self._run_semantic_tokens,
             Strategy.FORWARD: self._run_forward,
         }
 
@@ -243,7 +258,8 @@ class Session:
             extension.on_initialized(self)
         return {
             "capabilities": hub_capabilities(sorted(self.commands), pull_diagnostics=self.client_diagnostics.pulls,
-                                             per_language=self.feature_registrations.static_capabilities()),
+                                             per_language=self.feature_registrations.static_capabilities(),
+                                             semantic_tokens=self._static_semantic_tokens()),
             "serverInfo": {"name": "lsp-hub", "version": __version__},
         }
 
@@ -359,6 +375,7 @@ class Session:
     def on_backend_running(self, backend: Backend) -> None:
         self.forwarder.register_commands(backend)
         self._update_feature_registrations(backend)
+        self._register_semantic_tokens(backend)
         for uri in backend.open_documents:
             self._schedule_pull(backend, uri, delay=0.0)
 
@@ -919,6 +936,109 @@ class Session:
 
         return self.client_diagnostics.workspace_report(self.diagnostics, known, version_of)
 
+    def _run_semantic_tokens(self, method: str, params: Any) -> Awaitable[Any]:
+        """The first server in precedence order that provides tokens answers, remapped into the hub's legend; a
+        delta goes to the server that issued its previousResultId, or becomes a full request if that one is gone."""
+        backends = self._document_backends(method, params)  # params is an object with a document from here on
+        params = _without_partial(params)
+        issuer = self._token_issuer(params) if method == DELTA else None
+        plan: list[tuple[Backend, str, Any]] = []
+        if issuer is not None:
+            backend, server_result_id = issuer
+            plan.append((backend, DELTA, {**params, "previousResultId": server_result_id}))
+        else:
+            wanted = FULL if method == DELTA else method
+            asked = {k: v for k, v in params.items() if k != "previousResultId"} if method == DELTA else params
+            for backend in backends:
+                if backend.state != State.RUNNING:
+                    # Its capabilities are known only once it runs: asked in case, and the turn passes on if not.
+                    plan.append((backend, wanted, asked))
+                    continue
+                provider = self._token_provider(backend)
+                chosen = method_for(provider, wanted) if provider is not None else None
+                if chosen is not None:
+                    plan.append((backend, chosen, asked))
+                    break
+        pendings = [backend.request(asked_method, asked_params) for backend, asked_method, asked_params in plan]
+
+        async def run() -> Any:
+            try:
+                for pending in pendings:
+                    _, result, error = (await self._gather([pending]))[0]
+                    if isinstance(error, NotSupported):
+                        continue
+                    if error is not None:
+                        raise error
+                    return self._tokens_for_client(pending.backend, result)
+                return None
+            finally:
+                for pending in pendings:
+                    pending.cancel()  # the later ones were not needed (a no-op for those answered)
+
+        return run()
+
+    @property
+    def token_legend(self) -> HubLegend:
+        if self._token_legend is None:
+            # Growable only if the client lets the hub register the grown legend again.
+            dynamic = self.client_supports("textDocument", "semanticTokens", "dynamicRegistration")
+            self._token_legend = HubLegend(growable=dynamic)
+        return self._token_legend
+
+    def _static_semantic_tokens(self) -> dict[str, Any] | None:
+        """SemanticTokensOptions for the initialize answer, or None when the hub registers them once servers run."""
+        return None if self.token_legend.growable else hub_provider(self.token_legend)
+
+    def _token_provider(self, backend: Backend) -> dict[str, Any] | None:
+        if not backend.spec.allows(FULL):
+            return None
+        return server_provider(backend.capabilities, backend.registered_options(REGISTRATION_METHOD))
+
+    def _token_issuer(self, params: Any) -> tuple[Backend, str] | None:
+        """The running server process that issued a delta request's previousResultId, and its own id for it."""
+        unwrapped = unwrap_result_id(params.get("previousResultId") if isinstance(params, dict) else None)
+        if unwrapped is None:
+            return None
+        uid, generation, server_result_id = unwrapped
+        backend = self.pool.by_uid(uid)
+        if backend is None or backend.state != State.RUNNING or backend.pid != generation:
+            return None  # gone, or restarted since: the new process never issued that id
+        provider = self._token_provider(backend)
+        if provider is None or method_for(provider, DELTA) != DELTA:
+            return None
+        return backend, server_result_id
+
+    def _tokens_for_client(self, backend: Backend, result: Any) -> Any:
+        provider = self._token_provider(backend)
+        if provider is None or not isinstance(result, dict):
+            return None  # without the server's legend its indices mean nothing to the client
+        token_map = self.token_legend.map_for(provider["legend"])
+        return wrap_result_id(remap_result(result, token_map), backend.uid, backend.pid or 0)
+
+    def _register_semantic_tokens(self, backend: Backend) -> None:
+        """With a client that registers dynamically: (re-)register textDocument/semanticTokens when a running
+        server's legend is new to the hub. The legend only grows, so tokens the client already has stay valid."""
+        legend = self.token_legend
+        provider = self._token_provider(backend)
+        if not legend.growable or provider is None:
+            return
+        legend.map_for(provider["legend"])
+        previous = self._token_registration
+        if previous is not None and previous[1] == legend.version:
+            return
+        registration_id = f"lsp-hub/semanticTokens/{legend.version}"
+        self._token_registration = (registration_id, legend.version)
+        answers = []
+        if previous is not None:
+            _, answer = self.protocol.request("client/unregisterCapability", {
+                "unregisterations": [{"id": previous[0], "method": REGISTRATION_METHOD}]})
+            answers.append(answer)
+        _, answer = self.protocol.request("client/registerCapability", {"registrations": [{
+            "id": registration_id, "method": REGISTRATION_METHOD,
+            "registerOptions": {"documentSelector": None, **hub_provider(legend)}}]})
+        answers.append(answer)
+        self.spawn(_quietly(answers, "semantic tokens registration"))
+
     def _run_forward(self, method: str, params: Any) -> Awaitable[Any]:
         """An extension method: to the document's servers in order, or to every running server, first answer."""
         uri = _document_uri(params)
@@ -991,6 +1111,15 @@ async def _resolved(value: Any) -> Any:
     if asyncio.isfuture(value) or asyncio.iscoroutine(value):
         return await value
     return value
+
+
+async def _quietly(answers: list[asyncio.Future[Any]], what: str) -> None:
+    """Await the client's answers to the hub's own requests; a refusal is logged, not raised."""
+    for answer in answers:
+        try:
+            await answer
+        except Exception as exc:
+            logger.info("client declined %s: %s", what, exc)
 
 
 def _document_uri(params: Any) -> str | None:

@@ -31,6 +31,7 @@ class Strategy(enum.Enum):
     DOCUMENT_DIAGNOSTIC = "document_diagnostic"  # the hub's merged diagnostics for the document
     WORKSPACE_DIAGNOSTIC = "workspace_diagnostic"  # the hub's merged diagnostics for every document it has
     FILE_OPERATION = "file_operation"  # servers whose file filters match; their WorkspaceEdits merged
+    SEMANTIC_TOKENS = "semantic_tokens"  # FIRST in the hub's legend; a delta to the server that issued its resultId
     FORWARD = "forward"  # unknown method: the document's first server, or the first running server that answers
 
 
@@ -51,9 +52,9 @@ METHOD_STRATEGIES: dict[str, Strategy] = {
     "textDocument/documentSymbol": Strategy.FIRST,
     "textDocument/foldingRange": Strategy.FIRST,
     "textDocument/selectionRange": Strategy.FIRST,
-    "textDocument/semanticTokens/full": Strategy.FIRST,
-    "textDocument/semanticTokens/full/delta": Strategy.FIRST,
-    "textDocument/semanticTokens/range": Strategy.FIRST,
+    "textDocument/semanticTokens/full": Strategy.SEMANTIC_TOKENS,
+    "textDocument/semanticTokens/full/delta": Strategy.SEMANTIC_TOKENS,
+    "textDocument/semanticTokens/range": Strategy.SEMANTIC_TOKENS,
     "textDocument/linkedEditingRange": Strategy.FIRST,
     "textDocument/documentColor": Strategy.FIRST,
     "textDocument/colorPresentation": Strategy.FIRST,
