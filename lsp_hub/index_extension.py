@@ -297,12 +297,8 @@ class IndexExtension(SessionExtension):
 
     @staticmethod
     def max_document_bytes(session: Session) -> int:
-        """The size cap for open documents: `hub.max_document_bytes` once the configuration has that option,
-        else the index's own file size cap."""
-        from lsp_hub.index.walk import DEFAULT_MAX_FILE_SIZE
-
-        value = getattr(session.config.hub, "max_document_bytes", None)
-        return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else DEFAULT_MAX_FILE_SIZE
+        """The size cap for open documents (`hub.max_document_bytes`)."""
+        return session.config.hub.max_document_bytes
 
     def _clear_syntax_diagnostics(self, uri: str) -> None:
         if uri in self._syntax_uris and self.session is not None:
@@ -349,6 +345,8 @@ class IndexExtension(SessionExtension):
             anchor = None
             for key in locating_keys:
                 value = args.get(key)
+                if isinstance(value, list) and not all(isinstance(item, str) for item in value):
+                    raise ResponseFailure(INVALID_PARAMS, f"{key} must be a list of file paths (strings)")
                 anchor = value[0] if isinstance(value, list) and value else value if isinstance(value, str) else None
                 if anchor:
                     break

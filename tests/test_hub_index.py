@@ -196,3 +196,20 @@ async def test_the_home_directory_is_never_a_project_root_even_with_a_marker(
     write_file(home / "code" / "tool" / "pyproject.toml", "")
     assert _project_root(str(notes), (".git", "pyproject.toml"))[0] is None
     assert _project_root(str(tool), (".git", "pyproject.toml"))[0] == str((home / "code" / "tool").resolve())
+
+
+async def test_the_document_size_cap_is_the_users_to_set(start_hub: StartHub) -> None:
+    hub = await start_hub({"fakeA": {}, "fakeB": {}}, languages=LANGUAGES, hub={"max_document_bytes": 2048})
+    uri = hub.client.open(hub.file("lib/small.rb", "x = 1\n"), "ruby", text="value = 1\n" * 300 + "def broken(\n")
+    told = await hub.client.wait_for(lambda: [params["message"] for method, params in hub.client.notifications
+                                              if method == "window/showMessage" and "small.rb" in params["message"]])
+    assert "2,048 bytes" in told[0]
+    assert not [d for d in hub.client.diagnostics.get(uri, []) if d.get("source") == "lsp-hub"]
+
+
+async def test_index_commands_answer_wrong_argument_shapes_with_invalid_params(start_hub: StartHub) -> None:
+    hub = await start_hub({"fakeA": {}, "fakeB": {}}, languages=LANGUAGES)
+    await ready(hub)
+    with pytest.raises(ResponseFailure) as refused:
+        await command(hub, "lspHub.repoMap", {"focusFiles": [3]})
+    assert refused.value.code == INVALID_PARAMS and "focusFiles" in refused.value.message

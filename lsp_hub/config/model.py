@@ -85,6 +85,9 @@ class HubOptions:
     diagnostics_debounce_seconds: float = 0.2
     max_restarts: int = 5
     restart_window_seconds: float = 180.0
+    # Open documents larger than this get no syntax diagnostics and are not re-indexed from the editor's text
+    # (the index's own file cap): one big file must not stall every keystroke.
+    max_document_bytes: int = 1_048_576
     # Set only by a client that knows the user trusts this workspace (VS Code's workspace trust).
     trust_workspace: bool = False
 
