@@ -87,6 +87,26 @@ async def start_hub(tmp_path: Path) -> AsyncIterator[StartHub]:
         await client.stop()
 
 
+@pytest_asyncio.fixture
+async def hub_at(tmp_path: Path) -> AsyncIterator[Callable[..., Awaitable[HubClient]]]:
+    """hub_at(root, path=None) -> `lsp-hub` with the built-in configuration (the real servers), initialized at
+    root; `path` replaces the hub's PATH."""
+    clients: list[HubClient] = []
+
+    async def start(root: Path, *, path: str | None = None) -> HubClient:
+        client = HubClient()
+        env = {"XDG_CONFIG_HOME": str(tmp_path / "cfg"), "XDG_CACHE_HOME": str(tmp_path / "cache"),
+               **({"PATH": path} if path is not None else {})}
+        await client.start("--log-file", str(tmp_path / "hub.log"), "-v", env=env, cwd=str(root))
+        clients.append(client)
+        await client.initialize(root)
+        return client
+
+    yield start
+    for client in clients:
+        await client.stop()
+
+
 async def start_daemon(tmp_path: Path, flag: str, *args: str,
                        servers: dict[str, dict[str, Any]] | None = None,
                        languages: dict[str, dict[str, Any]] | None = None,

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
-import pytest_asyncio
 
 from lsp_hub.rawclient import HubClient, position_of
 from tests.conftest import EXAMPLES_DIR
@@ -26,23 +24,6 @@ def sample(tmp_path: Path) -> Path:
     target = tmp_path / "sample"
     shutil.copytree(EXAMPLES_DIR / "sample", target, ignore=shutil.ignore_patterns(".ruff_cache", "node_modules"))
     return target
-
-
-@pytest_asyncio.fixture
-async def hub_at(tmp_path: Path) -> AsyncIterator[Callable[[Path], object]]:
-    clients: list[HubClient] = []
-
-    async def start(root: Path) -> HubClient:
-        client = HubClient()
-        env = {"XDG_CONFIG_HOME": str(tmp_path / "cfg"), "XDG_CACHE_HOME": str(tmp_path / "cache")}
-        await client.start("--log-file", str(tmp_path / "hub.log"), "-v", env=env, cwd=str(root))
-        clients.append(client)
-        await client.initialize(root)
-        return client
-
-    yield start
-    for client in clients:
-        await client.stop()
 
 
 async def test_python_merges_basedpyright_and_ruff(sample: Path, hub_at, require_binary) -> None:  # type: ignore[no-untyped-def]

@@ -12,7 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
@@ -49,22 +49,9 @@ def marker(tmp_path: Path) -> Path:
 
 
 @pytest_asyncio.fixture
-async def start_hub(tmp_path: Path, require_binary: Callable[[str], str]) -> AsyncIterator[StartHub]:
+async def start_hub(hub_at: StartHub, require_binary: Callable[[str], str]) -> StartHub:
     require_binary("typescript-language-server")
-    clients: list[HubClient] = []
-    hub_env = {"XDG_CONFIG_HOME": str(tmp_path / "cfg"), "XDG_CACHE_HOME": str(tmp_path / "cache")}
-
-    async def start(root: Path, *, path: str | None = None) -> HubClient:
-        client = HubClient()
-        env = {**hub_env, **({"PATH": path} if path is not None else {})}
-        await client.start("--log-file", str(tmp_path / "hub.log"), "-v", env=env, cwd=str(root))
-        clients.append(client)
-        await client.initialize(root)
-        return client
-
-    yield start
-    for client in clients:
-        await client.stop()
+    return hub_at
 
 
 def trust(root: Path, tmp_path: Path) -> None:
