@@ -8,6 +8,7 @@ nothing stale remains. A client that pulls (`textDocument/diagnostic`) is not pu
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 import os
@@ -66,6 +67,7 @@ class DiagnosticStore:
         self._publish = publish
         self._dedupe_rank = dedupe_rank or (lambda uri: None)
         self._parts: dict[str, dict[Part, list[dict[str, Any]]]] = {}
+        self._merged: dict[str, list[dict[str, Any]]] = {}  # what was last published per URI
         # What the client may echo back, per URI: match key -> every (owner, diagnostic) it stands for.
         self._origins: dict[str, dict[str, list[tuple[int, dict[str, Any]]]]] = {}
 
@@ -83,7 +85,8 @@ class DiagnosticStore:
         self._republish(uri, version)
 
     def get(self, uri: str) -> list[dict[str, Any]]:
-        return [d for part in self._parts.get(uri, {}).values() for d in part]
+        """The merged list as published (deduplicated where the language asks for it)."""
+        return list(self._merged.get(uri, []))
 
     def uris(self) -> list[str]:
         return list(self._parts)
@@ -141,9 +144,11 @@ class DiagnosticStore:
                     shown.setdefault(twin, (part.owner, key))
         if parts:
             self._origins[uri] = origins
+            self._merged[uri] = merged
         else:
             self._parts.pop(uri, None)
             self._origins.pop(uri, None)
+            self._merged.pop(uri, None)
         self._publish(uri, merged, version)
 
 
@@ -193,3 +198,62 @@ class ClientDiagnostics:
             report = self.document_report(uri, previous.get(uri), store.get(uri))
             reports.append({**report, "uri": uri, "version": version_of(uri)})
         return {"items": reports}
+
+
+class ReportTracker:
+    """Which content of each document each server has reported diagnostics on, so a caller can wait for complete
+    diagnostics of one version instead of sleeping.
+
+    A report counts for the content last sent to that server (`sent`): a push that names a version counts for that
+    version; a push without one counts when it arrived after the content was sent; a pull counts for the version
+    the hub pulled. Reports on older content never count.
+    """
+
+    def __init__(self) -> None:
+        self._clock = itertools.count(1)
+        self._sent: dict[tuple[int, str], tuple[int, int]] = {}  # (owner, uri) -> (version, when)
+        self._reported: dict[tuple[int, str], tuple[int | None, int]] = {}  # (owner, uri) -> (version, when)
+        self._waiters: set[asyncio.Event] = set()
+
+    def sent(self, owner: int, uri: str, version: int) -> None:
+        self._sent[(owner, uri)] = (version, next(self._clock))
+
+    def reported(self, owner: int, uri: str, version: int | None) -> None:
+        self._reported[(owner, uri)] = (version, next(self._clock))
+        for waiter in self._waiters:
+            waiter.set()
+
+    def has_reported_on(self, owner: int, uri: str, version: int) -> bool:
+        sent, report = self._sent.get((owner, uri)), self._reported.get((owner, uri))
+        if sent is None or report is None or sent[0] < version:
+            return False
+        reported_version, reported_when = report
+        if reported_version is not None:
+            return reported_version >= version
+        return reported_when > sent[1]
+
+    def forget(self, uri: str) -> None:
+        for key in [key for key in self._sent if key[1] == uri]:
+            del self._sent[key]
+        for key in [key for key in self._reported if key[1] == uri]:
+            del self._reported[key]
+
+    async def wait_until(self, done: Callable[[], bool], timeout: float) -> bool:
+        """Wait (at most `timeout` seconds) until `done()` holds, re-checking after each report."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        waiter = asyncio.Event()
+        self._waiters.add(waiter)
+        try:
+            while not done():
+                remaining = deadline - loop.time()
+                if remaining <= 0:
+                    return False
+                waiter.clear()
+                try:
+                    await asyncio.wait_for(waiter.wait(), remaining)
+                except TimeoutError:
+                    return done()
+            return True
+        finally:
+            self._waiters.discard(waiter)

@@ -19,7 +19,7 @@ from lsp_hub import __version__
 from lsp_hub.backends import Backend, BackendPool, NotSupported, Pending, State
 from lsp_hub.capabilities import hub_capabilities
 from lsp_hub.config.model import Config, ServerSpec
-from lsp_hub.diagnostics import ClientDiagnostics, DiagnosticStore, Part
+from lsp_hub.diagnostics import ClientDiagnostics, DiagnosticStore, Part, ReportTracker
 from lsp_hub.documents import Document, DocumentStore, path_to_uri, uri_to_path
 from lsp_hub.feature_registrations import FEATURES, FeatureRegistrations
 from lsp_hub.file_operations import FILE_OPERATIONS, matching_files, merge_workspace_edits
@@ -116,6 +116,7 @@ class Session:
         self.state = "new"  # new -> initialized -> shutdown -> closed
         self.documents = DocumentStore()
         self.diagnostics = DiagnosticStore(self._publish_diagnostics, self._diagnostic_precedence)
+        self.reports = ReportTracker()
         self.pool = BackendPool(self._make_backend)
         self.config = Config()
         self.router = Router(self.config, [])
@@ -130,6 +131,7 @@ class Session:
         self.commands: dict[str, HubCommand] = {
             "lspHub.status": lambda session, args: session.status(),
             "lspHub.restartServer": lambda session, args: session.restart_server(args),
+            "lspHub.diagnostics": lambda session, args: session.complete_diagnostics(args),
         }
         for extension in self.extensions:
             self.commands.update(extension.commands())
@@ -414,6 +416,7 @@ class Session:
         for backend in self.backends_for_uri(uri, "textDocument/didOpen"):
             document.opened_in.add(str(backend.key))
             backend.open_document(document)
+            self.reports.sent(backend.uid, uri, document.version)
             self._schedule_pull(backend, uri)
         self._notify_extensions_changed(document)
 
@@ -427,6 +430,7 @@ class Session:
         document.apply_changes(changes, int(identifier.get("version", document.version + 1)))
         for backend in self._open_in(document):
             backend.change_document(document, changes)
+            self.reports.sent(backend.uid, document.uri, document.version)
             self._schedule_pull(backend, document.uri)
         self._notify_extensions_changed(document)
 
@@ -449,6 +453,7 @@ class Session:
         for backend in self._open_in(document):
             backend.close_document(uri)
         self.documents.close(uri)
+        self.reports.forget(uri)
         self.diagnostics.clear_uri(uri)
         for extension in self.extensions:
             extension.on_document_closed(self, uri)
@@ -597,6 +602,8 @@ class Session:
         uri = params.get("uri")
         diagnostics = params.get("diagnostics")
         if isinstance(uri, str) and isinstance(diagnostics, list):
+            version = params.get("version")
+            self.reports.reported(backend.uid, uri, version if isinstance(version, int) else None)
             self.diagnostics.put(uri, Part(backend.uid, "push", backend.name), diagnostics, params.get("version"))
 
     def _schedule_pull(self, backend: Backend, uri: str, delay: float | None = None) -> None:
@@ -631,6 +638,8 @@ class Session:
             params["identifier"] = options["identifier"]
         if key in self._pull_result_ids:
             params["previousResultId"] = self._pull_result_ids[key]
+        document = self.documents.get(uri)
+        pulled_version = document.version if document else None
         try:
             report = await backend.request("textDocument/diagnostic", params).future
         except ResponseFailure as exc:
@@ -640,6 +649,8 @@ class Session:
             return
         if isinstance(report.get("resultId"), str):
             self._pull_result_ids[key] = report["resultId"]
+        if pulled_version is not None:
+            self.reports.reported(backend.uid, uri, pulled_version)
         if report.get("kind") == "full":
             self.diagnostics.put(uri, Part(backend.uid, "pull", backend.name), report.get("items") or [])
 
@@ -1056,6 +1067,53 @@ class Session:
             raise ResponseFailure(METHOD_NOT_FOUND, f"no server handles {method}")
 
         return run()
+
+    async def complete_diagnostics(self, arguments: list[Any]) -> dict[str, Any]:
+        """lspHub.diagnostics {uri, text?, timeoutMs?}: the document's diagnostics once every server that serves it
+        has reported on its current content (with `text`: that content, applied first). Never a fixed sleep."""
+        args = arguments[0] if arguments and isinstance(arguments[0], dict) else {}
+        uri, text, timeout_ms = args.get("uri"), args.get("text"), args.get("timeoutMs", 5000)
+        timeout_ok = isinstance(timeout_ms, int | float) and not isinstance(timeout_ms, bool) and \
+            0 <= timeout_ms <= 600_000
+        if not isinstance(uri, str) or (text is not None and not isinstance(text, str)) or not timeout_ok:
+            raise ResponseFailure(INVALID_PARAMS, "lspHub.diagnostics needs {uri: string, text?: string, "
+                                                  "timeoutMs?: number of milliseconds up to 600000}")
+        if "://" not in uri:  # a path, absolute or relative to the first workspace folder
+            uri = path_to_uri(os.path.join(self.folders[0], uri) if self.folders else os.path.abspath(uri))
+        document = self.documents.get(uri)
+        if text is not None and document is not None:
+            self._did_change({"textDocument": {"uri": uri, "version": document.version + 1},
+                              "contentChanges": [{"text": text}]})
+        elif document is None:
+            self._did_open({"textDocument": {"uri": uri, "languageId": "", "version": 1,
+                                             "text": text if text is not None else self._read_for_diagnostics(uri)}})
+        document = self.documents.get(uri)
+        assert document is not None
+        version = document.version
+        servers = self.backends_for_uri(uri, "diagnostics")
+
+        def waiting() -> list[Backend]:
+            return [b for b in servers
+                    if b.state != State.FAILED and not self.reports.has_reported_on(b.uid, uri, version)]
+
+        await self.reports.wait_until(lambda: not waiting(), timeout_ms / 1000)
+        pending = [b.name for b in servers if b.state == State.FAILED] + [b.name for b in waiting()]
+        return {"uri": uri, "version": version, "diagnostics": self.diagnostics.get(uri), "complete": not pending,
+                "pending": pending}
+
+    def _read_for_diagnostics(self, uri: str) -> str:
+        """A file no client has open, read from disk: only inside the workspace folders, only UTF-8 text."""
+        path = uri_to_path(uri)
+        real = os.path.realpath(path) if path else None
+        if real is None or not any(_under(real, os.path.realpath(folder)) for folder in self.folders):
+            raise ResponseFailure(INVALID_PARAMS, f"lspHub.diagnostics: {uri} is outside the workspace folders; "
+                                                  "send its text to check it")
+        try:
+            with open(real, encoding="utf-8") as file:
+                return file.read()
+        except (OSError, UnicodeDecodeError) as error:
+            reason = error.strerror if isinstance(error, OSError) and error.strerror else "not UTF-8 text"
+            raise ResponseFailure(INVALID_PARAMS, f"lspHub.diagnostics: cannot read {path}: {reason}") from None
 
     async def restart_server(self, arguments: list[Any]) -> dict[str, Any]:
         """lspHub.restartServer {name, root?}: stop the matching servers and start them again (a failed one too)."""

@@ -83,6 +83,10 @@ line_out_of_range, position_inside_character. Both are listed by ``fake/getState
     didChange. Templated like results ("{name}", "{uri}", "{version}"); ``source`` defaults to the name
     (``"source": null`` publishes it without one); a template with ``"when_text_contains": "x"`` is published
     only while the document text contains "x" (the key is removed).
+``publish_version`` (bool, default true)
+    false publishes without ``version`` (as some servers do).
+``diagnostics_delay`` (seconds)
+    Publish that long after the didOpen/didChange, with the diagnostics and version of that moment.
 ``clear_on_close`` (bool, default true; ``"keep_on_close": true`` is the same as false)
     Publish ``[]`` for a document on didClose (only when diagnostics_on_open_and_change is set).
 ``pull_diagnostics`` (list of diagnostic templates)
@@ -811,9 +815,16 @@ class FakeLanguageServer(RawMessageHandler):
         templates = self.spec.get("diagnostics_on_open_and_change")
         if templates is None:
             return
-        self.protocol.notify("textDocument/publishDiagnostics", {
-            "uri": document.uri, "version": document.version,
-            "diagnostics": self.diagnostics_for(templates, document.uri)})
+        payload: dict[str, Any] = {"uri": document.uri, "diagnostics": self.diagnostics_for(templates, document.uri)}
+        if self.spec.get("publish_version", True):
+            payload["version"] = document.version
+        delay = self.spec.get("diagnostics_delay")
+        if delay:
+            # What the text said when it changed, published later: a slow checker, whose reports may be stale.
+            asyncio.get_running_loop().call_later(
+                delay, self.protocol.notify, "textDocument/publishDiagnostics", payload)
+        else:
+            self.protocol.notify("textDocument/publishDiagnostics", payload)
 
     def result_id(self, params: Any) -> str:
         document = self.documents.get(self.names_for("", params).get("uri", ""))

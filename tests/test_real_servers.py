@@ -113,6 +113,30 @@ async def test_dedupe_shows_ruff_and_basedpyright_unused_import_once(  # type: i
     assert ("basedpyright", "reportUndefinedVariable") in codes and ("Ruff", "F821") not in codes, codes
 
 
+async def test_complete_diagnostics_of_an_edit_from_basedpyright_and_ruff(  # type: ignore[no-untyped-def]
+        sample: Path, hub_at, require_binary) -> None:
+    """An agent's edit loop: send the new text, get every server's diagnostics on exactly that text."""
+    require_binary("basedpyright-langserver")
+    require_binary("ruff")
+    client: HubClient = await hub_at(sample)
+    target = sample / "app" / "edited.py"
+    target.write_text("def f() -> int:\n    return 1\n")
+
+    async def check(text: str | None) -> dict:
+        args = {"uri": target.as_uri(), "timeoutMs": SLOW * 1000, **({"text": text} if text is not None else {})}
+        return await client.request("workspace/executeCommand", {"command": "lspHub.diagnostics",
+                                                                 "arguments": [args]}, timeout=SLOW + 5)
+
+    clean = await check(None)
+    assert clean["complete"] and clean["pending"] == [] and clean["diagnostics"] == [], clean
+    broken = await check("import os\n\n\ndef f() -> int:\n    return 'one'\n")
+    assert broken["complete"] and broken["version"] == 2
+    codes = {(d["source"], d.get("code")) for d in broken["diagnostics"]}
+    assert ("Ruff", "F401") in codes and ("basedpyright", "reportReturnType") in codes, codes
+    fixed = await check("def f() -> int:\n    return 1\n")
+    assert fixed["complete"] and fixed["diagnostics"] == [], fixed
+
+
 async def test_typescript_definition_and_references(sample: Path, hub_at, require_binary) -> None:  # type: ignore[no-untyped-def]
     require_binary("typescript-language-server")
     client: HubClient = await hub_at(sample)

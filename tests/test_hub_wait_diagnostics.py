@@ -1,0 +1,88 @@
+"""lspHub.diagnostics: complete diagnostics of one version, waited for report by report, never a fixed sleep."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+import pytest
+
+from tests.hub_fixtures import HubUnderTest, StartHub
+from tests.hubclient import ResponseFailure
+
+pytestmark = pytest.mark.asyncio
+
+RANGE = {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}}
+
+
+def push(message: str, **spec: Any) -> dict[str, Any]:
+    return {"diagnostics_on_open_and_change": [{"range": RANGE, "message": message}], **spec}
+
+
+PULL = {"capabilities": {"textDocumentSync": 2, "diagnosticProvider": {"interFileDependencies": False,
+                                                                       "workspaceDiagnostics": False}},
+        "pull_diagnostics": [{"range": RANGE, "message": "pulled v{version}"}]}
+
+
+async def diagnostics(hub: HubUnderTest, **args: Any) -> dict[str, Any]:
+    return await hub.client.request("workspace/executeCommand", {"command": "lspHub.diagnostics",
+                                                                 "arguments": [args]}, timeout=30)
+
+
+def messages(answer: dict[str, Any]) -> list[str]:
+    return sorted(d["message"] for d in answer["diagnostics"])
+
+
+async def test_waits_for_every_server_on_the_new_text(start_hub: StartHub) -> None:
+    hub = await start_hub({"fakeA": push("slow v{version}", diagnostics_delay=0.8),
+                           "fakeB": {**PULL, **push("unversioned", publish_version=False)}},
+                          hub={"diagnostics_debounce_seconds": 0.05})
+    path = hub.file("m.alpha", "one\n")
+    started = time.monotonic()
+    answer = await diagnostics(hub, uri=path.as_uri())  # opened from disk
+    assert time.monotonic() - started >= 0.7  # the slow server was waited for
+    assert answer["complete"] and answer["pending"] == [] and answer["version"] == 1
+    assert messages(answer) == ["pulled v1", "slow v1", "unversioned"]
+    assert {d["source"] for d in answer["diagnostics"]} == {"fakeA", "fakeB"}
+    # New text: the old reports (v1) do not count; the answer is about v2 only.
+    answer = await diagnostics(hub, uri=path.as_uri(), text="two\n")
+    assert answer["complete"] and answer["version"] == 2
+    assert messages(answer) == ["pulled v2", "slow v2", "unversioned"]
+
+
+async def test_a_stale_report_is_not_taken_for_the_new_text(start_hub: StartHub) -> None:
+    hub = await start_hub({"fakeA": push("v{version}", diagnostics_delay=0.5), "fakeB": {}},
+                          languages={"alpha": {"extensions": ["alpha"], "servers": ["fakeA"]}})
+    uri = hub.client.open(hub.file("s.alpha", "one\n"), "alpha")
+    await hub.client.wait_for(lambda: hub.received("fakeA", "textDocument/didOpen"), what="fakeA to see v1")
+    await asyncio.sleep(0.3)
+    # v1's report is still on its way when v2 is asked for (it lands 0.3 s before v2's): it must not end the wait.
+    answer = await diagnostics(hub, uri=uri, text="two\n")
+    assert answer["complete"] and answer["version"] == 2 and messages(answer) == ["v2"]
+
+
+async def test_a_server_that_never_reports_is_named_in_pending(start_hub: StartHub) -> None:
+    hub = await start_hub({"fakeA": push("here"), "fakeB": {}})  # fakeB publishes nothing, ever
+    started = time.monotonic()
+    answer = await diagnostics(hub, uri="p.alpha", text="x\n", timeoutMs=600)  # a path in the workspace
+    assert 0.5 <= time.monotonic() - started < 5
+    assert answer["complete"] is False and answer["pending"] == ["fakeB"]
+    assert messages(answer) == ["here"]
+    assert answer["uri"] == (hub.workspace / "p.alpha").as_uri()
+
+
+async def test_bad_arguments_and_outside_files_are_refused(start_hub: StartHub, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    hub = await start_hub({"fakeA": {}, "fakeB": {}})
+    outside = tmp_path / "outside.alpha"
+    outside.write_text("secret\n")
+    (hub.workspace / "binary.alpha").write_bytes(b"\xff\xfe\x00")
+    for args, expected in (({"uri": 3}, "needs {uri"), ({"uri": "a.alpha", "timeoutMs": "soon"}, "needs {uri"),
+                           ({"uri": outside.as_uri()}, "outside the workspace"),
+                           ({"uri": "binary.alpha"}, "not UTF-8"), ({"uri": "missing.alpha"}, "cannot read")):
+        with pytest.raises(ResponseFailure) as refused:
+            await diagnostics(hub, **args)
+        assert refused.value.code == -32602 and expected in refused.value.message, (args, refused.value.message)
+    # Text sent by the client may come from anywhere.
+    answer = await diagnostics(hub, uri=outside.as_uri(), text="x\n", timeoutMs=100)
+    assert answer["version"] == 1
