@@ -85,6 +85,8 @@ class Forwarder:
                 session.accept_pushed_diagnostics(backend, params)
             return
         if method == "$/progress" and isinstance(params, dict):
+            value = params.get("value")
+            backend.note_progress(params.get("token"), value.get("kind") if isinstance(value, dict) else None)
             token = self._hub_token(backend, params.get("token"))
             if token is None:
                 return  # a token the client never heard of (it does not support progress)

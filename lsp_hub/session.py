@@ -48,6 +48,7 @@ from lsp_hub.semantic_tokens import (
     wrap_result_id,
 )
 from lsp_hub.strategies import (
+    PROJECT_WIDE_METHODS,
     Strategy,
     concat_tagged,
     is_empty,
@@ -679,6 +680,7 @@ class Session:
             for pending in pendings:
                 if not pending.future.done() or pending.future.cancelled():
                     pending.cancel()
+        pendings = await self._asked_again_after_project_load(pendings)
         outcomes: list[tuple[Backend, Any, ResponseFailure | None]] = []
         for pending in pendings:
             future = pending.future
@@ -694,6 +696,24 @@ class Session:
                 result = future.result()
                 outcomes.append((pending.backend, result if raw else materialize(result), None))
         return outcomes
+
+    async def _asked_again_after_project_load(self, pendings: list[Pending]) -> list[Pending]:
+        """Answers a server gave from a partial view while loading its project are replaced by its answer once the
+        project has loaded (bounded by its request timeout); if it does not load in time, the first answer stands."""
+        answered: list[Pending] = []
+        for pending in pendings:
+            backend = pending.backend
+            if pending.method in PROJECT_WIDE_METHODS and not pending.cancelled and backend.loading_project and \
+                    await backend.wait_project_loaded(backend.request_timeout):
+                again = backend.request(pending.method, pending.params)
+                try:
+                    await asyncio.wait({again.future})
+                except asyncio.CancelledError:
+                    again.cancel()
+                    raise
+                pending = again
+            answered.append(pending)
+        return answered
 
     def _fan_out(self, backends: list[Backend], method: str, params: Any) -> list[Pending]:
         return [b.request(method, params) for b in backends if b.state != State.RUNNING or b.supports(method)]

@@ -35,6 +35,15 @@ class Strategy(enum.Enum):
     FORWARD = "forward"  # unknown method: the document's first server, or the first running server that answers
 
 
+# Requests whose answer needs the server's whole project, not the open file alone: asked again once a server
+# that is still loading its project (`wait_for_project_load`) has loaded it.
+PROJECT_WIDE_METHODS: frozenset[str] = frozenset({
+    "textDocument/definition", "textDocument/declaration", "textDocument/typeDefinition",
+    "textDocument/implementation", "textDocument/references", "textDocument/hover", "textDocument/rename",
+    "textDocument/prepareRename", "textDocument/prepareCallHierarchy", "callHierarchy/incomingCalls",
+    "callHierarchy/outgoingCalls", "workspace/symbol",
+})
+
 METHOD_STRATEGIES: dict[str, Strategy] = {
     "textDocument/definition": Strategy.FIRST_NON_EMPTY,
     "textDocument/declaration": Strategy.FIRST_NON_EMPTY,

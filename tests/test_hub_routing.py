@@ -339,3 +339,27 @@ async def test_a_request_leaves_before_a_change_the_client_sent_after_it(start_h
     order = [m.get("method") for m in hub.recorded("fakeA")
              if m.get("method") in ("textDocument/formatting", "textDocument/didChange")]
     assert order == ["textDocument/formatting", "textDocument/didChange"] * 5
+
+
+@pytest.mark.parametrize("wait", [True, False])
+async def test_a_loading_server_is_asked_again_once_its_project_has_loaded(start_hub: StartHub, wait: bool) -> None:
+    """typescript-language-server answers from a syntax-only server until its project has loaded."""
+    partial = {"uri": "file:///main.alpha", "range": {"start": POS, "end": POS}}
+    complete = {"uri": "file:///util.alpha", "range": {"start": POS, "end": POS}}
+    load = [{"request": "window/workDoneProgress/create", "params": {"token": "load"}},
+            {"notify": "$/progress", "params": {"token": "load", "value": {"kind": "begin", "title": "Loading"}}},
+            {"notify": "$/progress", "params": {"token": "load", "value": {"kind": "end"}}, "delay": 1.0}]
+    hub = await start_hub({
+        "fakeA": {"on_request": {"textDocument/didOpen": load},
+                  "responses": {"textDocument/definition": [{"result": [partial]}, {"result": [complete]}]},
+                  "_config": {"wait_for_project_load": wait}},
+        "fakeB": {},
+    })
+    uri = hub.client.open(hub.file("main.alpha", "a\n"), "alpha")
+    await hub.client.wait_for(lambda: any(method == "$/progress" and str(params["token"]).endswith("/load")
+                                          for method, params in hub.client.notifications), what="the load to begin")
+    answer = await hub.client.request("textDocument/definition", at(uri))
+    assert answer == ([complete] if wait else [partial])
+    if wait:  # once loaded, answers are not asked twice
+        assert await hub.client.request("textDocument/definition", at(uri)) == [complete]
+        assert len(hub.received("fakeA", "textDocument/definition")) == 3

@@ -203,6 +203,9 @@ class Backend:
         self.capabilities: dict[str, Any] = {}
         self.server_info: dict[str, Any] = {}
         self.dynamic: dict[str, dict[str, Any]] = {}  # registration id -> {"method", "registerOptions"}
+        # Work-done progress the server reports while it loads its project, from its start until the first ends.
+        self._loading_tokens: set[str] = set()
+        self._project_loaded = asyncio.Event()
         self.open_documents: set[str] = set()
         self.restarts = 0
         self.failure: str | None = None
@@ -263,6 +266,8 @@ class Backend:
         if delay:
             await asyncio.sleep(delay)
         connection = _Connection(self)
+        self._loading_tokens.clear()
+        self._project_loaded.clear()
         connection.protocol.peer_name = self.name  # type: ignore[attr-defined]
         connection.protocol.handler = _Handler(self)  # type: ignore[attr-defined]
         env = {**os.environ, **self.spec.env}
@@ -429,6 +434,34 @@ class Backend:
             self.ensure_started()
         future.add_done_callback(pending.settled)
         return pending
+
+    # ------------------------------------------------------------------------------------------------ project load
+    def note_progress(self, token: Any, kind: Any) -> None:
+        """A `$/progress` from the server: until its first progress ends, it is loading its project."""
+        if self._project_loaded.is_set():
+            return
+        if kind == "begin":
+            self._loading_tokens.add(str(token))
+        elif kind == "end" and str(token) in self._loading_tokens:
+            self._loading_tokens.clear()
+            self._project_loaded.set()
+
+    @property
+    def loading_project(self) -> bool:
+        """Whether its answers may still come from a partial view (typescript-language-server's syntax-only
+        server answers until the project has loaded): only for servers configured to be waited for."""
+        return self.spec.wait_for_project_load and bool(self._loading_tokens) and not self._project_loaded.is_set()
+
+    async def wait_project_loaded(self, timeout: float) -> bool:
+        try:
+            await asyncio.wait_for(self._project_loaded.wait(), timeout)
+            return True
+        except TimeoutError:
+            return False
+
+    @property
+    def request_timeout(self) -> float:
+        return self.spec.request_timeout_seconds or self.options.request_timeout_seconds
 
     def _time_out(self, pending: Pending, seconds: float) -> None:
         if pending.future.done():

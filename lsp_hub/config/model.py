@@ -44,6 +44,10 @@ class ServerSpec:
     disabled: bool = False
     # Optional per-server overrides of the hub-wide timings; None means "use the hub default".
     request_timeout_seconds: float | None = None
+    # Its first answers may come from a partial view while it loads its project (typescript-language-server's
+    # syntax-only server): project-wide requests answered during its first work-done progress are asked again once
+    # that progress ends, bounded by the request timeout.
+    wait_for_project_load: bool = False
     # How `lsp-hub doctor` asks for a version: `version_command` (default: `command`) run with `version_args`;
     # empty version_args means the server prints no version and is not asked.
     version_args: tuple[str, ...] = ("--version",)
