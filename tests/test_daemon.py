@@ -183,6 +183,21 @@ async def test_stop_ends_the_daemon_and_every_server_it_started(daemon: Daemon) 
     await asyncio.wait_for(client.process.wait(), 10)  # the bridge ends with its connection
 
 
+async def test_an_editor_that_goes_away_ends_its_session_not_the_daemon(daemon: Daemon) -> None:
+    """The editor closes the bridge's stdin without `exit`: the daemon ends that session and stops its servers;
+    the bridge ends once the daemon has closed its end."""
+    client = await _bridge(daemon)
+    await _open_and_hover(client, daemon.tmp_path / "ws")
+    server_pids = [server["pid"] for server in (await client.status())["servers"]]
+    stdin = client.process.stdin
+    assert stdin is not None
+    stdin.close()
+    await asyncio.wait_for(client.process.wait(), 10)
+    assert await asyncio.to_thread(_wait_gone, server_pids, 10.0) == []
+    status = await asyncio.to_thread(daemon.status)
+    assert status is not None and (status["clients"], status["workspaces"]) == (0, [])
+
+
 def test_a_stale_socket_is_replaced(daemon: Daemon) -> None:
     first = daemon.start()["pid"]
     os.kill(first, signal.SIGKILL)
