@@ -17,10 +17,13 @@ import sys
 import threading
 
 from lsp_hub.daemon_client import (
+    DAEMON_STATUS_METHOD,
     EXIT_FAILURE,
     EXIT_OK,
     EXIT_USAGE,
     DaemonError,
+    RuntimePaths,
+    ask,
     daemon_run_args,
     ensure_daemon,
     prepare_runtime_directory,
@@ -65,6 +68,18 @@ def _pump_socket(connection: socket.socket) -> None:
         pass
 
 
+def _tell_if_config_differs(paths: RuntimePaths, config: str) -> None:
+    """The running daemon keeps the configuration it started with; say so when ours is another one."""
+    try:
+        running_with = (ask(paths, DAEMON_STATUS_METHOD) or {}).get("config")
+    except DaemonError:
+        return
+    if running_with != config:
+        print(f"lsp-hub --connect: the daemon was already running with --config {running_with or '(none)'}; "
+              f"--config {config} applies only to a daemon this starts (`lsp-hub daemon stop` first to change it)",
+              file=sys.stderr, flush=True)
+
+
 def bridge_main(argv: list[str]) -> int:
     try:
         args = _parse(argv)
@@ -80,8 +95,7 @@ def bridge_main(argv: list[str]) -> int:
         print(f"lsp-hub --connect: started the lsp-hub daemon (pid {started}, socket {paths.socket}, "
               f"log {paths.log})", file=sys.stderr, flush=True)
     elif args.config:
-        print(f"lsp-hub --connect: the daemon was already running; --config {args.config} applies only to a daemon "
-              "this starts (`lsp-hub daemon stop` first to change it)", file=sys.stderr, flush=True)
+        _tell_if_config_differs(paths, os.path.abspath(args.config))
     # The reader of stdin may block in read() forever; a daemon thread does not hold the exit up.
     threading.Thread(target=_pump_stdin, args=(connection,), daemon=True, name="stdin-to-daemon").start()
     _pump_socket(connection)

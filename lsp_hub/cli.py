@@ -117,7 +117,8 @@ def _daemon_run(paths: RuntimePaths, args: dict[str, Any]) -> int:
     try:
         hub = Hub(cli_config=config, extensions=default_extensions)
         code = asyncio.run(hub.serve_unix(paths.socket, idle_exit_seconds=loaded.config.hub.daemon_idle_exit_seconds,
-                                          details={"log": str(log_file or paths.log)}))
+                                          details={"log": str(log_file or paths.log),
+                                                   "config": str(config) if config else None}))
     finally:
         release_daemon(paths, lock)
     logging.shutdown()

@@ -130,6 +130,7 @@ def test_start_status_stop(daemon: Daemon) -> None:
     assert status["pid"] == started["pid"] == daemon.pid()
     assert status["socket"] == str(daemon.socket)
     assert (status["clients"], status["workspaces"], status["idleExitSeconds"]) == (0, [], 1800.0)
+    assert (status["config"], status["log"]) == (str(daemon.config), str(daemon.directory / "daemon.log"))
     again = daemon.start()
     assert (again["started"], again["pid"]) == (False, started["pid"])
     stopped = daemon.cli("stop")
@@ -163,6 +164,15 @@ async def test_connect_starts_the_daemon_and_bridges_a_whole_session(daemon: Dae
     assert (await _open_and_hover(second, daemon.tmp_path / "ws"))["server"] == "fakeA"
     assert await second.stop() == 0
     assert "started" not in second.stderr.decode(errors="replace")
+    assert "already running with --config" not in second.stderr.decode(errors="replace")
+    other_config = daemon.tmp_path / "other.toml"
+    other_config.write_text(daemon.config.read_text())
+    third = HubClient()
+    await third.start(command=[*daemon.bridge_command()[:-1], str(other_config)], env=daemon.env)
+    assert (await _open_and_hover(third, daemon.tmp_path / "ws"))["server"] == "fakeA"
+    assert await third.stop() == 0
+    assert f"already running with --config {daemon.config}; --config {other_config} applies only" in \
+        third.stderr.decode(errors="replace")
 
 
 async def test_stop_ends_the_daemon_and_every_server_it_started(daemon: Daemon) -> None:
