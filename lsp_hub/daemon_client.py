@@ -250,7 +250,7 @@ def ensure_daemon(paths: RuntimePaths, daemon_args: list[str]) -> tuple[socket.s
         os.close(lock)
 
 
-def claim_daemon(paths: RuntimePaths, wait_seconds: float = 3.0) -> int:
+def claim_daemon(paths: RuntimePaths, wait_seconds: float = 10.0) -> int:
     """For the daemon itself: hold `daemon.pid` for life (one daemon per user), then clear a stale socket.
 
     Waits a little for a daemon that is still stopping. Returns the descriptor holding the lock."""

@@ -157,6 +157,7 @@ class Hub:
         self.daemon_details: dict[str, Any] = {}  # what daemon_status tells besides the sessions (socket, log)
         self._started = time.monotonic()
         self._stop_task: asyncio.Future[None] | None = None
+        self._unix_listener: asyncio.AbstractServer | None = None
 
     async def serve_stream(
         self, reader: Any, protocol: RawProtocol, endpoint: Endpoint, *, client: ClientOrigin, websocket: Any = None,
@@ -202,6 +203,10 @@ class Hub:
 
     async def stop(self) -> None:
         """SIGTERM/SIGINT: stop every session's backends, then let the transports end."""
+        if self._unix_listener is not None:
+            # First refuse new clients: a starter that finds no listener starts a new daemon (which waits for
+            # this one to let go of daemon.pid) instead of getting a session that is closed at once.
+            self._unix_listener.close()
         await asyncio.gather(*(session.close(exit_code=1) for session in list(self.sessions)),
                              return_exceptions=True)
         self.stopping.set()
@@ -380,6 +385,7 @@ class Hub:
         finally:
             os.umask(previous_umask)
         os.chmod(path, 0o600)
+        self._unix_listener = server
         logger.info("lsp-hub daemon (pid %s) listening on %s", os.getpid(), path)
         idle.start()
         async with server:

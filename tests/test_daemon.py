@@ -68,9 +68,9 @@ class Daemon:
     def bridge_command(self, *python_flags: str) -> list[str]:
         return [sys.executable, *python_flags, "-m", "lsp_hub", "--connect", "--config", str(self.config)]
 
-    def pid(self) -> int | None:
+    def pid(self, directory: Path | None = None) -> int | None:
         try:
-            return int((self.directory / "daemon.pid").read_text().strip())
+            return int(((directory or self.directory) / "daemon.pid").read_text().strip())
         except (OSError, ValueError):
             return None
 
@@ -87,10 +87,11 @@ def daemon(tmp_path: Path) -> Iterator[Daemon]:
     try:
         yield under_test
     finally:
-        pid = under_test.pid()
-        if pid is not None and pids_alive([pid]):
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)  # its servers die with it (PR_SET_PDEATHSIG)
+        for directory in (under_test.directory, runtime / f"lsp-hub-{os.getuid()}"):
+            pid = under_test.pid(directory)
+            if pid is not None and pids_alive([pid]):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)  # its servers die with it (PR_SET_PDEATHSIG)
         shutil.rmtree(runtime, ignore_errors=True)
 
 
@@ -321,15 +322,17 @@ def test_an_unsafe_fallback_directory_is_refused(daemon: Daemon, unsafe: str) ->
     assert not (fallback / "daemon.sock").exists()
 
 
-def test_the_fallback_directory_is_created_private(daemon: Daemon) -> None:
+def test_the_fallback_directory_is_created_private_and_serves(daemon: Daemon) -> None:
     env = {key: value for key, value in daemon.env.items() if key != "XDG_RUNTIME_DIR"}
     env["TMPDIR"] = str(daemon.runtime)
-    done = subprocess.run([sys.executable, "-m", "lsp_hub", "daemon", "status"], env=env,
-                          capture_output=True, text=True, timeout=30)
-    assert done.returncode == 1, done.stderr
+    assert daemon.cli("status", env=env).returncode == 1
     fallback = daemon.runtime / f"lsp-hub-{os.getuid()}"
     assert stat.S_IMODE(os.lstat(fallback).st_mode) == 0o700
     check_private_directory(fallback)
+    started = daemon.cli("start", "--json", env=env)
+    assert started.returncode == 0, started.stderr
+    assert json.loads(started.stdout)["socket"] == str(fallback / "daemon.sock")
+    assert daemon.cli("stop", env=env).returncode == 0
     fallback.chmod(0o700 | 0o007)
     with pytest.raises(DaemonError, match="mode is 0707"):
         check_private_directory(fallback)
