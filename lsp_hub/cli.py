@@ -102,7 +102,7 @@ def _daemon_run(paths: RuntimePaths, args: dict[str, Any]) -> int:
     import asyncio
 
     from lsp_hub.config.loader import load_config
-    from lsp_hub.daemon_client import claim_daemon, release_daemon
+    from lsp_hub.daemon_client import DaemonError, claim_daemon, release_daemon
     from lsp_hub.extensions import default_extensions
     from lsp_hub.server import Hub
 
@@ -119,6 +119,8 @@ def _daemon_run(paths: RuntimePaths, args: dict[str, Any]) -> int:
         code = asyncio.run(hub.serve_unix(paths.socket, idle_exit_seconds=loaded.config.hub.daemon_idle_exit_seconds,
                                           details={"log": str(log_file or paths.log),
                                                    "config": str(config) if config else None}))
+    except OSError as error:  # bind: one line for the starter to show, not a traceback
+        raise DaemonError(f"cannot listen on {paths.socket}: {error.strerror or error}") from None
     finally:
         release_daemon(paths, lock)
     logging.shutdown()
