@@ -1,18 +1,27 @@
-"""`lsp-hub`: serve LSP (stdio, TCP, WebSocket), and the doctor, trust and index verbs."""
+"""`lsp-hub`: serve LSP (stdio, TCP, WebSocket), the daemon and its `--connect` bridge, and the doctor, trust and
+index verbs.
+
+Heavy imports (asyncio, pygls, the index) happen inside the verbs: `lsp-hub --connect` and `lsp-hub daemon
+status` import only the standard library and start fast."""
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import logging
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from lsp_hub import __version__
 
+if TYPE_CHECKING:
+    from lsp_hub.daemon_client import RuntimePaths
+
 INDEX_VERBS = ("repomap", "relevant", "syntax", "callers", "index")
 USAGE = """lsp-hub [--tcp PORT | --ws PORT [--allow-origin URL]...] [--host HOST] [--config PATH] [--log-file PATH] [-v]
+       lsp-hub --connect [--config PATH]            (stdio, through the per-user daemon)
+       lsp-hub daemon start|stop|status [--json]
        lsp-hub doctor [ROOT] [--config PATH]
        lsp-hub trust PATH | --list | --remove PATH
        lsp-hub repomap|relevant|syntax|callers|index ...   (run `lsp-hub VERB --help`)"""
@@ -28,6 +37,9 @@ def _serve_parser() -> argparse.ArgumentParser:
     transport.add_argument("--stdio", action="store_true", help="serve on stdin/stdout (the default)")
     transport.add_argument("--tcp", type=int, metavar="PORT", help="serve TCP clients on PORT (0 picks a port)")
     transport.add_argument("--ws", type=int, metavar="PORT", help="serve WebSocket clients on PORT")
+    transport.add_argument("--connect", action="store_true",
+                           help="LSP on stdio through the per-user daemon, starting it when absent (`lsp-hub "
+                           "daemon`): editors and agents share its servers and index")
     parser.add_argument("--host", default="127.0.0.1", help="address to bind for --tcp/--ws (default 127.0.0.1)")
     parser.add_argument("--allow-origin", action="append", default=[], metavar="URL",
                         help="--ws: accept handshakes from web pages of this origin, e.g. http://localhost:3000 "
@@ -56,6 +68,8 @@ def setup_logging(verbosity: int, log_file: Path | None) -> None:
 
 
 def _serve(argv: list[str]) -> int:
+    import asyncio
+
     args = _serve_parser().parse_args(argv)
     setup_logging(args.verbose, args.log_file)
     from lsp_hub.extensions import default_extensions
@@ -80,6 +94,37 @@ def _serve(argv: list[str]) -> int:
     logging.shutdown()
     sys.stdout.flush()
     # The stdin reader thread may still be blocked in read(); nothing is left to clean up, so leave now.
+    os._exit(code)
+
+
+def _daemon_run(paths: RuntimePaths, args: dict[str, Any]) -> int:
+    """`lsp-hub daemon run`: serve the daemon's unix socket in the foreground until stopped or idle."""
+    import asyncio
+
+    from lsp_hub.config.loader import load_config
+    from lsp_hub.daemon_client import DaemonError, claim_daemon, release_daemon
+    from lsp_hub.extensions import default_extensions
+    from lsp_hub.server import Hub
+
+    log_file = Path(args["log_file"]) if args["log_file"] else None
+    setup_logging(args["verbose"], log_file)
+    config = Path(args["config"]) if args["config"] else None
+    # Read once: the idle timeout is the daemon's own; each session still loads its layers at initialize.
+    loaded = load_config(workspace_roots=[], cli_config=config)
+    for problem in loaded.problems:
+        logging.getLogger("lsp_hub").error("configuration: %s", problem)
+    lock = claim_daemon(paths)
+    try:
+        hub = Hub(cli_config=config, extensions=default_extensions)
+        code = asyncio.run(hub.serve_unix(paths.socket, idle_exit_seconds=loaded.config.hub.daemon_idle_exit_seconds,
+                                          details={"log": str(log_file or paths.log),
+                                                   "config": str(config) if config else None}))
+    except OSError as error:  # bind: one line for the starter to show, not a traceback
+        raise DaemonError(f"cannot listen on {paths.socket}: {error.strerror or error}") from None
+    finally:
+        release_daemon(paths, lock)
+    logging.shutdown()
+    # Threads of the index or pygls may still be blocked; nothing is left to clean up, so leave now.
     os._exit(code)
 
 
@@ -114,6 +159,14 @@ def _main(argv: list[str] | None) -> int:
         from lsp_hub.config.trust import trust_main
 
         return trust_main(argv[1:], sys.stdout)
+    if verb == "daemon":
+        from lsp_hub.daemon_client import daemon_main
+
+        return daemon_main(argv[1:], sys.stdout, sys.stderr, run=_daemon_run)
+    if "--connect" in argv:
+        from lsp_hub.bridge import bridge_main
+
+        return bridge_main([arg for arg in argv if arg != "--connect"])
     if verb in INDEX_VERBS:
         from lsp_hub.index.cli import index_cli_main
 

@@ -1,9 +1,12 @@
-"""Transports: stdio (one client), TCP and WebSocket daemons (many clients, one session each).
+"""Transports: stdio (one client), TCP and WebSocket daemons, and the per-user daemon's unix socket (many clients,
+one session each).
 
 pygls frames and reads the messages (`pygls.io_`); each connection gets its own protocol and `Session`. A
 connection that closes, an `exit`, SIGTERM or SIGINT stop the backends that connection started; no child
 process outlives the hub. Network connections pass `transport_security` first: another local user's connection
-and a web page's WebSocket handshake are refused, and a network client's session may not choose programs.
+and a web page's WebSocket handshake are refused, and a network client's session may not choose programs. A client
+of the unix socket that runs as this user may (others are refused); it may also ask the hub itself for the
+daemon's status or to stop (`HubRequests`).
 """
 
 from __future__ import annotations
@@ -14,16 +17,25 @@ import logging
 import os
 import signal
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from pygls.io_ import StdinAsyncReader, StdoutWriter, run_async, run_websocket
 from pygls.server import JsonRPCServer
 
-from lsp_hub.jsonrpc import FrameReader, RawProtocol, parse_error_response, raw_converter, stdin_stream
+from lsp_hub import __version__
+from lsp_hub.daemon_client import DAEMON_STATUS_METHOD, DAEMON_STOP_METHOD
+from lsp_hub.jsonrpc import FrameReader, MsgId, RawProtocol, parse_error_response, raw_converter, stdin_stream
 from lsp_hub.session import Session, SessionExtension
-from lsp_hub.transport_security import STDIO_CLIENT, ClientOrigin, HandshakePolicy, PeerOwners
+from lsp_hub.transport_security import (
+    STDIO_CLIENT,
+    ClientOrigin,
+    HandshakePolicy,
+    PeerOwners,
+    unix_peer_refusal,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -62,6 +74,75 @@ def _take_stdio() -> tuple[BinaryIO, BinaryIO]:
     return os.fdopen(protocol_in, "rb", buffering=0), os.fdopen(protocol_out, "wb")
 
 
+class HubRequests:
+    """Stands in front of one daemon connection's session: answers the daemon's own requests (any time, even
+    before initialize), passes everything else to the session, and notes whether the peer is an LSP client
+    (a connection that only asked for the status must not count as activity for the idle timer)."""
+
+    def __init__(self, hub: Hub, session: Session) -> None:
+        self.hub = hub
+        self.session = session
+        self.is_lsp_client = False
+
+    def on_request(self, msg_id: MsgId, method: str, params: Any) -> Any:
+        if method == DAEMON_STATUS_METHOD:
+            return self.hub.daemon_status(asking=self.session)
+        if method == DAEMON_STOP_METHOD:
+            logger.info("asked to stop by a client of the daemon's socket")
+            # After this answer is written: stopping closes every session, this one included.
+            asyncio.get_running_loop().call_soon(self.hub.stop_soon)
+            return {"pid": os.getpid()}
+        self.is_lsp_client = True
+        return self.session.on_request(msg_id, method, params)
+
+    def on_notification(self, method: str, params: Any) -> None:
+        self.is_lsp_client = True
+        self.session.on_notification(method, params)
+
+
+class IdleExit:
+    """Ends the daemon once it has had no client for `seconds` (0: never). Connections that are not LSP clients
+    (a status query) neither reset nor hold off the count once they have gone."""
+
+    def __init__(self, seconds: float, on_idle: Callable[[], None]) -> None:
+        self.seconds = seconds
+        self.on_idle = on_idle
+        self.connections = 0
+        self.idle_since = time.monotonic()
+        self._timer: asyncio.TimerHandle | None = None
+
+    def start(self) -> None:
+        self._arm()
+
+    def connected(self) -> None:
+        self.connections += 1
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def disconnected(self, *, was_lsp_client: bool) -> None:
+        self.connections -= 1
+        if was_lsp_client:
+            self.idle_since = time.monotonic()
+        self._arm()
+
+    def _arm(self) -> None:
+        if self.seconds <= 0 or self.connections > 0:
+            return
+        delay = max(0.0, self.idle_since + self.seconds - time.monotonic())
+        self._timer = asyncio.get_running_loop().call_later(delay, self._expire)
+
+    def _expire(self) -> None:
+        self._timer = None
+        if self.connections == 0:
+            logger.warning("no client for %g s: the daemon exits", self.seconds)
+            self.on_idle()
+
+
+def _within(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
 class Hub:
     """Everything one `lsp-hub` process serves: its sessions, whatever the transport."""
 
@@ -73,11 +154,18 @@ class Hub:
         self.peer_owners = peer_owners or PeerOwners()
         self.sessions: set[Session] = set()
         self.stopping = asyncio.Event()
+        self.daemon_details: dict[str, Any] = {}  # what daemon_status tells besides the sessions (socket, log)
+        self._started = time.monotonic()
+        self._stop_task: asyncio.Future[None] | None = None
+        self._unix_listener: asyncio.AbstractServer | None = None
 
     async def serve_stream(
-        self, reader: Any, protocol: RawProtocol, endpoint: Endpoint, *, client: ClientOrigin, websocket: Any = None
+        self, reader: Any, protocol: RawProtocol, endpoint: Endpoint, *, client: ClientOrigin, websocket: Any = None,
+        on_session: Callable[[Session], None] | None = None,
     ) -> int:
-        """Serve one connection until the client exits or disconnects; returns the LSP exit code."""
+        """Serve one connection until the client exits or disconnects; returns the LSP exit code.
+
+        `on_session` sees the session before any message is read (the daemon puts `HubRequests` in front)."""
         exited = asyncio.Event()
         exit_code = 1
 
@@ -89,6 +177,8 @@ class Hub:
         session = Session(protocol, cli_config=self.cli_config, on_exit=on_exit, extensions=self.extensions(),
                           client=client)
         self.sessions.add(session)
+        if on_session is not None:
+            on_session(session)
         stop_reading = threading.Event()
         if websocket is not None:
             reading = asyncio.ensure_future(run_websocket(websocket, stop_reading, protocol, logger,
@@ -113,9 +203,40 @@ class Hub:
 
     async def stop(self) -> None:
         """SIGTERM/SIGINT: stop every session's backends, then let the transports end."""
+        if self._unix_listener is not None:
+            # First refuse new clients: a starter that finds no listener starts a new daemon (which waits for
+            # this one to let go of daemon.pid) instead of getting a session that is closed at once.
+            self._unix_listener.close()
         await asyncio.gather(*(session.close(exit_code=1) for session in list(self.sessions)),
                              return_exceptions=True)
         self.stopping.set()
+
+    def stop_soon(self) -> None:
+        if self._stop_task is None:
+            self._stop_task = asyncio.ensure_future(self.stop())
+
+    def daemon_status(self, *, asking: Session | None = None) -> dict[str, Any]:
+        """`lspHub/daemonStatus`: who is connected and which servers run, per workspace root.
+
+        A server is listed under the workspace folder of its session that holds its root (else under its own
+        root); sessions of one root are listed together."""
+        workspaces: dict[str, list[dict[str, Any]]] = {}
+        clients = [session for session in self.sessions if session is not asking]
+        for session in clients:
+            for folder in session.folders:
+                workspaces.setdefault(folder, [])
+            for server in session.server_statuses():
+                folder = next((f for f in session.folders if _within(str(server["root"]), f)), str(server["root"]))
+                workspaces.setdefault(folder, []).append(server)
+        return {
+            "running": True,
+            "pid": os.getpid(),
+            "version": __version__,
+            **self.daemon_details,
+            "uptimeSeconds": round(time.monotonic() - self._started, 1),
+            "clients": len(clients),
+            "workspaces": [{"root": root, "servers": servers} for root, servers in sorted(workspaces.items())],
+        }
 
     def kill_everything(self) -> None:
         for session in list(self.sessions):
@@ -129,7 +250,7 @@ class Hub:
 
     def _on_signal(self, sig: int) -> None:
         logger.info("received signal %s: stopping all servers", sig)
-        self._stop_task = asyncio.ensure_future(self.stop())
+        self.stop_soon()
 
     # ------------------------------------------------------------------------------------------------ transports
     async def serve_stdio(self) -> int:
@@ -218,6 +339,56 @@ class Hub:
             logger.info("lsp-hub listening on ws://%s:%s", host, bound)
             if ready:
                 ready(bound)
+            await self.stopping.wait()
+        self.kill_everything()
+        return 0
+
+    async def serve_unix(self, path: Path, *, idle_exit_seconds: float,
+                         details: Mapping[str, Any] | None = None) -> int:
+        """The per-user daemon: serve clients of the unix socket at `path` (its directory already checked private)
+        until stopped, or until no client has come for `idle_exit_seconds`."""
+        self.install_signal_handlers()
+        client = ClientOrigin.for_transport("unix")
+        idle = IdleExit(idle_exit_seconds, self.stop_soon)
+        self.daemon_details = {"socket": str(path), "idleExitSeconds": idle_exit_seconds, **(details or {})}
+
+        async def on_connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            refusal = unix_peer_refusal(writer.get_extra_info("socket"))
+            if refusal is not None:
+                logger.warning("refused a client of the daemon's socket: %s", refusal)
+                writer.close()
+                with contextlib.suppress(Exception):
+                    await writer.wait_closed()
+                return
+            idle.connected()
+            front: list[HubRequests] = []
+
+            def put_in_front(session: Session) -> None:
+                front.append(HubRequests(self, session))
+                session.protocol.handler = front[0]
+
+            endpoint = Endpoint()
+            endpoint.protocol.set_writer(writer)
+            try:
+                await self.serve_stream(FrameReader(reader), endpoint.protocol, endpoint, client=client,
+                                        on_session=put_in_front)
+            finally:
+                with contextlib.suppress(Exception):
+                    writer.close()
+                    await writer.wait_closed()
+                idle.disconnected(was_lsp_client=bool(front) and front[0].is_lsp_client)
+
+        # Created 0600 (the umask applies to bind; nothing else runs yet), and chmod'ed to be sure.
+        previous_umask = os.umask(0o177)
+        try:
+            server = await asyncio.start_unix_server(on_connection, path=os.fspath(path), limit=64 * 1024 * 1024)
+        finally:
+            os.umask(previous_umask)
+        os.chmod(path, 0o600)
+        self._unix_listener = server
+        logger.info("lsp-hub daemon (pid %s) listening on %s", os.getpid(), path)
+        idle.start()
+        async with server:
             await self.stopping.wait()
         self.kill_everything()
         return 0

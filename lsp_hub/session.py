@@ -1149,7 +1149,8 @@ class Session:
         return {"restarted": [{"name": b.name, "root": b.root, "state": b.state.value} for b in matching]}
 
     # ================================================================================================ status
-    def status(self) -> dict[str, Any]:
+    def server_statuses(self) -> list[dict[str, Any]]:
+        """Each server of this session (running, stopped or missing), as lspHub.status lists it."""
         languages_of: dict[str, list[str]] = {}
         for language in self.config.languages.values():
             for server in language.servers:
@@ -1172,8 +1173,11 @@ class Session:
              "languages": languages_of.get(key.server, []), "restarts": 0, "error": why}
             for key, why in self._missing.items()
         ]
+        return servers
+
+    def status(self) -> dict[str, Any]:
         result: dict[str, Any] = {
-            "servers": servers,
+            "servers": self.server_statuses(),
             "documents": len(self.documents),
             "workspaceFolders": self.folders,
             "hub": {"version": __version__, "pid": os.getpid()},

@@ -4,7 +4,8 @@ Three rules, checked before a connection gets a session:
 - a WebSocket handshake from a web page (it carries `Origin`) is refused unless that origin was allowed, and the
   `Host` header must name an address the hub was told it is reached by (a DNS-rebinding page names its own);
 - a loopback connection whose peer socket belongs to another local user is refused (on Linux the owner of a TCP
-  socket is in /proc/net/tcp and tcp6);
+  socket is in /proc/net/tcp and tcp6), and so is a client of the daemon's unix socket run by another user
+  (SO_PEERCRED);
 - only the client that started the hub (stdio) and same-user clients of the daemon's unix socket may choose
   programs: a TCP or WebSocket client's program-choosing settings are dropped like an untrusted project's.
 
@@ -16,6 +17,8 @@ from __future__ import annotations
 import ipaddress
 import logging
 import os
+import socket
+import struct
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -167,3 +170,20 @@ class PeerOwners:
         if owner != os.getuid():
             return f"connection from {peer[0]}:{peer[1]} belongs to uid {owner}, not to this hub's user"
         return None
+
+
+# ==================================================================================================== unix socket
+def unix_peer_refusal(connection: socket.socket | None) -> str | None:
+    """Why a client of the daemon's unix socket is refused: it runs as another user (SO_PEERCRED says who).
+
+    The socket's mode (0600, in a 0700 directory) already keeps others out; this holds should those be loosened."""
+    if connection is None:
+        return "the connection has no socket to ask for its peer's credentials"
+    try:
+        credentials = connection.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    except (OSError, AttributeError) as error:  # AttributeError: no SO_PEERCRED (not Linux)
+        return f"cannot read the peer's credentials ({error})"
+    pid, uid, _gid = struct.unpack("3i", credentials)
+    if uid != os.getuid():
+        return f"the client (pid {pid}) runs as uid {uid}, not as this hub's user (uid {os.getuid()})"
+    return None

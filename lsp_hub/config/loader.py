@@ -77,6 +77,7 @@ NUMBER_BOUNDS: dict[str, tuple[float, float]] = {
     "max_restarts": (0, 1000),
     "restart_window_seconds": (0.0, 24 * 3600.0),
     "max_document_bytes": (1024, 1024 ** 3),
+    "daemon_idle_exit_seconds": (0.0, 30 * 24 * 3600.0),  # 0 means never
 }
 # Set by the editor when its own workspace trust covers this workspace (VS Code sends the camelCase spelling).
 CLIENT_TRUST_KEYS: tuple[str, ...] = ("trust_workspace", "trustWorkspace")

@@ -92,6 +92,8 @@ class HubOptions:
     # Open documents larger than this get no syntax diagnostics and are not re-indexed from the editor's text
     # (the index's own file cap): one big file must not stall every keystroke.
     max_document_bytes: int = 1_048_576
+    # `lsp-hub daemon` exits after this long without a client (0: never). Read once, when the daemon starts.
+    daemon_idle_exit_seconds: float = 1800.0
     # Set only by a client that knows the user trusts this workspace (VS Code's workspace trust).
     trust_workspace: bool = False
 
