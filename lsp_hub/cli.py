@@ -15,7 +15,8 @@ INDEX_VERBS = ("repomap", "relevant", "syntax", "callers", "index")
 USAGE = """lsp-hub [--tcp PORT | --ws PORT [--allow-origin URL]...] [--host HOST] [--config PATH] [--log-file PATH] [-v]
        lsp-hub doctor [ROOT] [--config PATH]
        lsp-hub trust PATH | --list | --remove PATH
-       lsp-hub repomap|relevant|syntax|callers|index ...   (run `lsp-hub VERB --help`)"""
+       lsp-hub repomap|relevant|syntax|callers|index ...   (run `lsp-hub VERB --help`)
+       lsp-hub query ACTION [FILE:LINE:COL | --symbol NAME] [args] [--json]   (run `lsp-hub query --help`)"""
 
 
 def _serve_parser() -> argparse.ArgumentParser:
@@ -102,6 +103,10 @@ def main(argv: list[str] | None = None) -> int:
 def _main(argv: list[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     verb = argv[0] if argv else ""
+    if verb == "query":
+        from lsp_hub.query import query_main  # the standard library only: a query starts fast
+
+        return query_main(argv[1:])
     if verb == "doctor":
         parser = argparse.ArgumentParser(prog="lsp-hub doctor", description="Check the configured servers.")
         parser.add_argument("root", nargs="?", type=Path, default=Path.cwd())
