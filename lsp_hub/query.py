@@ -43,6 +43,7 @@ LOCATION_ACTIONS = {"definition": "textDocument/definition", "declaration": "tex
                     "type-definition": "textDocument/typeDefinition",
                     "implementation": "textDocument/implementation", "references": "textDocument/references"}
 TARGET_ACTIONS = (*LOCATION_ACTIONS, "hover", "rename", "code-actions", "incoming-calls", "outgoing-calls")
+PROJECT_WIDE_ACTIONS = ("references", "implementation", "rename", "incoming-calls")
 ACTIONS = (*TARGET_ACTIONS, "symbols", "diagnostics", "format", "repomap", "relevant", "callers", "syntax",
            "status", "languages")
 SYMBOL_KINDS = {1: "file", 2: "module", 3: "namespace", 4: "package", 5: "class", 6: "method", 7: "property",
@@ -651,6 +652,10 @@ def run_action(action: str, options: argparse.Namespace, workspace: Workspace) -
         _check_served(workspace, target.path)
         uri = workspace.open(target.path)
         where = {"textDocument": {"uri": uri}, "position": target.position}
+        if action in PROJECT_WIDE_ACTIONS:
+            # A server that just started answers from the open files only until it has found the project's
+            # (basedpyright's first references are the file's own): its first report on the file says it has.
+            _command(workspace, "lspHub.diagnostics", {"uri": uri, "timeoutMs": int(timeout * 1000)})
         if action in LOCATION_ACTIONS:
             params = {**where, "context": {"includeDeclaration": True}} if action == "references" else where
             locations = locations_json(workspace, connection.request(LOCATION_ACTIONS[action], params, timeout))
@@ -909,7 +914,11 @@ def _parser() -> _UsageParser:
 
 def _normalize(options: argparse.Namespace) -> None:
     """Spread the positional operands over what each action takes."""
-    operands: list[str] = options.operands
+    operands: list[str] = list(options.operands)
+    if isinstance(options.apply, str) and not (options.action == "code-actions" and options.apply.isdigit()):
+        # `format --apply FILE`: argparse took the operand as the option's value.
+        operands.append(options.apply)
+        options.apply = True
     options.target, options.new_name, options.files = None, None, []
     if options.action in TARGET_ACTIONS or options.action == "callers":
         if options.symbol is None:
@@ -923,16 +932,12 @@ def _normalize(options: argparse.Namespace) -> None:
     elif options.action == "relevant" and operands and options.description is None:
         options.description, operands = operands[-1], operands[:-1]
     options.files = operands
-    if options.action in TARGET_ACTIONS and options.action != "callers" and operands:
+    if (options.action in TARGET_ACTIONS or options.action == "callers") and operands:
         raise QueryError(f"lsp-hub query {options.action}: unexpected {' '.join(operands)}")
-    if options.apply is not None and options.action == "code-actions":
-        if options.apply is True or not str(options.apply).isdigit():
+    if options.action == "code-actions" and options.apply is not None:
+        if options.apply is True:
             raise QueryError("lsp-hub query code-actions: --apply takes the number of an action")
         options.apply = int(options.apply)
-    elif options.apply is not None and options.apply is not True:
-        # `--apply FILE`: argparse took the next operand as the option's value.
-        options.files.append(options.apply)
-        options.apply = True
     if options.apply is not None and options.action not in ("rename", "format", "code-actions"):
         raise QueryError(f"lsp-hub query {options.action}: --apply only goes with rename, format, code-actions")
     if options.timeout <= 0 or options.limit < 1:
@@ -964,7 +969,7 @@ def query_main(argv: list[str], *, out: TextIO | None = None, err: TextIO | None
     out, err = out or sys.stdout, err or sys.stderr
     workspace: Workspace | None = None
     try:
-        options = _parser().parse_args(argv)
+        options = _parser().parse_intermixed_args(argv)
         _normalize(options)
         root = connection.initialized_root if connection and connection.initialized_root else _root(options)
         if connection is None:
