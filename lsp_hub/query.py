@@ -104,6 +104,7 @@ class HubConnection:
         self.description = description
         self.initialized_root: Path | None = None
         self.applied_edits: list[dict[str, Any]] = []  # workspace/applyEdit from servers, applied by the query
+        self.documents: dict[str, tuple[int, str]] = {}  # what this session has open: uri -> (version, text)
         self._buffer = bytearray()
         self._next_id = 0
 
@@ -301,7 +302,6 @@ class Workspace:
     connection: HubConnection
     timeout: float
     texts: dict[str, str] = field(default_factory=dict)  # real path -> text
-    opened: list[str] = field(default_factory=list)  # URIs this query opened
 
     def resolve(self, name: str) -> Path:
         """An existing file inside the root, symbolic links resolved; else one clear error."""
@@ -327,18 +327,24 @@ class Workspace:
         return self.texts[key]
 
     def open(self, path: Path) -> str:
-        """Open the file from disk for this query (the hub routes it by its extension)."""
-        uri = path_uri(path)
-        if uri not in self.opened:
+        """Open the file from disk for this query (the hub routes it by its extension). In a session that has it
+        open from an earlier query, bring its text up to date instead: closing and reopening would let a server's
+        clearing report for the closed document count as its report on the reopened one."""
+        uri, text = path_uri(path), self.text(path)
+        known = self.connection.documents.get(uri)
+        if known is None:
             self.connection.notify("textDocument/didOpen", {"textDocument": {
-                "uri": uri, "languageId": "", "version": 1, "text": self.text(path)}})
-            self.opened.append(uri)
+                "uri": uri, "languageId": "", "version": 1, "text": text}})
+            self.connection.documents[uri] = (1, text)
+        elif known[1] != text:
+            self.update(uri, text)
         return uri
 
-    def close_documents(self) -> None:
-        for uri in self.opened:
-            self.connection.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
-        self.opened.clear()
+    def update(self, uri: str, text: str) -> None:
+        version = self.connection.documents[uri][0] + 1
+        self.connection.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": version},
+                                                          "contentChanges": [{"text": text}]})
+        self.connection.documents[uri] = (version, text)
 
     def lsp_position(self, path: Path, line: int, column: int) -> dict[str, int]:
         """1-based line and character column -> LSP's 0-based line and UTF-16 character."""
@@ -492,7 +498,11 @@ def write_changes(workspace: Workspace, changes: list[Change]) -> None:
             Path(temporary).unlink(missing_ok=True)
             raise QueryError(f"lsp-hub query: cannot write {target}: {error.strerror}", EXIT_FAILED) from None
         workspace.texts[change.path] = change.new
-    workspace.close_documents()  # the servers now read these files from disk again
+    for change in changes:  # documents the session has open get the new text, and are saved
+        uri = path_uri(change.path)
+        if uri in workspace.connection.documents:
+            workspace.update(uri, change.new)
+            workspace.connection.notify("textDocument/didSave", {"textDocument": {"uri": uri}})
     workspace.connection.notify("workspace/didChangeWatchedFiles", {
         "changes": [{"uri": path_uri(change.path), "type": 2} for change in changes]})
 
@@ -830,12 +840,12 @@ def _diagnostics(workspace: Workspace, options: argparse.Namespace) -> Answer:
     for path in paths:
         if text is not None:
             workspace.texts[str(path)] = text  # the positions are in the text checked
-        arguments: dict[str, Any] = {"uri": path_uri(path), "timeoutMs": int(workspace.timeout * 1000)}
+        arguments: dict[str, Any] = {"uri": workspace.open(path), "timeoutMs": int(workspace.timeout * 1000)}
         if text is not None:
             arguments["text"] = text
         report = _command(workspace, "lspHub.diagnostics", arguments) or {}
-        if path_uri(path) not in workspace.opened:
-            workspace.opened.append(path_uri(path))  # the command opened it for us: close it at the end
+        if text is not None and isinstance(report.get("version"), int):
+            workspace.connection.documents[arguments["uri"]] = (report["version"], text)
         diagnostics.extend(diagnostics_json(workspace, str(path), report.get("diagnostics") or []))
         complete = complete and bool(report.get("complete"))
         pending.update(report.get("pending") or [])
@@ -992,8 +1002,5 @@ def query_main(argv: list[str], *, out: TextIO | None = None, err: TextIO | None
     except KeyboardInterrupt:
         return 130
     finally:
-        if workspace is not None:
-            with contextlib.suppress(QueryError):
-                workspace.close_documents()
         if connection is not None:
             connection.close()
