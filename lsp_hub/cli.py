@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import logging
 import os
 import sys
@@ -57,6 +56,8 @@ def setup_logging(verbosity: int, log_file: Path | None) -> None:
 
 
 def _serve(argv: list[str]) -> int:
+    import asyncio  # here, not at the top: `lsp-hub query` starts faster without it
+
     args = _serve_parser().parse_args(argv)
     setup_logging(args.verbose, args.log_file)
     from lsp_hub.extensions import default_extensions

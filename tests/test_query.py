@@ -21,7 +21,18 @@ from typing import Any
 
 import pytest
 
-from lsp_hub.query import HubConnection, query_main, spawn_hub
+from lsp_hub.query import (
+    HubConnection,
+    QueryError,
+    Workspace,
+    apply_text_edits,
+    changes_of,
+    character_column,
+    query_main,
+    spawn_hub,
+    utf16_column,
+    write_changes,
+)
 from tests.conftest import EXAMPLES_DIR, REPO_ROOT, find_required_binary
 
 pytestmark = pytest.mark.real_server
@@ -309,3 +320,29 @@ def test_the_query_client_imports_nothing_heavy(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=60,
                           env={**os.environ, "PYTHONPATH": str(REPO_ROOT)})
     assert done.stdout == "[] 3\n", (done.stdout, done.stderr)
+
+
+# --- without a hub -------------------------------------------------------------------------------------------------
+
+
+def test_columns_are_characters_outside_and_utf16_inside() -> None:
+    line = 'label = "🎉 party"; total = 1'
+    assert utf16_column(line, line.index("total")) == line.index("total") + 1  # the emoji is two UTF-16 units
+    assert character_column(line, utf16_column(line, line.index("total"))) == line.index("total")
+    edit = {"range": {"start": {"line": 0, "character": 20}, "end": {"line": 0, "character": 25}},
+            "newText": "grand"}
+    assert apply_text_edits(line + "\n", [edit]) == 'label = "🎉 party"; grand = 1\n'
+
+
+def test_a_write_is_refused_when_the_file_changed_on_disk(tmp_path: Path) -> None:
+    target = tmp_path / "a.py"
+    target.write_text("x = 1\n")
+    workspace = Workspace(tmp_path, HubConnection(-1, -1), 1.0)
+    [change] = changes_of(workspace, {str(target): [
+        {"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}}, "newText": "y"}]})
+    target.write_text("x = 2\n")  # someone else wrote it meanwhile
+    with pytest.raises(QueryError, match="changed on disk since the servers read it"):
+        write_changes(workspace, [change])
+    assert target.read_text() == "x = 2\n"
+    with pytest.raises(QueryError, match="outside the workspace root"):
+        changes_of(workspace, {"/etc/hostname": []})
