@@ -296,12 +296,17 @@ def character_column(line_text: str, utf16: int) -> int:
 
 @dataclass
 class Workspace:
-    """The root, the files this query read (their text as the servers saw it), and the documents it opened."""
+    """The root, the files this query read (their text as the servers saw it), and the hub, once connected."""
 
     root: Path
-    connection: HubConnection
     timeout: float
+    hub: HubConnection | None = None  # None while the input is checked: bad input costs no hub
     texts: dict[str, str] = field(default_factory=dict)  # real path -> text
+
+    @property
+    def connection(self) -> HubConnection:
+        assert self.hub is not None, "connect before asking the hub"
+        return self.hub
 
     def resolve(self, name: str) -> Path:
         """An existing file inside the root, symbolic links resolved; else one clear error."""
@@ -658,7 +663,7 @@ def run_action(action: str, options: argparse.Namespace, workspace: Workspace) -
     limit = options.limit
     connection, timeout = workspace.connection, workspace.timeout
     if action in TARGET_ACTIONS:
-        target = resolve_target(workspace, options.target, options.symbol)
+        target = options.resolved_target or resolve_target(workspace, None, options.symbol)
         _check_served(workspace, target.path)
         uri = workspace.open(target.path)
         where = {"textDocument": {"uri": uri}, "position": target.position}
@@ -874,7 +879,7 @@ def _index_action(workspace: Workspace, action: str, options: argparse.Namespace
         if options.symbol is not None:
             arguments: dict[str, Any] = {"symbol": options.symbol}
         else:
-            target = resolve_target(workspace, options.target, None)
+            target = options.resolved_target
             arguments = {"uri": path_uri(target.path), "position": target.position}
         result = _command(workspace, "lspHub.callers", {**arguments, "depth": options.depth})
         lines = []
@@ -977,11 +982,15 @@ def query_main(argv: list[str], *, out: TextIO | None = None, err: TextIO | None
                connection: HubConnection | None = None) -> int:
     """Run one query; returns the exit code. `connection`: a hub already connected (tests share one)."""
     out, err = out or sys.stdout, err or sys.stderr
-    workspace: Workspace | None = None
     try:
         options = _parser().parse_intermixed_args(argv)
         _normalize(options)
         root = connection.initialized_root if connection and connection.initialized_root else _root(options)
+        workspace = Workspace(root, options.timeout)
+        # Positions and files are checked before a hub is reached (or started).
+        options.resolved_target = resolve_target(workspace, options.target, None) if options.target else None
+        for name in options.files:
+            workspace.resolve(name)
         if connection is None:
             if options.socket and not options.no_daemon:
                 connection = connect_socket(options.socket)
@@ -989,7 +998,7 @@ def query_main(argv: list[str], *, out: TextIO | None = None, err: TextIO | None
                 connection = spawn_hub(root)
             else:
                 connection = connect_default(root)
-        workspace = Workspace(root, connection, options.timeout)
+        workspace.hub = connection
         connection.initialize(root, options.timeout)
         answer = run_action(options.action, options, workspace)
         out.write(json.dumps(answer.data, ensure_ascii=False) + "\n" if options.json else

@@ -337,7 +337,7 @@ def test_columns_are_characters_outside_and_utf16_inside() -> None:
 def test_a_write_is_refused_when_the_file_changed_on_disk(tmp_path: Path) -> None:
     target = tmp_path / "a.py"
     target.write_text("x = 1\n")
-    workspace = Workspace(tmp_path, HubConnection(-1, -1), 1.0)
+    workspace = Workspace(tmp_path, 1.0, HubConnection(-1, -1))
     [change] = changes_of(workspace, {str(target): [
         {"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}}, "newText": "y"}]})
     target.write_text("x = 2\n")  # someone else wrote it meanwhile
