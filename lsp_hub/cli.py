@@ -24,7 +24,8 @@ USAGE = """lsp-hub [--tcp PORT | --ws PORT [--allow-origin URL]...] [--host HOST
        lsp-hub daemon start|stop|status [--json]
        lsp-hub doctor [ROOT] [--config PATH]
        lsp-hub trust PATH | --list | --remove PATH
-       lsp-hub repomap|relevant|syntax|callers|index ...   (run `lsp-hub VERB --help`)"""
+       lsp-hub repomap|relevant|syntax|callers|index ...   (run `lsp-hub VERB --help`)
+       lsp-hub query ACTION [FILE:LINE:COL | --symbol NAME] [args] [--json]   (run `lsp-hub query --help`)"""
 
 
 def _serve_parser() -> argparse.ArgumentParser:
@@ -68,7 +69,7 @@ def setup_logging(verbosity: int, log_file: Path | None) -> None:
 
 
 def _serve(argv: list[str]) -> int:
-    import asyncio
+    import asyncio  # here, not at the top: `lsp-hub query` starts faster without it
 
     args = _serve_parser().parse_args(argv)
     setup_logging(args.verbose, args.log_file)
@@ -147,6 +148,10 @@ def main(argv: list[str] | None = None) -> int:
 def _main(argv: list[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     verb = argv[0] if argv else ""
+    if verb == "query":
+        from lsp_hub.query import query_main  # the standard library only: a query starts fast
+
+        return query_main(argv[1:])
     if verb == "doctor":
         parser = argparse.ArgumentParser(prog="lsp-hub doctor", description="Check the configured servers.")
         parser.add_argument("root", nargs="?", type=Path, default=Path.cwd())

@@ -133,6 +133,7 @@ class Session:
             "lspHub.status": lambda session, args: session.status(),
             "lspHub.restartServer": lambda session, args: session.restart_server(args),
             "lspHub.diagnostics": lambda session, args: session.complete_diagnostics(args),
+            "lspHub.languages": lambda session, args: session.languages(),
         }
         for extension in self.extensions:
             self.commands.update(extension.commands())
@@ -1148,6 +1149,29 @@ class Session:
             await backend.restart()
         return {"restarted": [{"name": b.name, "root": b.root, "state": b.state.value} for b in matching]}
 
+    def languages(self) -> dict[str, Any]:
+        """lspHub.languages: each configured language, its extensions and its servers in precedence order, each
+        `running` (or another backend state) if it runs at some root, else `disabled`, `missing` (no binary
+        found) or `not started`, with the binary it would run."""
+        from lsp_hub.config.resolve import resolve_command
+
+        root = Path(self.folders[0]) if self.folders else Path.cwd()
+        languages = []
+        for language in self.config.languages.values():
+            servers = []
+            for name in language.servers:
+                spec = self.config.servers.get(name)
+                backends = [backend for backend in self.pool if backend.name == name]
+                binary = None
+                if spec is not None and not spec.disabled:
+                    binary = resolve_command(spec, root, trusted=self.is_trusted(str(root))).path
+                state = ("disabled" if spec is None or spec.disabled else backends[0].state.value if backends
+                         else "missing" if binary is None else "not started")
+                servers.append({"name": name, "state": state, "binary": binary})
+            languages.append({"language": language.name, "extensions": list(language.extensions),
+                              "filenames": list(language.filenames), "servers": servers})
+        return {"languages": languages}
+
     # ================================================================================================ status
     def server_statuses(self) -> list[dict[str, Any]]:
         """Each server of this session (running, stopped or missing), as lspHub.status lists it."""
@@ -1158,6 +1182,7 @@ class Session:
         servers = [
             {
                 "name": backend.name,
+                "uid": backend.uid,  # what items' origin tags name (`data.lspHub`)
                 "root": backend.root,
                 "state": backend.state.value,
                 "pid": backend.pid,

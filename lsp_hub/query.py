@@ -1,0 +1,1015 @@
+"""`lsp-hub query`: one question to the hub from a shell, for agents and scripts.
+
+    lsp-hub query ACTION [FILE:LINE:COL | --symbol NAME] [args] [--json] [--no-daemon | --socket PATH]
+                  [--root DIR] [--timeout S] [--limit N]
+
+This module is the client only, and imports nothing but the standard library (no pygls, lsprotocol, networkx,
+tree-sitter): it frames LSP itself (Content-Length + JSON) over pipes or a unix socket, so it starts fast. The hub
+it talks to is, in order: `--socket PATH` (or $LSP_HUB_SOCKET), else `--no-daemon` (a hub of its own, a child
+process over pipes, for this one query), else `connect_default()`, which the daemon's `ensure_daemon()` replaces.
+
+Positions are 1-based lines and 1-based columns in characters here, 0-based UTF-16 in LSP; both ways are converted
+with the file's text. Exit codes: 0 an answer, 1 an empty answer, 2 bad input or an ambiguous symbol, 3 the hub or a
+server failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import difflib
+import json
+import os
+import select
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+from urllib.parse import quote, unquote, urlparse
+
+EXIT_ANSWER, EXIT_EMPTY, EXIT_USAGE, EXIT_FAILED = 0, 1, 2, 3
+DEFAULT_TIMEOUT_SECONDS = 30.0
+DEFAULT_LIMIT = 50
+# The nearest ancestor holding one of these is the workspace root; version-control roots win over project files.
+REPOSITORY_MARKERS = (".git", ".hg", ".lsp-hub.toml")
+PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", "package.json", "tsconfig.json", "Cargo.toml",
+                   "go.mod", "compile_commands.json", "compile_flags.txt", "pom.xml", "build.gradle")
+LOCATION_ACTIONS = {"definition": "textDocument/definition", "declaration": "textDocument/declaration",
+                    "type-definition": "textDocument/typeDefinition",
+                    "implementation": "textDocument/implementation", "references": "textDocument/references"}
+TARGET_ACTIONS = (*LOCATION_ACTIONS, "hover", "rename", "code-actions", "incoming-calls", "outgoing-calls")
+PROJECT_WIDE_ACTIONS = ("references", "implementation", "rename", "incoming-calls")
+ACTIONS = (*TARGET_ACTIONS, "symbols", "diagnostics", "format", "repomap", "relevant", "callers", "syntax",
+           "status", "languages")
+SYMBOL_KINDS = {1: "file", 2: "module", 3: "namespace", 4: "package", 5: "class", 6: "method", 7: "property",
+                8: "field", 9: "constructor", 10: "enum", 11: "interface", 12: "function", 13: "variable",
+                14: "constant", 15: "string", 16: "number", 17: "boolean", 18: "array", 19: "object", 20: "key",
+                21: "null", 22: "enum-member", 23: "struct", 24: "event", 25: "operator", 26: "type-parameter"}
+SEVERITIES = {1: "error", 2: "warning", 3: "information", 4: "hint"}
+CLIENT_CAPABILITIES: dict[str, Any] = {
+    "general": {"positionEncodings": ["utf-16"]},
+    "window": {"workDoneProgress": True},
+    "workspace": {"applyEdit": True, "workspaceFolders": True, "configuration": True,
+                  "workspaceEdit": {"documentChanges": True}},
+    "textDocument": {
+        "synchronization": {"didSave": True},
+        "hover": {"contentFormat": ["markdown", "plaintext"]},
+        "documentSymbol": {"hierarchicalDocumentSymbolSupport": True},
+        "publishDiagnostics": {"versionSupport": True},
+        "codeAction": {"codeActionLiteralSupport": {"codeActionKind": {"valueSet": ["", "quickfix", "refactor",
+                                                                                     "source"]}},
+                       "resolveSupport": {"properties": ["edit"]}},
+        "rename": {"prepareSupport": False},
+        "callHierarchy": {},
+    },
+}
+
+
+class QueryError(Exception):
+    """Ends the query with one line on stderr and an exit code."""
+
+    def __init__(self, message: str, code: int = EXIT_USAGE) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class HubFailed(QueryError):
+    def __init__(self, message: str) -> None:
+        super().__init__(message, EXIT_FAILED)
+
+
+class _UsageParser(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:  # argparse would print usage and exit
+        raise QueryError(f"{self.prog}: {message}")
+
+
+# ============================================================================================= the connection
+class HubConnection:
+    """LSP to the hub over a pair of file descriptors (a pipe pair or one socket): synchronous, stdlib only.
+
+    Requests the hub sends to the client are answered here (configuration: nulls; applyEdit: collected for
+    `code-actions --apply`); notifications are dropped."""
+
+    def __init__(self, read_fd: int, write_fd: int, *, process: subprocess.Popen[bytes] | None = None,
+                 stderr_file: Any = None, owned: bool = True, description: str = "the hub") -> None:
+        self.read_fd, self.write_fd = read_fd, write_fd
+        self.process = process
+        self.stderr_file = stderr_file
+        self.owned = owned  # False: shared by several queries (tests); never shut down by one
+        self.description = description
+        self.initialized_root: Path | None = None
+        self.applied_edits: list[dict[str, Any]] = []  # workspace/applyEdit from servers, applied by the query
+        self.documents: dict[str, tuple[int, str]] = {}  # what this session has open: uri -> (version, text)
+        self._buffer = bytearray()
+        self._next_id = 0
+
+    # -- framing
+    def _write(self, message: dict[str, Any]) -> None:
+        body = json.dumps(message, ensure_ascii=False).encode("utf-8")
+        data = b"Content-Length: %d\r\n\r\n" % len(body) + body
+        try:
+            while data:
+                written = os.write(self.write_fd, data)
+                data = data[written:]
+        except OSError as error:
+            raise HubFailed(f"lsp-hub query: lost the connection to {self.description}: "
+                            f"{error.strerror}{self._tail()}") from None
+
+    def _read_message(self, deadline: float) -> dict[str, Any]:
+        while True:
+            header_end = self._buffer.find(b"\r\n\r\n")
+            if header_end >= 0:
+                length = None
+                for line in bytes(self._buffer[:header_end]).split(b"\r\n"):
+                    name, _, value = line.partition(b":")
+                    if name.strip().lower() == b"content-length":
+                        length = int(value.strip())
+                if length is None:
+                    raise HubFailed(f"lsp-hub query: {self.description} sent a message without Content-Length")
+                start = header_end + 4
+                if len(self._buffer) >= start + length:
+                    body = bytes(self._buffer[start:start + length])
+                    del self._buffer[:start + length]
+                    message = json.loads(body)
+                    return message if isinstance(message, dict) else {}
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError
+            readable, _, _ = select.select([self.read_fd], [], [], remaining)
+            if not readable:
+                raise TimeoutError
+            try:
+                chunk = os.read(self.read_fd, 1 << 20)
+            except OSError as error:
+                chunk, reason = b"", error.strerror
+            else:
+                reason = "it closed the connection"
+            if not chunk:
+                raise HubFailed(f"lsp-hub query: lost {self.description}: {reason}{self._tail()}")
+            self._buffer += chunk
+
+    def _tail(self) -> str:
+        """The last line the child hub wrote to stderr, to say why it failed."""
+        if self.stderr_file is None:
+            return ""
+        self.stderr_file.seek(0)
+        lines = [line for line in self.stderr_file.read().decode("utf-8", "replace").splitlines() if line.strip()]
+        return f" ({lines[-1].strip()})" if lines else ""
+
+    # -- JSON-RPC
+    def notify(self, method: str, params: Any = None) -> None:
+        self._write({"jsonrpc": "2.0", "method": method, "params": params})
+
+    def request(self, method: str, params: Any = None, timeout: float = DEFAULT_TIMEOUT_SECONDS) -> Any:
+        self._next_id += 1
+        request_id = self._next_id
+        self._write({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                message = self._read_message(deadline)
+            except TimeoutError:
+                self.notify("$/cancelRequest", {"id": request_id})
+                raise HubFailed(f"lsp-hub query: no answer to {method} within {timeout:g} s "
+                                "(raise it with --timeout)") from None
+            if "method" in message:
+                self._on_hub_message(message)
+            elif message.get("id") == request_id:
+                error = message.get("error")
+                if error is not None:
+                    text = f"lsp-hub query: {method}: {error.get('message', error)}"
+                    raise QueryError(text) if error.get("code") == -32602 else HubFailed(text)
+                return message.get("result")
+
+    def _on_hub_message(self, message: dict[str, Any]) -> None:
+        if "id" not in message:
+            return  # a notification: diagnostics and progress are asked for, not listened to
+        method, params = message["method"], message.get("params") or {}
+        result: Any = None
+        if method == "workspace/configuration":
+            result = [None] * len(params.get("items", []))
+        elif method == "workspace/applyEdit":
+            self.applied_edits.append(params.get("edit") or {})
+            result = {"applied": True}
+        self._write({"jsonrpc": "2.0", "id": message["id"], "result": result})
+
+    def initialize(self, root: Path, timeout: float) -> None:
+        if self.initialized_root is not None:
+            return
+        self.request("initialize", {
+            "processId": os.getpid(), "rootUri": path_uri(root), "capabilities": CLIENT_CAPABILITIES,
+            "workspaceFolders": [{"uri": path_uri(root), "name": root.name}],
+            "clientInfo": {"name": "lsp-hub query"}}, timeout)
+        self.notify("initialized", {})
+        self.initialized_root = root
+
+    def close(self) -> None:
+        """shutdown and exit (only a connection of our own); a child hub stops its servers and ends."""
+        if not self.owned:
+            return
+        try:
+            if self.initialized_root is not None:
+                self.request("shutdown", None, 5.0)
+                self.notify("exit", None)
+        except QueryError:
+            pass
+        if self.process is not None:
+            try:
+                self.process.wait(5.0)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        if self.stderr_file is not None:
+            self.stderr_file.close()
+        for fd in {self.read_fd, self.write_fd}:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
+def spawn_hub(root: Path, env: dict[str, str] | None = None, owned: bool = True) -> HubConnection:
+    """A hub of our own for this query: `python -m lsp_hub` (same interpreter) over pipes, its stderr kept in a
+    temporary file to say why it failed. It stops its servers when we send exit or go away."""
+    package_parent = str(Path(__file__).resolve().parent.parent)
+    child_env = {**os.environ, **(env or {})}
+    child_env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_parent, child_env.get("PYTHONPATH")]))
+    stderr_file = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the connection, closed with it
+    try:
+        process = subprocess.Popen([sys.executable, "-m", "lsp_hub"], stdin=subprocess.PIPE,
+                                   stdout=subprocess.PIPE, stderr=stderr_file, cwd=root, env=child_env)
+    except OSError as error:
+        raise HubFailed(f"lsp-hub query: cannot start the hub: {error}") from None
+    assert process.stdin is not None and process.stdout is not None
+    return HubConnection(process.stdout.fileno(), process.stdin.fileno(), process=process, stderr_file=stderr_file,
+                         owned=owned, description="its hub")
+
+
+def connect_socket(path: str) -> HubConnection:
+    """LSP over a unix socket a running hub listens on."""
+    connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        connection.connect(path)
+    except OSError as error:
+        connection.close()
+        raise HubFailed(f"lsp-hub query: cannot connect to {path}: {error.strerror or error}") from None
+    fd = connection.detach()
+    return HubConnection(fd, fd, description=f"the hub at {path}")
+
+
+def connect_default(root: Path) -> HubConnection:
+    """The hub when neither --socket nor --no-daemon is given. For now a hub of our own, as --no-daemon; the
+    user's daemon (`ensure_daemon()`: start it in the background, say so on stderr, connect) replaces this."""
+    return spawn_hub(root)
+
+
+# ============================================================================================= files and positions
+def path_uri(path: Path | str) -> str:
+    return "file://" + quote(str(path))
+
+
+def uri_path(uri: str) -> str:
+    return unquote(urlparse(uri).path) if uri.startswith("file:") else uri
+
+
+def find_root(start: Path) -> Path:
+    """The nearest ancestor with a repository marker, else with a project marker, else `start` itself."""
+    for markers in (REPOSITORY_MARKERS, PROJECT_MARKERS):
+        for directory in (start, *start.parents):
+            if any((directory / marker).exists() for marker in markers):
+                return directory
+    return start
+
+
+def utf16_column(line_text: str, characters: int) -> int:
+    return len(line_text[:characters].encode("utf-16-le")) // 2
+
+
+def character_column(line_text: str, utf16: int) -> int:
+    """The character index of a UTF-16 column (rounded down inside a surrogate pair)."""
+    encoded = line_text.encode("utf-16-le")[:utf16 * 2]
+    return len(encoded.decode("utf-16-le", "ignore"))
+
+
+@dataclass
+class Workspace:
+    """The root, the files this query read (their text as the servers saw it), and the hub, once connected."""
+
+    root: Path
+    timeout: float
+    hub: HubConnection | None = None  # None while the input is checked: bad input costs no hub
+    texts: dict[str, str] = field(default_factory=dict)  # real path -> text
+
+    @property
+    def connection(self) -> HubConnection:
+        assert self.hub is not None, "connect before asking the hub"
+        return self.hub
+
+    def resolve(self, name: str) -> Path:
+        """An existing file inside the root, symbolic links resolved; else one clear error."""
+        path = Path(name).expanduser()
+        path = (Path.cwd() / path) if not path.is_absolute() else path
+        if not path.exists():
+            raise QueryError(f"lsp-hub query: {name}: no such file")
+        real = path.resolve()
+        if not real.is_file():
+            raise QueryError(f"lsp-hub query: {name}: not a file")
+        if real != self.root and self.root not in real.parents:
+            raise QueryError(f"lsp-hub query: {name} is outside the workspace root {self.root} (see --root)")
+        return real
+
+    def text(self, path: Path | str) -> str:
+        key = str(path)
+        if key not in self.texts:
+            try:
+                self.texts[key] = Path(key).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as error:
+                reason = error.strerror if isinstance(error, OSError) else "not UTF-8 text"
+                raise QueryError(f"lsp-hub query: cannot read {key}: {reason}") from None
+        return self.texts[key]
+
+    def open(self, path: Path) -> str:
+        """Open the file from disk for this query (the hub routes it by its extension). In a session that has it
+        open from an earlier query, bring its text up to date instead: closing and reopening would let a server's
+        clearing report for the closed document count as its report on the reopened one."""
+        uri, text = path_uri(path), self.text(path)
+        known = self.connection.documents.get(uri)
+        if known is None:
+            self.connection.notify("textDocument/didOpen", {"textDocument": {
+                "uri": uri, "languageId": "", "version": 1, "text": text}})
+            self.connection.documents[uri] = (1, text)
+        elif known[1] != text:
+            self.update(uri, text)
+        return uri
+
+    def update(self, uri: str, text: str) -> None:
+        version = self.connection.documents[uri][0] + 1
+        self.connection.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": version},
+                                                          "contentChanges": [{"text": text}]})
+        self.connection.documents[uri] = (version, text)
+
+    def lsp_position(self, path: Path, line: int, column: int) -> dict[str, int]:
+        """1-based line and character column -> LSP's 0-based line and UTF-16 character."""
+        lines = self.text(path).split("\n")
+        if not 1 <= line <= len(lines):
+            raise QueryError(f"lsp-hub query: {path} has {len(lines)} lines; line {line} does not exist")
+        line_text = lines[line - 1].rstrip("\r")
+        if not 1 <= column <= len(line_text) + 1:
+            raise QueryError(f"lsp-hub query: line {line} of {path} has {len(line_text)} characters; "
+                             f"column {column} does not exist")
+        return {"line": line - 1, "character": utf16_column(line_text, column - 1)}
+
+    def position_out(self, path: str, position: dict[str, Any]) -> tuple[int, int]:
+        """LSP position -> 1-based line and character column (UTF-16 counted in the file's own text)."""
+        line, utf16 = int(position.get("line", 0)), int(position.get("character", 0))
+        try:
+            line_text = self.text(path).split("\n")[line]
+        except (QueryError, IndexError):
+            return line + 1, utf16 + 1
+        return line + 1, character_column(line_text, utf16) + 1
+
+    def line_text(self, path: str, line: int) -> str:
+        try:
+            return self.text(path).split("\n")[line - 1].strip()
+        except (QueryError, IndexError):
+            return ""
+
+
+@dataclass(frozen=True)
+class Target:
+    path: Path
+    position: dict[str, int]  # LSP
+
+
+def parse_location(text: str) -> tuple[str, int, int]:
+    parts = text.rsplit(":", 2)
+    if len(parts) != 3 or not parts[1].isdigit() or not parts[2].isdigit() or not parts[0]:
+        raise QueryError(f"lsp-hub query: expected FILE:LINE:COL (1-based) or --symbol NAME, not {text!r}")
+    line, column = int(parts[1]), int(parts[2])
+    if line < 1 or column < 1:
+        raise QueryError("lsp-hub query: LINE and COL are 1-based")
+    return parts[0], line, column
+
+
+def resolve_target(workspace: Workspace, location: str | None, symbol: str | None) -> Target:
+    """FILE:LINE:COL, or --symbol NAME through the hub's index (lspHub.callers names its definitions)."""
+    if symbol is not None:
+        result = workspace.connection.request("workspace/executeCommand", {
+            "command": "lspHub.callers", "arguments": [{"symbol": symbol, "depth": 1}]}, workspace.timeout)
+        definitions = (result or {}).get("definitions") or []
+        if not definitions:
+            raise QueryError(f"lsp-hub query: unknown symbol {symbol!r} (no definition in the index of "
+                             f"{workspace.root})")
+        if len(definitions) > 1:
+            lines = [f"lsp-hub query: {symbol!r} is ambiguous; {len(definitions)} definitions:"]
+            for definition in definitions:
+                path = uri_path(definition["uri"])
+                line, column = workspace.position_out(path, definition["range"]["start"])
+                lines.append(f"  {path}:{line}:{column}  {workspace.line_text(path, line)}")
+            raise QueryError("\n".join(lines))
+        definition = definitions[0]
+        return Target(Path(uri_path(definition["uri"])), definition["range"]["start"])
+    if location is None:
+        raise QueryError("lsp-hub query: give FILE:LINE:COL or --symbol NAME")
+    name, line, column = parse_location(location)
+    file = workspace.resolve(name)
+    return Target(file, workspace.lsp_position(file, line, column))
+
+
+# ============================================================================================= edits
+def apply_text_edits(text: str, edits: list[dict[str, Any]]) -> str:
+    """TextEdits (UTF-16 ranges, non-overlapping) applied to `text`, last first."""
+    lines = text.split("\n")
+
+    def offset(position: dict[str, Any]) -> int:
+        line = min(int(position["line"]), len(lines))
+        if line == len(lines):
+            return len(text)
+        start = sum(len(item) + 1 for item in lines[:line])
+        return start + character_column(lines[line], int(position["character"]))
+
+    spans = sorted(((offset(edit["range"]["start"]), offset(edit["range"]["end"]), edit.get("newText", ""))
+                    for edit in edits), key=lambda span: (span[0], span[1]), reverse=True)
+    for start, end, new_text in spans:
+        text = text[:start] + new_text + text[end:]
+    return text
+
+
+def workspace_edit_files(edit: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """A WorkspaceEdit's text edits per path (`changes` or `documentChanges`; file operations are refused)."""
+    files: dict[str, list[dict[str, Any]]] = {}
+    for uri, edits in (edit.get("changes") or {}).items():
+        files.setdefault(uri_path(uri), []).extend(edits)
+    for change in edit.get("documentChanges") or []:
+        if "textDocument" not in change:
+            raise QueryError(f"lsp-hub query: the edit {change.get('kind', 'operation')}s a file; "
+                             "lsp-hub query only applies text edits")
+        files.setdefault(uri_path(change["textDocument"]["uri"]), []).extend(change.get("edits", []))
+    return files
+
+
+@dataclass
+class Change:
+    path: str
+    old: str
+    new: str
+    edits: list[dict[str, Any]]
+
+
+def changes_of(workspace: Workspace, files: dict[str, list[dict[str, Any]]]) -> list[Change]:
+    changes = []
+    for path, edits in sorted(files.items()):
+        real = os.path.realpath(path)
+        if Path(real) != workspace.root and workspace.root not in Path(real).parents:
+            raise QueryError(f"lsp-hub query: the edit touches {path}, outside the workspace root {workspace.root}")
+        old = workspace.text(real)
+        changes.append(Change(real, old, apply_text_edits(old, edits), edits))
+    return changes
+
+
+def unified_diff(changes: list[Change], workspace: Workspace) -> str:
+    parts: list[str] = []
+    for change in changes:
+        name = os.path.relpath(change.path, workspace.root)
+        parts.extend(difflib.unified_diff(change.old.splitlines(keepends=True), change.new.splitlines(keepends=True),
+                                          f"a/{name}", f"b/{name}"))
+    return "".join(part if part.endswith("\n") else part + "\n\\ No newline at end of file\n" for part in parts)
+
+
+def write_changes(workspace: Workspace, changes: list[Change]) -> None:
+    """Atomically (a temporary file beside each, then rename), after checking no file changed on disk since the
+    servers read it; then tell the servers (didChangeWatchedFiles)."""
+    for change in changes:
+        try:
+            current = Path(change.path).read_text(encoding="utf-8")
+        except OSError as error:
+            raise QueryError(f"lsp-hub query: cannot read {change.path}: {error.strerror}") from None
+        if current != change.old:
+            raise QueryError(f"lsp-hub query: {change.path} changed on disk since the servers read it; "
+                             "nothing written, ask again")
+    for change in changes:
+        target = Path(change.path)
+        mode = target.stat().st_mode & 0o7777
+        handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".lsp-hub")
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8", newline="") as file:
+                file.write(change.new)
+            os.chmod(temporary, mode)
+            os.replace(temporary, target)
+        except OSError as error:
+            Path(temporary).unlink(missing_ok=True)
+            raise QueryError(f"lsp-hub query: cannot write {target}: {error.strerror}", EXIT_FAILED) from None
+        workspace.texts[change.path] = change.new
+    for change in changes:  # documents the session has open get the new text, and are saved
+        uri = path_uri(change.path)
+        if uri in workspace.connection.documents:
+            workspace.update(uri, change.new)
+            workspace.connection.notify("textDocument/didSave", {"textDocument": {"uri": uri}})
+    workspace.connection.notify("workspace/didChangeWatchedFiles", {
+        "changes": [{"uri": path_uri(change.path), "type": 2} for change in changes]})
+
+
+def files_json(changes: list[Change], workspace: Workspace) -> list[dict[str, Any]]:
+    result = []
+    for change in changes:
+        edits = []
+        for edit in change.edits:
+            line, column = workspace.position_out(change.path, edit["range"]["start"])
+            end_line, end_column = workspace.position_out(change.path, edit["range"]["end"])
+            edits.append({"line": line, "column": column, "end_line": end_line, "end_column": end_column,
+                          "new_text": edit.get("newText", "")})
+        result.append({"path": change.path, "edits": edits})
+    return result
+
+
+# ============================================================================================= the actions
+@dataclass
+class Answer:
+    """What an action found: its JSON object, its text form, and whether it is empty (exit code 1)."""
+
+    data: dict[str, Any]
+    text: str
+    empty: bool = False
+
+
+def _display(path: str) -> str:
+    """A path as a model reads it best: relative to the current directory when inside it."""
+    relative = os.path.relpath(path)
+    return path if relative.startswith("..") else relative
+
+
+def _capped(lines: list[str], limit: int) -> list[str]:
+    return lines if len(lines) <= limit else [*lines[:limit], f"... {len(lines) - limit} more"]
+
+
+def locations_json(workspace: Workspace, result: Any) -> list[dict[str, Any]]:
+    items = result if isinstance(result, list) else [result] if isinstance(result, dict) else []
+    locations = []
+    for item in items:
+        uri = item.get("targetUri") or item.get("uri")
+        range_ = item.get("targetSelectionRange") or item.get("range")
+        if not uri or not range_:
+            continue
+        path = uri_path(uri)
+        line, column = workspace.position_out(path, range_["start"])
+        end_line, end_column = workspace.position_out(path, range_["end"])
+        locations.append({"path": path, "line": line, "column": column, "end_line": end_line,
+                          "end_column": end_column, "text": workspace.line_text(path, line)})
+    return locations
+
+
+def locations_text(locations: list[dict[str, Any]], limit: int) -> str:
+    ordered = sorted(locations, key=lambda entry: (entry["path"], entry["line"], entry["column"]))
+    lines = [f"{_display(entry['path'])}:{entry['line']}:{entry['column']}  {entry['text']}" for entry in ordered]
+    return "\n".join(_capped(lines, limit))
+
+
+def hover_text(result: Any) -> str:
+    contents = (result or {}).get("contents") if isinstance(result, dict) else None
+    pieces = contents if isinstance(contents, list) else [contents] if contents else []
+    texts = []
+    for piece in pieces:
+        if isinstance(piece, str):
+            texts.append(piece)
+        elif isinstance(piece, dict) and "value" in piece:
+            language = piece.get("language")
+            texts.append(f"```{language}\n{piece['value']}\n```" if language else piece["value"])
+    return "\n\n".join(text for text in texts if text.strip())
+
+
+def flatten_symbols(workspace: Workspace, result: Any, path: str | None) -> list[dict[str, Any]]:
+    symbols: list[dict[str, Any]] = []
+
+    def visit(item: dict[str, Any], container: str | None) -> None:
+        if "location" in item:  # SymbolInformation
+            item_path = uri_path(item["location"]["uri"])
+            start = item["location"]["range"]["start"]
+            container = item.get("containerName") or container
+        else:  # DocumentSymbol
+            item_path = path or ""
+            start = (item.get("selectionRange") or item["range"])["start"]
+        line, column = workspace.position_out(item_path, start)
+        symbols.append({"name": item.get("name", ""), "kind": SYMBOL_KINDS.get(item.get("kind", 0), "symbol"),
+                        "path": item_path, "line": line, "column": column, "container": container})
+        for child in item.get("children") or []:
+            visit(child, item.get("name"))
+
+    for item in result or []:
+        if isinstance(item, dict):
+            visit(item, None)
+    return symbols
+
+
+def symbols_text(symbols: list[dict[str, Any]], limit: int) -> str:
+    lines = [f"{_display(entry['path'])}:{entry['line']}:{entry['column']}  {entry['kind']} "
+             f"{entry['container'] + '.' if entry['container'] else ''}{entry['name']}" for entry in symbols]
+    return "\n".join(_capped(lines, limit))
+
+
+def diagnostics_json(workspace: Workspace, path: str, diagnostics: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    result = []
+    for diagnostic in diagnostics:
+        line, column = workspace.position_out(path, diagnostic["range"]["start"])
+        end_line, end_column = workspace.position_out(path, diagnostic["range"]["end"])
+        code = diagnostic.get("code")
+        result.append({"path": path, "line": line, "column": column, "end_line": end_line, "end_column": end_column,
+                       "severity": SEVERITIES.get(diagnostic.get("severity") or 1, "error"),
+                       "source": diagnostic.get("source") or "", "code": None if code is None else str(code),
+                       "message": diagnostic.get("message", "")})
+    return result
+
+
+def diagnostics_text(diagnostics: list[dict[str, Any]], limit: int) -> str:
+    """`[server] N issue(s):` blocks of `path:line:col — message`, errors first."""
+    rank = {"error": 0, "warning": 1, "information": 2, "hint": 3}
+    blocks: dict[str, list[dict[str, Any]]] = {}
+    for diagnostic in diagnostics:
+        blocks.setdefault(diagnostic["source"] or "unknown", []).append(diagnostic)
+    order = sorted(blocks, key=lambda source: (min(rank[d["severity"]] for d in blocks[source]), source))
+    out = []
+    for source in order:
+        entries = sorted(blocks[source], key=lambda d: (rank[d["severity"]], d["path"], d["line"], d["column"]))
+        out.append(f"[{source}] {len(entries)} issue(s):")
+        lines = []
+        for entry in entries:
+            code = f" [{entry['code']}]" if entry["code"] else ""
+            severity = "" if entry["severity"] == "error" else f"{entry['severity']}: "
+            message = " ".join(entry["message"].split())  # one line per diagnostic
+            lines.append(f"  {_display(entry['path'])}:{entry['line']}:{entry['column']} — {severity}"
+                         f"{message}{code}")
+        out.extend(_capped(lines, limit))
+    return "\n".join(out)
+
+
+def _command(workspace: Workspace, command: str, arguments: dict[str, Any] | None = None) -> Any:
+    return workspace.connection.request("workspace/executeCommand", {
+        "command": command, "arguments": [arguments] if arguments is not None else []}, workspace.timeout)
+
+
+def _check_served(workspace: Workspace, path: Path) -> None:
+    """A file of a language no configured server serves gets one clear line, not an empty answer."""
+    languages = (_command(workspace, "lspHub.languages") or {}).get("languages", [])
+    suffix = path.suffix[1:]
+    if not any(path.name in entry.get("filenames", []) or suffix in entry.get("extensions", [])
+               for entry in languages):
+        raise QueryError(f"lsp-hub query: no language server serves {path.name} (no language has the extension "
+                         f"{path.suffix or '(none)'}; see `lsp-hub query languages`)")
+
+
+def run_action(action: str, options: argparse.Namespace, workspace: Workspace) -> Answer:
+    limit = options.limit
+    connection, timeout = workspace.connection, workspace.timeout
+    if action in TARGET_ACTIONS:
+        target = options.resolved_target or resolve_target(workspace, None, options.symbol)
+        _check_served(workspace, target.path)
+        uri = workspace.open(target.path)
+        where = {"textDocument": {"uri": uri}, "position": target.position}
+        if action in PROJECT_WIDE_ACTIONS:
+            # A server that just started answers from the open files only until it has found the project's
+            # (basedpyright's first references are the file's own): its first report on the file says it has.
+            _command(workspace, "lspHub.diagnostics", {"uri": uri, "timeoutMs": int(timeout * 1000)})
+        if action in LOCATION_ACTIONS:
+            params = {**where, "context": {"includeDeclaration": True}} if action == "references" else where
+            locations = locations_json(workspace, connection.request(LOCATION_ACTIONS[action], params, timeout))
+            return Answer({"locations": locations, "complete": True}, locations_text(locations, limit),
+                          not locations)
+        if action == "hover":
+            text = hover_text(connection.request("textDocument/hover", where, timeout))
+            return Answer({"text": text, "complete": True}, text, not text)
+        if action == "rename":
+            return _rename(workspace, where, options)
+        if action == "code-actions":
+            return _code_actions(workspace, target, uri, options)
+        return _calls(workspace, action, where, limit)
+    if action == "symbols":
+        if options.query is not None:
+            result = connection.request("workspace/symbol", {"query": options.query}, timeout)
+            symbols = flatten_symbols(workspace, result, None)
+        else:
+            if len(options.files) != 1:
+                raise QueryError("lsp-hub query symbols: give one FILE or --query Q")
+            path = workspace.resolve(options.files[0])
+            _check_served(workspace, path)
+            uri = workspace.open(path)
+            result = connection.request("textDocument/documentSymbol", {"textDocument": {"uri": uri}}, timeout)
+            symbols = flatten_symbols(workspace, result, str(path))
+        return Answer({"symbols": symbols}, symbols_text(symbols, limit), not symbols)
+    if action == "diagnostics":
+        return _diagnostics(workspace, options)
+    if action == "format":
+        if len(options.files) != 1:
+            raise QueryError("lsp-hub query format: give one FILE")
+        path = workspace.resolve(options.files[0])
+        _check_served(workspace, path)
+        uri = workspace.open(path)
+        edits = connection.request("textDocument/formatting", {
+            "textDocument": {"uri": uri}, "options": {"tabSize": 4, "insertSpaces": True}}, timeout) or []
+        changes = [change for change in changes_of(workspace, {str(path): edits}) if change.new != change.old]
+        diff = unified_diff(changes, workspace)
+        if options.apply and changes:
+            write_changes(workspace, changes)
+        return Answer({"diff": diff, "applied": bool(options.apply and changes)},
+                      diff or "already formatted", not changes)
+    if action in ("repomap", "relevant", "callers", "syntax"):
+        return _index_action(workspace, action, options)
+    if action == "status":
+        status = _command(workspace, "lspHub.status")
+        lines = [f"{server['name']}  {server['state']}  {server['root']}" for server in status.get("servers", [])]
+        index = status.get("index") or {}
+        lines.append(f"index: {index.get('state', 'none')}, {index.get('files', 0)} files; "
+                     f"{status.get('documents', 0)} open documents")
+        return Answer(status, "\n".join(lines))
+    assert action == "languages"
+    languages = _command(workspace, "lspHub.languages")
+    lines = [f"{entry['language']}: " + ", ".join(f"{server['name']} ({server['state']})"
+                                                  for server in entry["servers"])
+             for entry in languages.get("languages", [])]
+    return Answer(languages, "\n".join(lines), not lines)
+
+
+def _rename(workspace: Workspace, where: dict[str, Any], options: argparse.Namespace) -> Answer:
+    if not options.new_name:
+        raise QueryError("lsp-hub query rename: give NEW_NAME")
+    edit = workspace.connection.request("textDocument/rename", {**where, "newName": options.new_name},
+                                        workspace.timeout)
+    changes = changes_of(workspace, workspace_edit_files(edit or {}))
+    diff = unified_diff(changes, workspace)
+    if options.apply and changes:
+        write_changes(workspace, changes)
+    data = {"files": files_json(changes, workspace), "diff": diff, "applied": bool(options.apply and changes)}
+    return Answer(data, diff or "nothing to rename", not changes)
+
+
+def _code_actions(workspace: Workspace, target: Target, uri: str, options: argparse.Namespace) -> Answer:
+    connection, timeout = workspace.connection, workspace.timeout
+    # The diagnostics on that line, so servers offer their quick fixes (waited for, as `diagnostics` does).
+    report = _command(workspace, "lspHub.diagnostics", {"uri": uri, "timeoutMs": int(timeout * 1000)})
+    line = target.position["line"]
+    context = [d for d in (report or {}).get("diagnostics", [])
+               if d["range"]["start"]["line"] <= line <= d["range"]["end"]["line"]]
+    result = connection.request("textDocument/codeAction", {
+        "textDocument": {"uri": uri}, "range": {"start": target.position, "end": target.position},
+        "context": {"diagnostics": context}}, timeout) or []
+    servers = _server_names(workspace)
+    actions = [{"title": item.get("title", ""), "kind": item.get("kind", ""), "server": _origin(item, servers)}
+               for item in result]
+    applied: Any = False
+    diff = ""
+    if options.apply is not None:
+        if not 1 <= options.apply <= len(result):
+            raise QueryError(f"lsp-hub query code-actions: --apply takes 1 to {len(result)}, not {options.apply}")
+        diff = _apply_action(workspace, result[options.apply - 1])
+        applied = options.apply
+    lines = [f"{number}. {action['title']}" + (f"  ({action['kind']}, {action['server']})" if action["kind"] else "")
+             for number, action in enumerate(actions, 1)]
+    return Answer({"actions": actions, "applied": applied, **({"diff": diff} if applied else {})},
+                  "\n".join(lines) + (f"\n{diff}" if diff else ""), not actions)
+
+
+def _origin(item: dict[str, Any], servers: dict[int, str]) -> str:
+    data = item.get("data")
+    uid = data.get("lspHub") if isinstance(data, dict) else None
+    return servers.get(uid, "") if isinstance(uid, int) else ""
+
+
+def _server_names(workspace: Workspace) -> dict[int, str]:
+    """Backend uid -> server name, to say which server offered a code action (the hub tags items with the uid)."""
+    status = _command(workspace, "lspHub.status") or {}
+    return {server["uid"]: server["name"] for server in status.get("servers", []) if "uid" in server}
+
+
+def _apply_action(workspace: Workspace, action: dict[str, Any]) -> str:
+    connection, timeout = workspace.connection, workspace.timeout
+    if "edit" not in action and "command" in action and isinstance(action["command"], dict):
+        action = {"command": action["command"]}  # a Command inside a CodeAction
+    elif "edit" not in action and isinstance(action.get("command"), str):
+        action = {"command": {"command": action["command"], "arguments": action.get("arguments", [])}}
+    elif "edit" not in action:
+        action = connection.request("codeAction/resolve", action, timeout) or action
+    edits: list[dict[str, Any]] = [action["edit"]] if action.get("edit") else []
+    if isinstance(action.get("command"), dict):
+        connection.applied_edits.clear()
+        connection.request("workspace/executeCommand", action["command"], timeout)
+        edits.extend(connection.applied_edits)  # a command's edits come back as workspace/applyEdit
+    files: dict[str, list[dict[str, Any]]] = {}
+    for edit in edits:
+        for path, text_edits in workspace_edit_files(edit).items():
+            files.setdefault(path, []).extend(text_edits)
+    changes = changes_of(workspace, files)
+    write_changes(workspace, changes)
+    return unified_diff(changes, workspace)
+
+
+def _calls(workspace: Workspace, action: str, where: dict[str, Any], limit: int) -> Answer:
+    connection, timeout = workspace.connection, workspace.timeout
+    items = connection.request("textDocument/prepareCallHierarchy", where, timeout) or []
+    calls = []
+    for item in items[:1]:
+        method = "callHierarchy/incomingCalls" if action == "incoming-calls" else "callHierarchy/outgoingCalls"
+        for call in connection.request(method, {"item": item}, timeout) or []:
+            other = call.get("from") or call.get("to") or {}
+            if action == "incoming-calls":  # where the call is: in the caller's file
+                path, start = uri_path(other["uri"]), (call.get("fromRanges") or [other["selectionRange"]])[0]
+            else:  # where the callee is defined
+                path, start = uri_path(other["uri"]), other["selectionRange"]["start"]
+                start = {"start": start}
+            line, column = workspace.position_out(path, start["start"])
+            calls.append({"name": other.get("name", ""), "kind": SYMBOL_KINDS.get(other.get("kind", 0), "symbol"),
+                          "path": path, "line": line, "column": column})
+    lines = [f"{_display(call['path'])}:{call['line']}:{call['column']}  {call['kind']} {call['name']}"
+             for call in calls]
+    return Answer({"calls": calls}, "\n".join(_capped(lines, limit)), not calls)
+
+
+def _diagnostics(workspace: Workspace, options: argparse.Namespace) -> Answer:
+    if not options.files:
+        raise QueryError("lsp-hub query diagnostics: give one or more FILEs")
+    if options.text_file and len(options.files) != 1:
+        raise QueryError("lsp-hub query diagnostics: --text-file goes with one FILE")
+    paths = [workspace.resolve(name) for name in options.files]
+    for path in paths:
+        _check_served(workspace, path)
+    text = None
+    if options.text_file:
+        try:
+            text = Path(options.text_file).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            reason = error.strerror if isinstance(error, OSError) else "not UTF-8 text"
+            raise QueryError(f"lsp-hub query: cannot read {options.text_file}: {reason}") from None
+    diagnostics: list[dict[str, Any]] = []
+    pending: set[str] = set()
+    complete = True
+    for path in paths:
+        if text is not None:
+            workspace.texts[str(path)] = text  # the positions are in the text checked
+        arguments: dict[str, Any] = {"uri": workspace.open(path), "timeoutMs": int(workspace.timeout * 1000)}
+        if text is not None:
+            arguments["text"] = text
+        report = _command(workspace, "lspHub.diagnostics", arguments) or {}
+        if text is not None and isinstance(report.get("version"), int):
+            workspace.connection.documents[arguments["uri"]] = (report["version"], text)
+        diagnostics.extend(diagnostics_json(workspace, str(path), report.get("diagnostics") or []))
+        complete = complete and bool(report.get("complete"))
+        pending.update(report.get("pending") or [])
+    text_out = diagnostics_text(diagnostics, options.limit) or "no issues"
+    if not complete:
+        text_out += f"\n(incomplete: no report from {', '.join(sorted(pending))} in time)"
+    return Answer({"diagnostics": diagnostics, "complete": complete, "pending": sorted(pending)}, text_out,
+                  not diagnostics)
+
+
+def _index_action(workspace: Workspace, action: str, options: argparse.Namespace) -> Answer:
+    files = [str(workspace.resolve(name)) for name in options.files]
+    if action == "repomap":
+        result = _command(workspace, "lspHub.repoMap", {"focusFiles": files, "mentionedIdents": options.mention,
+                                                        "tokenBudget": options.budget})
+        return Answer(result, result.get("text", "").rstrip("\n"), not result.get("files"))
+    if action == "relevant":
+        if not options.description:
+            raise QueryError("lsp-hub query relevant: give a DESCRIPTION (--description TEXT)")
+        result = _command(workspace, "lspHub.relevantFiles", {"description": options.description,
+                                                              "targets": files, "topN": options.top})
+        lines = [f"{entry['score']:7.3f}  {entry['path']}  ({'; '.join(entry['reasons'])})"
+                 for entry in result.get("files", [])]
+        return Answer(result, "\n".join(lines), not lines)
+    if action == "callers":
+        if options.symbol is not None:
+            arguments: dict[str, Any] = {"symbol": options.symbol}
+        else:
+            target = options.resolved_target
+            arguments = {"uri": path_uri(target.path), "position": target.position}
+        result = _command(workspace, "lspHub.callers", {**arguments, "depth": options.depth})
+        lines = []
+        for caller in result.get("callers", []):
+            path = uri_path(caller["location"]["uri"])
+            line, column = workspace.position_out(path, caller["location"]["range"]["start"])
+            lines.append(f"{'  ' * (caller['depth'] - 1)}{_display(path)}:{line}:{column}  "
+                         f"{caller.get('caller') or '(top level)'}")
+        return Answer(result, "\n".join(_capped(lines, options.limit)), not lines)
+    if len(files) != 1:
+        raise QueryError("lsp-hub query syntax: give one FILE")
+    result = _command(workspace, "lspHub.syntaxCheck", {"uri": path_uri(files[0])})
+    lines = []
+    for error in result.get("errors", []):
+        line, column = workspace.position_out(files[0], error["range"]["start"])
+        lines.append(f"{_display(files[0])}:{line}:{column}: {error['message']}")
+    text = "\n".join(lines) if lines else f"{_display(files[0])}: " + ("ok" if result.get("checked") else
+                                                                      f"not checked ({result.get('reason')})")
+    # As `lsp-hub syntax`: exit code 1 when there are syntax errors.
+    return Answer(result, text, not result.get("ok", True))
+
+
+# ============================================================================================= the command line
+def _parser() -> _UsageParser:
+    parser = _UsageParser(prog="lsp-hub query", description="Ask the hub one question; one answer on stdout.")
+    parser.add_argument("action", choices=ACTIONS, metavar="ACTION", help=", ".join(ACTIONS))
+    parser.add_argument("operands", nargs="*", help="FILE:LINE:COL (or FILE...), then NEW_NAME for rename")
+    parser.add_argument("--symbol", help="a name (greet, Class.method, module.func) instead of FILE:LINE:COL")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--no-daemon", action="store_true", help="run a hub for this one query")
+    parser.add_argument("--socket", default=os.environ.get("LSP_HUB_SOCKET"),
+                        help="talk to the hub listening on this unix socket (default $LSP_HUB_SOCKET)")
+    parser.add_argument("--root", help="the workspace root (default: the nearest ancestor with a root marker)")
+    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_SECONDS, help="seconds per request")
+    parser.add_argument("--limit", type=int, default=DEFAULT_LIMIT, help="lines of text output (default 50)")
+    parser.add_argument("--apply", nargs="?", const=True, default=None,
+                        help="rename, format: write the files; code-actions --apply N: apply action N")
+    parser.add_argument("--query", help="symbols: search the workspace")
+    parser.add_argument("--text-file", help="diagnostics: check this text as FILE's new content")
+    parser.add_argument("--budget", type=int, default=1024, help="repomap: token budget")
+    parser.add_argument("--mention", nargs="+", default=[], help="repomap: identifiers to favour")
+    parser.add_argument("--description", help="relevant: the task")
+    parser.add_argument("--top", type=int, default=10, help="relevant: how many files")
+    parser.add_argument("--depth", type=int, default=1, help="callers: depth")
+    return parser
+
+
+def _normalize(options: argparse.Namespace) -> None:
+    """Spread the positional operands over what each action takes."""
+    operands: list[str] = list(options.operands)
+    if isinstance(options.apply, str) and not (options.action == "code-actions" and options.apply.isdigit()):
+        # `format --apply FILE`: argparse took the operand as the option's value.
+        operands.append(options.apply)
+        options.apply = True
+    options.target, options.new_name, options.files = None, None, []
+    if options.action in TARGET_ACTIONS or options.action == "callers":
+        if options.symbol is None:
+            if not operands:
+                raise QueryError(f"lsp-hub query {options.action}: give FILE:LINE:COL or --symbol NAME")
+            options.target, operands = operands[0], operands[1:]
+        if options.action == "rename":
+            if len(operands) != 1:
+                raise QueryError("lsp-hub query rename: give TARGET NEW_NAME")
+            options.new_name, operands = operands[0], []
+    elif options.action == "relevant" and operands and options.description is None:
+        options.description, operands = operands[-1], operands[:-1]
+    options.files = operands
+    if (options.action in TARGET_ACTIONS or options.action == "callers") and operands:
+        raise QueryError(f"lsp-hub query {options.action}: unexpected {' '.join(operands)}")
+    if options.action == "code-actions" and options.apply is not None:
+        if options.apply is True:
+            raise QueryError("lsp-hub query code-actions: --apply takes the number of an action")
+        options.apply = int(options.apply)
+    if options.apply is not None and options.action not in ("rename", "format", "code-actions"):
+        raise QueryError(f"lsp-hub query {options.action}: --apply only goes with rename, format, code-actions")
+    if options.timeout <= 0 or options.limit < 1:
+        raise QueryError("lsp-hub query: --timeout and --limit must be positive")
+
+
+def _root(options: argparse.Namespace) -> Path:
+    if options.root:
+        root = Path(options.root).expanduser().resolve()
+        if not root.is_dir():
+            raise QueryError(f"lsp-hub query: --root {options.root} is not a directory")
+        return root
+    cwd = Path.cwd().resolve()
+    root = find_root(cwd)
+    first = options.files[0] if options.files else options.target.rsplit(":", 2)[0] if options.target else None
+    if first is not None:  # a file outside the current directory's project: its own project
+        file = Path(first).expanduser().resolve()
+        if file.exists() and root not in file.parents:
+            root = find_root(file.parent)
+    return root
+
+
+Connector = Callable[[Path], HubConnection]
+
+
+def query_main(argv: list[str], *, out: TextIO | None = None, err: TextIO | None = None,
+               connection: HubConnection | None = None) -> int:
+    """Run one query; returns the exit code. `connection`: a hub already connected (tests share one)."""
+    out, err = out or sys.stdout, err or sys.stderr
+    try:
+        options = _parser().parse_intermixed_args(argv)
+        _normalize(options)
+        root = connection.initialized_root if connection and connection.initialized_root else _root(options)
+        workspace = Workspace(root, options.timeout)
+        # Positions and files are checked before a hub is reached (or started).
+        options.resolved_target = resolve_target(workspace, options.target, None) if options.target else None
+        for name in options.files:
+            workspace.resolve(name)
+        if connection is None:
+            if options.socket and not options.no_daemon:
+                connection = connect_socket(options.socket)
+            elif options.no_daemon:
+                connection = spawn_hub(root)
+            else:
+                connection = connect_default(root)
+        workspace.hub = connection
+        connection.initialize(root, options.timeout)
+        answer = run_action(options.action, options, workspace)
+        out.write(json.dumps(answer.data, ensure_ascii=False) + "\n" if options.json else
+                  (answer.text + "\n" if answer.text else ""))
+        out.flush()
+        return EXIT_EMPTY if answer.empty else EXIT_ANSWER
+    except QueryError as error:
+        err.write(f"{error}\n")
+        return error.code
+    except KeyboardInterrupt:
+        return 130
+    finally:
+        if connection is not None:
+            connection.close()
