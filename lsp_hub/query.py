@@ -261,9 +261,20 @@ def connect_socket(path: str) -> HubConnection:
 
 
 def connect_default(root: Path) -> HubConnection:
-    """The hub when neither --socket nor --no-daemon is given. For now a hub of our own, as --no-daemon; the
-    user's daemon (`ensure_daemon()`: start it in the background, say so on stderr, connect) replaces this."""
-    return spawn_hub(root)
+    """The hub when neither --socket nor --no-daemon is given: the user's daemon, started in the background when
+    none answers (said on stderr)."""
+    from lsp_hub.daemon_client import DaemonError, daemon_run_args, ensure_daemon, prepare_runtime_directory
+
+    try:
+        paths = prepare_runtime_directory()
+        connection, started = ensure_daemon(paths, daemon_run_args(None, None, 0))
+    except DaemonError as error:
+        raise HubFailed(f"lsp-hub query: {error}") from None
+    if started is not None:
+        print(f"lsp-hub query: started the lsp-hub daemon (pid {started}, socket {paths.socket}); "
+              "`lsp-hub daemon stop` ends it", file=sys.stderr, flush=True)
+    fd = connection.detach()
+    return HubConnection(fd, fd, description=f"the daemon at {paths.socket}")
 
 
 # ============================================================================================= files and positions

@@ -346,3 +346,23 @@ def test_a_write_is_refused_when_the_file_changed_on_disk(tmp_path: Path) -> Non
     assert target.read_text() == "x = 2\n"
     with pytest.raises(QueryError, match="outside the workspace root"):
         changes_of(workspace, {"/etc/hostname": []})
+
+
+def test_without_a_daemon_query_starts_one_and_says_so(tmp_path: Path) -> None:
+    runtime = tmp_path / "runtime"
+    runtime.mkdir(mode=0o700)
+    env = {"XDG_RUNTIME_DIR": str(runtime), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    workspace = tmp_path / "ws"
+    (workspace / ".git").mkdir(parents=True)
+    try:
+        first = lsp_hub("status", "--json", cwd=workspace, env=env)
+        assert first.returncode == 0, first.stderr
+        assert "started the lsp-hub daemon" in first.stderr
+        daemon_pid = json.loads(first.stdout)["hub"]["pid"]
+        second = lsp_hub("status", "--json", cwd=workspace, env=env)
+        assert second.returncode == 0 and second.stderr == ""  # the running daemon answers
+        assert json.loads(second.stdout)["hub"]["pid"] == daemon_pid
+    finally:
+        stopped = subprocess.run([sys.executable, "-m", "lsp_hub", "daemon", "stop"], capture_output=True, text=True,
+                                 timeout=60, env={**os.environ, "PYTHONPATH": str(REPO_ROOT), **env})
+        assert stopped.returncode == 0, stopped.stderr
