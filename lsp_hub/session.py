@@ -452,10 +452,11 @@ class Session:
         document = self.documents.get(uri)
         if document is None:
             return
-        for backend in self._open_in(document):
+        closed_in = self._open_in(document)
+        for backend in closed_in:
             backend.close_document(uri)
+        self.reports.closed(uri, [backend.uid for backend in closed_in])
         self.documents.close(uri)
-        self.reports.forget(uri)
         self.diagnostics.clear_uri(uri)
         for extension in self.extensions:
             extension.on_document_closed(self, uri)
@@ -605,7 +606,8 @@ class Session:
         diagnostics = params.get("diagnostics")
         if isinstance(uri, str) and isinstance(diagnostics, list):
             version = params.get("version")
-            self.reports.reported(backend.uid, uri, version if isinstance(version, int) else None)
+            self.reports.reported(backend.uid, uri, version if isinstance(version, int) else None,
+                                  empty=not diagnostics)
             self.diagnostics.put(uri, Part(backend.uid, "push", backend.name), diagnostics, params.get("version"))
 
     def _schedule_pull(self, backend: Backend, uri: str, delay: float | None = None) -> None:
@@ -651,6 +653,8 @@ class Session:
             return
         if isinstance(report.get("resultId"), str):
             self._pull_result_ids[key] = report["resultId"]
+        if document is not self.documents.get(uri):
+            return  # closed (and maybe opened again) meanwhile: this report is about a document that is gone
         if pulled_version is not None:
             self.reports.reported(backend.uid, uri, pulled_version)
         if report.get("kind") == "full":

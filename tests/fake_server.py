@@ -86,7 +86,7 @@ line_out_of_range, position_inside_character. Both are listed by ``fake/getState
 ``publish_version`` (bool, default true)
     false publishes without ``version`` (as some servers do).
 ``diagnostics_delay`` (seconds)
-    Publish that long after the didOpen/didChange, with the diagnostics and version of that moment.
+    Publish that long after the didOpen/didChange (or the clearing didClose), with what held at that moment.
 ``clear_on_close`` (bool, default true; ``"keep_on_close": true`` is the same as false)
     Publish ``[]`` for a document on didClose (only when diagnostics_on_open_and_change is set).
 ``pull_diagnostics`` (list of diagnostic templates)
@@ -790,7 +790,7 @@ class FakeLanguageServer(RawMessageHandler):
             self.problem("close_unknown_document", uri=uri)
         clear = self.spec.get("clear_on_close", not self.spec.get("keep_on_close", False))
         if "diagnostics_on_open_and_change" in self.spec and clear:
-            self.protocol.notify("textDocument/publishDiagnostics", {"uri": uri, "diagnostics": []})
+            self.send_diagnostics({"uri": uri, "diagnostics": []})
 
     # ------------------------------------------------------------------ diagnostics
     def diagnostics_for(self, templates: list[dict[str, Any]], uri: str) -> list[dict[str, Any]]:
@@ -818,9 +818,13 @@ class FakeLanguageServer(RawMessageHandler):
         payload: dict[str, Any] = {"uri": document.uri, "diagnostics": self.diagnostics_for(templates, document.uri)}
         if self.spec.get("publish_version", True):
             payload["version"] = document.version
+        self.send_diagnostics(payload)
+
+    def send_diagnostics(self, payload: dict[str, Any]) -> None:
         delay = self.spec.get("diagnostics_delay")
         if delay:
-            # What the text said when it changed, published later: a slow checker, whose reports may be stale.
+            # What the text said when it changed (or closed), published later: a slow checker, whose reports may be
+            # stale by the time they arrive.
             asyncio.get_running_loop().call_later(
                 delay, self.protocol.notify, "textDocument/publishDiagnostics", payload)
         else:

@@ -86,3 +86,17 @@ async def test_bad_arguments_and_outside_files_are_refused(start_hub: StartHub, 
     # Text sent by the client may come from anywhere.
     answer = await diagnostics(hub, uri=outside.as_uri(), text="x\n", timeoutMs=100)
     assert answer["version"] == 1
+
+
+async def test_the_clearing_report_of_a_closed_document_does_not_count_for_its_reopening(
+        start_hub: StartHub) -> None:
+    hub = await start_hub({"fakeA": push("here", diagnostics_delay=0.4, publish_version=False), "fakeB": {}},
+                          languages={"alpha": {"extensions": ["alpha"], "servers": ["fakeA"]}})
+    path = hub.file("r.alpha", "one\n")
+    assert messages(await diagnostics(hub, uri=path.as_uri())) == ["here"]
+    hub.client.notify("textDocument/didClose", {"textDocument": {"uri": path.as_uri()}})
+    await asyncio.sleep(0.2)
+    hub.client.open(path, "alpha", text="two\n")
+    # The close's empty report lands 0.2 s after the reopening, the reopened text's report 0.2 s later.
+    answer = await diagnostics(hub, uri=path.as_uri())
+    assert answer["complete"] and messages(answer) == ["here"]
