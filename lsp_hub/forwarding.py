@@ -247,6 +247,16 @@ class Forwarder:
             for session in list(self.workspace.sessions):
                 session.advertise_commands(backend.uid, new)
 
+    def client_registrations(self) -> list[dict[str, Any]]:
+        """The watched-file registrations of the running servers, under their hub ids (for a session that joins)."""
+        registrations = []
+        for hub_id, (uid, server_id) in self._registrations.items():
+            backend = self.workspace.pool.by_uid(uid)
+            registration = backend.dynamic.get(server_id) if backend is not None else None
+            if registration is not None:
+                registrations.append({**registration, "id": hub_id})
+        return registrations
+
     def commands_by_owner(self) -> dict[int, list[str]]:
         """The servers' commands, per owning backend (for a session that joins a running workspace)."""
         owners: dict[int, list[str]] = {}

@@ -372,6 +372,10 @@ class Session:
             self.backend_running(backend)
         for uid, commands in self.forwarder.commands_by_owner().items():
             self.advertise_commands(uid, [c for c in commands if c not in self.commands])
+        registrations = self.forwarder.client_registrations()
+        if registrations and self.client_supports("workspace", "didChangeWatchedFiles", "dynamicRegistration"):
+            self.spawn(_quietly([self.request("client/registerCapability", {"registrations": registrations})],
+                                "the servers' watched-file registrations"))
 
     def _update_feature_registrations(self, changed: Backend) -> None:
         """The languages `changed` serves: register their features with what their running servers offer."""

@@ -23,9 +23,10 @@ DIAGNOSING = {"fakeA": {"diagnostics_on_open_and_change": [{"range": RANGE, "mes
               "fakeB": {}}
 
 
-async def _client(port: int, root: Path, init_options: dict[str, Any] | None = None) -> HubClient:
+async def _client(port: int, root: Path, init_options: dict[str, Any] | None = None, *,
+                  flag: str = "--tcp") -> HubClient:
     client = HubClient()
-    await client.connect_tcp("127.0.0.1", port)
+    await (client.connect_tcp if flag == "--tcp" else client.connect_ws)("127.0.0.1", port)
     root.mkdir(parents=True, exist_ok=True)
     await client.initialize(root, init_options=init_options)
     return client
@@ -56,10 +57,11 @@ async def _stop(process: asyncio.subprocess.Process, *clients: HubClient) -> Non
     await asyncio.wait_for(process.wait(), 15)
 
 
-async def test_two_tcp_clients_of_one_root_share_servers_and_each_gets_diagnostics(tmp_path: Path) -> None:
-    process, port = await start_daemon(tmp_path, "--tcp", servers=DIAGNOSING)
+@pytest.mark.parametrize("flag", ["--tcp", "--ws"])
+async def test_two_clients_of_one_root_share_servers_and_each_gets_diagnostics(tmp_path: Path, flag: str) -> None:
+    process, port = await start_daemon(tmp_path, flag, servers=DIAGNOSING)
     root = tmp_path / "ws"
-    first, second = await _client(port, root), await _client(port, root)
+    first, second = await _client(port, root, flag=flag), await _client(port, root, flag=flag)
     try:
         path = root / "a.alpha"
         path.write_text("x = 1\n")
@@ -124,6 +126,33 @@ async def test_the_backend_has_the_latest_writers_exact_text(tmp_path: Path) -> 
         assert state["protocol_errors"] == []
     finally:
         await _stop(process, first, second)
+
+
+async def test_a_client_that_joins_running_servers_hears_their_registrations_and_messages(tmp_path: Path) -> None:
+    watch = [{"request": "client/registerCapability", "params": {"registrations": [
+        {"id": "watch", "method": "workspace/didChangeWatchedFiles",
+         "registerOptions": {"watchers": [{"globPattern": "**/*.a"}]}}]}}]
+    process, port = await start_daemon(tmp_path, "--tcp", servers={"fakeA": {"on_initialized": watch}, "fakeB": {}})
+    root = tmp_path / "ws"
+    first = await _client(port, root)
+    second: HubClient | None = None
+    try:
+        path = root / "a.alpha"
+        path.write_text("x\n")
+        first.open(path, "alpha")
+        await _wait_running(first)
+
+        def watchers(client: HubClient) -> list[str]:
+            return [r["id"] for m, p in client.server_requests if m == "client/registerCapability"
+                    for r in p["registrations"] if r["method"] == "workspace/didChangeWatchedFiles"
+                    and r["id"] != "lsp-hub/index-watcher"]
+
+        await first.wait_for(lambda: watchers(first), what="the first client's watcher")
+        second = await _client(port, root)
+        await second.wait_for(lambda: watchers(second), what="the watcher, for the client that joined later")
+        assert watchers(first) == watchers(second)
+    finally:
+        await _stop(process, first, *([second] if second else []))
 
 
 async def test_a_client_with_another_configuration_gets_its_own_servers(tmp_path: Path) -> None:
