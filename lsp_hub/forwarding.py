@@ -11,11 +11,12 @@ routes, diagnostic refreshes) are answered here.
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import logging
 import os
 from collections.abc import Awaitable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from lsp_hub.capabilities import command_names
 from lsp_hub.documents import path_to_uri
@@ -23,8 +24,8 @@ from lsp_hub.jsonrpc import ResponseFailure
 from lsp_hub.semantic_tokens import client_capability_for_servers
 
 if TYPE_CHECKING:
-    from lsp_hub.backends import Backend
-    from lsp_hub.workspace import ClientView, Workspace
+    from lsp_hub.backends import Backend, BackendPool
+    from lsp_hub.client_view import ClientView
 
 logger = logging.getLogger(__name__)
 
@@ -39,10 +40,31 @@ REFRESH_REQUESTS = {
 }
 
 
+class WorkspaceView(Protocol):
+    """What the forwarder needs of its workspace (`lsp_hub.workspace.Workspace`), which decides who hears what."""
+
+    pool: BackendPool
+
+    @property
+    def sessions(self) -> list[ClientView]: ...
+
+    @property
+    def active(self) -> ClientView | None: ...
+
+    def spawn(self, coro: Awaitable[Any]) -> asyncio.Task[Any]: ...
+
+    def notify_all(self, method: str, params: Any) -> None: ...
+
+    def accept_pushed_diagnostics(self, backend: Backend, params: dict[str, Any]) -> None: ...
+
+    async def refresh_pulled_diagnostics(self, backend: Backend) -> None: ...
+
+
 class Forwarder:
-    def __init__(self, workspace: Workspace) -> None:
+    def __init__(self, workspace: WorkspaceView) -> None:
         self.workspace = workspace
         self._progress: dict[str, tuple[int, Any]] = {}  # hub token -> (backend uid, server token)
+        self._progress_audience: dict[str, list[ClientView]] = {}  # hub token -> the sessions asked to create it
         self._registrations: dict[str, tuple[int, str]] = {}  # hub registration id -> (uid, server id)
         self._commands: dict[str, int] = {}  # command -> backend uid
 
@@ -93,9 +115,9 @@ class Forwarder:
             backend.note_progress(params.get("token"), value.get("kind") if isinstance(value, dict) else None)
             hub_token = f"lsp-hub/{backend.uid}/{params.get('token')}"
             if hub_token in self._progress:
-                # Created through the hub: each session that supports progress knows it under the hub's name.
-                for session in workspace.sessions:
-                    if session.state != "closed" and session.client_supports("window", "workDoneProgress"):
+                # Created through the hub: each session asked to create it knows it under the hub's name.
+                for session in self._progress_audience.get(hub_token, []):
+                    if session.state != "closed":
                         session.notify(method, {**params, "token": hub_token})
                 return
             # A workDoneToken a client itself put in a request: that client knows it as is.
@@ -189,6 +211,7 @@ class Forwarder:
         hub_token = f"lsp-hub/{backend.uid}/{token}"
         self._progress[hub_token] = (backend.uid, token)
         progressing = [s for s in self.workspace.sessions if s.client_supports("window", "workDoneProgress")]
+        self._progress_audience[hub_token] = [s for s in progressing if s.state != "closed"]
         return self._to_sessions(progressing, "window/workDoneProgress/create", {"token": hub_token})
 
     def _register(self, backend: Backend, params: Any) -> Any:
@@ -271,6 +294,7 @@ class Forwarder:
     def forget_backend(self, backend: Backend) -> None:
         for token in [t for t, (uid, _) in self._progress.items() if uid == backend.uid]:
             del self._progress[token]
+            self._progress_audience.pop(token, None)
 
     @staticmethod
     async def _quietly(answer: Awaitable[Any]) -> None:

@@ -2,7 +2,7 @@
 
 The backends, keyed (server, root), and the text each one sees of a document (the latest any session sent); the
 diagnostic store and the report tracker; pull scheduling; the forwarder of server-to-client traffic, which asks the
-workspace which sessions hear what. Sessions reach it through `ClientView`; it never imports the session module.
+workspace which sessions hear what. It knows sessions only as `ClientView`s; it never imports the session module.
 """
 
 from __future__ import annotations
@@ -13,9 +13,10 @@ import logging
 import os
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from lsp_hub.backends import Backend, BackendPool, State
+from lsp_hub.client_view import ClientView
 from lsp_hub.config.model import Config, ServerSpec
 from lsp_hub.diagnostics import DiagnosticStore, Part, ReportTracker
 from lsp_hub.documents import Document, SharedDocument, replacement_edit, uri_to_path
@@ -24,35 +25,6 @@ from lsp_hub.jsonrpc import MsgId, ResponseFailure
 from lsp_hub.routing import BackendKey, Router
 
 logger = logging.getLogger(__name__)
-
-
-class ClientView(Protocol):
-    """What the workspace (and the forwarder) may ask of one client session."""
-
-    state: str
-    init_params: dict[str, Any]
-    client_capabilities: dict[str, Any]
-    commands: dict[str, Any]
-
-    def client_supports(self, *path: str) -> bool: ...
-
-    def notify(self, method: str, params: Any) -> None: ...
-
-    def request(self, method: str, params: Any) -> asyncio.Future[Any]: ...
-
-    def spawn(self, coro: Awaitable[Any]) -> asyncio.Task[Any]: ...
-
-    def tell_user(self, message: str, *, error: bool = False) -> None: ...
-
-    def settings_from_client(self, value: Any, what: str) -> Any: ...
-
-    def publish_diagnostics(self, uri: str, diagnostics: list[dict[str, Any]]) -> None: ...
-
-    def advertise_commands(self, uid: int, commands: list[str]) -> None: ...
-
-    def backend_running(self, backend: Backend) -> None: ...
-
-    def backend_stopped(self, backend: Backend) -> None: ...
 
 
 def config_fingerprint(config: Config, trusted_roots: frozenset[Path]) -> str:
