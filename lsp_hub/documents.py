@@ -147,3 +147,59 @@ class DocumentStore:
 
     def __len__(self) -> int:
         return len(self._documents)
+
+
+class SharedDocument:
+    """What a workspace's backends see of one URI: the text of the session that wrote it last (`source`, that
+    session's own `Document`), under the workspace's own version numbers, which only grow."""
+
+    __slots__ = ("opened_in", "source", "source_changed", "uri", "version")
+
+    def __init__(self, source: Document) -> None:
+        self.uri = source.uri
+        self.source = source
+        self.version = source.version
+        self.opened_in: set[str] = set()  # backends (by key) this document has been opened in
+        self.source_changed = False  # another session has written it since it was opened
+
+    def __repr__(self) -> str:
+        return f"SharedDocument({self.uri!r}, version={self.version})"
+
+    @property
+    def language_id(self) -> str:
+        return self.source.language_id
+
+    @property
+    def text(self) -> str:
+        return self.source.text
+
+
+def _utf16_length(text: str) -> int:
+    return len(text) if text.isascii() else len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def replacement_edit(old: str, new: str) -> dict[str, Any]:
+    """One incremental content change that turns `old` into `new`: the lines between their common first and last
+    lines replaced (UTF-16 positions). With a "\r" in either (a line break of its own in LSP), the whole text."""
+    if "\r" in old or "\r" in new:
+        return {"text": new}
+    old_lines, new_lines = old.split("\n"), new.split("\n")
+    shortest = min(len(old_lines), len(new_lines))
+    start = 0
+    while start < shortest - 1 and old_lines[start] == new_lines[start]:
+        start += 1
+    end = 0
+    while end < shortest - start and old_lines[-1 - end] == new_lines[-1 - end]:
+        end += 1
+    if end == 0:
+        last = len(old_lines) - 1
+        range_end = {"line": last, "character": _utf16_length(old_lines[last])}
+        text = "\n".join(new_lines[start:])
+    else:
+        range_end = {"line": len(old_lines) - end, "character": 0}
+        text = "".join(line + "\n" for line in new_lines[start:len(new_lines) - end])
+    return {"range": {"start": {"line": start, "character": 0}, "end": range_end}, "text": text}
+
+
+# What a backend is given of a document: a session's own, or a workspace's shared view of it.
+OpenText = Document | SharedDocument

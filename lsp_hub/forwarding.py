@@ -1,18 +1,22 @@
 """Messages from servers to the client, and what the hub tells servers about the client.
 
 Servers share one client, so their ids and tokens must not collide there: progress tokens and registration ids
-are namespaced by backend; answers are routed back to the server that asked. Requests the hub can answer better
+are namespaced by backend; answers are routed back to the server that asked. The forwarder talks to the workspace,
+which decides which of its client sessions hear what: diagnostics go to the sessions that have the document open,
+log and show messages and progress to every session, a request that needs one answer to the most recently active
+session. Requests the hub can answer better
 itself (workspace/configuration from a server's configured settings, registrations for features the hub already
 routes, diagnostic refreshes) are answered here.
 """
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import logging
 import os
 from collections.abc import Awaitable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from lsp_hub.capabilities import command_names
 from lsp_hub.documents import path_to_uri
@@ -20,8 +24,8 @@ from lsp_hub.jsonrpc import ResponseFailure
 from lsp_hub.semantic_tokens import client_capability_for_servers
 
 if TYPE_CHECKING:
-    from lsp_hub.backends import Backend
-    from lsp_hub.session import Session
+    from lsp_hub.backends import Backend, BackendPool
+    from lsp_hub.client_view import ClientView
 
 logger = logging.getLogger(__name__)
 
@@ -36,18 +40,40 @@ REFRESH_REQUESTS = {
 }
 
 
+class WorkspaceView(Protocol):
+    """What the forwarder needs of its workspace (`lsp_hub.workspace.Workspace`), which decides who hears what."""
+
+    pool: BackendPool
+
+    @property
+    def sessions(self) -> list[ClientView]: ...
+
+    @property
+    def active(self) -> ClientView | None: ...
+
+    def spawn(self, coro: Awaitable[Any]) -> asyncio.Task[Any]: ...
+
+    def notify_all(self, method: str, params: Any) -> None: ...
+
+    def accept_pushed_diagnostics(self, backend: Backend, params: dict[str, Any]) -> None: ...
+
+    async def refresh_pulled_diagnostics(self, backend: Backend) -> None: ...
+
+
 class Forwarder:
-    def __init__(self, session: Session) -> None:
-        self.session = session
+    def __init__(self, workspace: WorkspaceView) -> None:
+        self.workspace = workspace
         self._progress: dict[str, tuple[int, Any]] = {}  # hub token -> (backend uid, server token)
+        self._progress_audience: dict[str, list[ClientView]] = {}  # hub token -> the sessions asked to create it
         self._registrations: dict[str, tuple[int, str]] = {}  # hub registration id -> (uid, server id)
         self._commands: dict[str, int] = {}  # command -> backend uid
 
     # ------------------------------------------------------------------------------------------------ initialize
     def initialize_params(self, backend: Backend) -> dict[str, Any]:
         """What the hub tells a server: the client's capabilities, adjusted to what the hub itself provides."""
-        client = self.session.init_params
-        capabilities = copy.deepcopy(self.session.client_capabilities)
+        session = self.workspace.active  # the session whose document starts the server
+        client = session.init_params if session is not None else {}
+        capabilities = copy.deepcopy(session.client_capabilities if session is not None else {})
         general = capabilities.setdefault("general", {})
         general["positionEncodings"] = ["utf-16"]  # the only encoding every server and client must support
         workspace = capabilities.setdefault("workspace", {})
@@ -79,34 +105,34 @@ class Forwarder:
 
     # ------------------------------------------------------------------------------------------------ notifications
     def server_notification(self, backend: Backend, method: str, params: Any) -> None:
-        session = self.session
+        workspace = self.workspace
         if method == "textDocument/publishDiagnostics":
             if isinstance(params, dict):
-                session.accept_pushed_diagnostics(backend, params)
+                workspace.accept_pushed_diagnostics(backend, params)
             return
         if method == "$/progress" and isinstance(params, dict):
             value = params.get("value")
             backend.note_progress(params.get("token"), value.get("kind") if isinstance(value, dict) else None)
-            token = self._hub_token(backend, params.get("token"))
-            if token is None:
-                return  # a token the client never heard of (it does not support progress)
-            params = {**params, "token": token}
-        elif method in ("window/logMessage", "window/showMessage") and isinstance(params, dict):
+            hub_token = f"lsp-hub/{backend.uid}/{params.get('token')}"
+            if hub_token in self._progress:
+                # Created through the hub: each session asked to create it knows it under the hub's name.
+                for session in self._progress_audience.get(hub_token, []):
+                    if session.state != "closed":
+                        session.notify(method, {**params, "token": hub_token})
+                return
+            # A workDoneToken a client itself put in a request: that client knows it as is.
+            if (active := workspace.active) is not None and active.state != "closed":
+                active.notify(method, params)
+            return
+        if method in ("window/logMessage", "window/showMessage") and isinstance(params, dict):
             params = {**params, "message": f"[{backend.name}] {params.get('message', '')}"}
-        session.protocol.notify(method, params)
-
-    def _hub_token(self, backend: Backend, token: Any) -> Any:
-        hub_token = f"lsp-hub/{backend.uid}/{token}"
-        if hub_token in self._progress:
-            # Created through the hub: the client knows it under the hub's name, if it supports progress at all.
-            return hub_token if self.session.client_supports("window", "workDoneProgress") else None
-        return token  # a workDoneToken the client itself put in a request: it knows it as is
+        workspace.notify_all(method, params)
 
     def cancel_progress(self, token: Any) -> None:
         entry = self._progress.get(str(token))
         if entry is None:
             return
-        backend = self.session.pool.by_uid(entry[0])
+        backend = self.workspace.pool.by_uid(entry[0])
         if backend is not None:
             backend.notify("window/workDoneProgress/cancel", {"token": entry[1]})
 
@@ -121,21 +147,33 @@ class Forwarder:
         if method == "client/unregisterCapability":
             return self._unregister(backend, params)
         if method == "workspace/diagnostic/refresh":
-            self.session.spawn(self.session.refresh_pulled_diagnostics(backend))
+            self.workspace.spawn(self.workspace.refresh_pulled_diagnostics(backend))
             return None
         if method in REFRESH_REQUESTS:
-            if self.session.client_supports(*REFRESH_REQUESTS[method]):
-                return self._to_client(method, params)
-            return None
+            capability = REFRESH_REQUESTS[method]
+            return self._to_sessions([s for s in self.workspace.sessions if s.client_supports(*capability)],
+                                     method, params)
         if method == "workspace/workspaceFolders":
             return [{"uri": path_to_uri(backend.root), "name": os.path.basename(backend.root)}]
         return self._to_client(method, params)
 
-    def _to_client(self, method: str, params: Any) -> Awaitable[Any]:
-        """Ask the client and hand its answer (or its error) back to the server. No deadline: a person may be
-        choosing in a message box."""
-        _, answer = self.session.protocol.request(method, params)
-        return answer
+    def _to_client(self, method: str, params: Any, session: ClientView | None = None) -> Awaitable[Any]:
+        """Ask the client (the most recently active session) and hand its answer (or its error) back to the
+        server. No deadline: a person may be choosing in a message box."""
+        session = session or self.workspace.active
+        if session is None or session.state == "closed":
+            raise ResponseFailure(-32803, f"no client to answer {method}")
+        return session.request(method, params)
+
+    def _to_sessions(self, sessions: list[ClientView], method: str, params: Any) -> Any:
+        """Ask each of `sessions`; the server gets the first one's answer, the others' are only logged."""
+        sessions = [s for s in reversed(sessions) if s.state != "closed"]  # the most recently active first
+        if not sessions:
+            return None
+        answers = [session.request(method, params) for session in sessions]
+        for answer in answers[1:]:
+            self.workspace.spawn(self._quietly(answer))
+        return answers[0]
 
     def _configuration(self, backend: Backend, params: Any) -> Any:
         items = params.get("items") if isinstance(params, dict) else None
@@ -150,19 +188,20 @@ class Forwarder:
             answers.append(value)
             if value is None:
                 missing.append(index)
-        if not missing or not self.session.client_supports("workspace", "configuration"):
+        session = self.workspace.active
+        if not missing or session is None or not session.client_supports("workspace", "configuration"):
             return answers
 
         async def ask_client() -> Any:
             try:
                 from_client = await self._to_client(
-                    "workspace/configuration", {"items": [items[i] for i in missing]}
+                    "workspace/configuration", {"items": [items[i] for i in missing]}, session
                 )
             except ResponseFailure:
                 return answers
             for index, value in zip(missing, from_client or [], strict=False):
                 section = items[index].get("section") if isinstance(items[index], dict) else None
-                answers[index] = self.session.settings_from_client(value, str(section or "configuration"))
+                answers[index] = session.settings_from_client(value, str(section or "configuration"))
             return answers
 
         return ask_client()
@@ -171,9 +210,9 @@ class Forwarder:
         token = params.get("token") if isinstance(params, dict) else None
         hub_token = f"lsp-hub/{backend.uid}/{token}"
         self._progress[hub_token] = (backend.uid, token)
-        if not self.session.client_supports("window", "workDoneProgress"):
-            return None
-        return self._to_client("window/workDoneProgress/create", {"token": hub_token})
+        progressing = [s for s in self.workspace.sessions if s.client_supports("window", "workDoneProgress")]
+        self._progress_audience[hub_token] = [s for s in progressing if s.state != "closed"]
+        return self._to_sessions(progressing, "window/workDoneProgress/create", {"token": hub_token})
 
     def _register(self, backend: Backend, params: Any) -> Any:
         registrations = params.get("registrations") if isinstance(params, dict) else None
@@ -190,8 +229,10 @@ class Forwarder:
                 hub_id = f"lsp-hub/{backend.uid}/{server_id}"
                 self._registrations[hub_id] = (backend.uid, server_id)
                 forwarded.append({**registration, "id": hub_id})
-        if forwarded and self.session.client_supports("workspace", "didChangeWatchedFiles", "dynamicRegistration"):
-            return self._to_client("client/registerCapability", {"registrations": forwarded})
+        if forwarded:
+            watching = [s for s in self.workspace.sessions
+                        if s.client_supports("workspace", "didChangeWatchedFiles", "dynamicRegistration")]
+            return self._to_sessions(watching, "client/registerCapability", {"registrations": forwarded})
         return None
 
     def _unregister(self, backend: Backend, params: Any) -> Any:
@@ -206,7 +247,9 @@ class Forwarder:
             if self._registrations.pop(hub_id, None) is not None:
                 forwarded.append({**entry, "id": hub_id})
         if forwarded:
-            return self._to_client("client/unregisterCapability", {"unregisterations": forwarded})
+            watching = [s for s in self.workspace.sessions
+                        if s.client_supports("workspace", "didChangeWatchedFiles", "dynamicRegistration")]
+            return self._to_sessions(watching, "client/unregisterCapability", {"unregisterations": forwarded})
         return None
 
     # ------------------------------------------------------------------------------------------------ commands
@@ -217,28 +260,41 @@ class Forwarder:
             if registration.get("method") == "workspace/executeCommand":
                 options = registration.get("registerOptions") or {}
                 commands += [c for c in options.get("commands", []) if isinstance(c, str)]
-        new = [c for c in commands if self._commands.get(c) != backend.uid and c not in self.session.commands]
+        hub_commands = {c for session in self.workspace.sessions for c in session.commands}
+        new = [c for c in commands if self._commands.get(c) != backend.uid and c not in hub_commands]
         for command in new:
             if command in self._commands and self._commands[command] != backend.uid:
                 logger.warning("command %s is offered by two servers; the later one (%s) wins", command, backend.name)
             self._commands[command] = backend.uid
-        if new and self.session.client_supports("workspace", "executeCommand", "dynamicRegistration"):
-            registration = {
-                "id": f"lsp-hub/commands/{backend.uid}/{len(self._registrations)}",
-                "method": "workspace/executeCommand",
-                "registerOptions": {"commands": new},
-            }
-            self._registrations[registration["id"]] = (backend.uid, "commands")
-            self.session.spawn(self._quietly(self._to_client("client/registerCapability",
-                                                             {"registrations": [registration]})))
+        if new:
+            for session in list(self.workspace.sessions):
+                session.advertise_commands(backend.uid, new)
+
+    def client_registrations(self) -> list[dict[str, Any]]:
+        """The watched-file registrations of the running servers, under their hub ids (for a session that joins)."""
+        registrations = []
+        for hub_id, (uid, server_id) in self._registrations.items():
+            backend = self.workspace.pool.by_uid(uid)
+            registration = backend.dynamic.get(server_id) if backend is not None else None
+            if registration is not None:
+                registrations.append({**registration, "id": hub_id})
+        return registrations
+
+    def commands_by_owner(self) -> dict[int, list[str]]:
+        """The servers' commands, per owning backend (for a session that joins a running workspace)."""
+        owners: dict[int, list[str]] = {}
+        for command, uid in self._commands.items():
+            owners.setdefault(uid, []).append(command)
+        return owners
 
     def command_owner(self, command: str) -> Backend | None:
         uid = self._commands.get(command)
-        return self.session.pool.by_uid(uid) if uid is not None else None
+        return self.workspace.pool.by_uid(uid) if uid is not None else None
 
     def forget_backend(self, backend: Backend) -> None:
         for token in [t for t, (uid, _) in self._progress.items() if uid == backend.uid]:
             del self._progress[token]
+            self._progress_audience.pop(token, None)
 
     @staticmethod
     async def _quietly(answer: Awaitable[Any]) -> None:

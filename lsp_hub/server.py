@@ -36,6 +36,7 @@ from lsp_hub.transport_security import (
     PeerOwners,
     unix_peer_refusal,
 )
+from lsp_hub.workspace import Workspaces
 
 logger = logging.getLogger(__name__)
 
@@ -153,6 +154,9 @@ class Hub:
         self.handshake = handshake or HandshakePolicy()
         self.peer_owners = peer_owners or PeerOwners()
         self.sessions: set[Session] = set()
+        # Sessions of one root under one configuration share a workspace (its servers, diagnostics, index). On the
+        # daemons it outlives its last session until its servers stop through their idle timer.
+        self.workspaces = Workspaces()
         self.stopping = asyncio.Event()
         self.daemon_details: dict[str, Any] = {}  # what daemon_status tells besides the sessions (socket, log)
         self._started = time.monotonic()
@@ -175,7 +179,7 @@ class Hub:
             exited.set()
 
         session = Session(protocol, cli_config=self.cli_config, on_exit=on_exit, extensions=self.extensions(),
-                          client=client)
+                          client=client, workspaces=self.workspaces)
         self.sessions.add(session)
         if on_session is not None:
             on_session(session)
@@ -209,6 +213,7 @@ class Hub:
             self._unix_listener.close()
         await asyncio.gather(*(session.close(exit_code=1) for session in list(self.sessions)),
                              return_exceptions=True)
+        await self.workspaces.stop_all()  # those kept warm without a session too
         self.stopping.set()
 
     def stop_soon(self) -> None:
@@ -218,15 +223,17 @@ class Hub:
     def daemon_status(self, *, asking: Session | None = None) -> dict[str, Any]:
         """`lspHub/daemonStatus`: who is connected and which servers run, per workspace root.
 
-        A server is listed under the workspace folder of its session that holds its root (else under its own
-        root); sessions of one root are listed together."""
+        A server is listed under the workspace folder (of a session of its workspace) that holds its root, else
+        under its own root; a workspace kept warm without a session is listed under its own folders."""
         workspaces: dict[str, list[dict[str, Any]]] = {}
         clients = [session for session in self.sessions if session is not asking]
-        for session in clients:
-            for folder in session.folders:
+        for workspace in self.workspaces:
+            folders = [f for session in workspace.sessions for f in getattr(session, "folders", [])] or \
+                workspace.folders
+            for folder in folders:
                 workspaces.setdefault(folder, [])
-            for server in session.server_statuses():
-                folder = next((f for f in session.folders if _within(str(server["root"]), f)), str(server["root"]))
+            for server in workspace.server_statuses():
+                folder = next((f for f in folders if _within(str(server["root"]), f)), str(server["root"]))
                 workspaces.setdefault(folder, []).append(server)
         return {
             "running": True,
@@ -239,8 +246,7 @@ class Hub:
         }
 
     def kill_everything(self) -> None:
-        for session in list(self.sessions):
-            session.pool.kill_all()
+        self.workspaces.kill_all()
 
     def install_signal_handlers(self) -> None:
         loop = asyncio.get_running_loop()
@@ -274,6 +280,7 @@ class Hub:
         self.install_signal_handlers()
         self._check_peer_owners_once()
         client = ClientOrigin.for_transport("tcp")
+        self.workspaces.keep_warm = True
 
         async def on_connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
             peer = writer.get_extra_info("peername")
@@ -315,6 +322,7 @@ class Hub:
         self.install_signal_handlers()
         self._check_peer_owners_once()
         client = ClientOrigin.for_transport("ws")
+        self.workspaces.keep_warm = True
 
         def check_handshake(connection: ServerConnection, request: Request) -> Response | None:
             # Before the upgrade: a refused page or user never gets a session.
@@ -349,6 +357,7 @@ class Hub:
         until stopped, or until no client has come for `idle_exit_seconds`."""
         self.install_signal_handlers()
         client = ClientOrigin.for_transport("unix")
+        self.workspaces.keep_warm = True
         idle = IdleExit(idle_exit_seconds, self.stop_soon)
         self.daemon_details = {"socket": str(path), "idleExitSeconds": idle_exit_seconds, **(details or {})}
 

@@ -1,4 +1,6 @@
-"""One client connection: its documents, its backends, its diagnostics, and the routing of every message.
+"""One client connection (a client session): its initialize params and capabilities, its own copy of each document
+it opened, its registrations, its hub commands, and the routing of every message to the backends of its workspace
+(`lsp_hub.workspace`), which it shares with the other sessions of its root.
 
 Handlers run synchronously in arrival order and do their routing and sending before they return; only the
 waiting for answers happens in a task. That keeps every backend's view of a document in the order the client
@@ -9,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
 import os
 from collections.abc import Awaitable, Callable
@@ -18,8 +21,8 @@ from typing import Any
 from lsp_hub import __version__
 from lsp_hub.backends import Backend, BackendPool, NotSupported, Pending, State
 from lsp_hub.capabilities import hub_capabilities
-from lsp_hub.config.model import Config, ServerSpec
-from lsp_hub.diagnostics import ClientDiagnostics, DiagnosticStore, Part, ReportTracker
+from lsp_hub.config.model import Config
+from lsp_hub.diagnostics import ClientDiagnostics, DiagnosticStore, ReportTracker
 from lsp_hub.documents import Document, DocumentStore, path_to_uri, uri_to_path
 from lsp_hub.feature_registrations import FEATURES, FeatureRegistrations
 from lsp_hub.file_operations import FILE_OPERATIONS, matching_files, merge_workspace_edits
@@ -34,7 +37,7 @@ from lsp_hub.jsonrpc import (
     ResponseFailure,
     materialize,
 )
-from lsp_hub.routing import BackendKey, Router
+from lsp_hub.routing import Router
 from lsp_hub.semantic_tokens import (
     DELTA,
     FULL,
@@ -62,6 +65,7 @@ from lsp_hub.strategies import (
     untag_item,
 )
 from lsp_hub.transport_security import STDIO_CLIENT, ClientOrigin
+from lsp_hub.workspace import Workspace, Workspaces, under
 
 logger = logging.getLogger(__name__)
 
@@ -107,6 +111,7 @@ class Session:
         on_exit: Callable[[int], None] | None = None,
         extensions: list[SessionExtension] | None = None,
         client: ClientOrigin = STDIO_CLIENT,
+        workspaces: Workspaces | None = None,
     ) -> None:
         self.protocol = protocol
         self.client = client
@@ -115,18 +120,15 @@ class Session:
         self.cli_config = cli_config
         self._on_exit = on_exit or (lambda code: None)
         self.state = "new"  # new -> initialized -> shutdown -> closed
-        self.documents = DocumentStore()
-        self.diagnostics = DiagnosticStore(self._publish_diagnostics, self._diagnostic_precedence)
-        self.reports = ReportTracker()
-        self.pool = BackendPool(self._make_backend)
-        self.config = Config()
-        self.router = Router(self.config, [])
+        self.documents = DocumentStore()  # this session's own copy of what it opened
+        self.workspaces = workspaces or Workspaces()
+        # Until initialize names the root and the configuration: an empty workspace of its own.
+        self.workspace = Workspace(Config(), frozenset(), [])
         self.init_params: dict[str, Any] = {}
         self.client_capabilities: dict[str, Any] = {}
         self.client_diagnostics = self._client_diagnostics()  # pushed until initialize says the client pulls
         self.feature_registrations = FeatureRegistrations({}, self.ask_client)
         self.folders: list[str] = []
-        self.trusted_roots: frozenset[Path] = frozenset()
         self.config_problems: list[str] = []
         self.extensions = list(extensions or [])
         self.commands: dict[str, HubCommand] = {
@@ -137,14 +139,8 @@ class Session:
         }
         for extension in self.extensions:
             self.commands.update(extension.commands())
-        self.forwarder = Forwarder(self)
-        self._missing: dict[BackendKey, str] = {}  # why a server cannot start (binary not found, no pin), per key
-        self._resolved: dict[BackendKey, str] = {}  # the binary found for each backend
-        # Each backend's spec as launched: PATH cleaned and, for an untrusted root, pin_untrusted applied.
-        self._launch_specs: dict[BackendKey, ServerSpec] = {}
         self._told_once: set[str] = set()
-        self._pull_timers: dict[tuple[int, str], asyncio.TimerHandle] = {}
-        self._pull_result_ids: dict[tuple[int, str], str] = {}
+        self._command_registrations = itertools.count()
         self._tasks: set[asyncio.Task[Any]] = set()
         self._completion_owner: int | None = None
         self._token_legend: HubLegend | None = None  # made at first use, once the client's capabilities are known
@@ -169,7 +165,55 @@ class Session:
             Strategy.FORWARD: self._run_forward,
         }
 
+    # ================================================================================================ workspace
+    # What is shared with the other sessions of the root lives in the workspace; these name it for the runners,
+    # the hub commands and the extensions.
+    @property
+    def pool(self) -> BackendPool:
+        return self.workspace.pool
+
+    @property
+    def diagnostics(self) -> DiagnosticStore:
+        return self.workspace.diagnostics
+
+    @property
+    def reports(self) -> ReportTracker:
+        return self.workspace.reports
+
+    @property
+    def config(self) -> Config:
+        return self.workspace.config
+
+    @property
+    def router(self) -> Router:
+        return self.workspace.router
+
+    @property
+    def trusted_roots(self) -> frozenset[Path]:
+        return self.workspace.trusted_roots
+
+    @property
+    def forwarder(self) -> Forwarder:
+        return self.workspace.forwarder
+
+    def is_trusted(self, root: str) -> bool:
+        return self.workspace.is_trusted(root)
+
+    def backends_for_uri(self, uri: str, feature: str) -> list[Backend]:
+        """The backends that may serve `feature` for a document, in precedence order."""
+        return self.workspace.backends_for_uri(uri, feature)
+
+    def server_statuses(self) -> list[dict[str, Any]]:
+        return self.workspace.server_statuses()
+
     # ================================================================================================ plumbing
+    def notify(self, method: str, params: Any) -> None:
+        self.protocol.notify(method, params)
+
+    def request(self, method: str, params: Any) -> asyncio.Future[Any]:
+        _, answer = self.protocol.request(method, params)
+        return answer
+
     def spawn(self, coro: Awaitable[Any]) -> asyncio.Task[Any]:
         task = asyncio.ensure_future(coro)
         self._tasks.add(task)
@@ -194,6 +238,7 @@ class Session:
 
     # ================================================================================================ incoming
     def on_request(self, msg_id: MsgId, method: str, params: Any) -> Any:
+        self.workspace.touch(self)
         if method == "initialize":
             return self._initialize(params)
         if self.state == "new":
@@ -207,6 +252,7 @@ class Session:
         return self._runners[strategy_for(method)](method, params)
 
     def on_notification(self, method: str, params: Any) -> None:
+        self.workspace.touch(self)
         if method == "exit":
             self.spawn(self.close(exit_code=0 if self.state == "shutdown" else 1))
             return
@@ -247,12 +293,11 @@ class Session:
             init_options=hub_options if isinstance(hub_options, dict) else None,
             client_may_choose_programs=self.client.may_choose_programs,
         )
-        self.config = loaded.config
-        self.trusted_roots = frozenset(loaded.trusted_roots)
+        # Sessions of one root under the same effective configuration share one workspace.
+        self.workspace = self.workspaces.join(self, loaded.config, frozenset(loaded.trusted_roots), self.folders)
         self.config_problems = [str(problem) for problem in loaded.problems]
         for problem in self.config_problems:
             logger.error("configuration: %s", problem)
-        self.router = Router(self.config, self.folders)
         self.state = "initialized"
         if self.config_problems:
             refused = {(CLIENT_SOURCE, key) for key in loaded.refused_client_keys}
@@ -283,114 +328,54 @@ class Session:
 
     async def _shutdown(self) -> None:
         self.state = "shutdown"
-        await self.pool.stop_all()
+        await self.workspaces.leave(self, self.workspace, grace_seconds=2.0)
         return None
 
     async def close(self, exit_code: int = 0) -> None:
-        """The client left (exit, or the connection closed): stop everything this session started."""
+        """The client left (exit, or the connection closed): its documents close; the workspace stops its servers
+        if this was its last session (at once on stdio, through their idle timer on a daemon)."""
         if self.state == "closed":
             return
         self.state = "closed"
-        for timer in self._pull_timers.values():
-            timer.cancel()
         self.protocol.cancel_all_incoming()
-        try:
-            await asyncio.wait_for(self.pool.stop_all(grace_seconds=1.0), 5.0)
-        except TimeoutError:
-            logger.warning("backends did not stop in time; killing them")
-        self.pool.kill_all()
+        await self.workspaces.leave(self, self.workspace)
         for extension in self.extensions:
             with contextlib.suppress(Exception):
                 await extension.close()
         self._on_exit(exit_code)
 
     # ================================================================================================ backends
-    def _make_backend(self, key: BackendKey, uid: int) -> Backend:
-        spec = self._launch_specs.get(key) or self.config.servers[key.server]
-        argv = [self._resolved[key], *spec.args]
-        return Backend(key, spec, argv, self, self.config.hub, uid)
-
-    def is_trusted(self, root: str) -> bool:
-        path = Path(root)
-        return any(path == trusted or trusted in path.parents for trusted in self.trusted_roots)
-
-    def _backend(self, spec: ServerSpec, key: BackendKey) -> Backend | None:
-        """The backend for a route, created (not started) on first need; None if its binary is missing."""
-        existing = self.pool.get(key)
-        if existing is not None:
-            return existing
-        if key in self._missing:
-            return None
-        from lsp_hub.config.resolve import prepare_launch, resolve_command
-
-        root, trusted = Path(key.root), self.is_trusted(key.root)
-        # PATH entries inside the workspace folder holding the root count as the workspace's, not only the root's.
-        workspace = min((Path(folder) for folder in self.folders if _under(key.root, folder)),
-                        key=lambda folder: len(folder.parts), default=root)
-        resolution = resolve_command(spec, root, trusted=trusted, workspace=workspace)
-        if resolution.skipped_local:
-            self.tell_user(
-                f"lsp-hub: passed over {resolution.skipped_local} because {key.root} is not trusted; "
-                f"run `lsp-hub trust {key.root}` to use workspace binaries."
-            )
-        if resolution.path is None:
-            searched = ", ".join(resolution.searched)
-            self._missing[key] = f"{spec.command!r} not found (searched {searched})"
-            self.tell_user(
-                f"lsp-hub: {spec.name} is not installed: {spec.command!r} not found (searched {searched}). "
-                "Other servers keep working."
-            )
-            return None
-        launch = prepare_launch(spec, resolution.path, root, trusted=trusted, workspace=workspace)
-        if launch.refused is not None:
-            self._missing[key] = launch.refused
-            self.tell_user(launch.refused)
-            return None
-        self._resolved[key] = resolution.path
-        self._launch_specs[key] = launch.spec
-        return self.pool.get_or_create(key)
-
-    def backends_for_uri(self, uri: str, feature: str) -> list[Backend]:
-        """The backends that may serve `feature` for a document, in precedence order."""
-        document = self.documents.get(uri)
-        path = uri_to_path(uri) or os.path.join(self.folders[0] if self.folders else os.getcwd(), "untitled")
-        language = self.router.language(language_id=document.language_id if document else None, path=path)
-        backends = []
-        for route in self.router.routes(path, language):
-            if not route.spec.allows(feature):
-                continue
-            backend = self._backend(route.spec, route.key)
-            if backend is not None and backend.state != State.FAILED:
-                backends.append(backend)
-        return backends
-
-    def document(self, uri: str) -> Document | None:
-        return self.documents.get(uri)
-
-    def initialize_params(self, backend: Backend) -> dict[str, Any]:
-        return self.forwarder.initialize_params(backend)
-
-    def on_backend_request(self, backend: Backend, msg_id: MsgId, method: str, params: Any) -> Any:
-        return self.forwarder.server_request(backend, method, params)
-
-    def on_backend_notification(self, backend: Backend, method: str, params: Any) -> None:
-        self.forwarder.server_notification(backend, method, params)
-
-    def on_backend_running(self, backend: Backend) -> None:
-        self.forwarder.register_commands(backend)
+    def backend_running(self, backend: Backend) -> None:
+        """A server of the workspace runs: what this client hears of it (its features, its token legend)."""
         self._update_feature_registrations(backend)
         self._register_semantic_tokens(backend)
-        for uri in backend.open_documents:
-            self._schedule_pull(backend, uri, delay=0.0)
 
-    def on_backend_stopped(self, backend: Backend, *, crashed: bool) -> None:
-        self.diagnostics.clear_owner(backend.uid)
+    def backend_stopped(self, backend: Backend) -> None:
         self._update_feature_registrations(backend)
-        self.forwarder.forget_backend(backend)
-        for key in [k for k in self._pull_timers if k[0] == backend.uid]:
-            self._pull_timers.pop(key).cancel()
-        for key in [k for k in self._pull_result_ids if k[0] == backend.uid]:
-            del self._pull_result_ids[key]
+
+    def advertise_commands(self, uid: int, commands: list[str]) -> None:
+        """Tell a client that can hear about new commands those a server (backend `uid`) offers."""
+        if not commands or not self.client_supports("workspace", "executeCommand", "dynamicRegistration"):
+            return
+        registration = {
+            "id": f"lsp-hub/commands/{uid}/{next(self._command_registrations)}",
+            "method": "workspace/executeCommand",
+            "registerOptions": {"commands": commands},
+        }
+        self.spawn(_quietly([self.request("client/registerCapability", {"registrations": [registration]})],
+                            "a command registration"))
+
+    def _initialized(self, params: dict[str, Any]) -> None:
+        """A session that joins a workspace whose servers already run hears of them as if they had just started."""
+        running = self.pool.running()
+        for backend in running:
+            self.backend_running(backend)
+        for uid, commands in self.forwarder.commands_by_owner().items():
+            self.advertise_commands(uid, [c for c in commands if c not in self.commands])
+        registrations = self.forwarder.client_registrations()
+        if registrations and self.client_supports("workspace", "didChangeWatchedFiles", "dynamicRegistration"):
+            self.spawn(_quietly([self.request("client/registerCapability", {"registrations": registrations})],
+                                "the servers' watched-file registrations"))
 
     def _update_feature_registrations(self, changed: Backend) -> None:
         """The languages `changed` serves: register their features with what their running servers offer."""
@@ -415,11 +400,7 @@ class Session:
         document = self.documents.open(
             uri, str(item.get("languageId", "")), int(item.get("version", 0)), str(item.get("text", ""))
         )
-        for backend in self.backends_for_uri(uri, "textDocument/didOpen"):
-            document.opened_in.add(str(backend.key))
-            backend.open_document(document)
-            self.reports.sent(backend.uid, uri, document.version)
-            self._schedule_pull(backend, uri)
+        self.workspace.open(self, document)
         self._notify_extensions_changed(document)
 
     def _did_change(self, params: dict[str, Any]) -> None:
@@ -430,10 +411,7 @@ class Session:
             logger.warning("didChange for a document that is not open: %s", identifier.get("uri"))
             return
         document.apply_changes(changes, int(identifier.get("version", document.version + 1)))
-        for backend in self._open_in(document):
-            backend.change_document(document, changes)
-            self.reports.sent(backend.uid, document.uri, document.version)
-            self._schedule_pull(backend, document.uri)
+        self.workspace.change(self, document, changes)
         self._notify_extensions_changed(document)
 
     def _did_save(self, params: dict[str, Any]) -> None:
@@ -441,9 +419,7 @@ class Session:
         document = self.documents.get(uri)
         if document is None:
             return
-        for backend in self._open_in(document):
-            backend.save_document(document, params)
-            self._schedule_pull(backend, uri)
+        self.workspace.save(document, params)
         for extension in self.extensions:
             extension.on_document_saved(self, uri)
 
@@ -452,17 +428,10 @@ class Session:
         document = self.documents.get(uri)
         if document is None:
             return
-        closed_in = self._open_in(document)
-        for backend in closed_in:
-            backend.close_document(uri)
-        self.reports.closed(uri, [backend.uid for backend in closed_in])
         self.documents.close(uri)
-        self.diagnostics.clear_uri(uri)
+        self.workspace.close(self, uri)  # closed in the backends once no session has it open
         for extension in self.extensions:
             extension.on_document_closed(self, uri)
-
-    def _open_in(self, document: Document) -> list[Backend]:
-        return [b for b in self.pool if document.uri in b.open_documents]
 
     def _notify_extensions_changed(self, document: Document) -> None:
         for extension in self.extensions:
@@ -473,7 +442,7 @@ class Session:
         changes = [c for c in params.get("changes") or [] if isinstance(c, dict)]
         self.router.forget_roots()
         for backend in self.pool.running():
-            concerned = [c for c in changes if _under(uri_to_path(c.get("uri", "")), backend.root)]
+            concerned = [c for c in changes if under(uri_to_path(c.get("uri", "")), backend.root)]
             if concerned:
                 backend.notify("workspace/didChangeWatchedFiles", {"changes": concerned})
         for extension in self.extensions:
@@ -503,7 +472,7 @@ class Session:
         removed = {uri_to_path(f.get("uri", "")) for f in event.get("removed") or [] if isinstance(f, dict)}
         added = [uri_to_path(f.get("uri", "")) for f in event.get("added") or [] if isinstance(f, dict)]
         self.folders = [f for f in self.folders if f not in removed] + [f for f in added if f]
-        self.router = Router(self.config, self.folders)
+        self.workspace.set_folders(self.folders)
         for backend in self.pool.running():
             if backend.capabilities.get("workspace", {}).get("workspaceFolders", {}).get("changeNotifications"):
                 backend.notify("workspace/didChangeWorkspaceFolders", params)
@@ -546,7 +515,7 @@ class Session:
             backend.notify(method, params)
 
     _notification_handlers: dict[str, Callable[[Session, dict[str, Any]], None]] = {
-        "initialized": lambda session, params: None,
+        "initialized": _initialized,
         "textDocument/didOpen": _did_open,
         "textDocument/didChange": _did_change,
         "textDocument/didSave": _did_save,
@@ -578,17 +547,7 @@ class Session:
 
         answer.add_done_callback(done)
 
-    def _diagnostic_precedence(self, uri: str) -> Callable[[Part], int] | None:
-        """For a document whose language dedupes diagnostics: a part's rank, from its server's precedence."""
-        document = self.documents.get(uri)
-        language = self.router.language(language_id=document.language_id if document else None,
-                                        path=uri_to_path(uri) or uri)
-        if language is None or not language.dedupe_diagnostics:
-            return None
-        order = {name: index for index, name in enumerate(language.servers)}
-        return lambda part: order.get(part.label, len(order))  # the hub's own parts come last
-
-    def _publish_diagnostics(self, uri: str, diagnostics: list[dict[str, Any]], version: int | None) -> None:
+    def publish_diagnostics(self, uri: str, diagnostics: list[dict[str, Any]]) -> None:
         if self.state != "closed":
             self.client_diagnostics.publish(uri, diagnostics)
 
@@ -598,67 +557,6 @@ class Session:
         if document is not None:
             payload["version"] = document.version
         self.protocol.notify("textDocument/publishDiagnostics", payload)
-
-    def accept_pushed_diagnostics(self, backend: Backend, params: dict[str, Any]) -> None:
-        if not backend.spec.allows("diagnostics"):
-            return
-        uri = params.get("uri")
-        diagnostics = params.get("diagnostics")
-        if isinstance(uri, str) and isinstance(diagnostics, list):
-            version = params.get("version")
-            self.reports.reported(backend.uid, uri, version if isinstance(version, int) else None,
-                                  empty=not diagnostics)
-            self.diagnostics.put(uri, Part(backend.uid, "push", backend.name), diagnostics, params.get("version"))
-
-    def _schedule_pull(self, backend: Backend, uri: str, delay: float | None = None) -> None:
-        """Pull diagnostics from servers that offer textDocument/diagnostic, debounced per document."""
-        if backend.state != State.RUNNING or not backend.spec.allows("diagnostics"):
-            return
-        if not backend.supports("textDocument/diagnostic"):
-            return
-        key = (backend.uid, uri)
-        timer = self._pull_timers.pop(key, None)
-        if timer is not None:
-            timer.cancel()
-        wait = self.config.hub.diagnostics_debounce_seconds if delay is None else delay
-        self._pull_timers[key] = asyncio.get_running_loop().call_later(
-            wait, lambda: self.spawn(self._pull(backend, uri))
-        )
-
-    async def refresh_pulled_diagnostics(self, backend: Backend) -> None:
-        for uri in list(backend.open_documents):
-            self._schedule_pull(backend, uri, delay=0.0)
-
-    async def _pull(self, backend: Backend, uri: str) -> None:
-        key = (backend.uid, uri)
-        self._pull_timers.pop(key, None)
-        if uri not in backend.open_documents:
-            return
-        params: dict[str, Any] = {"textDocument": {"uri": uri}}
-        options = backend.registered_options("textDocument/diagnostic") or backend.capabilities.get(
-            "diagnosticProvider"
-        )
-        if isinstance(options, dict) and options.get("identifier"):
-            params["identifier"] = options["identifier"]
-        if key in self._pull_result_ids:
-            params["previousResultId"] = self._pull_result_ids[key]
-        document = self.documents.get(uri)
-        pulled_version = document.version if document else None
-        try:
-            report = await backend.request("textDocument/diagnostic", params).future
-        except ResponseFailure as exc:
-            logger.info("%s: pulling diagnostics for %s failed: %s", backend.name, uri, exc.message)
-            return
-        if not isinstance(report, dict) or uri not in backend.open_documents:
-            return
-        if isinstance(report.get("resultId"), str):
-            self._pull_result_ids[key] = report["resultId"]
-        if document is not self.documents.get(uri):
-            return  # closed (and maybe opened again) meanwhile: this report is about a document that is gone
-        if pulled_version is not None:
-            self.reports.reported(backend.uid, uri, pulled_version)
-        if report.get("kind") == "full":
-            self.diagnostics.put(uri, Part(backend.uid, "pull", backend.name), report.get("items") or [])
 
     # ================================================================================================ requests
     async def _gather(
@@ -1115,11 +1013,12 @@ class Session:
         document = self.documents.get(uri)
         assert document is not None
         version = document.version
+        sent = self.workspace.shared_version(uri)  # what the backends have: the latest writer's text
         servers = self.backends_for_uri(uri, "diagnostics")
 
         def waiting() -> list[Backend]:
-            return [b for b in servers
-                    if b.state != State.FAILED and not self.reports.has_reported_on(b.uid, uri, version)]
+            return [b for b in servers if b.state != State.FAILED and
+                    not self.reports.has_reported_on(b.uid, uri, sent if sent is not None else version)]
 
         await self.reports.wait_until(lambda: not waiting(), timeout_ms / 1000)
         pending = [b.name for b in servers if b.state == State.FAILED] + [b.name for b in waiting()]
@@ -1130,7 +1029,7 @@ class Session:
         """A file no client has open, read from disk: only inside the workspace folders, only UTF-8 text."""
         path = uri_to_path(uri)
         real = os.path.realpath(path) if path else None
-        if real is None or not any(_under(real, os.path.realpath(folder)) for folder in self.folders):
+        if real is None or not any(under(real, os.path.realpath(folder)) for folder in self.folders):
             raise ResponseFailure(INVALID_PARAMS, f"lspHub.diagnostics: {uri} is outside the workspace folders; "
                                                   "send its text to check it")
         try:
@@ -1177,33 +1076,6 @@ class Session:
         return {"languages": languages}
 
     # ================================================================================================ status
-    def server_statuses(self) -> list[dict[str, Any]]:
-        """Each server of this session (running, stopped or missing), as lspHub.status lists it."""
-        languages_of: dict[str, list[str]] = {}
-        for language in self.config.languages.values():
-            for server in language.servers:
-                languages_of.setdefault(server, []).append(language.name)
-        servers = [
-            {
-                "name": backend.name,
-                "uid": backend.uid,  # what items' origin tags name (`data.lspHub`)
-                "root": backend.root,
-                "state": backend.state.value,
-                "pid": backend.pid,
-                "languages": languages_of.get(backend.name, []),
-                "restarts": backend.restarts,
-                "openDocuments": len(backend.open_documents),
-                **({"error": backend.failure} if backend.failure else {}),
-            }
-            for backend in self.pool
-        ]
-        servers += [
-            {"name": key.server, "root": key.root, "state": "missing", "pid": None,
-             "languages": languages_of.get(key.server, []), "restarts": 0, "error": why}
-            for key, why in self._missing.items()
-        ]
-        return servers
-
     def status(self) -> dict[str, Any]:
         result: dict[str, Any] = {
             "servers": self.server_statuses(),
@@ -1246,10 +1118,6 @@ def _without_partial(params: Any) -> Any:
     if isinstance(params, dict) and "partialResultToken" in params:
         return {k: v for k, v in params.items() if k != "partialResultToken"}
     return params
-
-
-def _under(path: str | None, root: str) -> bool:
-    return path is not None and (path == root or path.startswith(root.rstrip("/") + "/"))
 
 
 def _workspace_folders(params: dict[str, Any]) -> list[str]:

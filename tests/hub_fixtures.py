@@ -110,12 +110,13 @@ async def hub_at(tmp_path: Path) -> AsyncIterator[Callable[..., Awaitable[HubCli
 async def start_daemon(tmp_path: Path, flag: str, *args: str,
                        servers: dict[str, dict[str, Any]] | None = None,
                        languages: dict[str, dict[str, Any]] | None = None,
+                       hub: dict[str, Any] | None = None,
                        ) -> tuple[asyncio.subprocess.Process, int]:
     """`lsp-hub --tcp 0` or `--ws 0` in front of fake servers; the process and the port it listens on."""
     config = tmp_path / "hub.toml"
     if servers is None:
         servers = {"fakeA": {"responses": {"textDocument/hover": {"echo": True}}}, "fakeB": {}}
-    config.write_text(fake_server_config(servers, languages or FAKE_LANGUAGES))
+    config.write_text(fake_server_config(servers, languages or FAKE_LANGUAGES, hub))
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "XDG_CONFIG_HOME": str(tmp_path / "cfg"),
            "XDG_CACHE_HOME": str(tmp_path / "cache")}
     process = await asyncio.create_subprocess_exec(

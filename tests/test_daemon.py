@@ -195,8 +195,10 @@ async def test_stop_ends_the_daemon_and_every_server_it_started(daemon: Daemon) 
 
 
 async def test_an_editor_that_goes_away_ends_its_session_not_the_daemon(daemon: Daemon) -> None:
-    """The editor closes the bridge's stdin without `exit`: the daemon ends that session and stops its servers;
-    the bridge ends once the daemon has closed its end."""
+    """The editor closes the bridge's stdin without `exit`: the daemon ends that session; its servers, kept warm for
+    the next client of the root, stop through their idle timer, and then the workspace is gone. The bridge ends
+    once the daemon has closed its end."""
+    daemon.config.write_text(fake_server_config(ECHO_HOVER, FAKE_LANGUAGES, hub={"idle_shutdown_seconds": 0.5}))
     client = await _bridge(daemon)
     await _open_and_hover(client, daemon.tmp_path / "ws")
     server_pids = [server["pid"] for server in (await client.status())["servers"]]

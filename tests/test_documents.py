@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from lsp_hub.documents import Document, utf16_to_index
+from lsp_hub.documents import Document, replacement_edit, utf16_to_index
 
 
 def reference_index(line: str, character: int) -> int:
@@ -133,3 +133,17 @@ def test_an_edit_costs_the_changed_line_not_the_document() -> None:
     elapsed = time.perf_counter() - started
     assert elapsed < 1.0, f"40 edits took {elapsed:.2f} s"
     assert document.text.count("\n") == 300_000
+
+
+def test_replacement_edit_turns_one_text_into_the_other() -> None:
+    """The change a workspace sends an incremental server when another session becomes the writer."""
+    rng = random.Random(8)
+    alphabet = ["a", "b", "\n", "é", "😀", "\r"]
+    for _ in range(5000):
+        old = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
+        new = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
+        document = Document("file:///t", "x", 1, old)
+        document.apply_changes([replacement_edit(old, new)], 2)
+        assert document.text == new, (old, new)
+    assert replacement_edit("one\ntwo\nthree\n", "one\n2\nthree\n") == {
+        "range": {"start": {"line": 1, "character": 0}, "end": {"line": 2, "character": 0}}, "text": "2\n"}

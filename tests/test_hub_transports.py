@@ -1,4 +1,5 @@
-"""TCP and WebSocket: a long-running daemon, several clients at once, each its own session."""
+"""TCP and WebSocket: a long-running daemon, several clients at once, each its own session (clients of one root
+share its workspace: tests/test_workspace_sharing.py)."""
 
 from __future__ import annotations
 
@@ -23,7 +24,8 @@ async def _session(client: HubClient, workspace: Path, name: str) -> str:
 
 @pytest.mark.parametrize("flag", ["--tcp", "--ws"])
 async def test_daemon_serves_several_clients_and_outlives_each(tmp_path: Path, flag: str) -> None:
-    process, port = await start_daemon(tmp_path, flag)
+    # Servers a session leaves behind are kept warm for the next client of its root, until their idle timer.
+    process, port = await start_daemon(tmp_path, flag, hub={"idle_shutdown_seconds": 0.5})
     connect = "connect_tcp" if flag == "--tcp" else "connect_ws"
     try:
         first, second = HubClient(), HubClient()
@@ -48,7 +50,7 @@ async def test_daemon_serves_several_clients_and_outlives_each(tmp_path: Path, f
             if not pids_alive(first_pids):
                 break
             await asyncio.sleep(0.1)
-        assert pids_alive(first_pids) == []  # the first session's servers are gone ...
+        assert pids_alive(first_pids) == []  # the first session's servers are gone (idle) ...
         assert process.returncode is None  # ... the daemon is not
         assert (await second.status())["documents"] == 1
         third = HubClient()

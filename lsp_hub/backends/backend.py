@@ -35,7 +35,7 @@ from lsp_hub.jsonrpc import (
 
 if TYPE_CHECKING:
     from lsp_hub.config.model import HubOptions, ServerSpec
-    from lsp_hub.documents import Document
+    from lsp_hub.documents import OpenText
     from lsp_hub.routing import BackendKey
 
 logger = logging.getLogger(__name__)
@@ -77,7 +77,7 @@ class BackendHost(Protocol):
 
     def initialize_params(self, backend: Backend) -> dict[str, Any]: ...
 
-    def document(self, uri: str) -> Document | None: ...
+    def document(self, uri: str) -> OpenText | None: ...
 
     def on_backend_request(self, backend: Backend, msg_id: MsgId, method: str, params: Any) -> Any: ...
 
@@ -485,7 +485,7 @@ class Backend:
             self.protocol.send_response(msg_id, result=result, error=error)
 
     # ------------------------------------------------------------------------------------------------ documents
-    def open_document(self, document: Document) -> None:
+    def open_document(self, document: OpenText) -> None:
         if document.uri in self.open_documents:
             return
         self.open_documents.add(document.uri)
@@ -495,7 +495,7 @@ class Backend:
         else:
             self.ensure_started()  # the start opens every document in open_documents with its current text
 
-    def _send_did_open(self, document: Document) -> None:
+    def _send_did_open(self, document: OpenText) -> None:
         if self.protocol is None or not wants_open_close(self.capabilities):
             return
         self.protocol.notify(
@@ -510,7 +510,7 @@ class Backend:
             },
         )
 
-    def change_document(self, document: Document, changes: list[dict[str, Any]]) -> None:
+    def change_document(self, document: OpenText, changes: list[dict[str, Any]]) -> None:
         if self.state != State.RUNNING or document.uri not in self.open_documents or self.protocol is None:
             return  # a starting server gets the current text when it opens the document
         kind = sync_kind(self.capabilities)
@@ -523,7 +523,7 @@ class Backend:
             {"textDocument": {"uri": document.uri, "version": document.version}, "contentChanges": changes},
         )
 
-    def save_document(self, document: Document, params: dict[str, Any]) -> None:
+    def save_document(self, document: OpenText, params: dict[str, Any]) -> None:
         if self.state != State.RUNNING or document.uri not in self.open_documents or self.protocol is None:
             return
         wanted, include_text = save_options(self.capabilities)

@@ -1,7 +1,4 @@
-"""The backends of a session, keyed by (server, root).
-
-Owned by one session today; the key is all another session would need to share a backend later.
-"""
+"""The backends of a workspace, keyed by (server, root): every client session of the workspace uses the same ones."""
 
 from __future__ import annotations
 

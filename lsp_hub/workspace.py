@@ -1,0 +1,471 @@
+"""A workspace: what every client session of one root (under one configuration) shares.
+
+The backends, keyed (server, root), and the text each one sees of a document (the latest any session sent); the
+diagnostic store and the report tracker; pull scheduling; the forwarder of server-to-client traffic, which asks the
+workspace which sessions hear what. It knows sessions only as `ClientView`s; it never imports the session module.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import os
+from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from lsp_hub.backends import Backend, BackendPool, State
+from lsp_hub.client_view import ClientView
+from lsp_hub.config.model import Config, ServerSpec
+from lsp_hub.diagnostics import DiagnosticStore, Part, ReportTracker
+from lsp_hub.documents import Document, SharedDocument, replacement_edit, uri_to_path
+from lsp_hub.forwarding import Forwarder
+from lsp_hub.jsonrpc import MsgId, ResponseFailure
+from lsp_hub.routing import BackendKey, Router
+
+logger = logging.getLogger(__name__)
+
+
+def config_fingerprint(config: Config, trusted_roots: frozenset[Path]) -> str:
+    """Sessions share a workspace only when their effective configuration is the same."""
+    text = repr(config) + "\0" + "\0".join(sorted(str(root) for root in trusted_roots))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+class Workspace:
+    def __init__(self, config: Config, trusted_roots: frozenset[Path], folders: list[str], *,
+                 key: tuple[str, str] = ("", ""), on_empty: Callable[[Workspace], None] | None = None) -> None:
+        self.key = key
+        self.config = config
+        self.trusted_roots = trusted_roots
+        self.folders = list(folders)
+        self.router = Router(config, self.folders)
+        self.sessions: list[ClientView] = []  # the most recently active last
+        self.pool = BackendPool(self._make_backend)
+        self.diagnostics = DiagnosticStore(self._publish_diagnostics, self._diagnostic_precedence)
+        self.reports = ReportTracker()
+        self.forwarder = Forwarder(self)
+        self._on_empty = on_empty or (lambda workspace: None)
+        self._documents: dict[str, SharedDocument] = {}  # what the backends see, per URI
+        self._holders: dict[str, dict[ClientView, Document]] = {}  # who has each URI open; latest writer last
+        self._missing: dict[BackendKey, str] = {}  # why a server cannot start (binary not found, no pin), per key
+        self._resolved: dict[BackendKey, str] = {}  # the binary found for each backend
+        # Each backend's spec as launched: PATH cleaned and, for an untrusted root, pin_untrusted applied.
+        self._launch_specs: dict[BackendKey, ServerSpec] = {}
+        self._pull_timers: dict[tuple[int, str], asyncio.TimerHandle] = {}
+        self._pull_result_ids: dict[tuple[int, str], str] = {}
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self.closed = False
+
+    # ================================================================================================ sessions
+    def join(self, session: ClientView) -> None:
+        if session not in self.sessions:
+            self.sessions.append(session)
+
+    def touch(self, session: ClientView) -> None:
+        """`session` just spoke: it is the one a server's question goes to when no other is known."""
+        if self.sessions and self.sessions[-1] is not session and session in self.sessions:
+            self.sessions.remove(session)
+            self.sessions.append(session)
+
+    @property
+    def active(self) -> ClientView | None:
+        return self.sessions[-1] if self.sessions else None
+
+    def release(self, session: ClientView) -> None:
+        """The session leaves: its documents close (for it); backends stay for the other sessions."""
+        for uri in [uri for uri, holders in self._holders.items() if session in holders]:
+            self.close(session, uri)
+        if session in self.sessions:
+            self.sessions.remove(session)
+
+    def has_live_backends(self) -> bool:
+        return any(b.state in (State.STARTING, State.RUNNING, State.STOPPING) for b in self.pool)
+
+    def _maybe_empty(self) -> None:
+        if not self.sessions and not self.has_live_backends():
+            self._on_empty(self)
+
+    async def stop(self, *, grace_seconds: float = 1.0) -> None:
+        """Stop every server of the workspace (bounded in time; whatever is left is killed)."""
+        self.closed = True
+        for timer in self._pull_timers.values():
+            timer.cancel()
+        try:
+            await asyncio.wait_for(self.pool.stop_all(grace_seconds=grace_seconds), 5.0)
+        except TimeoutError:
+            logger.warning("backends did not stop in time; killing them")
+        self.pool.kill_all()
+
+    def spawn(self, coro: Awaitable[Any]) -> asyncio.Task[Any]:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    def tell_user(self, message: str, *, error: bool = False) -> None:
+        if not self.sessions:
+            (logger.error if error else logger.warning)("%s", message)
+        for session in list(self.sessions):
+            session.tell_user(message, error=error)
+
+    def notify_all(self, method: str, params: Any) -> None:
+        for session in list(self.sessions):
+            if session.state != "closed":
+                session.notify(method, params)
+
+    def set_folders(self, folders: list[str]) -> None:
+        self.folders = list(folders)
+        self.router = Router(self.config, self.folders)
+
+    # ================================================================================================ backends
+    def _make_backend(self, key: BackendKey, uid: int) -> Backend:
+        spec = self._launch_specs.get(key) or self.config.servers[key.server]
+        argv = [self._resolved[key], *spec.args]
+        return Backend(key, spec, argv, self, self.config.hub, uid)
+
+    def is_trusted(self, root: str) -> bool:
+        path = Path(root)
+        return any(path == trusted or trusted in path.parents for trusted in self.trusted_roots)
+
+    def _backend(self, spec: ServerSpec, key: BackendKey) -> Backend | None:
+        """The backend for a route, created (not started) on first need; None if its binary is missing."""
+        existing = self.pool.get(key)
+        if existing is not None:
+            return existing
+        if key in self._missing:
+            return None
+        from lsp_hub.config.resolve import prepare_launch, resolve_command
+
+        root, trusted = Path(key.root), self.is_trusted(key.root)
+        # PATH entries inside the workspace folder holding the root count as the workspace's, not only the root's.
+        workspace = min((Path(folder) for folder in self.folders if under(key.root, folder)),
+                        key=lambda folder: len(folder.parts), default=root)
+        resolution = resolve_command(spec, root, trusted=trusted, workspace=workspace)
+        if resolution.skipped_local:
+            self.tell_user(
+                f"lsp-hub: passed over {resolution.skipped_local} because {key.root} is not trusted; "
+                f"run `lsp-hub trust {key.root}` to use workspace binaries."
+            )
+        if resolution.path is None:
+            searched = ", ".join(resolution.searched)
+            self._missing[key] = f"{spec.command!r} not found (searched {searched})"
+            self.tell_user(
+                f"lsp-hub: {spec.name} is not installed: {spec.command!r} not found (searched {searched}). "
+                "Other servers keep working."
+            )
+            return None
+        launch = prepare_launch(spec, resolution.path, root, trusted=trusted, workspace=workspace)
+        if launch.refused is not None:
+            self._missing[key] = launch.refused
+            self.tell_user(launch.refused)
+            return None
+        self._resolved[key] = resolution.path
+        self._launch_specs[key] = launch.spec
+        return self.pool.get_or_create(key)
+
+    def backends_for_uri(self, uri: str, feature: str) -> list[Backend]:
+        """The backends that may serve `feature` for a document, in precedence order."""
+        document = self._documents.get(uri)
+        path = uri_to_path(uri) or os.path.join(self.folders[0] if self.folders else os.getcwd(), "untitled")
+        language = self.router.language(language_id=document.language_id if document else None, path=path)
+        backends = []
+        for route in self.router.routes(path, language):
+            if not route.spec.allows(feature):
+                continue
+            backend = self._backend(route.spec, route.key)
+            if backend is not None and backend.state != State.FAILED:
+                backends.append(backend)
+        return backends
+
+    # BackendHost
+    def document(self, uri: str) -> SharedDocument | None:
+        return self._documents.get(uri)
+
+    def initialize_params(self, backend: Backend) -> dict[str, Any]:
+        return self.forwarder.initialize_params(backend)
+
+    def on_backend_request(self, backend: Backend, msg_id: MsgId, method: str, params: Any) -> Any:
+        return self.forwarder.server_request(backend, method, params)
+
+    def on_backend_notification(self, backend: Backend, method: str, params: Any) -> None:
+        self.forwarder.server_notification(backend, method, params)
+
+    def on_backend_running(self, backend: Backend) -> None:
+        self.forwarder.register_commands(backend)
+        for session in list(self.sessions):
+            session.backend_running(backend)
+        for uri in backend.open_documents:
+            self._schedule_pull(backend, uri, delay=0.0)
+
+    def on_backend_stopped(self, backend: Backend, *, crashed: bool) -> None:
+        self.diagnostics.clear_owner(backend.uid)
+        for session in list(self.sessions):
+            session.backend_stopped(backend)
+        self.forwarder.forget_backend(backend)
+        for key in [k for k in self._pull_timers if k[0] == backend.uid]:
+            self._pull_timers.pop(key).cancel()
+        for key in [k for k in self._pull_result_ids if k[0] == backend.uid]:
+            del self._pull_result_ids[key]
+        if not crashed:
+            self._maybe_empty()
+
+    def server_statuses(self) -> list[dict[str, Any]]:
+        """Each server of this workspace (running, stopped or missing), as lspHub.status lists it."""
+        languages_of: dict[str, list[str]] = {}
+        for language in self.config.languages.values():
+            for server in language.servers:
+                languages_of.setdefault(server, []).append(language.name)
+        servers = [
+            {
+                "name": backend.name,
+                "uid": backend.uid,  # what items' origin tags name (`data.lspHub`)
+                "root": backend.root,
+                "state": backend.state.value,
+                "pid": backend.pid,
+                "languages": languages_of.get(backend.name, []),
+                "restarts": backend.restarts,
+                "openDocuments": len(backend.open_documents),
+                **({"error": backend.failure} if backend.failure else {}),
+            }
+            for backend in self.pool
+        ]
+        servers += [
+            {"name": key.server, "root": key.root, "state": "missing", "pid": None,
+             "languages": languages_of.get(key.server, []), "restarts": 0, "error": why}
+            for key, why in self._missing.items()
+        ]
+        return servers
+
+    # ================================================================================================ documents
+    # Each session keeps its own copy of what it opened. The backends see one text per URI: that of the session
+    # that wrote it last. When the writer changes, the backends get the new writer's whole text as one change
+    # (the lines that differ, for an incremental server), so no session's edit is applied to another's text.
+    def open(self, session: ClientView, document: Document) -> None:
+        uri = document.uri
+        holders = self._holders.setdefault(uri, {})
+        holders.pop(session, None)
+        holders[session] = document
+        shared = self._documents.get(uri)
+        if shared is None:
+            shared = self._documents[uri] = SharedDocument(document)
+            for backend in self.backends_for_uri(uri, "textDocument/didOpen"):
+                shared.opened_in.add(str(backend.key))
+                backend.open_document(shared)
+                self.reports.sent(backend.uid, uri, shared.version)
+                self._schedule_pull(backend, uri)
+            return
+        self._write(shared, document)
+        for backend in self.backends_for_uri(uri, "textDocument/didOpen"):
+            if uri not in backend.open_documents:
+                shared.opened_in.add(str(backend.key))
+                backend.open_document(shared)
+                self.reports.sent(backend.uid, uri, shared.version)
+                self._schedule_pull(backend, uri)
+
+    def change(self, session: ClientView, document: Document, changes: list[dict[str, Any]]) -> None:
+        """`document` (the session's own) has had `changes` applied."""
+        shared = self._documents.get(document.uri)
+        if shared is None:
+            return
+        holders = self._holders[document.uri]
+        holders.pop(session, None)
+        holders[session] = document
+        if shared.source is document:
+            # The writer's own version while it is the only writer there has been; after a change of writer, the
+            # versions the servers saw only grow.
+            shared.version = max(shared.version + 1, document.version) if shared.source_changed else document.version
+            self._send_change(shared, changes)
+        else:
+            self._write(shared, document)
+
+    def _write(self, shared: SharedDocument, document: Document) -> None:
+        """`document` becomes what the backends see, sent as a change if it differs from what they have."""
+        if shared.source is document:
+            return
+        before = shared.text
+        shared.source = document
+        shared.source_changed = True
+        if document.text == before:
+            return
+        shared.version = max(shared.version + 1, document.version)
+        self._send_change(shared, [replacement_edit(before, document.text)])
+
+    def _send_change(self, shared: SharedDocument, changes: list[dict[str, Any]]) -> None:
+        for backend in self.open_in(shared.uri):
+            backend.change_document(shared, changes)
+            self.reports.sent(backend.uid, shared.uri, shared.version)
+            self._schedule_pull(backend, shared.uri)
+
+    def save(self, document: Document, params: dict[str, Any]) -> None:
+        shared = self._documents.get(document.uri)
+        if shared is None:
+            return
+        for backend in self.open_in(document.uri):
+            backend.save_document(shared, params)
+            self._schedule_pull(backend, document.uri)
+
+    def close(self, session: ClientView, uri: str) -> None:
+        """The session closed `uri`. The backends close it only when no session has it open any more."""
+        holders = self._holders.get(uri)
+        if holders is None or session not in holders:
+            return
+        document = holders[session]
+        shared = self._documents[uri]
+        if len(holders) > 1:
+            del holders[session]
+            if shared.source is document:
+                self._write(shared, list(holders.values())[-1])
+            session.publish_diagnostics(uri, [])  # gone for this session only
+            return
+        closed_in = self.open_in(uri)
+        for backend in closed_in:
+            backend.close_document(uri)
+        self.reports.closed(uri, [backend.uid for backend in closed_in])
+        del self._documents[uri]
+        self.diagnostics.clear_uri(uri)  # published to this session, the last that had it open
+        del self._holders[uri]
+
+    def open_in(self, uri: str) -> list[Backend]:
+        return [b for b in self.pool if uri in b.open_documents]
+
+    def shared_version(self, uri: str) -> int | None:
+        shared = self._documents.get(uri)
+        return shared.version if shared is not None else None
+
+    # ================================================================================================ diagnostics
+    def _diagnostic_precedence(self, uri: str) -> Callable[[Part], int] | None:
+        """For a document whose language dedupes diagnostics: a part's rank, from its server's precedence."""
+        document = self._documents.get(uri)
+        language = self.router.language(language_id=document.language_id if document else None,
+                                        path=uri_to_path(uri) or uri)
+        if language is None or not language.dedupe_diagnostics:
+            return None
+        order = {name: index for index, name in enumerate(language.servers)}
+        return lambda part: order.get(part.label, len(order))  # the hub's own parts come last
+
+    def _publish_diagnostics(self, uri: str, diagnostics: list[dict[str, Any]], version: int | None) -> None:
+        """To every session that has the document open; one that nobody has open, to every session."""
+        holders = self._holders.get(uri)
+        for session in list(holders) if holders else list(self.sessions):
+            if session.state != "closed":
+                session.publish_diagnostics(uri, diagnostics)
+
+    def accept_pushed_diagnostics(self, backend: Backend, params: dict[str, Any]) -> None:
+        if not backend.spec.allows("diagnostics"):
+            return
+        uri = params.get("uri")
+        diagnostics = params.get("diagnostics")
+        if isinstance(uri, str) and isinstance(diagnostics, list):
+            version = params.get("version")
+            self.reports.reported(backend.uid, uri, version if isinstance(version, int) else None,
+                                  empty=not diagnostics)
+            self.diagnostics.put(uri, Part(backend.uid, "push", backend.name), diagnostics, params.get("version"))
+
+    def _schedule_pull(self, backend: Backend, uri: str, delay: float | None = None) -> None:
+        """Pull diagnostics from servers that offer textDocument/diagnostic, debounced per document."""
+        if backend.state != State.RUNNING or not backend.spec.allows("diagnostics"):
+            return
+        if not backend.supports("textDocument/diagnostic"):
+            return
+        key = (backend.uid, uri)
+        timer = self._pull_timers.pop(key, None)
+        if timer is not None:
+            timer.cancel()
+        wait = self.config.hub.diagnostics_debounce_seconds if delay is None else delay
+        self._pull_timers[key] = asyncio.get_running_loop().call_later(
+            wait, lambda: self.spawn(self._pull(backend, uri))
+        )
+
+    async def refresh_pulled_diagnostics(self, backend: Backend) -> None:
+        for uri in list(backend.open_documents):
+            self._schedule_pull(backend, uri, delay=0.0)
+
+    async def _pull(self, backend: Backend, uri: str) -> None:
+        key = (backend.uid, uri)
+        self._pull_timers.pop(key, None)
+        if uri not in backend.open_documents:
+            return
+        params: dict[str, Any] = {"textDocument": {"uri": uri}}
+        options = backend.registered_options("textDocument/diagnostic") or backend.capabilities.get(
+            "diagnosticProvider"
+        )
+        if isinstance(options, dict) and options.get("identifier"):
+            params["identifier"] = options["identifier"]
+        if key in self._pull_result_ids:
+            params["previousResultId"] = self._pull_result_ids[key]
+        document = self._documents.get(uri)
+        pulled_version = document.version if document else None
+        try:
+            report = await backend.request("textDocument/diagnostic", params).future
+        except ResponseFailure as exc:
+            logger.info("%s: pulling diagnostics for %s failed: %s", backend.name, uri, exc.message)
+            return
+        if not isinstance(report, dict) or uri not in backend.open_documents:
+            return
+        if isinstance(report.get("resultId"), str):
+            self._pull_result_ids[key] = report["resultId"]
+        if document is not self._documents.get(uri):
+            return  # closed (and maybe opened again) meanwhile: this report is about a document that is gone
+        if pulled_version is not None:
+            self.reports.reported(backend.uid, uri, pulled_version)
+        if report.get("kind") == "full":
+            self.diagnostics.put(uri, Part(backend.uid, "pull", backend.name), report.get("items") or [])
+
+
+class Workspaces:
+    """The workspaces of one hub, by (root, configuration fingerprint).
+
+    With `keep_warm` (the daemons), a workspace outlives its last session until its servers have stopped (through
+    their idle timer); without (stdio), its servers stop when its last session leaves."""
+
+    def __init__(self, *, keep_warm: bool = False) -> None:
+        self.keep_warm = keep_warm
+        self._by_key: dict[tuple[str, str], Workspace] = {}
+        self._everything: set[Workspace] = set()  # with those forgotten but still stopping
+
+    def __iter__(self) -> Iterator[Workspace]:
+        return iter(list(self._by_key.values()))
+
+    def join(self, session: ClientView, config: Config, trusted_roots: frozenset[Path],
+             folders: list[str]) -> Workspace:
+        key = (folders[0] if folders else os.getcwd(), config_fingerprint(config, trusted_roots))
+        workspace = self._by_key.get(key)
+        if workspace is None or workspace.closed:
+            workspace = Workspace(config, trusted_roots, folders, key=key, on_empty=self._forget)
+            self._by_key[key] = workspace
+            self._everything.add(workspace)
+        workspace.join(session)
+        return workspace
+
+    def _forget(self, workspace: Workspace) -> None:
+        if self._by_key.get(workspace.key) is workspace:
+            del self._by_key[workspace.key]
+        if not workspace.has_live_backends():
+            self._everything.discard(workspace)
+
+    async def leave(self, session: ClientView, workspace: Workspace, *, grace_seconds: float = 1.0) -> None:
+        """`session` leaves `workspace` (shutdown, exit, or its connection closed)."""
+        workspace.release(session)
+        if workspace.sessions:
+            return
+        if not self.keep_warm:
+            self._forget(workspace)
+            await workspace.stop(grace_seconds=grace_seconds)
+            self._everything.discard(workspace)
+        else:
+            workspace._maybe_empty()
+
+    async def stop_all(self) -> None:
+        workspaces = list({*self._by_key.values(), *self._everything})
+        self._by_key.clear()
+        await asyncio.gather(*(workspace.stop() for workspace in workspaces), return_exceptions=True)
+
+    def kill_all(self) -> None:
+        for workspace in [*self._everything, *self._by_key.values()]:
+            workspace.pool.kill_all()
+
+
+def under(path: str | None, root: str) -> bool:
+    return path is not None and (path == root or path.startswith(root.rstrip("/") + "/"))
