@@ -289,6 +289,9 @@ def test_a_client_of_another_user_is_refused(daemon: Daemon) -> None:
     daemon.directory.chmod(0o711)
     daemon.socket.chmod(0o666)
     assert run_as(OTHER_UID) == "closed"
+    deadline = time.monotonic() + 10  # the refusal is logged as the connection closes: under load, a moment later
+    while f"runs as uid {OTHER_UID}" not in log.read_text() and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert "refused a client of the daemon's socket: the client (pid" in log.read_text()
     assert f"runs as uid {OTHER_UID}, not as this hub's user" in log.read_text()
     assert '"pid"' in run_as(os.getuid())  # the same client as the daemon's user is answered
