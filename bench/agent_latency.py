@@ -305,9 +305,9 @@ def bench_hover(world: World, runs: int) -> None:
     print(f"  daemon start {ms(started)} (pid {pid}); first query through it {ms(first)}: {answer}")
     world.timed_query(*args, "--no-daemon", cwd=world.sample)  # warm the file cache for the other column too
     timing_rows(alternate(world, runs, world.sample, args), target=0.150)
-    note("Whole `lsp-hub query` processes, alternating. The daemon does not yet share servers between connections: "
-         "each query is a new session that starts basedpyright and ruff for the file, as --no-daemon does, so the "
-         "warm daemon saves only the hub's own start (Python, pygls, config), not the servers'.")
+    note("Whole `lsp-hub query` processes, alternating. Each query is a new session of the daemon's workspace for "
+         "this root, whose servers outlive the sessions: a warm query finds basedpyright and ruff running, while "
+         "--no-daemon starts its hub and servers every time.")
 
 
 def bench_repomap(world: World, runs: int) -> None:
@@ -454,9 +454,9 @@ async def bench_memory(world: World) -> None:
     if not all(complete):
         print("  (some servers did not report on the open files within 60 s)")
     note("RSS of the daemon (or of each hub) and all its descendants, the median of 5 samples over 2 s once every "
-         "server had reported on the open files; PSS counts shared pages once. Today every daemon connection gets "
-         "its own servers, so the daemon runs as many servers as three hubs do and saves two hub processes only; "
-         "the bridges are the editor's and agents' `lsp-hub --connect` processes, outside the daemon's tree.")
+         "server had reported on the open files; PSS counts shared pages once. The daemon's three sessions share "
+         "one workspace (one set of servers) where three hubs run three; the bridges are the editor's and agents' "
+         "`lsp-hub --connect` processes, outside the daemon's tree.")
 
 
 # ============================================================================================= main
