@@ -1,4 +1,5 @@
-"""The code index wired into a session: builds, freshness, progress, lspHub.* commands, stand-in answers.
+"""The code index of a workspace, wired into its sessions: builds, freshness, progress, lspHub.* commands,
+stand-in answers.
 
 The index itself (`lsp_hub.index`) is a library that knows nothing of LSP; this module is the adapter. CPU work
 (building, queries) runs in worker threads (builds fan out to processes inside the library) so the event loop
@@ -16,12 +17,15 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from lsp_hub.diagnostics import Part
-from lsp_hub.documents import Document, uri_to_path
+from lsp_hub.documents import Document, SharedDocument, uri_to_path
 from lsp_hub.jsonrpc import INVALID_PARAMS, ResponseFailure
 from lsp_hub.session import HubCommand, Session, SessionExtension
 
 if TYPE_CHECKING:
+    from lsp_hub.client_view import ClientView
+    from lsp_hub.config.model import Config
     from lsp_hub.index.workspace import WorkspaceIndex
+    from lsp_hub.workspace import Workspace
 
 logger = logging.getLogger(__name__)
 
@@ -33,11 +37,22 @@ PROGRESS_TOKEN = "lsp-hub/index"
 STOP_BUILD_SECONDS = 1.0  # how long closing waits for a stopped build's thread to notice
 
 
-class IndexExtension(SessionExtension):
-    def __init__(self) -> None:
-        self.session: Session | None = None
+class SharedIndex:
+    """The code index of one workspace: built once, shared by every session of the workspace, and living as long
+    as the workspace (it is one of `Workspace.attachments`; the workspace's `stop` closes it).
+
+    Documents are indexed with the text the backends see (the latest writer's, `Workspace.document`); syntax
+    diagnostics go through the workspace's diagnostic store. Progress of a build goes to every session of the
+    workspace at the build's start that supports work-done progress; messages for the user go to every session.
+    """
+
+    def __init__(self, workspace: Workspace, session: Session) -> None:
+        from lsp_hub.index.workspace import WorkspaceIndex
+
+        self.workspace = workspace
         self.indexes: dict[str, WorkspaceIndex] = {}
-        self._built: asyncio.Event | None = None
+        self.built = asyncio.Event()
+        self.builds = 0  # full builds started (the first, and those of no-folder project roots)
         self._building: asyncio.Task[None] | None = None
         self._update_timers: dict[str, asyncio.TimerHandle] = {}
         self._poller: asyncio.Task[None] | None = None
@@ -47,12 +62,8 @@ class IndexExtension(SessionExtension):
         self.reason: str | None = None  # why the index covers what it covers, when that is not the folders
         self._rootless: dict[str, str] = {}  # open documents in no project (no-folder mode) -> why
         self._root_builds: set[asyncio.Task[None]] = set()
-
-    # ------------------------------------------------------------------------------------------------ lifecycle
-    def on_initialized(self, session: Session) -> None:
-        from lsp_hub.index.workspace import WorkspaceIndex
-
-        self.session = session
+        self._progress_sessions: list[ClientView] = []
+        self.closed = False
         if _client_named_a_folder(session.init_params):
             for folder in session.folders:
                 try:
@@ -65,11 +76,15 @@ class IndexExtension(SessionExtension):
             self.no_folder = True
             self.reason = ("no workspace folder: indexing the project roots of open files (the nearest directory "
                            "with a root marker), and nothing until one is opened")
-        self._built = asyncio.Event()
-        self._building = session.spawn(self._build_all())
+        self.builds += 1
+        self._building = workspace.spawn(self._build_all())
 
+    # ------------------------------------------------------------------------------------------------ lifecycle
     async def close(self) -> None:
-        """The session ends: a build under way is abandoned (its worker processes killed) rather than waited for."""
+        """The workspace ends: a build under way is abandoned (its worker processes killed) rather than waited for."""
+        if self.closed:
+            return
+        self.closed = True
         if self._poller is not None:
             self._poller.cancel()
         for timer in self._update_timers.values():
@@ -91,8 +106,6 @@ class IndexExtension(SessionExtension):
     async def _build_all(self) -> None:
         from lsp_hub.index.walk import IndexingCancelled
 
-        session = self.session
-        assert session is not None and self._built is not None
         progress = await self._progress_begin("Indexing workspace")
         loop = asyncio.get_running_loop()
         last_report = 0.0
@@ -112,54 +125,52 @@ class IndexExtension(SessionExtension):
                 logger.info("indexed %s: %s files, %s symbols in %.2f s", folder, statistics.get("files"),
                             statistics.get("symbols"), time.perf_counter() - started)
         except IndexingCancelled:
-            logger.info("index build abandoned: the session is closing")
+            logger.info("index build abandoned: the workspace is closing")
             return
         except Exception:
             logger.exception("building the index failed")
         finally:
-            self._built.set()
+            self.built.set()
             if progress:
                 self._progress("end", "Index ready", None)
         # Documents opened while building were indexed from disk: their in-memory text goes in now.
-        for document in session.documents:
+        for document in self.workspace.documents():
             self._schedule_update(document.uri, delay=0.0)
-        self._watch_files()
 
     async def _progress_begin(self, title: str) -> bool:
-        session = self.session
-        if session is None or not session.client_supports("window", "workDoneProgress"):
-            return False
-        try:
-            _, answer = session.protocol.request("window/workDoneProgress/create", {"token": PROGRESS_TOKEN})
-            await asyncio.wait_for(answer, 5)
-        except Exception as exc:
-            logger.info("no progress reporting: %s", exc)
-            return False
-        session.protocol.notify("$/progress", {"token": PROGRESS_TOKEN, "value": {
-            "kind": "begin", "title": title, "cancellable": False, "percentage": 0}})
-        return True
+        """Progress goes to the sessions of the workspace that support it, as they are when the build starts."""
+        sessions = [s for s in self.workspace.sessions
+                    if s.state != "closed" and s.client_supports("window", "workDoneProgress")]
+
+        async def create(session: ClientView) -> ClientView | None:
+            try:
+                await asyncio.wait_for(session.request("window/workDoneProgress/create", {"token": PROGRESS_TOKEN}),
+                                       5)
+            except Exception as exc:
+                logger.info("no progress reporting: %s", exc)
+                return None
+            return session
+
+        accepted = [s for s in await asyncio.gather(*(create(s) for s in sessions)) if s is not None]
+        self._progress_sessions = accepted
+        for session in accepted:
+            session.notify("$/progress", {"token": PROGRESS_TOKEN, "value": {
+                "kind": "begin", "title": title, "cancellable": False, "percentage": 0}})
+        return bool(accepted)
 
     def _progress(self, kind: str, message: str, percentage: int | None) -> None:
-        if self.session is None or self.session.state == "closed":
-            return
         value: dict[str, Any] = {"kind": kind, "message": message}
         if percentage is not None:
             value["percentage"] = percentage
-        self.session.protocol.notify("$/progress", {"token": PROGRESS_TOKEN, "value": value})
+        for session in self._progress_sessions:
+            if session.state != "closed":
+                session.notify("$/progress", {"token": PROGRESS_TOKEN, "value": value})
 
     # ------------------------------------------------------------------------------------------------ freshness
-    def _watch_files(self) -> None:
-        """Ask the client to watch files for us; a client that cannot gets polled mtimes instead."""
-        session = self.session
-        if session is None:
-            return
-        if session.client_supports("workspace", "didChangeWatchedFiles", "dynamicRegistration"):
-            registration = {"id": "lsp-hub/index-watcher", "method": "workspace/didChangeWatchedFiles",
-                            "registerOptions": {"watchers": [{"globPattern": "**/*"}]}}
-            _, answer = session.protocol.request("client/registerCapability", {"registrations": [registration]})
-            answer.add_done_callback(_log_refusal)
-        else:
-            self._poller = session.spawn(self._poll())
+    def poll(self) -> None:
+        """A session whose client cannot watch files for us: poll mtimes (once for the workspace)."""
+        if self._poller is None and not self.closed:
+            self._poller = self.workspace.spawn(self._poll())
 
     async def _poll(self) -> None:
         from lsp_hub.index.walk import IndexingCancelled
@@ -186,12 +197,12 @@ class IndexExtension(SessionExtension):
                     return self.indexes[max(candidates, key=len)]
         return next(iter(self.indexes.values()))
 
-    def on_document_changed(self, session: Session, document: Document) -> None:
+    def document_changed(self, uri: str) -> None:
         if self.no_folder:
-            self._index_project_of(session, document.uri)
-        self._schedule_update(document.uri)
+            self._index_project_of(uri)
+        self._schedule_update(uri)
 
-    def _index_project_of(self, session: Session, uri: str) -> None:
+    def _index_project_of(self, uri: str) -> None:
         """No-folder mode: index the project an opened file belongs to (once), or say why there is none."""
         from lsp_hub.index.workspace import WorkspaceIndex
 
@@ -203,7 +214,7 @@ class IndexExtension(SessionExtension):
             return
         if any(path.startswith(folder.rstrip("/") + "/") for folder in self.indexes):
             return
-        markers = _root_markers(session)
+        markers = _root_markers(self.workspace.config)
         root, why_not = _project_root(path, markers)
         if root is None:
             self._rootless[uri] = why_not
@@ -216,7 +227,8 @@ class IndexExtension(SessionExtension):
             return
         self.indexes[root] = index
         logger.info("no workspace folder: indexing %s, the project root of %s", root, path)
-        task = session.spawn(self._build_root(index))
+        self.builds += 1
+        task = self.workspace.spawn(self._build_root(index))
         self._root_builds.add(task)
         task.add_done_callback(self._root_builds.discard)
 
@@ -230,43 +242,42 @@ class IndexExtension(SessionExtension):
         except Exception:
             logger.exception("building the index of %s failed", index.root)
             return
-        session = self.session
-        if session is not None:
-            for document in session.documents:  # their in-memory text, over what the build read from disk
-                if index.relative_path(uri_to_path(document.uri) or document.uri) is not None:
-                    self._schedule_update(document.uri, delay=0.0)
+        for document in self.workspace.documents():  # their in-memory text, over what the build read from disk
+            if index.relative_path(uri_to_path(document.uri) or document.uri) is not None:
+                self._schedule_update(document.uri, delay=0.0)
 
-    def on_document_closed(self, session: Session, uri: str) -> None:
-        self._rootless.pop(uri, None)
-        self._schedule_update(uri)  # back to the file on disk
-        self._oversized.discard(uri)
-        self._clear_syntax_diagnostics(uri)
+    def document_closed(self, uri: str) -> None:
+        """A session closed `uri`: the index takes the text the backends now see, or the file on disk once no
+        session has it open."""
+        if self.workspace.document(uri) is None:
+            self._rootless.pop(uri, None)
+            self._oversized.discard(uri)
+            self._clear_syntax_diagnostics(uri)
+        self._schedule_update(uri)
 
-    def on_watched_files_changed(self, session: Session, changes: list[dict[str, Any]]) -> None:
+    def watched_files_changed(self, changes: list[dict[str, Any]]) -> None:
         for change in changes:
             uri = change.get("uri")
-            if isinstance(uri, str) and session.documents.get(uri) is None:
+            if isinstance(uri, str) and self.workspace.document(uri) is None:
                 self._schedule_update(uri)
 
     def _schedule_update(self, uri: str, delay: float = UPDATE_DEBOUNCE_SECONDS) -> None:
         timer = self._update_timers.pop(uri, None)
         if timer is not None:
             timer.cancel()
-        session = self.session
-        if session is None:
+        if self.closed:
             return
         self._update_timers[uri] = asyncio.get_running_loop().call_later(
-            delay, lambda: session.spawn(self._update(uri)))
+            delay, lambda: self.workspace.spawn(self._update(uri)))
 
     async def _update(self, uri: str) -> None:
         self._update_timers.pop(uri, None)
-        session = self.session
         path = uri_to_path(uri)
         index = self.index_for(uri)
-        if session is None or path is None:
+        if path is None or self.closed:
             return
-        document = session.documents.get(uri)
-        text = self._document_bytes(session, document) if document is not None else None
+        document = self.workspace.document(uri)
+        text = self._document_bytes(document) if document is not None else None
         if document is not None and text is None:  # over the size cap
             if uri in self._oversized:
                 return  # already back on the disk version, diagnostics cleared: nothing more per keystroke
@@ -282,53 +293,157 @@ class IndexExtension(SessionExtension):
         if document is not None and text is not None:
             await self._syntax_diagnostics(document, text)
 
-    def _document_bytes(self, session: Session, document: Document) -> bytes | None:
+    def _document_bytes(self, document: SharedDocument) -> bytes | None:
         """An open document's text as UTF-8, or None (said once to the user) when it is over the size cap: parsing
         a multi-megabyte document on every change stalled the whole hub (up to 4 s per keystroke at 5 MB)."""
-        cap = self.max_document_bytes(session)
+        cap = self.workspace.config.hub.max_document_bytes
         # Characters never outnumber UTF-8 bytes: a text longer than the cap is over it without encoding it.
-        data = None if len(document.text) > cap else document.text.encode("utf-8", "surrogatepass")
+        text = document.text
+        data = None if len(text) > cap else text.encode("utf-8", "surrogatepass")
         if data is not None and len(data) <= cap:
             return data
         name = uri_to_path(document.uri) or document.uri
-        session.tell_user(f"lsp-hub: {name} is larger than {cap:,} bytes (hub.max_document_bytes): it gets no "
-                          "syntax diagnostics from the hub and the index keeps its version on disk.")
+        self.workspace.tell_user(f"lsp-hub: {name} is larger than {cap:,} bytes (hub.max_document_bytes): it gets "
+                                 "no syntax diagnostics from the hub and the index keeps its version on disk.")
         return None
 
-    @staticmethod
-    def max_document_bytes(session: Session) -> int:
-        """The size cap for open documents (`hub.max_document_bytes`)."""
-        return session.config.hub.max_document_bytes
-
     def _clear_syntax_diagnostics(self, uri: str) -> None:
-        if uri in self._syntax_uris and self.session is not None:
+        if uri in self._syntax_uris:
             self._syntax_uris.discard(uri)
-            self.session.diagnostics.clear_uri(uri, {SYNTAX_OWNER})
+            self.workspace.diagnostics.clear_uri(uri, {SYNTAX_OWNER})
 
-    async def _syntax_diagnostics(self, document: Document, text: bytes) -> None:
+    async def _syntax_diagnostics(self, document: SharedDocument, text: bytes) -> None:
         """Syntax errors as diagnostics, for documents no language server is there to check."""
         from lsp_hub.backends import State
         from lsp_hub.index.languages import language_for_path
         from lsp_hub.index.syntax import syntax_check_result
 
-        session = self.session
-        assert session is not None
         path = uri_to_path(document.uri) or document.uri
         language = language_for_path(path)
         served = any(b.state in (State.RUNNING, State.STARTING)
-                     for b in session.backends_for_uri(document.uri, "diagnostics"))
+                     for b in self.workspace.backends_for_uri(document.uri, "diagnostics"))
         if language is None or served:
             self._clear_syntax_diagnostics(document.uri)
             return
-        version = document.version
+        source, version = document.source, document.version
         result = await asyncio.to_thread(syntax_check_result, text, language)
-        current = session.documents.get(document.uri)
-        if current is None or current.version != version:
+        current = self.workspace.document(document.uri)
+        if current is not document or current.source is not source or current.version != version:
             return  # an older text: a newer check is on its way
         diagnostics = [{"range": error["range"], "message": error["message"], "severity": 1, "source": "lsp-hub"}
                        for error in result.get("errors", [])]
         self._syntax_uris.add(document.uri)
-        session.diagnostics.put(document.uri, Part(SYNTAX_OWNER, "syntax", "lsp-hub"), diagnostics, version)
+        self.workspace.diagnostics.put(document.uri, Part(SYNTAX_OWNER, "syntax", "lsp-hub"), diagnostics,
+                                       source.version)
+
+    # ------------------------------------------------------------------------------------------------ queries
+    async def query(self, function: str | Callable[..., Any], args: dict[str, Any], anchor: str | None) -> Any:
+        from lsp_hub.index import api
+
+        call = getattr(api, function) if isinstance(function, str) else function
+        index = self.index_for(anchor)
+        if index is None:
+            raise ResponseFailure(INVALID_PARAMS, f"lsp-hub indexes nothing: {self.reason or 'no workspace folder'}")
+        if not self.built.is_set():
+            # Past the wait, answer from what is indexed so far: the result then says complete: false.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(self.built.wait()), WAIT_FOR_BUILD_SECONDS)
+        try:
+            return await asyncio.to_thread(call, index, args)
+        except ValueError as exc:
+            raise ResponseFailure(INVALID_PARAMS, str(exc)) from exc
+
+    def status(self) -> dict[str, Any]:
+        notes: dict[str, Any] = {}
+        if self.reason is not None:
+            notes["reason"] = self.reason
+        if self._rootless:
+            notes["unindexedFiles"] = [{"uri": uri, "reason": why} for uri, why in sorted(self._rootless.items())]
+        if not self.indexes:
+            return {"index": {"state": "none", "files": 0, "symbols": 0, "roots": [], **notes}} if notes else {}
+        parts = [index.statistics() for index in self.indexes.values()]
+        languages: dict[str, int] = {}
+        for part in parts:
+            for language, count in part.get("languages", {}).items():
+                languages[language] = languages.get(language, 0) + count
+        times = [p["lastBuildSeconds"] for p in parts if p.get("lastBuildSeconds") is not None]
+        return {"index": {
+            "state": "ready" if all(p["state"] == "ready" for p in parts) else "building",
+            "files": sum(p.get("files", 0) for p in parts),
+            "symbols": sum(p.get("symbols", 0) for p in parts),
+            "languages": dict(sorted(languages.items())),
+            "lastBuildSeconds": max(times) if times else None,
+            "skippedFiles": sum(p.get("skippedFiles", 0) for p in parts),
+            "roots": [str(index.root) for index in self.indexes.values()],
+            "builds": self.builds,  # one per workspace, however many sessions share it
+            **notes,
+        }}
+
+
+class IndexExtension(SessionExtension):
+    """One session's side of its workspace's `SharedIndex`: its hub commands, its watched-file registration, its
+    stand-in answers. The index itself is the workspace's, made by the first session to initialize."""
+
+    ATTACHMENT = "index"
+
+    def __init__(self) -> None:
+        self.session: Session | None = None
+        self.shared: SharedIndex | None = None
+        self._watching: asyncio.Task[None] | None = None
+
+    def on_initialized(self, session: Session) -> None:
+        self.session = session
+        workspace = session.workspace
+        shared = workspace.attachments.get(self.ATTACHMENT)
+        if not isinstance(shared, SharedIndex) or shared.closed:
+            shared = SharedIndex(workspace, session)
+            workspace.attachments[self.ATTACHMENT] = shared
+        else:
+            logger.info("session joins the workspace's index (%d build(s) so far)", shared.builds)
+        self.shared = shared
+        self._watching = session.spawn(self._watch_files(session, shared))
+
+    async def close(self) -> None:
+        """The session ends; the index stays with its workspace."""
+        if self._watching is not None:
+            self._watching.cancel()
+
+    async def _watch_files(self, session: Session, shared: SharedIndex) -> None:
+        """Once built, ask this client to watch files for the index; a client that cannot gets polled mtimes."""
+        await shared.built.wait()
+        if session.state == "closed":
+            return
+        if session.client_supports("workspace", "didChangeWatchedFiles", "dynamicRegistration"):
+            registration = {"id": "lsp-hub/index-watcher", "method": "workspace/didChangeWatchedFiles",
+                            "registerOptions": {"watchers": [{"globPattern": "**/*"}]}}
+            _, answer = session.protocol.request("client/registerCapability", {"registrations": [registration]})
+            answer.add_done_callback(_log_refusal)
+        else:
+            shared.poll()
+
+    @property
+    def indexes(self) -> dict[str, WorkspaceIndex]:
+        return self.shared.indexes if self.shared is not None else {}
+
+    def index_for(self, uri_or_path: str | None) -> WorkspaceIndex | None:
+        return self.shared.index_for(uri_or_path) if self.shared is not None else None
+
+    def on_document_changed(self, session: Session, document: Document) -> None:
+        if self.shared is not None:
+            self.shared.document_changed(document.uri)
+
+    def on_document_closed(self, session: Session, uri: str) -> None:
+        if self.shared is not None:
+            self.shared.document_closed(uri)
+
+    def on_watched_files_changed(self, session: Session, changes: list[dict[str, Any]]) -> None:
+        if self.shared is not None:
+            self.shared.watched_files_changed(changes)
+
+    @staticmethod
+    def max_document_bytes(session: Session) -> int:
+        """The size cap for open documents (`hub.max_document_bytes`)."""
+        return session.config.hub.max_document_bytes
 
     # ------------------------------------------------------------------------------------------------ commands
     def commands(self) -> dict[str, HubCommand]:
@@ -355,20 +470,9 @@ class IndexExtension(SessionExtension):
         return run
 
     async def _query(self, function: str | Callable[..., Any], args: dict[str, Any], anchor: str | None) -> Any:
-        from lsp_hub.index import api
-
-        call = getattr(api, function) if isinstance(function, str) else function
-        index = self.index_for(anchor)
-        if index is None:
-            raise ResponseFailure(INVALID_PARAMS, f"lsp-hub indexes nothing: {self.reason or 'no workspace folder'}")
-        if self._built is not None and not self._built.is_set():
-            # Past the wait, answer from what is indexed so far: the result then says complete: false.
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(asyncio.shield(self._built.wait()), WAIT_FOR_BUILD_SECONDS)
-        try:
-            return await asyncio.to_thread(call, index, args)
-        except ValueError as exc:
-            raise ResponseFailure(INVALID_PARAMS, str(exc)) from exc
+        if self.shared is None:
+            raise ResponseFailure(INVALID_PARAMS, "lsp-hub indexes nothing: no workspace folder")
+        return await self.shared.query(function, args, anchor)
 
     def _syntax_check(self, session: Session, arguments: list[Any]) -> Any:
         from lsp_hub.index import api
@@ -395,35 +499,13 @@ class IndexExtension(SessionExtension):
 
     # ------------------------------------------------------------------------------------------------ status
     def status(self, session: Session) -> dict[str, Any]:
-        notes: dict[str, Any] = {}
-        if self.reason is not None:
-            notes["reason"] = self.reason
-        if self._rootless:
-            notes["unindexedFiles"] = [{"uri": uri, "reason": why} for uri, why in sorted(self._rootless.items())]
-        if not self.indexes:
-            return {"index": {"state": "none", "files": 0, "symbols": 0, "roots": [], **notes}} if notes else {}
-        parts = [index.statistics() for index in self.indexes.values()]
-        languages: dict[str, int] = {}
-        for part in parts:
-            for language, count in part.get("languages", {}).items():
-                languages[language] = languages.get(language, 0) + count
-        times = [p["lastBuildSeconds"] for p in parts if p.get("lastBuildSeconds") is not None]
-        return {"index": {
-            "state": "ready" if all(p["state"] == "ready" for p in parts) else "building",
-            "files": sum(p.get("files", 0) for p in parts),
-            "symbols": sum(p.get("symbols", 0) for p in parts),
-            "languages": dict(sorted(languages.items())),
-            "lastBuildSeconds": max(times) if times else None,
-            "skippedFiles": sum(p.get("skippedFiles", 0) for p in parts),
-            "roots": [str(index.root) for index in self.indexes.values()],
-            **notes,
-        }}
+        return self.shared.status() if self.shared is not None else {}
 
     # ------------------------------------------------------------------------------------------------ stand-in
     def fallback(self, session: Session, method: str, params: Any) -> Any:
         """Answers from the index when no running server gave one (a language with no server, say)."""
         handler = STAND_IN.get(method)
-        if handler is None or not isinstance(params, dict):
+        if handler is None or not isinstance(params, dict) or self.shared is None:
             return None
         uri = (params.get("textDocument") or {}).get("uri") or (params.get("item") or {}).get("uri")
         return self._query(handler, params, uri if isinstance(uri, str) else None)
@@ -492,10 +574,10 @@ def _client_named_a_folder(params: dict[str, Any]) -> bool:
     return isinstance(params.get("rootPath"), str) and bool(params["rootPath"])
 
 
-def _root_markers(session: Session) -> tuple[str, ...]:
+def _root_markers(config: Config) -> tuple[str, ...]:
     """The configured servers' root markers, and a few universal ones."""
     markers = dict.fromkeys(BASE_ROOT_MARKERS)
-    for spec in session.config.servers.values():
+    for spec in config.servers.values():
         markers.update(dict.fromkeys(spec.root_markers))
     return tuple(markers)
 

@@ -13,7 +13,7 @@ import logging
 import os
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from lsp_hub.backends import Backend, BackendPool, State
 from lsp_hub.client_view import ClientView
@@ -31,6 +31,12 @@ def config_fingerprint(config: Config, trusted_roots: frozenset[Path]) -> str:
     """Sessions share a workspace only when their effective configuration is the same."""
     text = repr(config) + "\0" + "\0".join(sorted(str(root) for root in trusted_roots))
     return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+class Attachment(Protocol):
+    """Something that lives as long as the workspace (the code index): closed when the workspace ends."""
+
+    async def close(self) -> None: ...
 
 
 class Workspace:
@@ -56,6 +62,8 @@ class Workspace:
         self._pull_timers: dict[tuple[int, str], asyncio.TimerHandle] = {}
         self._pull_result_ids: dict[tuple[int, str], str] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
+        # What lives beside the backends as long as the workspace, by name (the code index, "index").
+        self.attachments: dict[str, Attachment] = {}
         self.closed = False
 
     # ================================================================================================ sessions
@@ -86,17 +94,29 @@ class Workspace:
     def _maybe_empty(self) -> None:
         if not self.sessions and not self.has_live_backends():
             self._on_empty(self)
+            if self.attachments:  # forgotten: the next session of the root gets a new workspace
+                self.spawn(self._close_attachments())
+
+    async def _close_attachments(self) -> None:
+        attachments = list(self.attachments.values())
+        self.attachments.clear()
+        for result in await asyncio.gather(*(a.close() for a in attachments), return_exceptions=True):
+            if isinstance(result, BaseException):
+                logger.error("closing a workspace attachment failed: %r", result)
 
     async def stop(self, *, grace_seconds: float = 1.0) -> None:
-        """Stop every server of the workspace (bounded in time; whatever is left is killed)."""
+        """Stop every server of the workspace and close its attachments (bounded in time; whatever is left is
+        killed)."""
         self.closed = True
         for timer in self._pull_timers.values():
             timer.cancel()
+        closing = asyncio.ensure_future(self._close_attachments())  # a running index build stops at once
         try:
             await asyncio.wait_for(self.pool.stop_all(grace_seconds=grace_seconds), 5.0)
         except TimeoutError:
             logger.warning("backends did not stop in time; killing them")
         self.pool.kill_all()
+        await closing
 
     def spawn(self, coro: Awaitable[Any]) -> asyncio.Task[Any]:
         task = asyncio.ensure_future(coro)
@@ -326,6 +346,10 @@ class Workspace:
         del self._documents[uri]
         self.diagnostics.clear_uri(uri)  # published to this session, the last that had it open
         del self._holders[uri]
+
+    def documents(self) -> list[SharedDocument]:
+        """What the backends see of every document some session has open."""
+        return list(self._documents.values())
 
     def open_in(self, uri: str) -> list[Backend]:
         return [b for b in self.pool if uri in b.open_documents]
