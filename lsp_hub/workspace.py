@@ -65,11 +65,31 @@ class Workspace:
         # What lives beside the backends as long as the workspace, by name (the code index, "index").
         self.attachments: dict[str, Attachment] = {}
         self.closed = False
+        # A daemon's workspace with no session left is kept (its index warm) for a while even with no server
+        # running: an agent's next `lsp-hub query repomap` should not rebuild the index's graphs.
+        self._lingering: asyncio.TimerHandle | None = None
+        self._linger_forever = False
 
     # ================================================================================================ sessions
     def join(self, session: ClientView) -> None:
+        if self._lingering is not None:
+            self._lingering.cancel()
+            self._lingering = None
+        self._linger_forever = False
         if session not in self.sessions:
             self.sessions.append(session)
+
+    def linger(self, seconds: float) -> None:
+        """No session is left: stay (index and servers warm) `seconds` longer, for ever when 0, then go once no
+        server runs either."""
+        if seconds <= 0:
+            self._linger_forever = True
+            return
+        self._lingering = asyncio.get_running_loop().call_later(seconds, self._linger_over)
+
+    def _linger_over(self) -> None:
+        self._lingering = None
+        self._maybe_empty()
 
     def touch(self, session: ClientView) -> None:
         """`session` just spoke: it is the one a server's question goes to when no other is known."""
@@ -92,6 +112,8 @@ class Workspace:
         return any(b.state in (State.STARTING, State.RUNNING, State.STOPPING) for b in self.pool)
 
     def _maybe_empty(self) -> None:
+        if self._lingering is not None or self._linger_forever:
+            return
         if not self.sessions and not self.has_live_backends():
             self._on_empty(self)
             if self.attachments:  # forgotten: the next session of the root gets a new workspace
@@ -108,6 +130,9 @@ class Workspace:
         """Stop every server of the workspace and close its attachments (bounded in time; whatever is left is
         killed)."""
         self.closed = True
+        if self._lingering is not None:
+            self._lingering.cancel()
+            self._lingering = None
         for timer in self._pull_timers.values():
             timer.cancel()
         closing = asyncio.ensure_future(self._close_attachments())  # a running index build stops at once
@@ -441,8 +466,9 @@ class Workspace:
 class Workspaces:
     """The workspaces of one hub, by (root, configuration fingerprint).
 
-    With `keep_warm` (the daemons), a workspace outlives its last session until its servers have stopped (through
-    their idle timer); without (stdio), its servers stop when its last session leaves."""
+    With `keep_warm` (the daemons), a workspace outlives its last session for `idle_shutdown_seconds` (its index
+    stays warm) and until its servers have stopped through their own idle timer; without (stdio), its servers stop
+    when its last session leaves."""
 
     def __init__(self, *, keep_warm: bool = False) -> None:
         self.keep_warm = keep_warm
@@ -479,7 +505,7 @@ class Workspaces:
             await workspace.stop(grace_seconds=grace_seconds)
             self._everything.discard(workspace)
         else:
-            workspace._maybe_empty()
+            workspace.linger(workspace.config.hub.idle_shutdown_seconds)
 
     async def stop_all(self) -> None:
         workspaces = list({*self._by_key.values(), *self._everything})

@@ -100,13 +100,18 @@ async def test_two_sessions_of_a_root_share_one_index_and_see_each_others_edits(
     assert _builds_logged(tmp_path / "log", root) == 1
 
 
-async def test_after_the_last_client_leaves_the_next_queries_the_warm_index(tmp_path: Path) -> None:
+@pytest.mark.parametrize("with_a_server", [True, False])
+async def test_after_the_last_client_leaves_the_next_queries_the_warm_index(tmp_path: Path,
+                                                                           with_a_server: bool) -> None:
+    """An agent's `lsp-hub query repomap` after another: the index is warm whether or not a server runs there
+    (the workspace lingers for idle_shutdown_seconds after its last session)."""
     root = tmp_path / "ws"
     user = _project(root)
     process, port = await start_daemon(tmp_path, "--tcp", "-v", languages=LANGUAGES)
     try:
         first = await _client(port, root)
-        first.open(user, "python")  # fakeA starts: the workspace stays warm after its last session
+        if with_a_server:
+            first.open(user, "python")  # fakeA starts
         assert (await _ready(first))["builds"] == 1
         assert await _callers(first) == ["report"]
         await first.request("shutdown", None)
