@@ -320,9 +320,9 @@ def bench_repomap(world: World, runs: int) -> None:
         print(f"  first query failed (exit {done.returncode}): {done.stderr.strip()[-300:]}")
     print(f"  first query (cold index built into this run's cache, graphs built) {ms(first)}")
     timing_rows(alternate(world, runs, STDLIB, args), target=0.200)
-    note("Whole processes, index cache warm. Each daemon connection is its own session with its own index today, so "
-         "a warm-daemon query still opens the cached index (warm start) and rebuilds the file graphs before the map: "
-         "the same work as --no-daemon minus the hub process's start.")
+    note("Whole processes, index cache warm. Through the daemon every query joins the same workspace, whose index "
+         "and file graphs stay built between queries (the slowest warm run is the one that built the graphs); "
+         "--no-daemon opens the cached index and rebuilds the graphs every time.")
 
 
 def edit_block(number: int) -> str:
