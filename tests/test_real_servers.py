@@ -137,6 +137,30 @@ async def test_complete_diagnostics_of_an_edit_from_basedpyright_and_ruff(  # ty
     assert fixed["complete"] and fixed["diagnostics"] == [], fixed
 
 
+async def test_references_find_a_file_that_was_open_and_closed(  # type: ignore[no-untyped-def]
+        sample: Path, hub_at, require_binary) -> None:
+    """basedpyright forgets a file it had open once it closes; an agent's next query (a new daemon session, which
+    closes the previous one's documents) must still find the references in it."""
+    require_binary("basedpyright-langserver")
+    client: HubClient = await hub_at(sample)
+
+    async def opened(path: Path) -> str:
+        uri = client.open(path, "python")
+        await client.request("workspace/executeCommand", {"command": "lspHub.diagnostics",
+                                                          "arguments": [{"uri": uri, "timeoutMs": SLOW * 1000}]},
+                             timeout=SLOW + 5)
+        return uri
+
+    service = await opened(sample / "app" / "service.py")
+    client.notify("textDocument/didClose", {"textDocument": {"uri": service}})
+    models_path = sample / "app" / "models.py"
+    models = await opened(models_path)
+    references = await client.request("textDocument/references", {
+        "textDocument": {"uri": models}, "position": position_of(models_path.read_text(), "total_value"),
+        "context": {"includeDeclaration": True}}, timeout=SLOW)
+    assert {Path(r["uri"]).name for r in references} >= {"models.py", "service.py"}, references
+
+
 async def test_typescript_definition_and_references(sample: Path, hub_at, require_binary) -> None:  # type: ignore[no-untyped-def]
     require_binary("typescript-language-server")
     client: HubClient = await hub_at(sample)

@@ -23,6 +23,7 @@ from pygls.client import JsonRPCClient
 from pygls.io_ import run_async
 
 from lsp_hub.capabilities import CAPABILITY_PATHS, has_capability, save_options, sync_kind, wants_open_close
+from lsp_hub.documents import uri_to_path
 from lsp_hub.jsonrpc import (
     METHOD_NOT_FOUND,
     REQUEST_FAILED,
@@ -141,6 +142,9 @@ class _Handler:
 
     def on_notification(self, method: str, params: Any) -> None:
         self.backend.host.on_backend_notification(self.backend, method, params)
+
+
+FILE_CREATED = 1  # FileChangeType.Created
 
 
 class Pending:
@@ -540,6 +544,10 @@ class Backend:
         self.open_documents.discard(uri)
         if self.state == State.RUNNING and self.protocol is not None and wants_open_close(self.capabilities):
             self.protocol.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+            path = uri_to_path(uri)
+            if self.spec.reannounce_closed_files and path is not None and os.path.isfile(path):
+                self.protocol.notify("workspace/didChangeWatchedFiles",
+                                     {"changes": [{"uri": uri, "type": FILE_CREATED}]})
         if not self.open_documents:
             self._arm_idle_timer()
 

@@ -48,6 +48,9 @@ class ServerSpec:
     # syntax-only server): project-wide requests answered during its first work-done progress are asked again once
     # that progress ends, bounded by the request timeout.
     wait_for_project_load: bool = False
+    # After a document closes, tell the server the file exists (a "created" watched-file event): basedpyright
+    # drops a file it had open from its project on close, so references from another file miss it until told.
+    reannounce_closed_files: bool = False
     # How `lsp-hub doctor` asks for a version: `version_command` (default: `command`) run with `version_args`;
     # empty version_args means the server prints no version and is not asked.
     version_args: tuple[str, ...] = ("--version",)
