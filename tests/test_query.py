@@ -366,3 +366,14 @@ def test_without_a_daemon_query_starts_one_and_says_so(tmp_path: Path) -> None:
         stopped = subprocess.run([sys.executable, "-m", "lsp_hub", "daemon", "stop"], capture_output=True, text=True,
                                  timeout=60, env={**os.environ, "PYTHONPATH": str(REPO_ROOT), **env})
         assert stopped.returncode == 0, stopped.stderr
+
+
+def test_clangd_answers_a_c_file(ask: Ask, sample: Path) -> None:
+    find_required_binary("clangd")
+    main = sample / "native" / "main.c"
+    line_number, line = next((n, text) for n, text in enumerate(main.read_text().splitlines(), 1) if "gcd(" in text)
+    column = line.index("gcd(") + 1
+    hover = ask_json(ask, "hover", f"{main}:{line_number}:{column}")
+    assert "gcd" in hover["text"] and "int a" in hover["text"], hover
+    [location] = ask_json(ask, "definition", f"{main}:{line_number}:{column}")["locations"]
+    assert Path(location["path"]).name in ("math.c", "math.h") and "gcd" in location["text"]
