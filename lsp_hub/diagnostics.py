@@ -206,8 +206,9 @@ class ReportTracker:
 
     A report counts for the content last sent to that server (`sent`): a push that names a version counts for that
     version; a push without one counts when it arrived after the content was sent; a pull counts for the version
-    the hub pulled. Reports on older content never count, and neither does the empty report a server sends when a
-    document closes, if it arrives after the document was opened again.
+    the hub pulled. Reports on older content never count. A server that puts versions in its reports sends an
+    unversioned one only for a document that is not open (basedpyright, when a document closes): such a report
+    never counts, though it may arrive after the document was opened again.
     """
 
     def __init__(self) -> None:
@@ -215,16 +216,16 @@ class ReportTracker:
         self._sent: dict[tuple[int, str], tuple[int, int]] = {}  # (owner, uri) -> (version, when)
         self._reported: dict[tuple[int, str], tuple[int | None, int]] = {}  # (owner, uri) -> (version, when)
         self._waiters: set[asyncio.Event] = set()
-        self._clearing_due: set[tuple[int, str]] = set()  # closed in these servers: their next empty report clears
+        self._versioned: set[int] = set()  # owners seen putting a version in a report
 
     def sent(self, owner: int, uri: str, version: int) -> None:
         self._sent[(owner, uri)] = (version, next(self._clock))
 
-    def reported(self, owner: int, uri: str, version: int | None, *, empty: bool = False) -> None:
-        if (owner, uri) in self._clearing_due:
-            self._clearing_due.discard((owner, uri))
-            if empty:
-                return  # what the server says about the closed document, not about the one open now
+    def reported(self, owner: int, uri: str, version: int | None) -> None:
+        if version is not None:
+            self._versioned.add(owner)
+        elif owner in self._versioned:
+            return  # about a document that is not open (a closed one's clearing), not about the one open now
         self._reported[(owner, uri)] = (version, next(self._clock))
         for waiter in self._waiters:
             waiter.set()
@@ -238,13 +239,12 @@ class ReportTracker:
             return reported_version >= version
         return reported_when > sent[1]
 
-    def closed(self, uri: str, owners: list[int]) -> None:
-        """The document closed in these servers: forget what was sent and reported; each may still clear it."""
+    def closed(self, uri: str) -> None:
+        """The document closed: forget what was sent and reported about it."""
         for key in [key for key in self._sent if key[1] == uri]:
             del self._sent[key]
         for key in [key for key in self._reported if key[1] == uri]:
             del self._reported[key]
-        self._clearing_due.update((owner, uri) for owner in owners)
 
     async def wait_until(self, done: Callable[[], bool], timeout: float) -> bool:
         """Wait (at most `timeout` seconds) until `done()` holds, re-checking after each report."""

@@ -367,7 +367,7 @@ class Workspace:
         closed_in = self.open_in(uri)
         for backend in closed_in:
             backend.close_document(uri)
-        self.reports.closed(uri, [backend.uid for backend in closed_in])
+        self.reports.closed(uri)
         del self._documents[uri]
         self.diagnostics.clear_uri(uri)  # published to this session, the last that had it open
         del self._holders[uri]
@@ -408,8 +408,7 @@ class Workspace:
         diagnostics = params.get("diagnostics")
         if isinstance(uri, str) and isinstance(diagnostics, list):
             version = params.get("version")
-            self.reports.reported(backend.uid, uri, version if isinstance(version, int) else None,
-                                  empty=not diagnostics)
+            self.reports.reported(backend.uid, uri, version if isinstance(version, int) else None)
             self.diagnostics.put(uri, Part(backend.uid, "push", backend.name), diagnostics, params.get("version"))
 
     def _schedule_pull(self, backend: Backend, uri: str, delay: float | None = None) -> None:

@@ -92,7 +92,8 @@ async def test_bad_arguments_and_outside_files_are_refused(start_hub: StartHub, 
 
 async def test_the_clearing_report_of_a_closed_document_does_not_count_for_its_reopening(
         start_hub: StartHub) -> None:
-    hub = await start_hub({"fakeA": push("here", diagnostics_delay=0.4, publish_version=False), "fakeB": {}},
+    # Like basedpyright: its reports carry versions, the clearing one on close does not.
+    hub = await start_hub({"fakeA": push("here", diagnostics_delay=0.4), "fakeB": {}},
                           languages={"alpha": {"extensions": ["alpha"], "servers": ["fakeA"]}})
     path = hub.file("r.alpha", "one\n")
     assert messages(await diagnostics(hub, uri=path.as_uri())) == ["here"]
@@ -102,3 +103,18 @@ async def test_the_clearing_report_of_a_closed_document_does_not_count_for_its_r
     # The close's empty report lands 0.2 s after the reopening, the reopened text's report 0.2 s later.
     answer = await diagnostics(hub, uri=path.as_uri())
     assert answer["complete"] and messages(answer) == ["here"]
+
+
+async def test_a_server_that_does_not_clear_on_close_is_waited_for_after_a_reopening(start_hub: StartHub) -> None:
+    """Like typescript-language-server: unversioned reports, none on close; the reopened text's report counts."""
+    fake = {"diagnostics_on_open_and_change": [{"range": RANGE, "message": "bad", "when_text_contains": "bad"}],
+            "publish_version": False, "keep_on_close": True}
+    hub = await start_hub({"fakeA": fake, "fakeB": {}},
+                          languages={"alpha": {"extensions": ["alpha"], "servers": ["fakeA"]}})
+    path = hub.file("t.alpha", "bad\n")
+    assert messages(await diagnostics(hub, uri=path.as_uri())) == ["bad"]
+    hub.client.notify("textDocument/didClose", {"textDocument": {"uri": path.as_uri()}})
+    hub.client.open(path, "alpha", text="good\n")
+    # Its report on the reopened text is empty, and is the only one: it must count.
+    answer = await diagnostics(hub, uri=path.as_uri(), timeoutMs=3000)
+    assert answer["complete"] and answer["diagnostics"] == []
