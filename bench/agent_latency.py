@@ -51,7 +51,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from lsp_hub.rawclient import HubClient  # noqa: E402 - after the path insert, as in the other benchmarks
+from lsp_hub.daemon_client import pid_alive  # noqa: E402 - after the path insert, as in the other benchmarks
+from lsp_hub.rawclient import HubClient  # noqa: E402
 
 SAMPLE = ROOT / "examples" / "sample"
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
@@ -245,7 +246,7 @@ class World:
             self.lsp_hub("daemon", "stop", timeout=30)
         if pid is not None:
             for sig in (signal.SIGTERM, signal.SIGKILL):
-                if not _alive(pid):
+                if not pid_alive(pid):
                     break
                 with contextlib.suppress(OSError):
                     os.kill(pid, sig)
@@ -266,16 +267,6 @@ class World:
 
     def remove(self) -> None:
         shutil.rmtree(self.directory, ignore_errors=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 # ============================================================================================= sections

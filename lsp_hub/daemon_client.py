@@ -292,7 +292,8 @@ def daemon_run_args(config: str | None, log_file: str | None, verbose: int) -> l
     return args + ["-v"] * verbose
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether `pid` runs (a zombie has ended)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -391,7 +392,7 @@ def _stop(paths: RuntimePaths, as_json: bool, out: IO[str]) -> int:
         return EXIT_NOT_RUNNING
     pid = int(answer["pid"])
     deadline = time.monotonic() + STOP_TIMEOUT_SECONDS
-    while _pid_alive(pid):
+    while pid_alive(pid):
         if time.monotonic() > deadline:
             raise DaemonError(f"the daemon (pid {pid}) did not stop within {STOP_TIMEOUT_SECONDS:g} s")
         time.sleep(0.02)
