@@ -25,7 +25,8 @@ USAGE = """lsp-hub [--tcp PORT | --ws PORT [--allow-origin URL]...] [--host HOST
        lsp-hub doctor [ROOT] [--config PATH]
        lsp-hub trust PATH | --list | --remove PATH
        lsp-hub repomap|relevant|syntax|callers|index ...   (run `lsp-hub VERB --help`)
-       lsp-hub query ACTION [FILE:LINE:COL | --symbol NAME] [args] [--json]   (run `lsp-hub query --help`)"""
+       lsp-hub query ACTION [FILE:LINE:COL | --symbol NAME] [args] [--json]   (run `lsp-hub query --help`)
+       lsp-hub mcp [--root DIR] [--no-daemon] [--http PORT] [--fence]   (an MCP server for agents)"""
 
 
 def _serve_parser() -> argparse.ArgumentParser:
@@ -152,6 +153,10 @@ def _main(argv: list[str] | None) -> int:
         from lsp_hub.query import query_main  # the standard library only: a query starts fast
 
         return query_main(argv[1:])
+    if verb == "mcp":
+        from lsp_hub.mcp_server import mcp_main
+
+        return mcp_main(argv[1:])
     if verb == "doctor":
         parser = argparse.ArgumentParser(prog="lsp-hub doctor", description="Check the configured servers.")
         parser.add_argument("root", nargs="?", type=Path, default=Path.cwd())

@@ -481,7 +481,9 @@ class IndexExtension(SessionExtension):
         uri = args.get("uri")
         if not isinstance(uri, str):
             raise ResponseFailure(INVALID_PARAMS, "lspHub.syntaxCheck needs {uri: string, text?: string}")
-        document = session.documents.get(uri)  # the editor's text wins over the argument and the disk
+        # Text sent with the request wins (an agent checks content before writing it), then the session's open
+        # document, then the disk.
+        document = None if isinstance(args.get("text"), str) else session.documents.get(uri)
 
         # Only files inside the indexed roots may be read from disk (the result quotes them); text the client
         # sent, or has open, may come from anywhere.

@@ -83,6 +83,10 @@ class HubFailed(QueryError):
         super().__init__(message, EXIT_FAILED)
 
 
+class HubTimeout(HubFailed):
+    """No answer within the timeout (the request was cancelled)."""
+
+
 class _UsageParser(argparse.ArgumentParser):
     def error(self, message: str) -> Any:  # argparse would print usage and exit
         raise QueryError(f"{self.prog}: {message}")
@@ -175,8 +179,8 @@ class HubConnection:
                 message = self._read_message(deadline)
             except TimeoutError:
                 self.notify("$/cancelRequest", {"id": request_id})
-                raise HubFailed(f"lsp-hub query: no answer to {method} within {timeout:g} s "
-                                "(raise it with --timeout)") from None
+                raise HubTimeout(f"lsp-hub query: no answer to {method} within {timeout:g} s "
+                                 "(raise it with --timeout)") from None
             if "method" in message:
                 self._on_hub_message(message)
             elif message.get("id") == request_id:
@@ -313,6 +317,8 @@ class Workspace:
     timeout: float
     hub: HubConnection | None = None  # None while the input is checked: bad input costs no hub
     texts: dict[str, str] = field(default_factory=dict)  # real path -> text
+    # Sees every set of changes before it is written and may refuse it (QueryError): `lsp-hub mcp` checks syntax.
+    before_write: Callable[[list[Change]], None] | None = None
 
     @property
     def connection(self) -> HubConnection:
@@ -501,18 +507,10 @@ def write_changes(workspace: Workspace, changes: list[Change]) -> None:
         if current != change.old:
             raise QueryError(f"lsp-hub query: {change.path} changed on disk since the servers read it; "
                              "nothing written, ask again")
+    if workspace.before_write is not None:
+        workspace.before_write(changes)
     for change in changes:
-        target = Path(change.path)
-        mode = target.stat().st_mode & 0o7777
-        handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".lsp-hub")
-        try:
-            with os.fdopen(handle, "w", encoding="utf-8", newline="") as file:
-                file.write(change.new)
-            os.chmod(temporary, mode)
-            os.replace(temporary, target)
-        except OSError as error:
-            Path(temporary).unlink(missing_ok=True)
-            raise QueryError(f"lsp-hub query: cannot write {target}: {error.strerror}", EXIT_FAILED) from None
+        atomic_write(Path(change.path), change.new)
         workspace.texts[change.path] = change.new
     for change in changes:  # documents the session has open get the new text, and are saved
         uri = path_uri(change.path)
@@ -521,6 +519,26 @@ def write_changes(workspace: Workspace, changes: list[Change]) -> None:
             workspace.connection.notify("textDocument/didSave", {"textDocument": {"uri": uri}})
     workspace.connection.notify("workspace/didChangeWatchedFiles", {
         "changes": [{"uri": path_uri(change.path), "type": 2} for change in changes]})
+
+
+def atomic_write(target: Path, text: str) -> None:
+    """Write `text` through a temporary file beside `target` and a rename, so a reader never sees half of it; an
+    existing file keeps its mode, a new one gets the umask's."""
+    try:
+        mode = target.stat().st_mode & 0o7777
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".lsp-hub")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="") as file:
+            file.write(text)
+        os.chmod(temporary, mode)
+        os.replace(temporary, target)
+    except OSError as error:
+        Path(temporary).unlink(missing_ok=True)
+        raise QueryError(f"lsp-hub query: cannot write {target}: {error.strerror}", EXIT_FAILED) from None
 
 
 def files_json(changes: list[Change], workspace: Workspace) -> list[dict[str, Any]]:
@@ -572,9 +590,17 @@ def locations_json(workspace: Workspace, result: Any) -> list[dict[str, Any]]:
     return locations
 
 
-def locations_text(locations: list[dict[str, Any]], limit: int) -> str:
+def _as_is(text: str) -> str:
+    return text
+
+
+Quote = Callable[[str], str]  # how text from the repository is shown (`lsp-hub mcp --fence` wraps it)
+
+
+def locations_text(locations: list[dict[str, Any]], limit: int, quote: Quote = _as_is) -> str:
     ordered = sorted(locations, key=lambda entry: (entry["path"], entry["line"], entry["column"]))
-    lines = [f"{_display(entry['path'])}:{entry['line']}:{entry['column']}  {entry['text']}" for entry in ordered]
+    lines = [f"{_display(entry['path'])}:{entry['line']}:{entry['column']}  {quote(entry['text'])}"
+             for entry in ordered]
     return "\n".join(_capped(lines, limit))
 
 
@@ -633,7 +659,7 @@ def diagnostics_json(workspace: Workspace, path: str, diagnostics: list[dict[str
     return result
 
 
-def diagnostics_text(diagnostics: list[dict[str, Any]], limit: int) -> str:
+def diagnostics_text(diagnostics: list[dict[str, Any]], limit: int, quote: Quote = _as_is) -> str:
     """`[server] N issue(s):` blocks of `path:line:col — message`, errors first."""
     rank = {"error": 0, "warning": 1, "information": 2, "hint": 3}
     blocks: dict[str, list[dict[str, Any]]] = {}
@@ -650,7 +676,7 @@ def diagnostics_text(diagnostics: list[dict[str, Any]], limit: int) -> str:
             severity = "" if entry["severity"] == "error" else f"{entry['severity']}: "
             message = " ".join(entry["message"].split())  # one line per diagnostic
             lines.append(f"  {_display(entry['path'])}:{entry['line']}:{entry['column']} — {severity}"
-                         f"{message}{code}")
+                         f"{quote(message)}{code}")
         out.extend(_capped(lines, limit))
     return "\n".join(out)
 

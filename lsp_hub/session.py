@@ -1053,9 +1053,10 @@ class Session:
         return {"restarted": [{"name": b.name, "root": b.root, "state": b.state.value} for b in matching]}
 
     def languages(self) -> dict[str, Any]:
-        """lspHub.languages: each configured language, its extensions and its servers in precedence order, each
-        `running` (or another backend state) if it runs at some root, else `disabled`, `missing` (no binary
-        found) or `not started`, with the binary it would run."""
+        """lspHub.languages: each configured language, its extensions, whether verified writes format it
+        (`formatOnWrite`) and its servers in precedence order, each `running` (or another backend state) if it runs
+        at some root, else `disabled`, `missing` (no binary found) or `not started`, with the binary it would run
+        and, once it runs, whether it formats documents (`formats`)."""
         from lsp_hub.config.resolve import resolve_command
 
         root = Path(self.folders[0]) if self.folders else Path.cwd()
@@ -1070,9 +1071,17 @@ class Session:
                     binary = resolve_command(spec, root, trusted=self.is_trusted(str(root))).path
                 state = ("disabled" if spec is None or spec.disabled else backends[0].state.value if backends
                          else "missing" if binary is None else "not started")
-                servers.append({"name": name, "state": state, "binary": binary})
+                running = [backend for backend in backends if backend.state == State.RUNNING]
+                # Whether it formats documents: known once it runs (its capabilities), else null.
+                formats = (spec is not None and spec.allows("textDocument/formatting")
+                           and any(backend.supports("textDocument/formatting") for backend in running)
+                           ) if running else None
+                servers.append({"name": name, "state": state, "binary": binary, "formats": formats})
+            format_on_write = language.format_on_write
             languages.append({"language": language.name, "extensions": list(language.extensions),
-                              "filenames": list(language.filenames), "servers": servers})
+                              "filenames": list(language.filenames), "servers": servers,
+                              "formatOnWrite": self.config.hub.format_on_write if format_on_write is None
+                              else format_on_write})
         return {"languages": languages}
 
     # ================================================================================================ status

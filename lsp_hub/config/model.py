@@ -82,6 +82,9 @@ class LanguageSpec:
     # Show a finding once when servers of this language both report it (same range, same meaning: ruff F401 and
     # basedpyright reportUnusedImport); the server of higher precedence keeps it.
     dedupe_diagnostics: bool = False
+    # Verified writes (`lsp-hub mcp`): format the written file with this language's formatting server. None: as
+    # [hub] format_on_write says.
+    format_on_write: bool | None = None
 
 
 @attrs.define(frozen=True)
@@ -97,6 +100,8 @@ class HubOptions:
     max_document_bytes: int = 1_048_576
     # `lsp-hub daemon` exits after this long without a client (0: never). Read once, when the daemon starts.
     daemon_idle_exit_seconds: float = 1800.0
+    # Verified writes (`lsp-hub mcp` write_file/edit_file) format the file where a server of its language formats.
+    format_on_write: bool = True
     # Set only by a client that knows the user trusts this workspace (VS Code's workspace trust).
     trust_workspace: bool = False
 

@@ -1,0 +1,504 @@
+"""The tools `lsp-hub mcp` gives an agent, independent of MCP: code intelligence through the hub, index questions,
+and verified writes (syntax checked before the file is written, answered with every server's fresh diagnostics).
+
+`AgentTools` keeps one LSP session with the hub (the user's daemon, or a hub in this process) for as long as the
+agent is connected, so servers, index and open documents stay warm between calls. It speaks to the hub with
+`lsp_hub.query`'s connection and actions (same semantics as `lsp-hub query`), one call at a time.
+
+Every path a tool takes is resolved inside the workspace root, symbolic links included; a tool that cannot do its
+job raises `ToolFailure` with one sentence, never a traceback. Answers are compact text for a model plus a JSON
+object (`ToolAnswer`)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import select
+import socket
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lsp_hub import query
+from lsp_hub.query import HubConnection, HubFailed, HubTimeout, QueryError, path_uri
+
+LSP_ACTIONS = ("definition", "declaration", "type_definition", "implementation", "references", "hover", "symbols",
+               "rename", "code_actions", "format", "incoming_calls", "outgoing_calls", "diagnostics", "languages",
+               "status")
+DEFAULT_LIMIT = 50
+# How long a write waits for the formatter; past it the text is written as the agent gave it.
+FORMAT_TIMEOUT_SECONDS = 10.0
+FENCE_OPEN, FENCE_CLOSE = '<untrusted-data source="repository">', "</untrusted-data>"
+_PREFIX = re.compile(r"^lsp-hub query(?: [a-z-]+)?: ")
+
+
+class ToolFailure(Exception):
+    """The tool cannot do its job; the message is one sentence for the model."""
+
+    def __init__(self, message: str, data: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.data = data
+
+
+@dataclass
+class ToolAnswer:
+    text: str
+    data: dict[str, Any]
+
+
+def fence(text: str) -> str:
+    """Text from the repository, marked as data: a planted `</untrusted-data>` cannot close the fence early."""
+    inner = text.replace(FENCE_CLOSE, "</untrusted-data\u200b>")
+    return f"{FENCE_OPEN}{inner}{FENCE_CLOSE}"
+
+
+def _as_is(text: str) -> str:
+    return text
+
+
+@dataclass
+class WriteOutcome:
+    """What a verified write did (the structured result of write_file/edit_file)."""
+
+    path: str
+    written: bool = False
+    created: bool = False
+    syntax_ok: bool | None = None  # None: no parser for this language
+    formatted: bool = False
+    format_skipped_reason: str | None = None  # off, no_formatter, formatter_failed, timeout, syntax_error
+    diagnostics: list[dict[str, Any]] = field(default_factory=list)
+    complete: bool = False
+    pending: list[str] = field(default_factory=list)
+
+    def as_json(self) -> dict[str, Any]:
+        data = {"path": self.path, "written": self.written, "created": self.created, "syntax_ok": self.syntax_ok,
+                "formatted": self.formatted, "diagnostics": self.diagnostics, "complete": self.complete,
+                "pending": self.pending}
+        if self.format_skipped_reason is not None:
+            data["format_skipped_reason"] = self.format_skipped_reason
+        return data
+
+
+class AgentTools:
+    """The tools over one hub session, for one workspace root. Thread-safe: calls run one at a time."""
+
+    def __init__(self, root: Path, connect: Callable[[Path], HubConnection], *, timeout: float = 30.0,
+                 fenced: bool = False) -> None:
+        self.root = root.resolve()
+        self.timeout = timeout
+        self.quote: Callable[[str], str] = fence if fenced else _as_is
+        self._connect = connect
+        self._connection: HubConnection | None = None
+        self._lock = threading.Lock()
+
+    # ============================================================================================ the session
+    def close(self) -> None:
+        with self._lock:
+            if self._connection is not None:
+                self._connection.close()
+                self._connection = None
+
+    def _workspace(self) -> query.Workspace:
+        """A fresh view of the workspace for one call (texts read anew) over the kept session."""
+        if self._connection is not None and _closed(self._connection):
+            self._connection.close()  # the daemon went away (stopped, idle exit): start over
+            self._connection = None
+        if self._connection is None:
+            connection = self._connect(self.root)
+            try:
+                connection.initialize(self.root, self.timeout)
+            except QueryError:
+                connection.close()
+                raise
+            self._connection = connection
+        workspace = query.Workspace(self.root, self.timeout, hub=self._connection)
+        self._refresh_open_documents(workspace)
+        return workspace
+
+    def _refresh_open_documents(self, workspace: query.Workspace) -> None:
+        """Files this session has open may have been changed on disk by the agent's other tools: the servers get
+        the disk's text (and forget a deleted file) before they answer anything."""
+        connection = workspace.connection
+        for uri, (_, known) in list(connection.documents.items()):
+            path = query.uri_path(uri)
+            try:
+                text = Path(path).read_text(encoding="utf-8")
+            except FileNotFoundError:
+                connection.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+                del connection.documents[uri]
+                continue
+            except (OSError, UnicodeDecodeError):
+                continue
+            if text != known:
+                workspace.update(uri, text)
+
+    def _run(self, action: Callable[[query.Workspace], ToolAnswer]) -> ToolAnswer:
+        with self._lock:
+            try:
+                return action(self._workspace())
+            except HubFailed as error:
+                if self._connection is not None and _closed(self._connection):
+                    self._connection.close()
+                    self._connection = None
+                raise ToolFailure(_sentence(error)) from None
+            except QueryError as error:
+                raise ToolFailure(_sentence(error)) from None
+
+    # ============================================================================================ paths
+    def path(self, name: str, *, must_exist: bool = True) -> Path:
+        """`name` (relative to the root, or absolute) as a real path inside the workspace, symbolic links resolved."""
+        if not name or "\0" in name:
+            raise ToolFailure("give a file path")
+        given = Path(name).expanduser()
+        real = Path(os.path.realpath(given if given.is_absolute() else self.root / given))
+        if real != self.root and self.root not in real.parents:
+            raise ToolFailure(f"{name} is outside the workspace {self.root} (symbolic links resolved); "
+                              "nothing outside it is read or written")
+        if must_exist and not real.is_file():
+            raise ToolFailure(f"{name}: no such file in the workspace" if not real.exists() else
+                              f"{name} is not a file")
+        return real
+
+    def display(self, path: str | Path) -> str:
+        relative = os.path.relpath(path, self.root)
+        return str(path) if relative.startswith("..") else relative
+
+    # ============================================================================================ lsp
+    def lsp(self, action: str, *, file: str | None = None, line: int | None = None, column: int | None = None,
+            symbol: str | None = None, query_text: str | None = None, new_name: str | None = None,
+            apply: bool | int | None = None, limit: int = DEFAULT_LIMIT) -> ToolAnswer:
+        if action not in LSP_ACTIONS:
+            raise ToolFailure(f"unknown action {action!r}; one of: {', '.join(LSP_ACTIONS)}")
+        name = action.replace("_", "-")
+        options = _options(limit=max(1, limit), symbol=symbol, query=query_text, new_name=new_name)
+        path = self.path(file) if file else None
+        if name in query.TARGET_ACTIONS:
+            if symbol is None and (path is None or line is None or column is None):
+                raise ToolFailure(f"{action} needs file, line and column (1-based), or symbol")
+            options.target = None if symbol is not None else f"{path}:{line}:{column}"
+        elif name in ("symbols", "format", "diagnostics"):
+            if path is None and not (name == "symbols" and query_text):
+                raise ToolFailure(f"{action} needs file" + (" or query" if name == "symbols" else ""))
+            options.files = [str(path)] if path is not None else []
+        if apply not in (None, False):
+            if name not in ("rename", "format", "code-actions"):
+                raise ToolFailure("apply goes with rename, format and code_actions only")
+            if name == "code-actions" and (apply is True or not isinstance(apply, int)):
+                raise ToolFailure("code_actions: apply takes the number of the action to apply (1-based)")
+            options.apply = apply
+        if name == "rename" and not new_name:
+            raise ToolFailure("rename needs new_name")
+
+        def run(workspace: query.Workspace) -> ToolAnswer:
+            written: list[str] = []
+            workspace.before_write = lambda changes: self._check_changes(workspace, changes, written)
+            options.resolved_target = (query.resolve_target(workspace, options.target, None)
+                                       if options.target else None)
+            answer = query.run_action(name, options, workspace)
+            text = self._render(name, answer, options.limit)
+            data = dict(answer.data)
+            if written:  # a write through the hub is answered with fresh diagnostics, as write_file is
+                report = self._diagnostics_of(workspace, written)
+                data["diagnostics_after"] = report
+                text += "\n" + self._diagnostics_text(report)
+            return ToolAnswer(text or _empty_text(name), data)
+
+        return self._run(run)
+
+    def _render(self, action: str, answer: query.Answer, limit: int) -> str:
+        """The answer's text, with repository text (source lines, hover docs, diagnostic messages) quoted."""
+        if self.quote is _as_is:
+            return answer.text
+        if "locations" in answer.data:
+            return query.locations_text(answer.data["locations"], limit, self.quote)
+        if action == "hover":
+            return self.quote(answer.text) if answer.text else ""
+        if action == "diagnostics":
+            return self._diagnostics_text(answer.data, limit)
+        return answer.text
+
+    def _diagnostics_text(self, report: dict[str, Any], limit: int = DEFAULT_LIMIT) -> str:
+        text = query.diagnostics_text(report["diagnostics"], limit, self.quote) or "no issues"
+        if not report.get("complete", True):
+            text += f"\n(incomplete: no report from {', '.join(report.get('pending') or [])} in time)"
+        return text
+
+    def _check_changes(self, workspace: query.Workspace, changes: list[query.Change], written: list[str]) -> None:
+        """Before a rename, format or code action lands: every new text must parse."""
+        for change in changes:
+            problem = self._syntax_problem(workspace, Path(change.path), change.new)
+            if problem is not None:
+                raise QueryError(f"not written: the edit would break {self.display(change.path)}: {problem}")
+        written.extend(change.path for change in changes)
+
+    def _diagnostics_of(self, workspace: query.Workspace, paths: list[str]) -> dict[str, Any]:
+        diagnostics: list[dict[str, Any]] = []
+        pending: set[str] = set()
+        complete = True
+        for path in paths:
+            report = self._command(workspace, "lspHub.diagnostics", {
+                "uri": workspace.open(Path(path)), "timeoutMs": int(self.timeout * 1000)}) or {}
+            diagnostics.extend(query.diagnostics_json(workspace, path, report.get("diagnostics") or []))
+            complete = complete and bool(report.get("complete"))
+            pending.update(report.get("pending") or [])
+        return {"diagnostics": diagnostics, "complete": complete, "pending": sorted(pending)}
+
+    # ============================================================================================ the index
+    def repo_map(self, focus_files: list[str] | None = None, mentioned: list[str] | None = None,
+                 token_budget: int = 1024) -> ToolAnswer:
+        files = [str(self.path(name)) for name in focus_files or []]
+        if token_budget < 1:
+            raise ToolFailure("token_budget must be positive")
+
+        def run(workspace: query.Workspace) -> ToolAnswer:
+            result = self._command(workspace, "lspHub.repoMap", {
+                "focusFiles": files, "mentionedIdents": list(mentioned or []), "tokenBudget": token_budget}) or {}
+            text = result.get("text", "").rstrip("\n")
+            return ToolAnswer(self.quote(text) if text else "the repo map is empty (no indexed source files)", result)
+
+        return self._run(run)
+
+    def relevant_files(self, description: str, targets: list[str] | None = None, top_n: int = 10) -> ToolAnswer:
+        if not description.strip():
+            raise ToolFailure("give a description of the task")
+        files = [str(self.path(name)) for name in targets or []]
+
+        def run(workspace: query.Workspace) -> ToolAnswer:
+            result = self._command(workspace, "lspHub.relevantFiles", {
+                "description": description, "targets": files, "topN": max(1, top_n)}) or {}
+            lines = [f"{self.display(entry['path'])}  ({entry['score']:.3f}: {'; '.join(entry['reasons'])})"
+                     for entry in result.get("files", [])]
+            return ToolAnswer("\n".join(lines) or "no relevant files found", result)
+
+        return self._run(run)
+
+    def callers(self, file: str | None = None, line: int | None = None, column: int | None = None,
+                symbol: str | None = None, depth: int = 1, limit: int = DEFAULT_LIMIT) -> ToolAnswer:
+        if symbol is None and (file is None or line is None or column is None):
+            raise ToolFailure("callers needs file, line and column (1-based), or symbol")
+        path = self.path(file) if symbol is None and file else None
+        options = _options(limit=max(1, limit), symbol=symbol, depth=max(1, depth))
+
+        def run(workspace: query.Workspace) -> ToolAnswer:
+            if path is not None:
+                options.resolved_target = query.resolve_target(workspace, f"{path}:{line}:{column}", None)
+            answer = query.run_action("callers", options, workspace)
+            return ToolAnswer(answer.text or f"no callers of {answer.data.get('symbol') or 'that symbol'} found",
+                              answer.data)
+
+        return self._run(run)
+
+    def check_syntax(self, file: str, content: str | None = None) -> ToolAnswer:
+        path = self.path(file, must_exist=content is None)
+
+        def run(workspace: query.Workspace) -> ToolAnswer:
+            text = content if content is not None else workspace.text(path)
+            result = self._syntax(workspace, path, text)
+            if not result.get("checked"):
+                return ToolAnswer(f"{self.display(path)}: not checked ({result.get('reason', 'no parser')})", result)
+            if result.get("ok"):
+                return ToolAnswer(f"{self.display(path)}: no syntax errors ({result.get('language')})", result)
+            lines = [self._syntax_error_text(path, text, error) for error in result.get("errors", [])[:10]]
+            more = len(result.get("errors", [])) - len(lines)
+            return ToolAnswer("\n".join(lines + ([f"... {more} more"] if more > 0 else [])), result)
+
+        return self._run(run)
+
+    def _syntax(self, workspace: query.Workspace, path: Path, text: str) -> dict[str, Any]:
+        return self._command(workspace, "lspHub.syntaxCheck", {"uri": path_uri(path), "text": text}) or {}
+
+    def _syntax_problem(self, workspace: query.Workspace, path: Path, text: str) -> str | None:
+        """The first syntax error of `text` as `path:line:col — message` and its line, else None."""
+        result = self._syntax(workspace, path, text)
+        if not result.get("checked") or result.get("ok", True) or not result.get("errors"):
+            return None
+        return self._syntax_error_text(path, text, result["errors"][0])
+
+    def _syntax_error_text(self, path: Path, text: str, error: dict[str, Any]) -> str:
+        start = error["range"]["start"]
+        lines = text.split("\n")
+        line_text = lines[start["line"]].rstrip("\r") if start["line"] < len(lines) else ""
+        column = query.character_column(line_text, start["character"]) + 1
+        pointer = f"\n    {start['line'] + 1} | {self.quote(line_text)}" if line_text.strip() else ""
+        return f"{self.display(path)}:{start['line'] + 1}:{column} — {error['message']}{pointer}"
+
+    # ============================================================================================ writes
+    def write_file(self, path: str, content: str) -> ToolAnswer:
+        target = self.path(path, must_exist=False)
+        if target.is_dir():
+            raise ToolFailure(f"{path} is a directory")
+        return self._verified_write(target, lambda old: content)
+
+    def edit_file(self, path: str, old_text: str, new_text: str) -> ToolAnswer:
+        target = self.path(path)
+        if not old_text:
+            raise ToolFailure("old_text is empty; give the exact text to replace (write_file replaces a whole file)")
+
+        def edit(old: str | None) -> str:
+            if old is None:
+                raise ToolFailure(f"{self.display(target)} is not UTF-8 text; edit_file cannot edit it "
+                                  "(write_file can replace it)")
+            find, replace = old_text, new_text
+            count = old.count(find)
+            if count == 0 and "\r\n" in old and "\n" in find and "\r\n" not in find:
+                # An agent writes "\n"; the file has Windows line ends.
+                find, replace = find.replace("\n", "\r\n"), replace.replace("\n", "\r\n")
+                count = old.count(find)
+            if count != 1:
+                where = self.display(target)
+                raise ToolFailure(f"old_text was not found in {where}; nothing written (read the file again)"
+                                  if count == 0 else
+                                  f"old_text occurs {count} times in {where}; nothing written (include more "
+                                  "surrounding lines so it occurs once)")
+            return old.replace(find, replace, 1)
+
+        return self._verified_write(target, edit)
+
+    def _verified_write(self, target: Path, build: Callable[[str | None], str]) -> ToolAnswer:
+        def run(workspace: query.Workspace) -> ToolAnswer:
+            exists = target.exists()
+            old: str | None = None  # None: no such file, or not UTF-8 text
+            if exists:
+                try:
+                    old = target.read_text(encoding="utf-8")
+                except UnicodeDecodeError:
+                    pass
+                except OSError as error:
+                    raise ToolFailure(f"cannot read {self.display(target)}: {error.strerror}") from None
+            content = build(old)
+            outcome = WriteOutcome(str(target), created=not exists)
+            # 1. The syntax, before anything reaches the disk or the servers.
+            result = self._syntax(workspace, target, content)
+            if result.get("checked"):
+                outcome.syntax_ok = bool(result.get("ok", True))
+            if outcome.syntax_ok is False and result.get("errors"):
+                problem = self._syntax_error_text(target, content, result["errors"][0])
+                outcome.format_skipped_reason = "syntax_error"
+                raise ToolFailure(f"not written: {self.display(target)} would have a syntax error "
+                                  f"({result.get('language')}); the file is unchanged\n{problem}", outcome.as_json())
+            # 2. The servers see the new text; a formatting server may reformat it (in memory).
+            uri = path_uri(target)
+            workspace.texts[str(target)] = content
+            workspace.open(target)
+            content = self._format(workspace, target, uri, content, outcome)
+            # 3. Atomically onto the disk, inside the workspace; the servers are told it was saved.
+            try:
+                target.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as error:
+                raise ToolFailure(f"cannot create {self.display(target.parent)}: {error.strerror}") from None
+            query.atomic_write(target, content)
+            outcome.written = True
+            connection = workspace.connection
+            connection.notify("textDocument/didSave", {"textDocument": {"uri": uri}})
+            connection.notify("workspace/didChangeWatchedFiles", {"changes": [{"uri": uri, "type": 1 if
+                                                                               outcome.created else 2}]})
+            # 4. Every server's verdict on exactly this text.
+            report = self._diagnostics_of(workspace, [str(target)])
+            outcome.diagnostics, outcome.complete, outcome.pending = (report["diagnostics"], report["complete"],
+                                                                      report["pending"])
+            return ToolAnswer(self._write_summary(target, content, outcome) + "\n" + self._diagnostics_text(report),
+                              outcome.as_json())
+
+        return self._run(run)
+
+    def _format(self, workspace: query.Workspace, target: Path, uri: str, content: str,
+                outcome: WriteOutcome) -> str:
+        """The text formatted by the language's formatting server when format_on_write is on; the text as given
+        when it is off, there is no formatter, it fails or it is late (the reason in `format_skipped_reason`)."""
+        language = self._language_of(workspace, target)
+        if language is None or not language.get("formatOnWrite", True):
+            outcome.format_skipped_reason = "off" if language is not None else "no_formatter"
+            return content
+        connection = workspace.connection
+        try:
+            edits = connection.request("textDocument/formatting", {
+                "textDocument": {"uri": uri}, "options": {"tabSize": 4, "insertSpaces": True}},
+                min(self.timeout, FORMAT_TIMEOUT_SECONDS))
+        except HubTimeout:
+            outcome.format_skipped_reason = "timeout"
+            return content
+        except QueryError:
+            outcome.format_skipped_reason = "formatter_failed"
+            return content
+        if not edits:
+            # null from the hub is also what it answers when no server formats: ask which servers do.
+            language = self._language_of(workspace, target) or {}
+            if not any(server.get("formats") for server in language.get("servers", [])):
+                outcome.format_skipped_reason = "no_formatter"
+            return content
+        try:
+            formatted = query.apply_text_edits(content, edits)
+        except (KeyError, TypeError, ValueError):
+            outcome.format_skipped_reason = "formatter_failed"
+            return content
+        if formatted == content:
+            return content
+        if self._syntax_problem(workspace, target, formatted) is not None:
+            outcome.format_skipped_reason = "formatter_failed"  # never write a formatter's broken output
+            workspace.update(uri, content)
+            return content
+        workspace.texts[str(target)] = formatted
+        workspace.update(uri, formatted)
+        outcome.formatted = True
+        return formatted
+
+    def _language_of(self, workspace: query.Workspace, target: Path) -> dict[str, Any] | None:
+        languages = (self._command(workspace, "lspHub.languages") or {}).get("languages", [])
+        suffix = target.suffix[1:]
+        return next((entry for entry in languages if target.name in entry.get("filenames", [])
+                     or suffix in entry.get("extensions", [])), None)
+
+    def _write_summary(self, target: Path, content: str, outcome: WriteOutcome) -> str:
+        lines = content.count("\n") + (0 if content.endswith("\n") or not content else 1)
+        parts = [f"{'created' if outcome.created else 'wrote'} {self.display(target)} ({lines} lines)"]
+        if outcome.formatted:
+            parts.append("formatted by its formatting server (read it again before editing)")
+        elif outcome.format_skipped_reason not in (None, "off", "no_formatter"):
+            parts.append(f"not formatted: {outcome.format_skipped_reason}")
+        if outcome.syntax_ok is None:
+            parts.append("syntax not checked (no parser for this language)")
+        return "; ".join(parts)
+
+    # ============================================================================================ helpers
+    def _command(self, workspace: query.Workspace, command: str, arguments: dict[str, Any] | None = None) -> Any:
+        return query._command(workspace, command, arguments)
+
+
+def _options(**values: Any) -> argparse.Namespace:
+    """The options `query.run_action` reads, with the defaults of `lsp-hub query`."""
+    defaults: dict[str, Any] = {
+        "limit": DEFAULT_LIMIT, "symbol": None, "query": None, "new_name": None, "apply": None, "files": [],
+        "text_file": None, "mention": [], "budget": 1024, "description": None, "top": 10, "depth": 1,
+        "target": None, "resolved_target": None}
+    return argparse.Namespace(**{**defaults, **values})
+
+
+def _empty_text(action: str) -> str:
+    return {"hover": "no hover information here", "symbols": "no symbols found",
+            "incoming-calls": "no incoming calls found", "outgoing-calls": "no outgoing calls found",
+            "code-actions": "no code actions here"}.get(action, "nothing found")
+
+
+def _sentence(error: QueryError) -> str:
+    """A query error without the command-line prefix (`lsp-hub query: `) and hints at flags an agent cannot pass."""
+    text = _PREFIX.sub("", str(error))
+    return text.replace(" (raise it with --timeout)", "").replace(" (see --root)", "")
+
+
+def _closed(connection: HubConnection) -> bool:
+    """Whether the hub closed the connection (EOF waiting to be read, or its process ended)."""
+    if connection.process is not None:
+        return connection.process.poll() is not None
+    try:
+        readable, _, _ = select.select([connection.read_fd], [], [], 0)
+        if not readable:
+            return False
+        with socket.socket(fileno=os.dup(connection.read_fd)) as probe:
+            return probe.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True

@@ -1,0 +1,337 @@
+"""`lsp-hub mcp`: the hub as an MCP server, for coding agents (the official SDK's `MCPServer`).
+
+    lsp-hub mcp [--root DIR] [--no-daemon | --socket PATH] [--http PORT] [--fence] [--timeout S]
+
+Tools: `lsp` (one tool for code intelligence, with an `action`), `repo_map`, `relevant_files`, `callers`,
+`check_syntax`, and the verified writes `write_file` and `edit_file`. The work is `agent_tools.AgentTools`'s; this
+module declares the tools (names, descriptions, JSON schemas from the signatures), turns answers into
+`CallToolResult`s (compact text plus `structuredContent`; `isError` with one sentence when a tool cannot do its
+job), picks the workspace (`--root`, else the client's first root, else the current directory) and the hub:
+the user's daemon (started when absent), `--socket PATH`, or with `--no-daemon` a hub in this process, serving a
+private unix socket on this event loop.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import os
+import shutil
+import sys
+import tempfile
+import warnings
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+from typing import Annotated, Any, Literal
+from urllib.parse import unquote, urlparse
+
+import anyio
+from mcp.server.mcpserver import Context, MCPServer
+from mcp_types import CallToolResult, TextContent
+from pydantic import Field
+
+from lsp_hub import __version__, query
+from lsp_hub.agent_tools import LSP_ACTIONS, AgentTools, ToolAnswer, ToolFailure
+
+logger = logging.getLogger("lsp_hub.mcp")
+ROOTS_TIMEOUT_SECONDS = 5.0
+INSTRUCTIONS = (
+    "Code intelligence for this repository from its real language servers (basedpyright, ruff, "
+    "typescript-language-server, clangd, ...) and lsp-hub's own index. Lines and columns are 1-based. Write files "
+    "with write_file/edit_file: each write is syntax-checked before it lands and answered with every server's "
+    "diagnostics on the new content.")
+
+LspAction = Literal["definition", "declaration", "type_definition", "implementation", "references", "hover",
+                    "symbols", "rename", "code_actions", "format", "incoming_calls", "outgoing_calls",
+                    "diagnostics", "languages", "status"]
+assert set(LspAction.__args__) == set(LSP_ACTIONS)  # type: ignore[attr-defined]
+
+File = Annotated[str | None, Field(description="a file path, relative to the workspace root or absolute")]
+Line = Annotated[int | None, Field(ge=1, description="1-based line")]
+Column = Annotated[int | None, Field(ge=1, description="1-based column, in characters")]
+Symbol = Annotated[str | None, Field(description="a name instead of a position: greet, Class.method, module.func")]
+Limit = Annotated[int, Field(ge=1, description="at most this many lines in the answer, then '... N more'")]
+
+
+class Tools:
+    """The `AgentTools` of this server, made on the first call, when the workspace root is known."""
+
+    def __init__(self, root: Path | None, connect: Callable[[Path], query.HubConnection], *, timeout: float,
+                 fenced: bool) -> None:
+        self.root = root
+        self.connect = connect
+        self.timeout = timeout
+        self.fenced = fenced
+        self._tools: AgentTools | None = None
+        self._lock = asyncio.Lock()
+
+    async def get(self, context: Context | None) -> AgentTools:
+        async with self._lock:
+            if self._tools is None:
+                root = self.root or await _client_root(context) or Path.cwd()
+                root = root.resolve()
+                os.chdir(root)  # paths in answers are shown relative to it
+                logger.info("workspace root: %s", root)
+                self._tools = AgentTools(root, self.connect, timeout=self.timeout, fenced=self.fenced)
+            return self._tools
+
+    def close(self) -> None:
+        if self._tools is not None:
+            self._tools.close()
+
+
+async def _client_root(context: Context | None) -> Path | None:
+    """The client's first file:// root (MCP roots/list), when it declares roots."""
+    if context is None or context.client_capabilities is None or context.client_capabilities.roots is None:
+        return None
+    try:
+        with anyio.fail_after(ROOTS_TIMEOUT_SECONDS), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # roots are deprecated in the newest protocol; clients still send them
+            result = await context.session.list_roots()
+    except Exception as error:  # a client that declares roots but cannot answer: the current directory
+        logger.warning("could not ask the client for its roots: %s", error)
+        return None
+    for root in result.roots:
+        parsed = urlparse(str(root.uri))
+        if parsed.scheme == "file" and Path(unquote(parsed.path)).is_dir():
+            return Path(unquote(parsed.path))
+    return None
+
+
+def _result(answer: ToolAnswer) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=answer.text)], structured_content=answer.data)
+
+
+def _error(failure: ToolFailure) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=str(failure))], is_error=True,
+                          structured_content=failure.data)
+
+
+def build_server(tools: Tools) -> MCPServer:
+    app: MCPServer = MCPServer("lsp-hub", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
+
+    async def call(context: Context | None, method: Callable[..., ToolAnswer], *args: Any,
+                   **kwargs: Any) -> CallToolResult:
+        try:
+            agent = await tools.get(context)
+            # The hub is spoken to synchronously: in a worker thread, so this loop (and an in-process hub on
+            # it) keeps serving.
+            return _result(await anyio.to_thread.run_sync(partial(getattr(agent, method.__name__), *args,
+                                                                  **kwargs)))
+        except ToolFailure as failure:
+            return _error(failure)
+
+    @app.tool()
+    async def lsp(action: Annotated[LspAction, Field(description="what to ask")], file: File = None,
+                  line: Line = None, column: Column = None, symbol: Symbol = None,
+                  query: Annotated[str | None, Field(description="symbols: search the workspace for this")] = None,
+                  new_name: Annotated[str | None, Field(description="rename: the new name")] = None,
+                  apply: Annotated[bool | int | None, Field(
+                      description="rename/format: true writes the change; code_actions: the number of the "
+                                  "action to apply")] = None,
+                  limit: Limit = 50, ctx: Context | None = None) -> CallToolResult:
+        """Code intelligence from the project's language servers: definition, references, hover, symbols, rename,
+        code actions, format, call hierarchy, diagnostics. Give file+line+column (1-based) or symbol."""
+        return await call(ctx, AgentTools.lsp, action, file=file, line=line, column=column, symbol=symbol,
+                          query_text=query, new_name=new_name, apply=apply, limit=limit)
+
+    @app.tool()
+    async def repo_map(focus_files: Annotated[list[str] | None, Field(
+                           description="files the task is about; the map favours what they use")] = None,
+                       mentioned: Annotated[list[str] | None, Field(
+                           description="identifiers the task mentions")] = None,
+                       token_budget: Annotated[int, Field(ge=1, description="the map's size in tokens")] = 1024,
+                       ctx: Context | None = None) -> CallToolResult:
+        """A ranked map of the repository (files and their key definitions, by PageRank over references), within
+        a token budget."""
+        return await call(ctx, AgentTools.repo_map, focus_files, mentioned, token_budget)
+
+    @app.tool()
+    async def relevant_files(description: Annotated[str, Field(description="the task, in words")],
+                             targets: Annotated[list[str] | None, Field(
+                                 description="files already known to matter")] = None,
+                             top_n: Annotated[int, Field(ge=1, description="how many files")] = 10,
+                             ctx: Context | None = None) -> CallToolResult:
+        """The files most relevant to a task, each with the reasons it was chosen."""
+        return await call(ctx, AgentTools.relevant_files, description, targets, top_n)
+
+    @app.tool()
+    async def callers(file: File = None, line: Line = None, column: Column = None, symbol: Symbol = None,
+                      depth: Annotated[int, Field(ge=1, le=5, description="callers of callers, up to this")] = 1,
+                      limit: Limit = 50, ctx: Context | None = None) -> CallToolResult:
+        """Where a function or method is called, across files, from lsp-hub's index. Give file+line+column or
+        symbol."""
+        return await call(ctx, AgentTools.callers, file, line, column, symbol, depth, limit)
+
+    @app.tool()
+    async def check_syntax(file: Annotated[str, Field(description="the file (its language comes from its name)")],
+                           content: Annotated[str | None, Field(
+                               description="check this text instead of the file on disk")] = None,
+                           ctx: Context | None = None) -> CallToolResult:
+        """Check a file's syntax (or a text as that file) with the language's parser, without writing anything."""
+        return await call(ctx, AgentTools.check_syntax, file, content)
+
+    @app.tool()
+    async def write_file(path: Annotated[str, Field(description="the file to create or replace")],
+                         content: Annotated[str, Field(description="the whole new content")],
+                         ctx: Context | None = None) -> CallToolResult:
+        """Create or replace a file inside the workspace. Refused, with nothing written, if the new content has a
+        syntax error; otherwise written, formatted where a formatter runs, and answered with every language
+        server's diagnostics on it."""
+        return await call(ctx, AgentTools.write_file, path, content)
+
+    @app.tool()
+    async def edit_file(path: Annotated[str, Field(description="the file to edit")],
+                        old_text: Annotated[str, Field(description="exact text that occurs once in the file")],
+                        new_text: Annotated[str, Field(description="the text to put in its place")],
+                        ctx: Context | None = None) -> CallToolResult:
+        """Replace old_text (which must occur exactly once) with new_text. Checked like write_file: refused if the
+        result has a syntax error, else written and answered with every language server's diagnostics."""
+        return await call(ctx, AgentTools.edit_file, path, old_text, new_text)
+
+    return app
+
+
+# ================================================================================================ the command
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="lsp-hub mcp", description=(
+        "An MCP server (stdio, or streamable HTTP with --http) giving agents the hub's language servers and "
+        "index, and writes that are checked before and after they land."))
+    parser.add_argument("--root", type=Path, help="the workspace (default: the client's first root, else the "
+                        "current directory)")
+    hub = parser.add_mutually_exclusive_group()
+    hub.add_argument("--no-daemon", action="store_true", help="host the hub in this process instead of using the "
+                     "user's daemon (servers are not shared with editors or other agents)")
+    hub.add_argument("--socket", default=os.environ.get("LSP_HUB_SOCKET"),
+                     help="the hub listening on this unix socket (default $LSP_HUB_SOCKET, else the daemon)")
+    parser.add_argument("--http", type=int, metavar="PORT", help="serve streamable HTTP on 127.0.0.1:PORT "
+                        "(path /mcp) instead of stdio")
+    parser.add_argument("--fence", action="store_true", help='wrap text from the repository (source lines, hover '
+                        'docs, diagnostic messages) in <untrusted-data source="repository">...</untrusted-data>')
+    parser.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for the hub per request "
+                        "(and for diagnostics after a write); default 30")
+    parser.add_argument("--config", type=Path, help="--no-daemon: a configuration file for the hub")
+    parser.add_argument("--log-file", type=Path, help="write the log here (default: stderr)")
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging")
+    return parser
+
+
+def mcp_main(argv: list[str]) -> int:
+    from lsp_hub.cli import setup_logging
+
+    args = _parser().parse_args(argv)
+    setup_logging(args.verbose, args.log_file)
+    root = args.root.expanduser().resolve() if args.root else None
+    if root is not None and not root.is_dir():
+        print(f"lsp-hub mcp: --root {args.root} is not a directory", file=sys.stderr)
+        return 2
+    if args.timeout <= 0:
+        print("lsp-hub mcp: --timeout must be positive", file=sys.stderr)
+        return 2
+    try:
+        code = asyncio.run(_serve(args, root))
+    except KeyboardInterrupt:
+        code = 130
+    logging.shutdown()
+    # Worker threads may still be blocked on the hub; nothing is left to clean up.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
+async def _serve(args: argparse.Namespace, root: Path | None) -> int:
+    if args.no_daemon:
+        return await _with_hub_in_process(args, root)
+    connect = partial(_connect_socket, args.socket) if args.socket else query.connect_default
+    return await _run(args, Tools(root, connect, timeout=args.timeout, fenced=args.fence))
+
+
+def _connect_socket(path: str, _root: Path) -> query.HubConnection:
+    return query.connect_socket(path)
+
+
+async def _run(args: argparse.Namespace, tools: Tools) -> int:
+    app = build_server(tools)
+    try:
+        if args.http is not None:
+            await _serve_http(app, args.http)
+        else:
+            await app.run_stdio_async()
+    finally:
+        await anyio.to_thread.run_sync(tools.close)  # ends our session; the daemon keeps its servers warm
+    return 0
+
+
+async def _with_hub_in_process(args: argparse.Namespace, root: Path | None) -> int:
+    """A hub on this event loop, serving a unix socket in a directory of our own (0700); the tools connect to it
+    from their worker threads. Its servers end with this process."""
+    from lsp_hub.extensions import default_extensions
+    from lsp_hub.server import Hub
+
+    directory = Path(tempfile.mkdtemp(prefix="lsp-hub-mcp-"))
+    socket_path = directory / "hub.sock"
+    hub = Hub(cli_config=args.config, extensions=default_extensions)
+    serving = asyncio.ensure_future(hub.serve_unix(socket_path, idle_exit_seconds=0))
+    try:
+        while not socket_path.exists():
+            if serving.done():
+                serving.result()  # raises why it could not listen
+                return 1
+            await asyncio.sleep(0.01)
+        tools = Tools(root, partial(_connect_socket, str(socket_path)), timeout=args.timeout, fenced=args.fence)
+        mcp = asyncio.ensure_future(_run(args, tools))
+        # SIGTERM stops the hub (its handler): then this server ends too.
+        await asyncio.wait([mcp, serving], return_when=asyncio.FIRST_COMPLETED)
+        for task in (mcp, serving):
+            if not task.done():
+                task.cancel()
+                with contextlib.suppress(BaseException):
+                    await task
+        return 0
+    finally:
+        with contextlib.suppress(Exception):
+            await hub.stop()
+        hub.kill_everything()
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+async def _serve_http(app: MCPServer, port: int) -> None:
+    """Streamable HTTP on 127.0.0.1 only: Host and Origin checked against DNS rebinding and web pages, and a
+    connection from another local user refused (its uid read from /proc/net/tcp)."""
+    import uvicorn
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    from lsp_hub.transport_security import PeerOwners
+
+    host = "127.0.0.1"
+    security = TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[f"127.0.0.1:{port}", f"localhost:{port}", "127.0.0.1", "localhost"],
+        allowed_origins=[f"http://127.0.0.1:{port}", f"http://localhost:{port}"])
+    starlette_app = app.streamable_http_app(transport_security=security, host=host)
+    owners = PeerOwners()
+    if (reason := owners.unavailable_reason()) is not None:
+        logger.warning("cannot tell which local user a connection comes from (%s): connections from other users "
+                       "on this machine will be accepted", reason)
+
+    async def only_this_user(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] in ("http", "websocket"):
+            client, server = scope.get("client"), scope.get("server")
+            refusal = owners.refusal(tuple(client) if client else None, tuple(server) if server else None)
+            if refusal is not None:
+                logger.warning("refused an HTTP client: %s", refusal)
+                await send({"type": "http.response.start", "status": 403,
+                            "headers": [(b"content-type", b"text/plain")]})
+                await send({"type": "http.response.body", "body": f"lsp-hub: {refusal}\n".encode()})
+                return
+        await starlette_app(scope, receive, send)
+
+    config = uvicorn.Config(only_this_user, host=host, port=port, log_level="warning", lifespan="on")
+    server = uvicorn.Server(config)
+    print(f"lsp-hub mcp listening on http://{host}:{port}/mcp", file=sys.stderr, flush=True)
+    await server.serve()
+
+
