@@ -370,9 +370,11 @@ class Workspace:
 
     def lsp_position(self, path: Path, line: int, column: int) -> dict[str, int]:
         """1-based line and character column -> LSP's 0-based line and UTF-16 character."""
-        lines = self.text(path).split("\n")
+        text = self.text(path)
+        lines = text.split("\n")
         if not 1 <= line <= len(lines):
-            raise QueryError(f"lsp-hub query: {path} has {len(lines)} lines; line {line} does not exist")
+            count = len(lines) - 1 if text.endswith("\n") else len(lines)  # the last line ends with its newline
+            raise QueryError(f"lsp-hub query: {path} has {count} lines; line {line} does not exist")
         line_text = lines[line - 1].rstrip("\r")
         if not 1 <= column <= len(line_text) + 1:
             raise QueryError(f"lsp-hub query: line {line} of {path} has {len(line_text)} characters; "
