@@ -61,7 +61,7 @@ class McpClient:
                 self.initialize_result = await session.initialize()
                 self._ready.set_result(session)
                 await self._stop.wait()
-        except BaseException as error:  # noqa: BLE001 - handed to the waiting test
+        except BaseException as error:  # handed to the waiting test
             if not self._ready.done():
                 self._ready.set_exception(error)
 
