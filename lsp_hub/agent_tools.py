@@ -12,6 +12,7 @@ object (`ToolAnswer`)."""
 from __future__ import annotations
 
 import argparse
+import difflib
 import os
 import re
 import select
@@ -31,6 +32,7 @@ LSP_ACTIONS = ("definition", "declaration", "type_definition", "implementation",
 DEFAULT_LIMIT = 50
 # How long a write waits for the formatter; past it the text is written as the agent gave it.
 FORMAT_TIMEOUT_SECONDS = 10.0
+FORMAT_DIFF_LINES = 12  # of the formatting diff shown in a write's answer
 FENCE_OPEN, FENCE_CLOSE = '<untrusted-data source="repository">', "</untrusted-data>"
 _PREFIX = re.compile(r"^lsp-hub query(?: [a-z-]+)?: ")
 
@@ -68,6 +70,8 @@ class WriteOutcome:
     created: bool = False
     syntax_ok: bool | None = None  # None: no parser for this language
     formatted: bool = False
+    formatter: str | None = None  # the server that formatted it
+    format_diff: str = ""  # what formatting changed, unified
     format_skipped_reason: str | None = None  # off, no_formatter, formatter_failed, timeout, syntax_error
     diagnostics: list[dict[str, Any]] = field(default_factory=list)
     complete: bool = False
@@ -77,6 +81,8 @@ class WriteOutcome:
         data = {"path": self.path, "written": self.written, "created": self.created, "syntax_ok": self.syntax_ok,
                 "formatted": self.formatted, "diagnostics": self.diagnostics, "complete": self.complete,
                 "pending": self.pending}
+        if self.formatted:
+            data["formatter"], data["format_diff"] = self.formatter, self.format_diff
         if self.format_skipped_reason is not None:
             data["format_skipped_reason"] = self.format_skipped_reason
         return data
@@ -399,8 +405,13 @@ class AgentTools:
             report = self._diagnostics_of(workspace, [str(target)])
             outcome.diagnostics, outcome.complete, outcome.pending = (report["diagnostics"], report["complete"],
                                                                       report["pending"])
-            return ToolAnswer(self._write_summary(target, content, outcome) + "\n" + self._diagnostics_text(report),
-                              outcome.as_json())
+            text = self._write_summary(target, content, outcome)
+            if outcome.format_diff:  # the agent's next edit_file must quote the text as it now is
+                diff_lines = outcome.format_diff.splitlines()
+                text += "\nformatting changed:\n" + "\n".join(diff_lines[2:][:FORMAT_DIFF_LINES]) + (
+                    f"\n... {len(diff_lines) - 2 - FORMAT_DIFF_LINES} more" if len(diff_lines) - 2 > FORMAT_DIFF_LINES
+                    else "")
+            return ToolAnswer(text + "\n" + self._diagnostics_text(report), outcome.as_json())
 
         return self._run(run)
 
@@ -423,10 +434,13 @@ class AgentTools:
         except QueryError:
             outcome.format_skipped_reason = "formatter_failed"
             return content
+        # Which server formatted (the hub asks the first in precedence order that formats); null from the hub is
+        # also what it answers when none formats.
+        language = self._language_of(workspace, target) or {}
+        outcome.formatter = next((server["name"] for server in language.get("servers", []) if server.get("formats")),
+                                 None)
         if not edits:
-            # null from the hub is also what it answers when no server formats: ask which servers do.
-            language = self._language_of(workspace, target) or {}
-            if not any(server.get("formats") for server in language.get("servers", [])):
+            if outcome.formatter is None:
                 outcome.format_skipped_reason = "no_formatter"
             return content
         try:
@@ -443,6 +457,9 @@ class AgentTools:
         workspace.texts[str(target)] = formatted
         workspace.update(uri, formatted)
         outcome.formatted = True
+        name = self.display(target)
+        outcome.format_diff = "".join(difflib.unified_diff(
+            content.splitlines(keepends=True), formatted.splitlines(keepends=True), f"a/{name}", f"b/{name}", n=0))
         return formatted
 
     def _language_of(self, workspace: query.Workspace, target: Path) -> dict[str, Any] | None:
@@ -455,7 +472,7 @@ class AgentTools:
         lines = content.count("\n") + (0 if content.endswith("\n") or not content else 1)
         parts = [f"{'created' if outcome.created else 'wrote'} {self.display(target)} ({lines} lines)"]
         if outcome.formatted:
-            parts.append("formatted by its formatting server (read it again before editing)")
+            parts.append(f"formatted by {outcome.formatter or 'its formatting server'}")
         elif outcome.format_skipped_reason not in (None, "off", "no_formatter"):
             parts.append(f"not formatted: {outcome.format_skipped_reason}")
         if outcome.syntax_ok is None:
