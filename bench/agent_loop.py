@@ -1,0 +1,349 @@
+"""What an agent gets from `lsp-hub mcp`: a scripted write-check-fix loop through the official MCP SDK client, and
+the size of the `lsp` tool's answers beside the raw LSP JSON of the same answers, in one run (issue 9).
+
+- loop: one MCP session (`mcp.ClientSession` over `stdio_client`) with `lsp-hub mcp --no-daemon --root` on a copy of
+  `examples/sample`. Each round `write_file`s a new Python file with a type error (basedpyright) and an unused
+  variable (ruff F841), checks that the answer says written, complete, nothing pending and holds both servers'
+  findings, then `edit_file`s the fix and checks the answer says no issues (complete). The wall time of each tool
+  call, as the client sees it, is a verified write: the text on disk and every server's verdict on it. One round
+  first is not counted (the hub and its servers start). Beside it: what an agent does today, write the file and
+  sleep a fixed 3 s (stated, not slept: bench/agent_latency.py measures what such a sleep finds).
+- answer size: the `lsp` tool's text answers (what a model reads) for hover, references and diagnostics, in
+  tokens (characters / 4), beside the raw LSP JSON results of the same questions (textDocument/hover,
+  textDocument/references, the lspHub.diagnostics command), asked of a hub of its own over stdio (`HubClient`).
+
+Everything runs in a temporary directory (removed on the way out, Ctrl-C and errors included), with the MCP
+server's and the hub's language servers found on PATH with this checkout's .venv/bin and .tools/npm first, as
+scripts/env.sh puts them. About 20 s on 2 cores; no new round starts after --max-seconds (90).
+
+    python bench/agent_loop.py [--rounds 20] [--max-seconds 90]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib.util
+import json
+import math
+import os
+import shutil
+import signal
+import statistics
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+if __name__ == "__main__" and (absent := [name for name in ("mcp", "pygls") if importlib.util.find_spec(name) is None]):
+    sys.exit(f"agent_loop: {' and '.join(absent)} not installed for {sys.executable}; run this with the project's "
+             ".venv/bin/python (`. scripts/env.sh` puts it first on PATH)")
+
+from agent_latency import SLEEP_SECONDS, World, interrupted, ms, note, percentile, row  # noqa: E402
+
+from lsp_hub.rawclient import HubClient, position_of  # noqa: E402
+
+if TYPE_CHECKING:
+    from mcp import ClientSession
+
+PYTHON_SERVERS = {"basedpyright": "basedpyright-langserver", "ruff": "ruff"}
+HOVER = ("app/service.py", 16, 66)  # total_value(...) in report(): basedpyright answers with its signature
+REFERENCES_SYMBOL = "total_value"  # defined in app/models.py, used in three other places
+DIAGNOSED = "app/broken.py"  # an error and a hint from basedpyright, a warning from ruff
+REQUEST_TIMEOUT = 60.0
+
+
+def broken_text(number: int) -> str:
+    # basedpyright: reportReturnType (its message quotes 'x_N'); ruff F841: `unused_N` is never used.
+    return f'def loop_{number}() -> int:\n    unused_{number} = 1\n    return "x_{number}"\n'
+
+
+def fix(number: int) -> tuple[str, str]:
+    """edit_file's (old_text, new_text): both findings gone."""
+    return f'    unused_{number} = 1\n    return "x_{number}"\n', f"    return {number}\n"
+
+
+def tokens(text: str) -> int:
+    return math.ceil(len(text) / 4)
+
+
+def compact(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+# ============================================================================================= the loop
+@dataclass
+class Loop:
+    broken: list[float] = field(default_factory=list)
+    fixed: list[float] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+    rounds: int = 0
+
+
+def broken_problem(result: Any, number: int) -> str | None:
+    """Why the broken write's answer is not the verified answer expected, else None."""
+    if result.is_error:
+        return "is_error"
+    data = result.structured_content or {}
+    if not (data.get("written") and data.get("complete")) or data.get("pending"):
+        return (f"written={data.get('written')} complete={data.get('complete')} "
+                f"pending={data.get('pending')}")
+    diagnostics = data.get("diagnostics") or []
+    pyright = any("pyright" in str(d.get("source", "")).lower() and f"'x_{number}'" in str(d.get("message", ""))
+                  for d in diagnostics)
+    ruff = any("ruff" in str(d.get("source", "")).lower() and f"unused_{number}" in str(d.get("message", ""))
+               for d in diagnostics)
+    if not (pyright and ruff):
+        return f"findings: basedpyright {'yes' if pyright else 'NO'}, ruff {'yes' if ruff else 'NO'}"
+    return None
+
+
+def fixed_problem(result: Any) -> str | None:
+    if result.is_error:
+        return "is_error"
+    data = result.structured_content or {}
+    if not (data.get("written") and data.get("complete")) or data.get("pending"):
+        return (f"written={data.get('written')} complete={data.get('complete')} "
+                f"pending={data.get('pending')}")
+    text = result.content[0].text if result.content else ""
+    if data.get("diagnostics") or not text.endswith("\nno issues"):
+        return f"{len(data.get('diagnostics') or [])} diagnostics left"
+    return None
+
+
+async def timed_call(session: ClientSession, tool: str, arguments: dict[str, Any]) -> tuple[float, Any]:
+    started = time.perf_counter()
+    result = await session.call_tool(tool, arguments, read_timeout_seconds=REQUEST_TIMEOUT)
+    return time.perf_counter() - started, result
+
+
+async def one_round(session: ClientSession, number: int, loop: Loop | None) -> tuple[float, float]:
+    """write_file broken, edit_file the fix; times of verified writes go into `loop` (None: the warm-up)."""
+    path = f"app/loop_{number}.py"
+    seconds_broken, result = await timed_call(session, "write_file", {"path": path, "content": broken_text(number)})
+    problem = broken_problem(result, number)
+    record(loop, loop.broken if loop else None, seconds_broken, problem, f"write_file {path} (broken)", result)
+    old, new = fix(number)
+    seconds_fixed, result = await timed_call(session, "edit_file", {"path": path, "old_text": old, "new_text": new})
+    record(loop, loop.fixed if loop else None, seconds_fixed, fixed_problem(result), f"edit_file {path} (fix)",
+           result)
+    return seconds_broken, seconds_fixed
+
+
+def record(loop: Loop | None, column: list[float] | None, seconds: float, problem: str | None, what: str,
+           result: Any) -> None:
+    if problem is None:
+        if column is not None:
+            column.append(seconds)
+        return
+    text = result.content[0].text if result.content else "(no content)"
+    line = f"{what}: {problem} after {ms(seconds)}; the answer: {text!r}"
+    if loop is not None:
+        loop.failures.append(line)
+    print(f"  NOT VERIFIED: {line[:600]}")
+
+
+async def ask_lsp(session: ClientSession) -> dict[str, Any]:
+    """The lsp tool's answers for the three questions: action -> CallToolResult."""
+    file, line, column = HOVER
+    questions = {
+        "hover": {"action": "hover", "file": file, "line": line, "column": column},
+        "references": {"action": "references", "symbol": REFERENCES_SYMBOL},
+        "diagnostics": {"action": "diagnostics", "file": DIAGNOSED},
+    }
+    answers = {}
+    for action, arguments in questions.items():
+        answers[action] = await session.call_tool("lsp", arguments, read_timeout_seconds=REQUEST_TIMEOUT)
+    return answers
+
+
+async def mcp_session(world: World, rounds: int, deadline: float) -> tuple[Loop, dict[str, Any], dict[str, float]]:
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "lsp_hub", "mcp", "--no-daemon", "--root", str(world.sample)],
+        env=world.env, cwd=str(world.sample))
+    loop = Loop()
+    phases: dict[str, float] = {}
+    log_path = world.directory / "mcp-stderr.log"
+    with log_path.open("w") as errlog:
+        started = time.perf_counter()
+        try:
+            async with (stdio_client(params, errlog=errlog) as (read, write),
+                        ClientSession(read, write, read_timeout_seconds=REQUEST_TIMEOUT) as session):
+                await session.initialize()
+                phases["initialize"] = time.perf_counter() - started
+                phases["warm-up broken"], phases["warm-up fix"] = await one_round(session, 0, None)
+                for number in range(1, rounds + 1):
+                    if time.monotonic() > deadline:
+                        print(f"  (time bound reached: stopped after {loop.rounds} rounds)")
+                        break
+                    await one_round(session, number, loop)
+                    loop.rounds += 1
+                answers = await ask_lsp(session)
+                closing = time.perf_counter()
+        finally:
+            errlog.flush()
+            stderr = log_path.read_text(errors="replace").strip()
+            if stderr:
+                print("  the MCP server's stderr:")
+                for line in stderr.splitlines()[-20:]:
+                    print(f"    {line}")
+        phases["close"] = time.perf_counter() - closing
+    return loop, answers, phases
+
+
+def report_loop(loop: Loop, phases: dict[str, float]) -> None:
+    print(f"  MCP server start + initialize {ms(phases['initialize'])}; warm-up round (hub and servers start): "
+          f"broken write {ms(phases['warm-up broken'])}, fix {ms(phases['warm-up fix'])}; "
+          f"session close {ms(phases['close'])}")
+    row("", "write_file broken", "edit_file fix", f"write + sleep {SLEEP_SECONDS:g} s")
+    for label, fraction in (("median", None), ("p95", 0.95)):
+        cells = [ms(statistics.median(values) if fraction is None else percentile(values, fraction))
+                 if values else "-" for values in (loop.broken, loop.fixed)]
+        row(label, *cells, ms(SLEEP_SECONDS))
+    row("min - max", *(f"{min(values) * 1000:.0f} - {max(values) * 1000:.0f} ms" if values else "-"
+                       for values in (loop.broken, loop.fixed)), "")
+    row("verified", f"{len(loop.broken)}/{loop.rounds}", f"{len(loop.fixed)}/{loop.rounds}", "not known")
+    row(f"sum over {loop.rounds} rounds", f"{sum(loop.broken):.1f} s", f"{sum(loop.fixed):.1f} s",
+        f"{2 * loop.rounds * SLEEP_SECONDS:.0f} s (both)")
+    note("Wall time of each tools/call as the MCP client sees it, verified writes only: the file is on disk and "
+         "the answer is complete (basedpyright and ruff both reported on that text, nothing pending); the broken "
+         "write's answer holds basedpyright's return-type error and ruff's F841, the fix's says 'no issues'. "
+         f"The sleeping agent's figure is the sleep alone, stated: it still has to ask for the diagnostics after "
+         f"it, and bench/agent_latency.py shows how often a {SLEEP_SECONDS:g} s sleep finds both servers' findings.")
+
+
+# ============================================================================================= raw LSP
+async def raw_answers(world: World) -> dict[str, Any]:
+    """The JSON-RPC results of the same three questions, from a hub of its own over stdio."""
+    try:
+        return await ask_raw(await world.client(), world)
+    finally:
+        await world.stop_clients()
+
+
+async def ask_raw(client: HubClient, world: World) -> dict[str, Any]:
+    command = "workspace/executeCommand"
+    file, line, column = HOVER
+    service = world.sample / file
+    uri = client.open(service, "python")
+    # basedpyright answers project-wide questions from the open files only until its first report on a file
+    # (as `lsp-hub query` does, the answer is waited for first).
+    await client.request(command, {"command": "lspHub.diagnostics", "arguments": [{"uri": uri, "timeoutMs": 30000}]},
+                         timeout=REQUEST_TIMEOUT)
+    text = service.read_text()
+    line_text = text.split("\n")[line - 1]
+    position = {"line": line - 1, "character": len(line_text[:column - 1].encode("utf-16-le")) // 2}
+    hover = await client.request("textDocument/hover", {"textDocument": {"uri": uri}, "position": position},
+                                 timeout=REQUEST_TIMEOUT)
+    models = world.sample / "app/models.py"
+    models_uri = client.open(models, "python")
+    definition = position_of(models.read_text(), f"def {REFERENCES_SYMBOL}", len("def "))
+    references = await client.request("textDocument/references", {
+        "textDocument": {"uri": models_uri}, "position": definition, "context": {"includeDeclaration": True}},
+        timeout=REQUEST_TIMEOUT)
+    broken_uri = client.open(world.sample / DIAGNOSED, "python")
+    diagnostics = await client.request(command, {"command": "lspHub.diagnostics",
+                                                 "arguments": [{"uri": broken_uri, "timeoutMs": 30000}]},
+                                       timeout=REQUEST_TIMEOUT)
+    return {"hover": hover, "references": references, "diagnostics": diagnostics}
+
+
+def same_answer(action: str, mcp: Any, raw: Any) -> str:
+    """Whether both sides answered the same thing, by a count or the text."""
+    text = mcp.content[0].text if mcp.content else ""
+    data = mcp.structured_content or {}
+    if mcp.is_error:
+        return "MCP error"
+    if action == "hover":
+        value = str(((raw or {}).get("contents") or {}).get("value", "")).strip()
+        return "yes" if value and value in text else "NO (text differs)"
+    if action == "references":
+        ours, theirs = len(data.get("locations") or []), len(raw or [])
+        return f"yes ({ours})" if ours == theirs else f"NO ({ours} vs {theirs})"
+    ours, theirs = len(data.get("diagnostics") or []), len((raw or {}).get("diagnostics") or [])
+    complete = bool(data.get("complete")) and bool((raw or {}).get("complete"))
+    return (f"yes ({ours})" if ours == theirs else f"NO ({ours} vs {theirs})") + ("" if complete else ", incomplete")
+
+
+def report_sizes(answers: dict[str, Any], raw: dict[str, Any]) -> None:
+    def table_row(*cells: str) -> None:
+        print(f"  {cells[0]:<14}" + "".join(f"{cell:>{width}}" for cell, width in zip(cells[1:5], (17, 21, 8, 25),
+                                                                                       strict=True))
+              + f"   {cells[5]}")
+
+    table_row("action", "MCP text tokens", "raw LSP JSON tokens", "ratio", "(MCP structuredContent)", "same answer")
+    for action in ("hover", "references", "diagnostics"):
+        mcp = answers[action]
+        text = mcp.content[0].text if mcp.content else ""
+        ours, theirs = tokens(text), tokens(compact(raw[action]))
+        structured = tokens(compact(mcp.structured_content)) if mcp.structured_content is not None else 0
+        cells = (action, str(ours), str(theirs), f"{theirs / ours:.1f}x" if ours else "-", str(structured),
+                 same_answer(action, mcp, raw[action]))
+        table_row(*cells)
+    file, line, column = HOVER
+    note(f"Tokens are characters / 4, rounded up. MCP text: the lsp tool's content[0].text (hover {file}:{line}:"
+         f"{column}, references symbol={REFERENCES_SYMBOL}, diagnostics {DIAGNOSED}); raw: the JSON-RPC result, "
+         "compact JSON, of textDocument/hover, textDocument/references (includeDeclaration, at the definition) and "
+         "workspace/executeCommand lspHub.diagnostics, from a hub of its own. The structuredContent column is the "
+         "JSON the same MCP answer also carries (paths absolute), for clients that show it to the model. Ratio: "
+         "raw / MCP text.")
+
+
+# ============================================================================================= main
+def missing_servers(path: str) -> list[str]:
+    return [f"{name} ({binary})" for name, binary in PYTHON_SERVERS.items() if shutil.which(binary, path=path) is None]
+
+
+async def run(world: World, options: argparse.Namespace) -> int:
+    load = " ".join(f"{value:.2f}" for value in os.getloadavg())
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {load}, "
+          f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
+    print()
+    print(f"loop: `lsp-hub mcp --no-daemon` through the MCP SDK client, {options.rounds} rounds of write_file "
+          "(a type error and an unused variable) then edit_file (the fix), each answer checked")
+    loop, answers, phases = await mcp_session(world, options.rounds, time.monotonic() + options.max_seconds)
+    report_loop(loop, phases)
+    print("answer size: the MCP lsp tool's text beside the raw LSP JSON of the same answer")
+    report_sizes(answers, await raw_answers(world))
+    if loop.failures or not loop.rounds:
+        print(f"agent_loop: {len(loop.failures)} of {2 * loop.rounds} writes were not verified (see above)")
+        return 1
+    return 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, default=20, help="counted write/fix rounds (default 20)")
+    parser.add_argument("--max-seconds", type=float, default=90,
+                        help="start no new round after this long (default 90)")
+    options = parser.parse_args()
+    world = World(deadline=math.inf)
+    try:
+        extra = [str(ROOT / ".venv" / "bin"), str(ROOT / ".tools" / "npm" / "node_modules" / ".bin")]
+        world.env["PATH"] = os.pathsep.join([*extra, world.env.get("PATH", os.defpath)])
+        world.env["TMPDIR"] = str(world.directory)  # the MCP server's socket directory, the servers' files
+        missing = missing_servers(world.env["PATH"])
+        if missing:
+            print(f"agent_loop: not found on PATH: {', '.join(missing)}; install them with scripts/setup.sh",
+                  file=sys.stderr)
+            return 2
+        signal.signal(signal.SIGTERM, interrupted)  # as Ctrl-C: the temporary directory is removed
+        try:
+            return asyncio.run(run(world, options))
+        except KeyboardInterrupt:
+            print("interrupted: stopping the MCP server and hub this run started", file=sys.stderr)
+            return 130
+    finally:
+        world.remove()
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
