@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import logging
 import os
 import re
 import select
@@ -24,8 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from lsp_hub import query
-from lsp_hub.query import HubConnection, HubFailed, HubTimeout, QueryError, path_uri
+from lsp_hub.query import HubConnection, HubFailed, HubLost, HubTimeout, QueryError, path_uri
 
+logger = logging.getLogger("lsp_hub.mcp")
 LSP_ACTIONS = ("definition", "declaration", "type_definition", "implementation", "references", "hover", "symbols",
                "rename", "code_actions", "format", "incoming_calls", "outgoing_calls", "diagnostics", "languages",
                "status")
@@ -99,6 +101,7 @@ class AgentTools:
         self._connect = connect
         self._connection: HubConnection | None = None
         self._lock = threading.Lock()
+        self._disk_written = False  # during a call: whether it wrote a file (then it is never run again)
 
     # ============================================================================================ the session
     def close(self) -> None:
@@ -142,16 +145,25 @@ class AgentTools:
                 workspace.update(uri, text)
 
     def _run(self, action: Callable[[query.Workspace], ToolAnswer]) -> ToolAnswer:
+        """Run one call on the session. A session the hub ended (the daemon stopped or exited idle) is replaced
+        by a new one, and the call run again once, unless it already wrote a file."""
         with self._lock:
-            try:
-                return action(self._workspace())
-            except HubFailed as error:
-                if self._connection is not None and _closed(self._connection):
-                    self._connection.close()
-                    self._connection = None
-                raise ToolFailure(_sentence(error)) from None
-            except QueryError as error:
-                raise ToolFailure(_sentence(error)) from None
+            for attempt in (1, 2):
+                self._disk_written = False
+                try:
+                    return action(self._workspace())
+                except HubFailed as error:
+                    lost = isinstance(error, HubLost) or (self._connection is not None and _closed(self._connection))
+                    if lost and self._connection is not None:
+                        self._connection.close()
+                        self._connection = None
+                    if lost and attempt == 1 and not self._disk_written:
+                        logger.info("the hub went away (%s); starting a new session", error)
+                        continue
+                    raise ToolFailure(_sentence(error)) from None
+                except QueryError as error:
+                    raise ToolFailure(_sentence(error)) from None
+            raise AssertionError("unreachable")
 
     # ============================================================================================ paths
     def path(self, name: str, *, must_exist: bool = True) -> Path:
@@ -239,6 +251,7 @@ class AgentTools:
             if problem is not None:
                 raise QueryError(f"not written: the edit would break {self.display(change.path)}: {problem}")
         written.extend(change.path for change in changes)
+        self._disk_written = True
 
     def _diagnostics_of(self, workspace: query.Workspace, paths: list[str]) -> dict[str, Any]:
         diagnostics: list[dict[str, Any]] = []
@@ -395,6 +408,7 @@ class AgentTools:
                 target.parent.mkdir(parents=True, exist_ok=True)
             except OSError as error:
                 raise ToolFailure(f"cannot create {self.display(target.parent)}: {error.strerror}") from None
+            self._disk_written = True
             query.atomic_write(target, content)
             outcome.written = True
             connection = workspace.connection
@@ -470,7 +484,8 @@ class AgentTools:
 
     def _write_summary(self, target: Path, content: str, outcome: WriteOutcome) -> str:
         lines = content.count("\n") + (0 if content.endswith("\n") or not content else 1)
-        parts = [f"{'created' if outcome.created else 'wrote'} {self.display(target)} ({lines} lines)"]
+        parts = [f"{'created' if outcome.created else 'wrote'} {self.display(target)} "
+                 f"({lines} line{'' if lines == 1 else 's'})"]
         if outcome.formatted:
             parts.append(f"formatted by {outcome.formatter or 'its formatting server'}")
         elif outcome.format_skipped_reason not in (None, "off", "no_formatter"):

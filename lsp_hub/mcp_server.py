@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import inspect
 import logging
 import os
 import shutil
@@ -30,8 +31,9 @@ from urllib.parse import unquote, urlparse
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from lsp_hub import __version__, query
 from lsp_hub.agent_tools import LSP_ACTIONS, AgentTools, ToolAnswer, ToolFailure
@@ -110,8 +112,28 @@ def _error(failure: ToolFailure) -> CallToolResult:
                           structured_content=failure.data)
 
 
+class HubMCPServer(MCPServer):
+    """MCPServer whose answer to arguments that do not fit a tool's schema is one line per argument, not pydantic's
+    report (with its links)."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any],
+                        context: Context | None = None) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as error:
+            if not isinstance(error.__cause__, ValidationError):
+                raise
+            problems = "; ".join(f"{'.'.join(str(part) for part in problem['loc']) or 'arguments'}: "
+                                 f"{problem['msg']}" for problem in error.__cause__.errors())
+            raise ToolError(f"{name}: invalid arguments: {problems}") from None
+
+
 def build_server(tools: Tools) -> MCPServer:
-    app: MCPServer = MCPServer("lsp-hub", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
+    app = HubMCPServer("lsp-hub", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
+
+    def tool(function: Callable[..., Any]) -> Callable[..., Any]:
+        """A tool described by its docstring as one paragraph (not its source indentation)."""
+        return app.tool(description=" ".join(inspect.getdoc(function).split()))(function)  # type: ignore[union-attr]
 
     async def call(context: Context | None, method: Callable[..., ToolAnswer], *args: Any,
                    **kwargs: Any) -> CallToolResult:
@@ -124,7 +146,7 @@ def build_server(tools: Tools) -> MCPServer:
         except ToolFailure as failure:
             return _error(failure)
 
-    @app.tool()
+    @tool
     async def lsp(action: Annotated[LspAction, Field(description="what to ask")], file: File = None,
                   line: Line = None, column: Column = None, symbol: Symbol = None,
                   query: Annotated[str | None, Field(description="symbols: search the workspace for this")] = None,
@@ -138,7 +160,7 @@ def build_server(tools: Tools) -> MCPServer:
         return await call(ctx, AgentTools.lsp, action, file=file, line=line, column=column, symbol=symbol,
                           query_text=query, new_name=new_name, apply=apply, limit=limit)
 
-    @app.tool()
+    @tool
     async def repo_map(focus_files: Annotated[list[str] | None, Field(
                            description="files the task is about; the map favours what they use")] = None,
                        mentioned: Annotated[list[str] | None, Field(
@@ -149,7 +171,7 @@ def build_server(tools: Tools) -> MCPServer:
         a token budget."""
         return await call(ctx, AgentTools.repo_map, focus_files, mentioned, token_budget)
 
-    @app.tool()
+    @tool
     async def relevant_files(description: Annotated[str, Field(description="the task, in words")],
                              targets: Annotated[list[str] | None, Field(
                                  description="files already known to matter")] = None,
@@ -158,7 +180,7 @@ def build_server(tools: Tools) -> MCPServer:
         """The files most relevant to a task, each with the reasons it was chosen."""
         return await call(ctx, AgentTools.relevant_files, description, targets, top_n)
 
-    @app.tool()
+    @tool
     async def callers(file: File = None, line: Line = None, column: Column = None, symbol: Symbol = None,
                       depth: Annotated[int, Field(ge=1, le=5, description="callers of callers, up to this")] = 1,
                       limit: Limit = 50, ctx: Context | None = None) -> CallToolResult:
@@ -166,7 +188,7 @@ def build_server(tools: Tools) -> MCPServer:
         symbol."""
         return await call(ctx, AgentTools.callers, file, line, column, symbol, depth, limit)
 
-    @app.tool()
+    @tool
     async def check_syntax(file: Annotated[str, Field(description="the file (its language comes from its name)")],
                            content: Annotated[str | None, Field(
                                description="check this text instead of the file on disk")] = None,
@@ -174,7 +196,7 @@ def build_server(tools: Tools) -> MCPServer:
         """Check a file's syntax (or a text as that file) with the language's parser, without writing anything."""
         return await call(ctx, AgentTools.check_syntax, file, content)
 
-    @app.tool()
+    @tool
     async def write_file(path: Annotated[str, Field(description="the file to create or replace")],
                          content: Annotated[str, Field(description="the whole new content")],
                          ctx: Context | None = None) -> CallToolResult:
@@ -183,7 +205,7 @@ def build_server(tools: Tools) -> MCPServer:
         server's diagnostics on it."""
         return await call(ctx, AgentTools.write_file, path, content)
 
-    @app.tool()
+    @tool
     async def edit_file(path: Annotated[str, Field(description="the file to edit")],
                         old_text: Annotated[str, Field(description="exact text that occurs once in the file")],
                         new_text: Annotated[str, Field(description="the text to put in its place")],
@@ -245,7 +267,8 @@ def mcp_main(argv: list[str]) -> int:
 async def _serve(args: argparse.Namespace, root: Path | None) -> int:
     if args.no_daemon:
         return await _with_hub_in_process(args, root)
-    connect = partial(_connect_socket, args.socket) if args.socket else query.connect_default
+    connect = partial(_connect_socket, args.socket) if args.socket else partial(query.connect_default,
+                                                                                 who="lsp-hub mcp")
     return await _run(args, Tools(root, connect, timeout=args.timeout, fenced=args.fence))
 
 

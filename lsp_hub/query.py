@@ -87,6 +87,10 @@ class HubTimeout(HubFailed):
     """No answer within the timeout (the request was cancelled)."""
 
 
+class HubLost(HubFailed):
+    """The connection to the hub ended (a daemon stopped, a child hub died)."""
+
+
 class _UsageParser(argparse.ArgumentParser):
     def error(self, message: str) -> Any:  # argparse would print usage and exit
         raise QueryError(f"{self.prog}: {message}")
@@ -121,7 +125,7 @@ class HubConnection:
                 written = os.write(self.write_fd, data)
                 data = data[written:]
         except OSError as error:
-            raise HubFailed(f"lsp-hub query: lost the connection to {self.description}: "
+            raise HubLost(f"lsp-hub query: lost the connection to {self.description}: "
                             f"{error.strerror}{self._tail()}") from None
 
     def _read_message(self, deadline: float) -> dict[str, Any]:
@@ -154,7 +158,7 @@ class HubConnection:
             else:
                 reason = "it closed the connection"
             if not chunk:
-                raise HubFailed(f"lsp-hub query: lost {self.description}: {reason}{self._tail()}")
+                raise HubLost(f"lsp-hub query: lost {self.description}: {reason}{self._tail()}")
             self._buffer += chunk
 
     def _tail(self) -> str:
@@ -264,18 +268,18 @@ def connect_socket(path: str) -> HubConnection:
     return HubConnection(fd, fd, description=f"the hub at {path}")
 
 
-def connect_default(root: Path) -> HubConnection:
+def connect_default(root: Path, who: str = "lsp-hub query") -> HubConnection:
     """The hub when neither --socket nor --no-daemon is given: the user's daemon, started in the background when
-    none answers (said on stderr)."""
+    none answers (said on stderr, by `who`)."""
     from lsp_hub.daemon_client import DaemonError, daemon_run_args, ensure_daemon, prepare_runtime_directory
 
     try:
         paths = prepare_runtime_directory()
         connection, started = ensure_daemon(paths, daemon_run_args(None, None, 0))
     except DaemonError as error:
-        raise HubFailed(f"lsp-hub query: {error}") from None
+        raise HubFailed(f"{who}: {error}") from None
     if started is not None:
-        print(f"lsp-hub query: started the lsp-hub daemon (pid {started}, socket {paths.socket}); "
+        print(f"{who}: started the lsp-hub daemon (pid {started}, socket {paths.socket}); "
               "`lsp-hub daemon stop` ends it", file=sys.stderr, flush=True)
     fd = connection.detach()
     return HubConnection(fd, fd, description=f"the daemon at {paths.socket}")

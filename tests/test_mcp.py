@@ -68,6 +68,7 @@ def test_the_tools_and_their_schemas(mcp: McpClient) -> None:
     assert set(tools) == TOOLS
     for tool in tools.values():
         assert tool.description and len(tool.description) < 400, tool.name  # one or two sentences
+        assert "\n" not in tool.description and "  " not in tool.description
         assert tool.input_schema["type"] == "object"
         assert "ctx" not in tool.input_schema["properties"]
     lsp = tools["lsp"].input_schema
@@ -165,6 +166,9 @@ def test_what_a_tool_cannot_do_is_one_sentence(mcp: McpClient, sample: Path) -> 
     assert "has 20 lines; line 99 does not exist" in mcp.error(
         "lsp", {"action": "hover", "file": "app/service.py", "line": 99, "column": 1})
     assert "needs file, line and column" in mcp.error("lsp", {"action": "definition", "file": "app/service.py"})
+    assert mcp.error("lsp", {"action": "hover", "file": "app/service.py", "line": 0, "column": 1}) == \
+        "lsp: invalid arguments: line: Input should be greater than or equal to 1"
+    assert mcp.error("lsp", {"action": "nope"}).startswith("lsp: invalid arguments: action: Input should be ")
     for error in (mcp.error("lsp", {"action": "hover", "file": "/etc/passwd", "line": 1, "column": 1}),
                   mcp.error("check_syntax", {"file": "../../x.py", "content": "x = 1\n"})):
         assert "outside the workspace" in error and "Traceback" not in error
@@ -454,3 +458,24 @@ def test_two_mcp_servers_and_an_editor_share_one_basedpyright(tmp_path: Path) ->
 
 def _basedpyright_pids(status: dict[str, Any]) -> set[int]:
     return {server["pid"] for server in status["servers"] if server["name"] == "basedpyright" and server["pid"]}
+
+
+def test_a_stopped_daemon_is_replaced_between_two_calls(tmp_path: Path) -> None:
+    sample = _copy_sample(tmp_path / "sample")
+    home = tmp_path / "home"
+    (home / "run").mkdir(parents=True, mode=0o700)
+    env = _isolated_env(home)
+    full_env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), **env}
+    agent = McpClient("--root", str(sample), "--timeout", "90", env=env)
+    hover = {"action": "hover", "file": "app/service.py", "line": 16, "column": 66}
+    try:
+        first_pid = agent.call("lsp", {"action": "status"}).structured_content["hub"]["pid"]
+        stopped = subprocess.run([sys.executable, "-m", "lsp_hub", "daemon", "stop"], env=full_env,
+                                 capture_output=True, text=True, timeout=60)
+        assert stopped.returncode == 0, stopped.stderr
+        assert "def total_value" in agent.text("lsp", hover)  # a new daemon, a new session: no error
+        assert agent.call("lsp", {"action": "status"}).structured_content["hub"]["pid"] != first_pid
+    finally:
+        agent.close()
+        subprocess.run([sys.executable, "-m", "lsp_hub", "daemon", "stop"], env=full_env, capture_output=True,
+                       timeout=60, check=False)
