@@ -13,11 +13,13 @@ import sys
 import threading
 from collections.abc import AsyncIterator
 from concurrent.futures import Future
+from pathlib import Path
 from typing import Any
 
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
-from mcp_types import CallToolResult
+from mcp_types import CallToolResult, ListRootsResult, Root
+from pydantic import FileUrl
 
 from tests.conftest import REPO_ROOT
 
@@ -30,8 +32,8 @@ class McpClient:
     """`lsp-hub mcp ARGS` over stdio (or an HTTP URL), one ClientSession for the client's life."""
 
     def __init__(self, *args: str, env: dict[str, str] | None = None, cwd: str | None = None,
-                 url: str | None = None, timeout: float = 120.0) -> None:
-        self.args, self.url, self.timeout = args, url, timeout
+                 url: str | None = None, timeout: float = 120.0, roots: list[Path] | None = None) -> None:
+        self.args, self.url, self.timeout, self.roots = args, url, timeout, roots
         self.env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), **(env or {})}
         self.cwd = cwd
         self._loop = asyncio.new_event_loop()
@@ -57,13 +59,17 @@ class McpClient:
     async def _main(self) -> None:
         self._stop = asyncio.Event()
         try:
-            async with self._streams() as (read, write), ClientSession(read, write) as session:
+            async with self._streams() as (read, write), ClientSession(
+                    read, write, list_roots_callback=self._list_roots if self.roots is not None else None) as session:
                 self.initialize_result = await session.initialize()
                 self._ready.set_result(session)
                 await self._stop.wait()
         except BaseException as error:  # handed to the waiting test
             if not self._ready.done():
                 self._ready.set_exception(error)
+
+    async def _list_roots(self, context: Any) -> ListRootsResult:
+        return ListRootsResult(roots=[Root(uri=FileUrl(path.as_uri()), name=path.name) for path in self.roots or []])
 
     def run(self, coroutine: Any) -> Any:
         return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result(self.timeout)
