@@ -261,10 +261,10 @@ OTHER_USER_CLIENT = textwrap.dedent("""
         print(type(error).__name__)
         raise SystemExit(0)
     body = b'{"jsonrpc":"2.0","id":1,"method":"lspHub/daemonStatus"}'
-    client.sendall(b"Content-Length: %d\\r\\n\\r\\n" % len(body) + body)
-    try:
+    try:  # the daemon may have closed the connection before the request is even sent
+        client.sendall(b"Content-Length: %d\\r\\n\\r\\n" % len(body) + body)
         print(client.recv(65536).decode(errors="replace") or "closed")
-    except ConnectionResetError:
+    except (BrokenPipeError, ConnectionResetError):
         print("closed")
 """)
 
