@@ -9,7 +9,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -33,7 +32,7 @@ from lsp_hub.query import (
     utf16_column,
     write_changes,
 )
-from tests.conftest import EXAMPLES_DIR, REPO_ROOT, find_required_binary
+from tests.conftest import REPO_ROOT, copy_sample, find_required_binary
 
 pytestmark = pytest.mark.real_server
 
@@ -46,14 +45,8 @@ Ask = Callable[..., tuple[int, str, str]]
 @pytest.fixture(scope="module")
 def sample(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A private copy of examples/sample, with files of its own for the writing actions and an ambiguous name."""
-    target = tmp_path_factory.mktemp("query") / "sample"
-    shutil.copytree(EXAMPLES_DIR / "sample", target, ignore=shutil.ignore_patterns(".ruff_cache", "node_modules"))
+    target = copy_sample(tmp_path_factory.mktemp("query") / "sample")
     (target / "app" / "extra.py").write_text('def report() -> None:\n    """A second `report`."""\n')
-    (target / "app" / "messy.py").write_text("import sys\nx=1\nprint(sys.argv, x)\n")
-    (target / "app" / "fixme.py").write_text("import os\n\n\ndef one() -> int:\n    return 1\n")
-    (target / "app" / "pricing.py").write_text("def net_price(gross: float) -> float:\n    return gross / 1.2\n")
-    (target / "app" / "checkout.py").write_text(
-        "from app.pricing import net_price\n\n\ndef pay() -> float:\n    return net_price(12.0)\n")
     return target
 
 
