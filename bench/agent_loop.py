@@ -84,14 +84,22 @@ class Loop:
     rounds: int = 0
 
 
-def broken_problem(result: Any, number: int) -> str | None:
-    """Why the broken write's answer is not the verified answer expected, else None."""
+def unwritten_problem(result: Any) -> str | None:
+    """Why a write's answer is not a complete, written one, else None."""
     if result.is_error:
         return "is_error"
     data = result.structured_content or {}
     if not (data.get("written") and data.get("complete")) or data.get("pending"):
         return (f"written={data.get('written')} complete={data.get('complete')} "
                 f"pending={data.get('pending')}")
+    return None
+
+
+def broken_problem(result: Any, number: int) -> str | None:
+    """Why the broken write's answer is not the verified answer expected, else None."""
+    if (problem := unwritten_problem(result)) is not None:
+        return problem
+    data = result.structured_content or {}
     diagnostics = data.get("diagnostics") or []
     pyright = any("pyright" in str(d.get("source", "")).lower() and f"'x_{number}'" in str(d.get("message", ""))
                   for d in diagnostics)
@@ -103,12 +111,9 @@ def broken_problem(result: Any, number: int) -> str | None:
 
 
 def fixed_problem(result: Any) -> str | None:
-    if result.is_error:
-        return "is_error"
+    if (problem := unwritten_problem(result)) is not None:
+        return problem
     data = result.structured_content or {}
-    if not (data.get("written") and data.get("complete")) or data.get("pending"):
-        return (f"written={data.get('written')} complete={data.get('complete')} "
-                f"pending={data.get('pending')}")
     text = result.content[0].text if result.content else ""
     if data.get("diagnostics") or not text.endswith("\nno issues"):
         return f"{len(data.get('diagnostics') or [])} diagnostics left"

@@ -435,10 +435,7 @@ def _outward_address() -> str:
 # ================================================================================================ sharing
 def test_two_mcp_servers_and_an_editor_share_one_basedpyright(tmp_path: Path) -> None:
     sample = copy_sample(tmp_path / "sample")
-    home = tmp_path / "home"
-    (home / "run").mkdir(parents=True, mode=0o700)
-    env = _isolated_env(home)
-    full_env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), **env}
+    env, full_env = _daemon_env(tmp_path / "home")
     agents = [McpClient("--root", str(sample), "--timeout", "90", env=env) for _ in range(2)]
     editor = subprocess.Popen([sys.executable, "-m", "lsp_hub", "--connect"], stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=full_env)
@@ -463,16 +460,21 @@ def test_two_mcp_servers_and_an_editor_share_one_basedpyright(tmp_path: Path) ->
         _stop_daemon(full_env)
 
 
+def _daemon_env(home: Path) -> tuple[dict[str, str], dict[str, str]]:
+    """A private runtime directory (so a daemon of the test's own) and config/cache: the variables, and the whole
+    environment for a command."""
+    (home / "run").mkdir(parents=True, mode=0o700)
+    env = _isolated_env(home)
+    return env, {**os.environ, "PYTHONPATH": str(REPO_ROOT), **env}
+
+
 def _basedpyright_pids(status: dict[str, Any]) -> set[int]:
     return {server["pid"] for server in status["servers"] if server["name"] == "basedpyright" and server["pid"]}
 
 
 def test_a_stopped_daemon_is_replaced_between_two_calls(tmp_path: Path) -> None:
     sample = copy_sample(tmp_path / "sample")
-    home = tmp_path / "home"
-    (home / "run").mkdir(parents=True, mode=0o700)
-    env = _isolated_env(home)
-    full_env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), **env}
+    env, full_env = _daemon_env(tmp_path / "home")
     agent = McpClient("--root", str(sample), "--timeout", "90", env=env)
     hover = {"action": "hover", "file": "app/service.py", "line": 16, "column": 66}
     try:
