@@ -112,6 +112,9 @@ class HubConnection:
         self.description = description
         self.initialized_root: Path | None = None
         self.applied_edits: list[dict[str, Any]] = []  # workspace/applyEdit from servers, applied by the query
+        # Only while this session runs a command of its own: an edit the hub hands a long-lived session (an MCP
+        # server's) for another client's command is refused, not claimed as applied.
+        self.accepting_edits = False
         self.documents: dict[str, tuple[int, str]] = {}  # what this session has open: uri -> (version, text)
         self._buffer = bytearray()
         self._next_id = 0
@@ -201,9 +204,11 @@ class HubConnection:
         result: Any = None
         if method == "workspace/configuration":
             result = [None] * len(params.get("items", []))
-        elif method == "workspace/applyEdit":
+        elif method == "workspace/applyEdit" and self.accepting_edits:
             self.applied_edits.append(params.get("edit") or {})
             result = {"applied": True}
+        elif method == "workspace/applyEdit":
+            result = {"applied": False, "failureReason": "this client applies only the edits of its own commands"}
         self._write({"jsonrpc": "2.0", "id": message["id"], "result": result})
 
     def initialize(self, root: Path, timeout: float) -> None:
@@ -835,7 +840,11 @@ def _apply_action(workspace: Workspace, action: dict[str, Any]) -> str:
     edits: list[dict[str, Any]] = [action["edit"]] if action.get("edit") else []
     if isinstance(action.get("command"), dict):
         connection.applied_edits.clear()
-        connection.request("workspace/executeCommand", action["command"], timeout)
+        connection.accepting_edits = True
+        try:
+            connection.request("workspace/executeCommand", action["command"], timeout)
+        finally:
+            connection.accepting_edits = False
         edits.extend(connection.applied_edits)  # a command's edits come back as workspace/applyEdit
     files: dict[str, list[dict[str, Any]]] = {}
     for edit in edits:

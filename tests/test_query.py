@@ -370,3 +370,22 @@ def test_clangd_answers_a_c_file(ask: Ask, sample: Path) -> None:
     assert "gcd" in hover["text"] and "int a" in hover["text"], hover
     [location] = ask_json(ask, "definition", f"{main}:{line_number}:{column}")["locations"]
     assert Path(location["path"]).name in ("math.c", "math.h") and "gcd" in location["text"]
+
+
+def test_an_edit_for_another_clients_command_is_refused_not_claimed() -> None:
+    """A long-lived session (an MCP server's) may be the one the hub hands a server's applyEdit for an editor's
+    command: it must say it did not apply it."""
+    hub_end, client_end = socket.socketpair()
+    connection = HubConnection(client_end.fileno(), client_end.fileno(), owned=False)
+    edit = {"changes": {"file:///x.py": []}}
+
+    def answer_to(request_id: int) -> dict[str, Any]:
+        connection._on_hub_message({"jsonrpc": "2.0", "id": request_id, "method": "workspace/applyEdit",
+                                    "params": {"edit": edit}})
+        _, _, body = hub_end.recv(65536).partition(b"\r\n\r\n")
+        return json.loads(body)["result"]
+
+    with hub_end, client_end:
+        assert answer_to(1)["applied"] is False and connection.applied_edits == []
+        connection.accepting_edits = True  # inside its own executeCommand
+        assert answer_to(2) == {"applied": True} and connection.applied_edits == [edit]
