@@ -200,6 +200,35 @@ class ClientDiagnostics:
         return {"items": reports}
 
 
+# What lspHub.diagnostics asks tsserver (through typescript-language-server's `typescript.tsserverRequest`) for a
+# document's whole verdict: the three kinds typescript-language-server publishes.
+TSSERVER_DIAGNOSTIC_REQUESTS = ("syntacticDiagnosticsSync", "semanticDiagnosticsSync", "suggestionDiagnosticsSync")
+_TSSERVER_SEVERITIES = {"error": 1, "warning": 2, "message": 3, "suggestion": 4}
+
+
+def tsserver_diagnostics(body: Any) -> list[dict[str, Any]]:
+    """tsserver's diagnostics (1-based lines, 1-based UTF-16 offsets) as LSP diagnostics, as typescript-language-server
+    publishes them: source "typescript", its code, suggestions as hints, unused and deprecated as tags."""
+    diagnostics: list[dict[str, Any]] = []
+    for item in body if isinstance(body, list) else []:
+        try:
+            start, end = item["start"], item["end"]
+            diagnostic: dict[str, Any] = {
+                "range": {"start": {"line": start["line"] - 1, "character": start["offset"] - 1},
+                          "end": {"line": end["line"] - 1, "character": end["offset"] - 1}},
+                "message": item["text"], "severity": _TSSERVER_SEVERITIES.get(item.get("category"), 1),
+                "source": item.get("source") or "typescript"}
+        except (KeyError, TypeError):
+            continue
+        if item.get("code") is not None:
+            diagnostic["code"] = item["code"]
+        tags = [tag for tag, flag in ((1, "reportsUnnecessary"), (2, "reportsDeprecated")) if item.get(flag)]
+        if tags:
+            diagnostic["tags"] = tags
+        diagnostics.append(diagnostic)
+    return diagnostics
+
+
 class ReportTracker:
     """Which content of each document each server has reported diagnostics on, so a caller can wait for complete
     diagnostics of one version instead of sleeping.
@@ -221,12 +250,19 @@ class ReportTracker:
     def sent(self, owner: int, uri: str, version: int) -> None:
         self._sent[(owner, uri)] = (version, next(self._clock))
 
-    def reported(self, owner: int, uri: str, version: int | None) -> None:
-        if version is not None:
+    def reported(self, owner: int, uri: str, version: int | None, *, asked: bool = False) -> None:
+        """A report from `owner` about `uri` (on `version` when it names one). `asked`: an answer to the hub's own
+        request for that version, which says nothing about what the server puts in its pushes."""
+        if version is not None and not asked:
             self._versioned.add(owner)
         elif owner in self._versioned:
             return  # about a document that is not open (a closed one's clearing), not about the one open now
         self._reported[(owner, uri)] = (version, next(self._clock))
+        for waiter in self._waiters:
+            waiter.set()
+
+    def wake(self) -> None:
+        """Make every waiter look again (something it waits on changed besides a report)."""
         for waiter in self._waiters:
             waiter.set()
 

@@ -22,7 +22,13 @@ from lsp_hub import __version__
 from lsp_hub.backends import Backend, BackendPool, NotSupported, Pending, State
 from lsp_hub.capabilities import hub_capabilities
 from lsp_hub.config.model import Config
-from lsp_hub.diagnostics import ClientDiagnostics, DiagnosticStore, ReportTracker
+from lsp_hub.diagnostics import (
+    TSSERVER_DIAGNOSTIC_REQUESTS,
+    ClientDiagnostics,
+    DiagnosticStore,
+    ReportTracker,
+    tsserver_diagnostics,
+)
 from lsp_hub.documents import Document, DocumentStore, path_to_uri, uri_to_path
 from lsp_hub.feature_registrations import FEATURES, FeatureRegistrations
 from lsp_hub.file_operations import FILE_OPERATIONS, matching_files, merge_workspace_edits
@@ -1016,14 +1022,47 @@ class Session:
         sent = self.workspace.shared_version(uri)  # what the backends have: the latest writer's text
         servers = self.backends_for_uri(uri, "diagnostics")
 
+        unanswered: set[int] = set()  # servers whose verdict was asked for and not given: not waited for
+
         def waiting() -> list[Backend]:
-            return [b for b in servers if b.state != State.FAILED and
+            return [b for b in servers if b.state != State.FAILED and b.uid not in unanswered and
                     not self.reports.has_reported_on(b.uid, uri, sent if sent is not None else version)]
 
-        await self.reports.wait_until(lambda: not waiting(), timeout_ms / 1000)
-        pending = [b.name for b in servers if b.state == State.FAILED] + [b.name for b in waiting()]
+        asked = [self._ask_tsserver(backend, uri, sent if sent is not None else version, unanswered)
+                 for backend in waiting() if backend.spec.diagnostics_via_tsserver]
+        try:
+            await self.reports.wait_until(lambda: not waiting(), timeout_ms / 1000)
+        finally:
+            for task in asked:
+                task.cancel()
+        pending = [b.name for b in servers if b.state == State.FAILED or b.uid in unanswered] + \
+            [b.name for b in waiting()]
         return {"uri": uri, "version": version, "diagnostics": self.diagnostics.get(uri), "complete": not pending,
                 "pending": pending}
+
+    def _ask_tsserver(self, backend: Backend, uri: str, version: int, unanswered: set[int]) -> asyncio.Task[None]:
+        """Ask typescript-language-server's tsserver for its diagnostics of `uri` as it is now (sent after the
+        change, so about that content) and record them as its report on `version`. A server that cannot answer
+        (an older one without `typescript.tsserverRequest`) goes into `unanswered` at once: named as pending, not
+        waited for until the timeout."""
+        pendings = [backend.request("workspace/executeCommand", {
+            "command": "typescript.tsserverRequest", "arguments": [kind, {"file": uri}]})
+            for kind in TSSERVER_DIAGNOSTIC_REQUESTS]
+
+        async def run() -> None:
+            diagnostics: list[dict[str, Any]] = []
+            for _, result, error in await self._gather(pendings):
+                if error is not None or not isinstance(result, dict) or result.get("success") is False:
+                    logger.info("%s: no diagnostics from tsserver for %s (%s)", backend.name, uri,
+                                error or (result.get("message") if isinstance(result, dict) else result))
+                    unanswered.add(backend.uid)
+                    self.reports.wake()
+                    return
+                diagnostics.extend(tsserver_diagnostics(result.get("body")))
+            if self.workspace.shared_version(uri) == version:  # else a newer change is being waited for
+                self.workspace.accept_asked_diagnostics(backend, uri, diagnostics, version)
+
+        return self.spawn(run())
 
     def _read_for_diagnostics(self, uri: str) -> str:
         """A file no client has open, read from disk: only inside the workspace folders, only UTF-8 text."""

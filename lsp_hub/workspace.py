@@ -408,8 +408,21 @@ class Workspace:
         diagnostics = params.get("diagnostics")
         if isinstance(uri, str) and isinstance(diagnostics, list):
             version = params.get("version")
-            self.reports.reported(backend.uid, uri, version if isinstance(version, int) else None)
+            # An unversioned push may be a part (typescript-language-server: the syntax before the types) or about
+            # older content: from a server whose verdict lspHub.diagnostics asks for, or one still loading its
+            # project (a syntax-only view), it is shown but does not count as its report on the content.
+            if isinstance(version, int) or not (backend.loading_project or backend.spec.diagnostics_via_tsserver):
+                self.reports.reported(backend.uid, uri, version if isinstance(version, int) else None)
             self.diagnostics.put(uri, Part(backend.uid, "push", backend.name), diagnostics, params.get("version"))
+
+    def accept_asked_diagnostics(self, backend: Backend, uri: str, diagnostics: list[dict[str, Any]],
+                                 version: int) -> None:
+        """A server's verdict on `version` of a document, asked for by the hub (`diagnostics_via_tsserver`): it
+        replaces the server's pushed diagnostics and counts as its report on that version."""
+        if not backend.spec.allows("diagnostics"):
+            return
+        self.reports.reported(backend.uid, uri, version, asked=True)
+        self.diagnostics.put(uri, Part(backend.uid, "push", backend.name), diagnostics, version)
 
     def _schedule_pull(self, backend: Backend, uri: str, delay: float | None = None) -> None:
         """Pull diagnostics from servers that offer textDocument/diagnostic, debounced per document."""

@@ -118,3 +118,50 @@ async def test_a_server_that_does_not_clear_on_close_is_waited_for_after_a_reope
     # Its report on the reopened text is empty, and is the only one: it must count.
     answer = await diagnostics(hub, uri=path.as_uri(), timeoutMs=3000)
     assert answer["complete"] and answer["diagnostics"] == []
+
+
+TSSERVER_CAPABILITIES = {"textDocumentSync": 2, "executeCommandProvider": {"commands": ["typescript.tsserverRequest"]}}
+
+
+def tsserver_answer(*texts: str) -> dict[str, Any]:
+    """One answer of tsserver (through typescript.tsserverRequest) holding these diagnostics on line 1."""
+    return {"result": {"success": True, "body": [
+        {"start": {"line": 1, "offset": 1}, "end": {"line": 1, "offset": 4}, "text": text, "code": 2322,
+         "category": "error"} for text in texts]}}
+
+
+async def test_a_server_asked_through_tsserver_gives_its_verdict_on_the_new_text(start_hub: StartHub) -> None:
+    """Like typescript-language-server: pushes in parts and only what changed (here: nothing at all, and one stale
+    push); its verdict is asked for (syntactic, semantic, suggestion) and is the only report that counts."""
+    rounds = [tsserver_answer(), tsserver_answer("v1 type error"), tsserver_answer(),  # one per kind, in order
+              tsserver_answer(), tsserver_answer(), tsserver_answer()]
+    fake = {"diagnostics_on_open_and_change": [{"range": RANGE, "message": "stale push"}], "publish_version": False,
+            "responses": {"workspace/executeCommand": rounds}, "capabilities": TSSERVER_CAPABILITIES,
+            "_config": {"diagnostics_via_tsserver": True}}
+    hub = await start_hub({"fakeA": fake, "fakeB": {}}, languages={"alpha": {"extensions": ["alpha"],
+                                                                             "servers": ["fakeA"]}})
+    path = hub.file("ts.alpha", "one\n")
+    answer = await diagnostics(hub, uri=path.as_uri(), timeoutMs=10000)
+    assert answer["complete"] and messages(answer) == ["v1 type error"]
+    [diagnostic] = answer["diagnostics"]
+    assert diagnostic["source"] == "typescript" and diagnostic["code"] == 2322
+    assert diagnostic["range"] == {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 3}}
+    started = time.monotonic()
+    answer = await diagnostics(hub, uri=path.as_uri(), text="two\n", timeoutMs=10000)
+    assert answer["complete"] and answer["diagnostics"] == [] and time.monotonic() - started < 5
+    asked = [params["arguments"] for params in hub.received("fakeA", "workspace/executeCommand")]
+    assert [arguments[0] for arguments in asked] == ["syntacticDiagnosticsSync", "semanticDiagnosticsSync",
+                                                     "suggestionDiagnosticsSync"] * 2
+    assert asked[0][1] == {"file": path.as_uri()}
+
+
+async def test_a_server_that_cannot_be_asked_is_pending_at_once(start_hub: StartHub) -> None:
+    fake = {"diagnostics_on_open_and_change": [{"range": RANGE, "message": "push"}], "publish_version": False,
+            "responses": {"workspace/executeCommand": {"error": {"code": -32601, "message": "no such command"}}},
+            "capabilities": TSSERVER_CAPABILITIES, "_config": {"diagnostics_via_tsserver": True}}
+    hub = await start_hub({"fakeA": fake, "fakeB": {}}, languages={"alpha": {"extensions": ["alpha"],
+                                                                             "servers": ["fakeA"]}})
+    started = time.monotonic()
+    answer = await diagnostics(hub, uri=hub.file("x.alpha", "one\n").as_uri(), timeoutMs=20000)
+    assert not answer["complete"] and answer["pending"] == ["fakeA"]
+    assert time.monotonic() - started < 10  # not the whole timeout

@@ -389,3 +389,27 @@ def test_an_edit_for_another_clients_command_is_refused_not_claimed() -> None:
         assert answer_to(1)["applied"] is False and connection.applied_edits == []
         connection.accepting_edits = True  # inside its own executeCommand
         assert answer_to(2) == {"applied": True} and connection.applied_edits == [edit]
+
+
+def test_typescript_diagnostics_are_its_verdict_on_each_text(ask: Ask, sample: Path, tmp_path: Path) -> None:
+    """typescript-language-server publishes in parts and only what changed: each answer must still be complete and
+    about that text (a clean file edited to another clean text gets no publish at all)."""
+    target = sample / "web" / "src" / "verdict.ts"
+    broken = ('import { formatPrice } from "./util";\n'
+              'export const x: number = formatPrice({ amount: 1, currency: "EUR" });\n')
+    target.write_text(broken)
+
+    def diagnostics_of(text: str) -> dict[str, Any]:
+        draft = tmp_path / "draft.ts"
+        draft.write_text(text)
+        code, out, err = ask("diagnostics", str(target), "--text-file", str(draft), "--json")
+        assert code in (0, 1), err
+        return json.loads(out)
+
+    first = diagnostics_of(broken)
+    assert first["complete"] and [d["code"] for d in first["diagnostics"]] == ["2322"]
+    for text in (broken.replace("x: number", "x: string"), broken.replace("x: number", "x: string") + "// more\n"):
+        started = time.monotonic()
+        answer = diagnostics_of(text)
+        assert answer["complete"] and answer["diagnostics"] == [], answer
+        assert time.monotonic() - started < 15  # its verdict, not the timeout

@@ -51,6 +51,11 @@ class ServerSpec:
     # After a document closes, tell the server the file exists (a "created" watched-file event): basedpyright
     # drops a file it had open from its project on close, so references from another file miss it until told.
     reannounce_closed_files: bool = False
+    # lspHub.diagnostics asks the server's tsserver for its verdict on the new content (`typescript.tsserverRequest`:
+    # syntactic, semantic and suggestion diagnostics) instead of waiting for a push: typescript-language-server
+    # publishes in parts (syntax first, the types later) and only what changed, so a change that leaves a clean
+    # file clean is never reported and a first report may be the syntax alone.
+    diagnostics_via_tsserver: bool = False
     # How `lsp-hub doctor` asks for a version: `version_command` (default: `command`) run with `version_args`;
     # empty version_args means the server prints no version and is not asked.
     version_args: tuple[str, ...] = ("--version",)
