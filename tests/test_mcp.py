@@ -229,6 +229,22 @@ def test_a_type_error_comes_back_in_the_same_answer_and_the_fix_comes_back_clean
     assert (sample / "app" / "loop.py").read_text() == "def count() -> int:\n    return 1\n"
 
 
+def test_a_typescript_write_is_answered_by_typescript_language_server(mcp: McpClient) -> None:
+    content = ('import { formatPrice } from "./util";\n'
+               'export const label: number = formatPrice({ amount: 1, currency: "EUR" });\n')
+    written = mcp.call("write_file", {"path": "web/src/label.ts", "content": content})
+    assert not written.is_error, written.content[0].text
+    assert written.structured_content["complete"] is True
+    assert [(d["source"], d["code"]) for d in written.structured_content["diagnostics"]] == [("typescript", "2322")]
+    assert "[typescript] 1 issue(s):" in written.content[0].text
+    fixed = mcp.call("edit_file", {"path": "web/src/label.ts", "old_text": "label: number",
+                                   "new_text": "label: string"})
+    assert fixed.structured_content["complete"] is True and fixed.structured_content["diagnostics"] == []
+    again = mcp.call("edit_file", {"path": "web/src/label.ts", "old_text": "label: string",
+                                   "new_text": "shown: string"})  # clean to clean: never published by the server
+    assert again.structured_content["complete"] is True and again.structured_content["diagnostics"] == []
+
+
 def test_ruff_formats_a_write_and_the_answer_says_so(mcp: McpClient, sample: Path) -> None:
     result = mcp.call("write_file", {"path": "app/spaced.py", "content": "x=1\ny = [1,2]\nprint(x,y)\n"})
     assert not result.is_error, result.content[0].text
