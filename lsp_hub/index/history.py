@@ -49,6 +49,8 @@ MAX_HISTORY_COMMITS = 5000
 GIT_TIMEOUT_SECONDS = 2.0
 MAX_COMMIT_FILES = 50  # a commit touching more files (a reformat, a vendored library) says nothing about a pair
 RECENCY_HALF_LIFE = 100  # commits: a commit this many commits ago counts half as much as the newest
+COMMIT_SIZE_EXPONENT = 0.5  # a pair in a commit of k files counts 1 / (k - 1) ** this
+PRIOR_COMMITS = 1.0  # a strength needs several commits: one co-change in an anchor's only commit is 1/2, not 1
 FAILED_READ_RETRY_SECONDS = 60.0  # a timeout or a git failure is remembered this long (per HEAD), then retried
 CACHE_ENTRIES = 16
 SMALL_FILE_BYTES = 4096
@@ -138,13 +140,14 @@ def co_changes(history: History, anchors: Iterable[str], known: Container[str]) 
             commit = history.commits[position]
             recency = 0.5 ** (position / RECENCY_HALF_LIFE)
             total_weight += recency
-            pair_weight = recency / max(1.0, len(commit.files) - 1) ** 0.5
+            pair_weight = recency / max(1.0, len(commit.files) - 1) ** COMMIT_SIZE_EXPONENT
             for path in commit.files:
                 if path != anchor and path not in anchor_set and path in known:
                     weights[path] += pair_weight
                     counts[path] += 1
         for path, weight in weights.items():
-            found.append(CoChange(path, anchor, counts[path], len(positions), min(1.0, weight / total_weight)))
+            strength = min(1.0, weight / (total_weight + PRIOR_COMMITS))
+            found.append(CoChange(path, anchor, counts[path], len(positions), strength))
     return found
 
 
@@ -166,11 +169,11 @@ def clear_cache() -> None:
         _cache.clear()
 
 
-def read_history(
-    root: Path, max_commits: int = DEFAULT_HISTORY_COMMITS, timeout: float = GIT_TIMEOUT_SECONDS
-) -> History:
+def read_history(root: Path, max_commits: int = DEFAULT_HISTORY_COMMITS, timeout: float | None = None) -> History:
     """The last `max_commits` commits of HEAD that touched `root`, read once per HEAD; never slower than `timeout`
-    (plus the time to kill git) and never raises."""
+    (GIT_TIMEOUT_SECONDS unless given; plus the time to kill git) and never raises."""
+    if timeout is None:
+        timeout = GIT_TIMEOUT_SECONDS
     if max_commits <= 0:
         return History(STATE_NONE, REASON_DISABLED)
     git_dir = _find_git_dir(root)
