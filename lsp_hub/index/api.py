@@ -18,7 +18,7 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 
 from lsp_hub.index import callers as callers_module
-from lsp_hub.index import relevance, repomap, symbols
+from lsp_hub.index import history, relevance, repomap, symbols
 from lsp_hub.index.languages import language_for_path
 from lsp_hub.index.syntax import syntax_check_result
 from lsp_hub.index.walk import DEFAULT_MAX_FILE_SIZE, REASON_TOO_LARGE
@@ -117,15 +117,17 @@ def repo_map(index: WorkspaceIndex, arguments: Arguments = None, wait: float = 0
 
 
 def relevant_files(index: WorkspaceIndex, arguments: Arguments, wait: float = 0.0) -> dict[str, Any]:
-    """`lspHub.relevantFiles` {description, targets?, topN?=10} -> {files: [{path, score, reasons}], complete}."""
+    """`lspHub.relevantFiles` {description, targets?, topN?=10, historyCommits?=300} -> {files: [{path, score,
+    reasons}], history, historyCommits | historyReason, complete}."""
     args = _object(arguments, "relevantFiles")
     description = _string(args, "description") or ""
     targets = [_workspace_path(index, value, "targets") for value in _strings(args, "targets")]
     if not description.strip() and not targets:
         raise ValueError("relevantFiles needs a description or targets")
     top_n = _integer(args, "topN", relevance.DEFAULT_TOP_N, 1, 1000)
+    history_commits = _integer(args, "historyCommits", history.DEFAULT_HISTORY_COMMITS, 0, history.MAX_HISTORY_COMMITS)
     snapshot = _snapshot(index, wait)
-    result = relevance.relevant_files(snapshot, description, targets, top_n)
+    result = relevance.relevant_files(snapshot, description, targets, top_n, history_commits)
     result.update(_completeness(index, snapshot))
     return result
 

@@ -1,7 +1,7 @@
 """The index verbs of the `lsp-hub` command line (same code as the lspHub.* commands).
 
     lsp-hub repomap [ROOT] [--budget N] [--focus FILE ...] [--mention IDENT ...] [--json]
-    lsp-hub relevant [ROOT] "DESCRIPTION" [--target FILE ...] [--top N] [--json]
+    lsp-hub relevant [ROOT] "DESCRIPTION" [--target FILE ...] [--top N] [--history-commits N] [--json]
     lsp-hub syntax FILE [--json]                  exit code 1 when there are syntax errors
     lsp-hub callers FILE:LINE:COL | --symbol NAME [--root ROOT] [--depth N] [--json]
     lsp-hub index [ROOT]                          build or refresh the cache, print statistics
@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from lsp_hub.index import api
+from lsp_hub.index import api, history
 from lsp_hub.index.workspace import WorkspaceIndex
 
 VERBS = ("repomap", "relevant", "syntax", "callers", "index")
@@ -45,6 +45,9 @@ def _parser(verb: str) -> _Parser:
         parser.add_argument("arguments", nargs="+", metavar="[ROOT] DESCRIPTION")
         parser.add_argument("--target", nargs="+", default=[], metavar="FILE")
         parser.add_argument("--top", type=int, default=10)
+        parser.add_argument("--history-commits", type=int, default=history.DEFAULT_HISTORY_COMMITS, metavar="N",
+                            help="recent git commits read for files that change together (0: none; default "
+                                 f"{history.DEFAULT_HISTORY_COMMITS})")
     elif verb == "syntax":
         parser.add_argument("file")
     elif verb == "callers":
@@ -125,7 +128,8 @@ def _relevant(options: argparse.Namespace, out: TextIO) -> int:
     root, description = (positional[0], positional[1]) if len(positional) == 2 else (".", positional[0])
     index = _open_index(root)
     targets = [str(Path(value).resolve()) for value in options.target]
-    result = api.relevant_files(index, {"description": description, "targets": targets, "topN": options.top})
+    result = api.relevant_files(index, {"description": description, "targets": targets, "topN": options.top,
+                                        "historyCommits": options.history_commits})
     if options.json:
         _print_json(result, out)
         return 0
@@ -133,6 +137,8 @@ def _relevant(options: argparse.Namespace, out: TextIO) -> int:
         out.write(f"{entry['score']:7.3f}  {entry['path']}  ({'; '.join(entry['reasons'])})\n")
     if not result["files"]:
         out.write("no relevant files found\n")
+    if result.get("history") == history.STATE_NONE and result.get("historyReason") != history.REASON_DISABLED:
+        out.write(f"# no git history used ({result.get('historyReason')})\n")
     _incomplete_note(result, out)
     return 0
 

@@ -10,8 +10,11 @@ Signals, each adding to a file's score with a short reason:
   per step;
 - it is in the same directory (package) as a target;
 - it is the test of a target (`test_x.py`, `x_test.go`, `x.test.ts`, `XTest.java`) or the subject of a target test;
-- its reference-graph PageRank personalized toward the targets (or the files the description points at).
-Targets themselves are never in the result.
+- its reference-graph PageRank personalized toward the targets (or the files the description points at);
+- it changed together with a target (or, counting half, with a file the description points at) in the
+  repository's recent commits (`history.py`: `git log`, weighted by recency and commit size, read once per HEAD).
+Targets themselves are never in the result. The result says whether the history was used (`history: "git"`, with
+`historyCommits`) or why not (`history: "none"`, with `historyReason`).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from collections import defaultdict, deque
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from lsp_hub.index import history as history_module
 from lsp_hub.index.graph import COMMON_NAMES, import_graph, name_tables, reference_graph, use_resolver
 from lsp_hub.index.workspace import Snapshot
 
@@ -40,6 +44,10 @@ IMPORT_SCORE = 3.0
 SAME_DIRECTORY_SCORE = 1.0
 TEST_PAIR_SCORE = 3.0
 PAGERANK_SCORE = 2.0  # for the best-ranked file; others in proportion
+CO_CHANGE_SCORE = 4.0  # changed in every recent commit of a target (a two-file commit each time); less in proportion
+DESCRIBED_ANCHOR_WEIGHT = 0.5  # co-changes with a file the description points at, rather than a target
+MIN_CO_CHANGE_SCORE = 0.25  # below this (e.g. once in the last 20 commits of a target) a co-change is noise
+MAX_CO_CHANGE_REASONS = 2
 
 STOP_WORDS = frozenset("""
 a an and are as at be but by can could do does for from get has have how i if in into is it its let make me my need
@@ -95,9 +103,14 @@ def _bare_name(path: str) -> str:
 
 
 def relevant_files(
-    snapshot: Snapshot, description: str, targets: Sequence[str] = (), top_n: int = DEFAULT_TOP_N
+    snapshot: Snapshot,
+    description: str,
+    targets: Sequence[str] = (),
+    top_n: int = DEFAULT_TOP_N,
+    history_commits: int = history_module.DEFAULT_HISTORY_COMMITS,
 ) -> dict[str, Any]:
-    """`{files: [{path, score, reasons}]}` for workspace-relative target paths (not included in the result)."""
+    """`{files: [{path, score, reasons}], history, historyCommits | historyReason}` for workspace-relative target
+    paths (not included in the result); `history_commits` recent commits are read for co-changes (0: none)."""
     files = snapshot.files
     target_set = frozenset(path for path in targets if path in files)
     scores = _Scores()
@@ -106,12 +119,16 @@ def relevant_files(
     named = _symbols(snapshot, description, words, scores)
     _users(snapshot, named, scores)
     _path_words(snapshot, words, scores)
+    # The files the description points at, before the targets' neighbours add to anyone's score.
+    described = {path for path, score in scores.scores.items() if score >= SYMBOL_WORDS_SCORE}
     if target_set:
         _import_neighbours(snapshot, target_set, scores)
         _same_directory(snapshot, target_set, scores)
         _test_pairs(snapshot, target_set, scores)
-    anchors = set(target_set) or {path for path, score in scores.scores.items() if score >= SYMBOL_WORDS_SCORE}
+    anchors = set(target_set) or described
     _pagerank(snapshot, anchors, scores, "the targets" if target_set else "the files the description names")
+    history = history_module.read_history(snapshot.root, history_commits)
+    _co_changes(snapshot, history, target_set, described - target_set, scores)
 
     ranked = sorted(
         ((path, score) for path, score in scores.scores.items() if path not in target_set and score > 0),
@@ -121,7 +138,8 @@ def relevant_files(
         "files": [
             {"path": path, "score": round(score, 3), "reasons": scores.reasons[path]}
             for path, score in ranked[: max(0, top_n)]
-        ]
+        ],
+        **history.summary(),
     }
 
 
@@ -293,3 +311,34 @@ def _pagerank(snapshot: Snapshot, anchors: set[str], scores: _Scores, anchored_a
     for path, rank in others.items():
         if rank > floor:
             scores.add(path, PAGERANK_SCORE * rank / best, f"central to {anchored_at} in the reference graph")
+
+
+def _co_changes(
+    snapshot: Snapshot,
+    history: history_module.History,
+    targets: frozenset[str],
+    described: set[str],
+    scores: _Scores,
+) -> None:
+    """Files that changed together with the targets (and, counting less, with the files the description points at)
+    in the repository's recent commits."""
+    if history.state != history_module.STATE_GIT:
+        return
+    weights = {**dict.fromkeys(described, DESCRIBED_ANCHOR_WEIGHT), **dict.fromkeys(targets, 1.0)}
+    evidence: dict[str, list[tuple[float, history_module.CoChange]]] = defaultdict(list)
+    for change in history_module.co_changes(history, weights, snapshot.files):
+        score = CO_CHANGE_SCORE * weights[change.anchor] * change.strength
+        if score >= MIN_CO_CHANGE_SCORE:
+            evidence[change.path].append((score, change))
+    for path, found in evidence.items():
+        found.sort(key=lambda item: (-item[0], item[1].anchor))
+        for score, change in found[:MAX_CO_CHANGE_REASONS]:
+            scores.add(path, score, _co_change_reason(change))
+        # Anchors beyond the ones named add to the score without a reason of their own.
+        scores.scores[path] += sum(score for score, _change in found[MAX_CO_CHANGE_REASONS:])
+
+
+def _co_change_reason(change: history_module.CoChange) -> str:
+    if change.anchor_commits == 1:
+        return f"changed together with {change.anchor} in its last commit"
+    return f"changed together with {change.anchor} in {change.together} of its last {change.anchor_commits} commits"
