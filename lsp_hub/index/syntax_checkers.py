@@ -16,11 +16,13 @@ lines counted by '\\n' (as the index counts them) and UTF-16 columns.
 
 from __future__ import annotations
 
+import io
 import json
 import posixpath
 import re
 import sys
 import threading
+import tokenize
 import warnings
 from dataclasses import dataclass
 from typing import Any
@@ -153,24 +155,40 @@ def python_problems(source: bytes, path: str = "") -> list[SyntaxProblem]:
 
     The whole compile (not only `ast.PyCF_ONLY_AST`) is run: the compiler's own errors ('return' outside function,
     'nonlocal' at module level) are syntax errors to `python` too, and on a 2,000-line file it costs no more than
-    building the AST objects. Bytes go in as they are, so a coding declaration or a BOM is honoured as `python`
-    honours it."""
+    building the AST objects. The text is decoded as `python` would decode the file (a coding declaration, a BOM),
+    then compiled as a str: CPython gives columns in characters for a str but in bytes for bytes. Bytes it cannot
+    decode are compiled as they are, so the error is CPython's own."""
+    text = _python_text(source)
     try:
         with _compile_lock, warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            compile(source, path or "<unknown>", "exec", dont_inherit=True)
+            compile(text if text is not None else source, path or "<unknown>", "exec", dont_inherit=True)
     except SyntaxError as error:  # IndentationError and TabError included
-        return [_python_problem(source, error.msg or str(error), error.lineno, error.offset, error.end_lineno,
-                                error.end_offset)]
+        lines = (text if text is not None else decode(source)).split("\n")
+        offset, end_offset = error.offset, error.end_offset
+        if text is None and error.lineno is not None:  # byte offsets: count the characters before them instead
+            line_bytes = source.split(b"\n")[min(error.lineno, len(lines)) - 1]
+            offset = None if offset is None else len(decode(line_bytes[: max(offset - 1, 0)])) + 1
+            end_offset = None if end_offset is None else len(decode(line_bytes[: max(end_offset - 1, 0)])) + 1
+        return [_python_problem(lines, source, error.msg or str(error), error.lineno, offset, error.end_lineno,
+                                end_offset)]
     except ValueError as error:  # "source code string cannot contain null bytes" (a ValueError up to 3.11.3)
-        return [_python_problem(source, str(error), None, None, None, None)]
+        return [_python_problem(decode(source).split("\n"), source, str(error), None, None, None, None)]
     return []
 
 
-def _python_problem(source: bytes, message: str, line: int | None, offset: int | None, end_line: int | None,
-                    end_offset: int | None) -> SyntaxProblem:
+def _python_text(source: bytes) -> str | None:
+    """`source` decoded as CPython decodes a file (PEP 263 declaration, else UTF-8; a BOM dropped), or None."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
+        return source.decode(encoding)
+    except (SyntaxError, LookupError, UnicodeDecodeError):
+        return None
+
+
+def _python_problem(lines: list[str], source: bytes, message: str, line: int | None, offset: int | None,
+                    end_line: int | None, end_offset: int | None) -> SyntaxProblem:
     """A CPython error as a problem; CPython's lines are 1-based, its offsets 1-based characters of the line."""
-    lines = decode(source).split("\n")
     if line is None:
         null = source.find(b"\0")
         if null >= 0:  # the null byte is the error: point at it
