@@ -43,6 +43,10 @@ class TypeScriptUnavailable(Exception):
     """TypeScript's parser could not answer; the message says why (it is shown to the user as the fallback reason)."""
 
 
+class _HelperDied(Exception):
+    """The helper process ended before it answered."""
+
+
 @dataclass(frozen=True, slots=True)
 class TypeScriptRuntime:
     """Where the TypeScript library and the node to run it are, as the hub chose them."""
@@ -227,7 +231,20 @@ class TypeScriptHelper:
         return TypeScriptUnavailable(why)
 
     def check(self, text: str, file_name: str, kind: str) -> list[TsDiagnostic]:
-        """TypeScript's parse diagnostics of `text` (kind: ts, tsx, js or jsx); raises TypeScriptUnavailable."""
+        """TypeScript's parse diagnostics of `text` (kind: ts, tsx, js or jsx); raises TypeScriptUnavailable.
+
+        A process found dead during the check (killed between checks, say, before its end was noticed) costs one
+        more try on a fresh process; a second death in a row is the input's doing, and the check falls back."""
+        try:
+            return self._check_once(text, file_name, kind)
+        except _HelperDied:
+            logger.info("the TypeScript syntax helper ended during a check; trying once more on a new one")
+        try:
+            return self._check_once(text, file_name, kind)
+        except _HelperDied:
+            raise TypeScriptUnavailable("TypeScript's parser exited during the check, twice") from None
+
+    def _check_once(self, text: str, file_name: str, kind: str) -> list[TsDiagnostic]:
         process = self._running()
         answer = process.request(next(self._ids), {"fileName": file_name, "kind": kind, "text": text},
                                  self.check_timeout)
@@ -238,7 +255,7 @@ class TypeScriptHelper:
                                process.pid, self.check_timeout)
                 process.close()
                 raise TypeScriptUnavailable(f"TypeScript's parser did not answer within {self.check_timeout:g} s")
-            raise TypeScriptUnavailable("TypeScript's parser exited during the check")
+            raise _HelperDied()
         if "error" in answer:
             raise TypeScriptUnavailable(f"TypeScript's parser failed: {str(answer['error']).splitlines()[0]}")
         return [TsDiagnostic(int(d["start"]), int(d["length"]), int(d["code"]), str(d["message"]))
