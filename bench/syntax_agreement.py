@@ -144,7 +144,7 @@ def mutants(sample: Sample, family: str, seed: int) -> Iterator[Sample]:
         chosen = random.Random(f"{seed}:{sample.path}:{kind}").choice(matches)
         mutated = text[: chosen.start()] + text[chosen.end() :]
         line = text.count("\n", 0, chosen.start()) + 1
-        yield Sample(f"{sample.path} (-{kind} '{chosen.group()}' line {line})", sample.path, sample.language,
+        yield Sample(f"{sample.name} (-{kind} '{chosen.group()}' line {line})", sample.path, sample.language,
                      mutated.encode("utf-8", "surrogateescape"))
 
 
@@ -227,12 +227,14 @@ def warm_time(check: Callable[[], object]) -> float:
 
 
 def python_timing_text() -> tuple[bytes, str]:
-    """The first ~2,000 lines of argparse.py, cut at a top-level statement so the text is valid."""
+    """The first 2,000 lines of argparse.py, or the longest prefix under that which compiles (cut between
+    top-level statements)."""
     lines = (STDLIB / "argparse.py").read_bytes().split(b"\n")
-    cut = 2000
-    while cut > 0 and not re.match(rb"(def|class) ", lines[cut]):
-        cut -= 1
-    return b"\n".join(lines[:cut]) + b"\n", f"argparse.py lines 1-{cut}"
+    for cut in range(2000, 0, -1):
+        text = b"\n".join(lines[:cut]) + b"\n"
+        if python_judge(text, "argparse.py") == (False, None):
+            return text, f"argparse.py lines 1-{cut}"
+    raise AssertionError("no prefix of argparse.py compiles")
 
 
 def run_corpus(title: str, samples: list[Sample], family: str, seed: int,
@@ -300,7 +302,8 @@ def main() -> int:
     typescript_path = node_modules / "zod/src/v4/classic/schemas.ts"
     typescript_text = typescript_path.read_bytes()
     typescript_lines = typescript_text.count(b"\n")
-    print("Warm check of a ~2,000-line file through syntax_check_result (median of 30, after 10 warm-up checks):")
+    print("Warm check of a ~2,000-line file through syntax_check_result (median of 30, after 10 warm-up checks; "
+          f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores):")
     for label, text, language, path, with_checkers in (
             (f"Python, {python_what}", python_text, "python", "argparse.py", NO_EXTERNAL_CHECKERS),
             (f"TypeScript, {typescript_path.relative_to(node_modules)} ({typescript_lines} lines)",
