@@ -242,3 +242,21 @@ def _alive(pid: int) -> bool:
     # A zombie awaiting its parent's wait() counts as gone.
     with open(f"/proc/{pid}/stat") as stat:
         return stat.read().split(") ")[-1][0] != "Z"
+
+
+def test_the_syntax_verb_uses_the_same_checkers(typescript: SyntaxCheckers, tmp_path: Path) -> None:
+    import io
+
+    from lsp_hub.cli import _cli_syntax_checkers
+    from lsp_hub.index.cli import index_cli_main
+
+    broken = tmp_path / "a.ts"
+    broken.write_text("function f() {\n  return 1;\n}\nlet y = f(,);\n")
+    out = io.StringIO()
+    assert index_cli_main(["syntax", str(broken)], out, syntax_checkers_for=_cli_syntax_checkers) == 1
+    assert out.getvalue() == (f"{broken}:4:11: Argument expression expected.\n"
+                              f"(checked by {typescript.typescript.checker_name})\n")  # type: ignore[union-attr]
+    out = io.StringIO()
+    # Without the hub's finder the library is given no TypeScript: tree-sitter judges, and accepts this file.
+    assert index_cli_main(["syntax", str(broken), "--json"], out) == 0
+    assert json.loads(out.getvalue())["checker"] == "tree-sitter"
