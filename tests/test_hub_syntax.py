@@ -43,7 +43,8 @@ async def helper_pid(hub: HubUnderTest) -> int:
     return pid
 
 
-async def test_documents_without_a_server_get_their_languages_own_syntax_errors(start_hub: StartHub) -> None:
+async def test_documents_without_a_server_get_their_languages_own_syntax_errors_and_the_helper_restarts(
+        start_hub: StartHub) -> None:
     typescript_installed()
     hub = await start_hub({"fakeA": {}}, languages=LANGUAGES)
     uri = hub.client.open(hub.file("src/a.ts", "export const a = 1;\n"), "typescript", text=BROKEN_TS)
@@ -62,6 +63,13 @@ async def test_documents_without_a_server_get_their_languages_own_syntax_errors(
     broken_json = await command(hub, "lspHub.syntaxCheck", {"uri": "data.json", "text": '{"a": 1,}'})
     assert (broken_json["checker"], broken_json["errors"][0]["message"]) == (
         "json", "Expecting property name enclosed in double quotes")
+
+    # The TypeScript helper, killed, is started again by the next check.
+    first = await helper_pid(hub)
+    os.kill(first, signal.SIGKILL)
+    checked = await command(hub, "lspHub.syntaxCheck", {"uri": "b.ts", "text": BROKEN_TS})
+    assert checked["checker"].startswith("typescript-") and checked["ok"] is False
+    assert await helper_pid(hub) != first
 
 
 async def test_without_node_typescript_falls_back_to_tree_sitter_and_says_why(start_hub: StartHub,
@@ -108,14 +116,3 @@ async def test_the_typescript_helper_ends_when_the_hub_exits(start_hub: StartHub
     while pids_alive([pid]) and time.monotonic() < deadline:
         await asyncio.sleep(0.05)
     assert pids_alive([pid]) == []
-
-
-async def test_a_killed_helper_is_started_again_by_the_next_check(start_hub: StartHub) -> None:
-    typescript_installed()
-    hub = await start_hub({"fakeA": {}}, languages=LANGUAGES)
-    await command(hub, "lspHub.syntaxCheck", {"uri": "a.ts", "text": "let x = 1;\n"})
-    first = await helper_pid(hub)
-    os.kill(first, signal.SIGKILL)
-    checked = await command(hub, "lspHub.syntaxCheck", {"uri": "a.ts", "text": BROKEN_TS})
-    assert checked["checker"].startswith("typescript-") and checked["ok"] is False
-    assert await helper_pid(hub) != first
