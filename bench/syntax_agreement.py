@@ -268,8 +268,8 @@ def tree_sitter_result(source: bytes, language: str) -> dict[str, object]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--python-files", type=int, default=500)
-    parser.add_argument("--typescript-files", type=int, default=500)
+    parser.add_argument("--python-files", type=int, default=1000)
+    parser.add_argument("--typescript-files", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=11)
     options = parser.parse_args()
 
