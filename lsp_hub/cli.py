@@ -17,6 +17,7 @@ from lsp_hub import __version__
 
 if TYPE_CHECKING:
     from lsp_hub.daemon_client import RuntimePaths
+    from lsp_hub.index.syntax_checkers import SyntaxCheckers
 
 INDEX_VERBS = ("repomap", "relevant", "syntax", "callers", "index")
 USAGE = """lsp-hub [--tcp PORT | --ws PORT [--allow-origin URL]...] [--host HOST] [--config PATH] [--log-file PATH] [-v]
@@ -130,6 +131,17 @@ def _daemon_run(paths: RuntimePaths, args: dict[str, Any]) -> int:
     os._exit(code)
 
 
+def _cli_syntax_checkers(file: Path) -> SyntaxCheckers:
+    """`lsp-hub syntax FILE`: the parsers the hub would run for FILE, its project root trusted as `lsp-hub trust`
+    recorded it (the project root: the nearest directory above FILE with a root marker, else FILE's directory)."""
+    from lsp_hub.config.trust import TrustStore
+    from lsp_hub.syntax_parsers import syntax_checkers_for
+
+    root = next((directory for directory in file.parents
+                 if any((directory / marker).exists() for marker in (".git", ".hg", ".lsp-hub.toml"))), file.parent)
+    return syntax_checkers_for(root, trusted=TrustStore().is_trusted(root))
+
+
 def _announce(scheme: str, host: str):  # type: ignore[no-untyped-def]
     def ready(port: int) -> None:
         print(f"lsp-hub listening on {scheme}://{host}:{port}", file=sys.stderr, flush=True)
@@ -180,7 +192,7 @@ def _main(argv: list[str] | None) -> int:
     if verb in INDEX_VERBS:
         from lsp_hub.index.cli import index_cli_main
 
-        return index_cli_main(argv, sys.stdout)
+        return index_cli_main(argv, sys.stdout, syntax_checkers_for=_cli_syntax_checkers)
     return _serve(argv)
 
 

@@ -14,6 +14,7 @@ import logging
 import os
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsp_hub.diagnostics import Part
@@ -24,6 +25,7 @@ from lsp_hub.session import HubCommand, Session, SessionExtension
 if TYPE_CHECKING:
     from lsp_hub.client_view import ClientView
     from lsp_hub.config.model import Config
+    from lsp_hub.index.syntax_checkers import SyntaxCheckers
     from lsp_hub.index.workspace import WorkspaceIndex
     from lsp_hub.workspace import Workspace
 
@@ -63,6 +65,7 @@ class SharedIndex:
         self._rootless: dict[str, str] = {}  # open documents in no project (no-folder mode) -> why
         self._root_builds: set[asyncio.Task[None]] = set()
         self._progress_sessions: list[ClientView] = []
+        self._syntax_checkers: dict[str, SyntaxCheckers] = {}  # per indexed root: the parsers it may run
         self.closed = False
         if _client_named_a_folder(session.init_params):
             for folder in session.folders:
@@ -197,6 +200,29 @@ class SharedIndex:
                     return self.indexes[max(candidates, key=len)]
         return next(iter(self.indexes.values()))
 
+    def syntax_checkers(self, uri_or_path: str | None) -> SyntaxCheckers:
+        """The languages' own parsers the index may run for a file: TypeScript from the workspace only when the
+        root holding the file (or, for text from elsewhere, the first root) is trusted (syntax_parsers.py)."""
+        from lsp_hub.syntax_parsers import syntax_checkers_for
+
+        index = self.index_for(uri_or_path)
+        if index is not None:
+            root = str(index.root)
+        elif self.workspace.folders:
+            root = self.workspace.folders[0]
+        else:  # no project at all: the file's own directory, never trusted unless the user said so
+            path = (uri_to_path(uri_or_path) if uri_or_path and "://" in uri_or_path else uri_or_path) or "/"
+            root = os.path.dirname(os.path.abspath(path))
+        checkers = self._syntax_checkers.get(root)
+        if checkers is None:
+            checkers = syntax_checkers_for(Path(root), trusted=self.workspace.is_trusted(root),
+                                           config=self.workspace.config)
+            self._syntax_checkers[root] = checkers
+            if checkers.typescript is None:
+                logger.info("TypeScript syntax checks under %s use tree-sitter: %s", root,
+                            checkers.typescript_missing)
+        return checkers
+
     def document_changed(self, uri: str) -> None:
         if self.no_folder:
             self._index_project_of(uri)
@@ -315,18 +341,18 @@ class SharedIndex:
     async def _syntax_diagnostics(self, document: SharedDocument, text: bytes) -> None:
         """Syntax errors as diagnostics, for documents no language server is there to check."""
         from lsp_hub.backends import State
-        from lsp_hub.index.languages import language_for_path
-        from lsp_hub.index.syntax import syntax_check_result
+        from lsp_hub.index.syntax_checkers import syntax_check_result, syntax_language_for_path
 
         path = uri_to_path(document.uri) or document.uri
-        language = language_for_path(path)
+        language = syntax_language_for_path(path)
         served = any(b.state in (State.RUNNING, State.STARTING)
                      for b in self.workspace.backends_for_uri(document.uri, "diagnostics"))
         if language is None or served:
             self._clear_syntax_diagnostics(document.uri)
             return
         source, version = document.source, document.version
-        result = await asyncio.to_thread(syntax_check_result, text, language)
+        checkers = self.syntax_checkers(document.uri)  # the same parser lspHub.syntaxCheck would use
+        result = await asyncio.to_thread(syntax_check_result, text, language, path, checkers)
         current = self.workspace.document(document.uri)
         if current is not document or current.source is not source or current.version != version:
             return  # an older text: a newer check is on its way
@@ -376,6 +402,8 @@ class SharedIndex:
             "skippedFiles": sum(p.get("skippedFiles", 0) for p in parts),
             "roots": [str(index.root) for index in self.indexes.values()],
             "builds": self.builds,  # one per workspace, however many sessions share it
+            # Which parser judges syntax, per root asked so far (the TypeScript helper's pid once it runs).
+            "syntaxCheckers": {root: checkers.describe() for root, checkers in self._syntax_checkers.items()},
             **notes,
         }}
 
@@ -476,6 +504,7 @@ class IndexExtension(SessionExtension):
 
     def _syntax_check(self, session: Session, arguments: list[Any]) -> Any:
         from lsp_hub.index import api
+        from lsp_hub.index.syntax_checkers import NO_EXTERNAL_CHECKERS
 
         args = _single_object(arguments)
         uri = args.get("uri")
@@ -489,11 +518,13 @@ class IndexExtension(SessionExtension):
         # sent, or has open, may come from anywhere.
         roots = [index.root for index in self.indexes.values()]
 
+        checkers = self.shared.syntax_checkers(uri) if self.shared is not None else NO_EXTERNAL_CHECKERS
+
         async def run() -> Any:
             try:
                 return await asyncio.to_thread(api.syntax_check, args, document.text if document else None,
                                                self.index_for(uri), readable_roots=roots,
-                                               max_file_size=self.max_document_bytes(session))
+                                               max_file_size=self.max_document_bytes(session), checkers=checkers)
             except ValueError as exc:
                 raise ResponseFailure(INVALID_PARAMS, str(exc)) from exc
 

@@ -950,6 +950,10 @@ def _index_action(workspace: Workspace, action: str, options: argparse.Namespace
         lines.append(f"{_display(files[0])}:{line}:{column}: {error['message']}")
     text = "\n".join(lines) if lines else f"{_display(files[0])}: " + ("ok" if result.get("checked") else
                                                                       f"not checked ({result.get('reason')})")
+    if result.get("checked"):  # which parser judged, and why tree-sitter stood in for the language's own
+        note = f"checked by {result.get('checker')}" + (f": {result['fallbackReason']}"
+                                                         if result.get("fallbackReason") else "")
+        text += f"\n({note})" if lines else f" ({note})"
     # As `lsp-hub syntax`: exit code 1 when there are syntax errors.
     return Answer(result, text, not result.get("ok", True))
 

@@ -51,7 +51,7 @@ StartHub = Callable[..., Awaitable[HubUnderTest]]
 
 @pytest_asyncio.fixture
 async def start_hub(tmp_path: Path) -> AsyncIterator[StartHub]:
-    """start_hub(servers={name: spec}, languages=..., hub={...}) -> a running, initialized hub."""
+    """start_hub(servers={name: spec}, languages=..., hub={...}, env={...}) -> a running, initialized hub."""
     started: list[HubClient] = []
 
     async def start(
@@ -62,6 +62,7 @@ async def start_hub(tmp_path: Path) -> AsyncIterator[StartHub]:
         capabilities: dict[str, Any] | None = None,
         initialize: bool = True,
         args: tuple[str, ...] = (),
+        env: dict[str, str] | None = None,
     ) -> HubUnderTest:
         workspace = tmp_path / "ws"
         workspace.mkdir(exist_ok=True)
@@ -71,8 +72,9 @@ async def start_hub(tmp_path: Path) -> AsyncIterator[StartHub]:
         config.write_text(fake_server_config(servers, languages or FAKE_LANGUAGES, hub, records))
         log_file = tmp_path / "hub.log"
         client = HubClient()
-        env = {"XDG_CONFIG_HOME": str(tmp_path / "xdg-config"), "XDG_CACHE_HOME": str(tmp_path / "xdg-cache")}
-        await client.start("--config", str(config), "--log-file", str(log_file), "-vv", *args, env=env,
+        hub_env = {"XDG_CONFIG_HOME": str(tmp_path / "xdg-config"), "XDG_CACHE_HOME": str(tmp_path / "xdg-cache"),
+                   **(env or {})}
+        await client.start("--config", str(config), "--log-file", str(log_file), "-vv", *args, env=hub_env,
                            cwd=str(workspace))
         started.append(client)
         under_test = HubUnderTest(client, workspace, records, log_file)

@@ -88,7 +88,7 @@ async def test_a_language_without_server_gets_syntax_diagnostics_and_index_answe
     found = await hub.client.request("workspace/symbol", {"query": "Squ"})
     assert any(s["name"] == "Square" for s in found)
     checked = await command(hub, "lspHub.syntaxCheck", {"uri": uri})
-    assert checked == {"ok": True, "checked": True, "language": "ruby", "errors": []}
+    assert checked == {"ok": True, "checked": True, "language": "ruby", "checker": "tree-sitter", "errors": []}
     unsupported = await command(hub, "lspHub.syntaxCheck", {"uri": hub.file("notes.txt", "x").as_uri()})
     assert unsupported["checked"] is False and unsupported["reason"] == "unsupported_language"
 

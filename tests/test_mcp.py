@@ -403,7 +403,7 @@ def test_streamable_http_on_loopback_with_host_and_origin_checked(tmp_path: Path
         client = McpClient(url=url)
         try:
             assert {tool.name for tool in client.run(client.session.list_tools()).tools} == TOOLS
-            assert "missing ')'" in client.text("check_syntax", {"file": "app/x.py", "content": "def f(:\n"})
+            assert "invalid syntax" in client.text("check_syntax", {"file": "app/x.py", "content": "def f(:\n"})
         finally:
             client.close()
         with socket.socket() as other:  # nothing listens beyond loopback

@@ -43,7 +43,7 @@ def _is_executable(path: Path) -> bool:
     return path.is_file() and os.access(path, os.X_OK)
 
 
-def _is_within(path: str, directory: Path) -> bool:
+def is_within(path: str, directory: Path) -> bool:
     """Whether `path` is `directory` or below it, symlinks resolved on both sides."""
     real_path, real_directory = Path(os.path.realpath(path)), Path(os.path.realpath(directory))
     return real_path == real_directory or real_directory in real_path.parents
@@ -64,7 +64,7 @@ def search_path(root: Path, *, trusted: bool, workspace: Path | None = None,
     for entry in value.split(os.pathsep):
         if not os.path.isabs(entry):
             relative.append(entry)
-        elif not trusted and _is_within(entry, untrusted_area):
+        elif not trusted and is_within(entry, untrusted_area):
             inside.append(entry)
         else:
             kept.append(entry)
@@ -185,7 +185,7 @@ def _pin(spec: ServerSpec, command_path: str, root: Path, workspace: Path) -> La
                 f"lsp-hub: {spec.name} was not started for {root}: its pin_untrusted key {key!r} must start with "
                 f"{' or '.join(name + '.' for name in PINNABLE_TABLES)}; {hint}"))
         found = find_upward(command_home, relative)
-        if found is None or _is_within(str(found), workspace):
+        if found is None or is_within(str(found), workspace):
             return LaunchPlan(spec, refused=(
                 f"lsp-hub: {spec.name} was not started for {root}: the workspace is not trusted, so it must not run "
                 f"the workspace's {relative}, and none was found outside the workspace next to {command_home} "

@@ -19,8 +19,12 @@ from urllib.parse import unquote, urlparse
 
 from lsp_hub.index import callers as callers_module
 from lsp_hub.index import history, relevance, repomap, symbols
-from lsp_hub.index.languages import language_for_path
-from lsp_hub.index.syntax import syntax_check_result
+from lsp_hub.index.syntax_checkers import (
+    NO_EXTERNAL_CHECKERS,
+    SyntaxCheckers,
+    syntax_check_result,
+    syntax_language_for_path,
+)
 from lsp_hub.index.walk import DEFAULT_MAX_FILE_SIZE, REASON_TOO_LARGE
 from lsp_hub.index.workspace import Snapshot, WorkspaceIndex
 
@@ -145,8 +149,10 @@ def syntax_check(
     *,
     readable_roots: Sequence[Path] | None = None,
     max_file_size: int = DEFAULT_MAX_FILE_SIZE,
+    checkers: SyntaxCheckers = NO_EXTERNAL_CHECKERS,
 ) -> dict[str, Any]:
-    """`lspHub.syntaxCheck` {uri, text?} -> {ok, checked, language, errors: [{range, message}], reason?}.
+    """`lspHub.syntaxCheck` {uri, text?} -> {ok, checked, language, checker, errors: [{range, message}], reason?,
+    fallbackReason?}, judged by the language's own parser where `checkers` has one (syntax_checkers.py).
 
     The text checked is, in order: `document_text` (the hub's open document), the `text` argument, the file on
     disk. A relative path is taken relative to the index root when an index is given. With `readable_roots` (the
@@ -160,7 +166,7 @@ def syntax_check(
     path = _path_of_uri(uri)
     if index is not None and not path.is_absolute():
         path = index.root / path
-    language = language_for_path(path.name)
+    language = syntax_language_for_path(str(path))
     source: bytes | None
     if document_text is not None:
         source = document_text.encode("utf-8", "surrogatepass") if isinstance(document_text, str) else document_text
@@ -186,7 +192,7 @@ def syntax_check(
                 source = None
     if source is not None and len(source) > max_file_size and language is not None:
         return {"ok": True, "checked": False, "language": language, "errors": [], "reason": REASON_TOO_LARGE}
-    return syntax_check_result(source, language)
+    return syntax_check_result(source, language, str(path), checkers)
 
 
 def callers(index: WorkspaceIndex, arguments: Arguments, wait: float = 0.0) -> dict[str, Any]:

@@ -15,12 +15,16 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
 from lsp_hub.index import api, history
+from lsp_hub.index.syntax_checkers import NO_EXTERNAL_CHECKERS, SyntaxCheckers
 from lsp_hub.index.workspace import WorkspaceIndex
+
+# Given the file to check, the parsers the syntax verb may run (the caller, `lsp_hub.cli`, applies the trust rules).
+SyntaxCheckersFor = Callable[[Path], SyntaxCheckers]
 
 VERBS = ("repomap", "relevant", "syntax", "callers", "index")
 
@@ -61,8 +65,9 @@ def _parser(verb: str) -> _Parser:
     return parser
 
 
-def index_cli_main(argv: list[str], out: TextIO) -> int:
-    """Run one index verb; `argv[0]` is the verb. Returns the exit code (2 for usage errors)."""
+def index_cli_main(argv: list[str], out: TextIO, syntax_checkers_for: SyntaxCheckersFor | None = None) -> int:
+    """Run one index verb; `argv[0]` is the verb. Returns the exit code (2 for usage errors). Without
+    `syntax_checkers_for`, TypeScript is judged by tree-sitter (the library does not look for programs itself)."""
     if not argv or argv[0] not in VERBS:
         out.write(f"usage: lsp-hub {{{'|'.join(VERBS)}}} ...\n")
         return 2
@@ -70,7 +75,7 @@ def index_cli_main(argv: list[str], out: TextIO) -> int:
     try:
         options = _parser(verb).parse_args(rest)
         if verb == "syntax":
-            return _syntax(options, out)
+            return _syntax(options, out, syntax_checkers_for)
         if verb == "repomap":
             return _repomap(options, out)
         if verb == "relevant":
@@ -143,22 +148,32 @@ def _relevant(options: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
-def _syntax(options: argparse.Namespace, out: TextIO) -> int:
+def _syntax(options: argparse.Namespace, out: TextIO, syntax_checkers_for: SyntaxCheckersFor | None) -> int:
     path = Path(options.file)
     if not path.is_file():
         raise ValueError(f"{options.file}: no such file")
-    result = api.syntax_check({"uri": str(path.resolve())})
+    checkers = syntax_checkers_for(path.resolve()) if syntax_checkers_for is not None else NO_EXTERNAL_CHECKERS
+    result = api.syntax_check({"uri": str(path.resolve())}, checkers=checkers)
     if options.json:
         _print_json(result, out)
     elif not result["checked"]:
         out.write(f"{options.file}: not checked ({result.get('reason')})\n")
     elif result["ok"]:
-        out.write(f"{options.file}: ok\n")
+        out.write(f"{options.file}: ok ({_checker_note(result)})\n")
     else:
         for error in result["errors"]:
             start = error["range"]["start"]
             out.write(f"{options.file}:{start['line'] + 1}:{start['character'] + 1}: {error['message']}\n")
+        out.write(f"({_checker_note(result)})\n")
     return 0 if result["ok"] else 1
+
+
+def _checker_note(result: dict[str, Any]) -> str:
+    """"checked by cpython-3.11", and why tree-sitter judged when it stood in for the language's own parser."""
+    note = f"checked by {result.get('checker')}"
+    if result.get("fallbackReason"):
+        note += f": {result['fallbackReason']}"
+    return note
 
 
 def _parse_location(text: str) -> tuple[str, int, int]:

@@ -19,7 +19,6 @@ file red. Ranges are 0-based lines and UTF-16 columns.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import tree_sitter
 
@@ -50,23 +49,6 @@ def check_syntax(source: bytes, language: str) -> list[SyntaxProblem]:
     if not root.has_error:
         return []
     return _Checker(source).problems(root)
-
-
-def syntax_check_result(source: bytes | None, language: str | None) -> dict[str, Any]:
-    """The `lspHub.syntaxCheck` result: `{ok, checked, language, errors: [{range, message}], reason?}`, ranges as
-    LSP ranges. Unsupported or unknown languages give `checked: False, reason: "unsupported_language"`; no text at
-    all gives `checked: False, reason: "no_text"`."""
-    if language is None or language not in SUPPORTED_LANGUAGES:
-        return {"ok": True, "checked": False, "language": language, "errors": [], "reason": "unsupported_language"}
-    if source is None:
-        return {"ok": True, "checked": False, "language": language, "errors": [], "reason": "no_text"}
-    problems = check_syntax(source, language)
-    return {
-        "ok": not problems,
-        "checked": True,
-        "language": language,
-        "errors": [{"range": lsp_range(problem.span), "message": problem.message} for problem in problems],
-    }
 
 
 def lsp_range(span: Span) -> dict[str, dict[str, int]]:

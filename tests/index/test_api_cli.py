@@ -79,7 +79,7 @@ def test_relevance_from_a_description_alone(copy_repo: Callable[[str], Path]) ->
 def test_syntax_check_prefers_document_text_then_argument_then_disk(tmp_path: Path) -> None:
     good = write(tmp_path, "ok.py", "def f():\n    return 1\n")
     assert api.syntax_check({"uri": good.as_uri()}) == {"ok": True, "checked": True, "language": "python",
-                                                          "errors": []}
+                                                          "checker": "cpython-3.11", "errors": []}
     broken = api.syntax_check({"uri": good.as_uri(), "text": "def f(:\n"})
     assert broken["ok"] is False and broken["errors"][0]["range"]["start"]["line"] == 0
     assert api.syntax_check({"uri": good.as_uri(), "text": "def f(:\n"}, document_text="x = 1\n")["ok"] is True

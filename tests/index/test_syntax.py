@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from lsp_hub.index.languages import language_for_path
-from lsp_hub.index.syntax import MAX_PROBLEMS, SyntaxProblem, check_syntax, syntax_check_result
+from lsp_hub.index.syntax import MAX_PROBLEMS, SyntaxProblem, check_syntax
+from lsp_hub.index.syntax_checkers import syntax_check_result
 
 VALID_FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "valid"
 
@@ -109,15 +110,16 @@ def test_valid_fixtures_cover_every_supported_language() -> None:
 
 
 def test_check_result_shape_with_errors() -> None:
-    result = syntax_check_result(b"def f(:\n    pass\n", "python")
+    result = syntax_check_result(b"fn main() { let x = ; }\n", "rust")
     assert result == {
         "ok": False,
         "checked": True,
-        "language": "python",
+        "language": "rust",
+        "checker": "tree-sitter",
         "errors": [
             {
-                "range": {"start": {"line": 0, "character": 6}, "end": {"line": 0, "character": 6}},
-                "message": "missing ')'",
+                "range": {"start": {"line": 0, "character": 18}, "end": {"line": 0, "character": 19}},
+                "message": "unexpected '=' in let_declaration",
             }
         ],
     }
@@ -125,7 +127,7 @@ def test_check_result_shape_with_errors() -> None:
 
 def test_check_result_shape_when_valid() -> None:
     assert syntax_check_result(b"x = 1\n", "python") == {"ok": True, "checked": True, "language": "python",
-                                                           "errors": []}
+                                                           "checker": "cpython-3.11", "errors": []}
 
 
 @pytest.mark.parametrize("language", [None, "markdown", "cobol"])
