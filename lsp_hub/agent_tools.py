@@ -319,7 +319,7 @@ class AgentTools:
             if not result.get("checked"):
                 return ToolAnswer(f"{self.display(path)}: not checked ({result.get('reason', 'no parser')})", result)
             if result.get("ok"):
-                return ToolAnswer(f"{self.display(path)}: no syntax errors ({result.get('language')})", result)
+                return ToolAnswer(f"{self.display(path)}: no syntax errors ({_judge(result)})", result)
             lines = [self._syntax_error_text(path, text, error) for error in result.get("errors", [])[:10]]
             more = len(result.get("errors", [])) - len(lines)
             return ToolAnswer("\n".join(lines + ([f"... {more} more"] if more > 0 else [])), result)
@@ -397,7 +397,7 @@ class AgentTools:
                 problem = self._syntax_error_text(target, content, result["errors"][0])
                 outcome.format_skipped_reason = "syntax_error"
                 raise ToolFailure(f"not written: {self.display(target)} would have a syntax error "
-                                  f"({result.get('language')}); the file is unchanged\n{problem}", outcome.as_json())
+                                  f"({_judge(result)}); the file is unchanged\n{problem}", outcome.as_json())
             # 2. The servers see the new text; a formatting server may reformat it (in memory).
             uri = path_uri(target)
             workspace.texts[str(target)] = content
@@ -506,6 +506,12 @@ def _options(**values: Any) -> argparse.Namespace:
         "text_file": None, "mention": [], "budget": 1024, "description": None, "top": 10, "depth": 1,
         "target": None, "resolved_target": None}
     return argparse.Namespace(**{**defaults, **values})
+
+
+def _judge(result: dict[str, Any]) -> str:
+    """Which parser judged a syntax check: `cpython-3.11`, `typescript-5.9.3`, `json`, `tree-sitter python`."""
+    checker, language = result.get("checker"), result.get("language")
+    return f"{checker} {language}" if checker in (None, "tree-sitter") and language else str(checker or language)
 
 
 def _empty_text(action: str) -> str:

@@ -192,12 +192,13 @@ def test_repo_map_relevant_files_callers_and_syntax(mcp: McpClient, sample: Path
 
 # ================================================================================================ verified writes
 def test_a_broken_python_or_typescript_write_is_refused_and_nothing_is_on_disk(mcp: McpClient, sample: Path) -> None:
-    for path, content in (("app/new_broken.py", "def f(:\n    return 1\n"),
-                          ("web/src/broken.ts", "export function f(a: number {\n  return a;\n}\n")):
+    for path, content, checker in (("app/new_broken.py", "def f(:\n    return 1\n", "cpython-3."),
+                                   ("web/src/broken.ts", "export function f(a: number {\n  return a;\n}\n",
+                                    "typescript-5.")):
         result = mcp.call("write_file", {"path": path, "content": content})
         assert result.is_error
         text = result.content[0].text
-        assert text.startswith(f"not written: {path} would have a syntax error")
+        assert text.startswith(f"not written: {path} would have a syntax error ({checker}"), text
         first_error = text.splitlines()[1]
         assert first_error.startswith(f"{path}:1:") and " — " in first_error
         assert text.splitlines()[2].strip().startswith("1 | ")  # the offending line
