@@ -421,7 +421,8 @@ def resolve_target(workspace: Workspace, location: str | None, symbol: str | Non
     """FILE:LINE:COL, or --symbol NAME through the hub's index (lspHub.callers names its definitions)."""
     if symbol is not None:
         result = workspace.connection.request("workspace/executeCommand", {
-            "command": "lspHub.callers", "arguments": [{"symbol": symbol, "depth": 1}]}, workspace.timeout)
+            "command": "lspHub.callers", "arguments": [{"symbol": symbol, "depth": 1, "servers": False}]},
+            workspace.timeout)
         definitions = (result or {}).get("definitions") or []
         if not definitions:
             raise QueryError(f"lsp-hub query: unknown symbol {symbol!r} (no definition in the index of "
@@ -692,6 +693,25 @@ def _command(workspace: Workspace, command: str, arguments: dict[str, Any] | Non
         "command": command, "arguments": [arguments] if arguments is not None else []}, workspace.timeout)
 
 
+def _open_for_servers(workspace: Workspace, arguments: dict[str, Any]) -> None:
+    """Before `lspHub.callers`: open the definitions' files so that their servers run, and wait for each one's
+    first report on the file, as project-wide questions do (basedpyright knows the project's other files only
+    then). Files no server serves stay closed: the index answers for them alone."""
+    if "symbol" in arguments:
+        found = _command(workspace, "lspHub.callers", {**arguments, "servers": False}) or {}
+        paths = [Path(uri_path(definition["uri"])) for definition in found.get("definitions", [])[:4]]
+    else:
+        paths = [Path(uri_path(arguments["uri"]))]
+    languages = (_command(workspace, "lspHub.languages") or {}).get("languages", [])
+    for path in dict.fromkeys(paths):
+        served = any(path.suffix[1:] in entry.get("extensions", []) and any(
+            server.get("state") not in ("missing", "disabled") for server in entry.get("servers", []))
+            for entry in languages)
+        if served and path.is_file():
+            uri = workspace.open(path)
+            _command(workspace, "lspHub.diagnostics", {"uri": uri, "timeoutMs": int(workspace.timeout * 1000)})
+
+
 def _check_served(workspace: Workspace, path: Path) -> None:
     """A file of a language no configured server serves gets one clear line, not an empty answer."""
     languages = (_command(workspace, "lspHub.languages") or {}).get("languages", [])
@@ -924,14 +944,21 @@ def _index_action(workspace: Workspace, action: str, options: argparse.Namespace
         else:
             target = options.resolved_target
             arguments = {"uri": path_uri(target.path), "position": target.position}
+        _open_for_servers(workspace, arguments)
         result = _command(workspace, "lspHub.callers", {**arguments, "depth": options.depth})
         lines = []
         for caller in result.get("callers", []):
             path = uri_path(caller["location"]["uri"])
             line, column = workspace.position_out(path, caller["location"]["range"]["start"])
+            # Where a caller came from, only when the index and a server did not both find it.
+            origin = f"  [{caller['origin']}]" if result.get("servers") and caller.get("origin") != "both" else ""
             lines.append(f"{'  ' * (caller['depth'] - 1)}{_display(path)}:{line}:{column}  "
-                         f"{caller.get('caller') or '(top level)'}")
-        return Answer(result, "\n".join(_capped(lines, options.limit)), not lines)
+                         f"{caller.get('caller') or '(top level)'}{origin}")
+        text = "\n".join(_capped(lines, options.limit))
+        late = [server["name"] for server in result.get("servers", []) if not server.get("complete")]
+        if late:
+            text += f"\n(incomplete: no answer from {', '.join(late)} in time; the index's callers only)"
+        return Answer(result, text, not lines)
     if len(files) != 1:
         raise QueryError("lsp-hub query syntax: give one FILE")
     result = _command(workspace, "lspHub.syntaxCheck", {"uri": path_uri(files[0])})

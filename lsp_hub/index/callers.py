@@ -15,6 +15,7 @@ import re
 from collections import deque
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import unquote
 
 from lsp_hub.index.graph import (
     COMMON_NAMES,
@@ -33,7 +34,7 @@ from lsp_hub.index.symbols import (
     location,
     qualified_name,
 )
-from lsp_hub.index.workspace import Snapshot
+from lsp_hub.index.workspace import Snapshot, file_uri
 
 MAX_DEPTH = 10
 MAX_CALLERS = 500
@@ -240,3 +241,126 @@ def find_callers(
         "callers": result_callers,
         **completeness,
     }
+
+
+# --- merging a language server's call sites ------------------------------------------------------------------
+
+ORIGIN_INDEX, ORIGIN_SERVER, ORIGIN_BOTH = "index", "server", "both"
+
+
+def _range_key(location: dict[str, Any]) -> tuple[str, int, int, int, int]:
+    start, end = location["range"]["start"], location["range"]["end"]
+    return (location["uri"], start["line"], start["character"], end["line"], end["character"])
+
+
+def _same_site(index_location: dict[str, Any], server_location: dict[str, Any]) -> bool:
+    """Whether a server's call site is the index's: the same line of the same file, and the ranges overlap or
+    start together (a server may give the callee's whole expression, `shop.pay`, where the index gives `pay`)."""
+    uri, line, start, _end_line, end = _range_key(index_location)
+    server_uri, server_line, server_start, server_end_line, server_end = _range_key(server_location)
+    if uri != server_uri or line != server_line:
+        return False
+    if server_end_line != server_line:
+        server_end = 1 << 30
+    return start == server_start or (start < server_end and server_start < end)
+
+
+def merge_callers(
+    index_callers: list[dict[str, Any]], server_callers: list[dict[str, Any]] | None
+) -> list[dict[str, Any]]:
+    """The index's callers (`{location, caller, depth}`) and a server's direct call sites (`{location, caller}`) as
+    one list, each with its `origin`: `both` (the server confirms the index's site), `server` (only the server
+    knows it) or `index`. Without a server answer (`None`) every caller is the index's, in the index's order.
+
+    Direct callers (depth 1) the server knows come first, by file and position; direct callers only the index
+    knows follow (a server can be wrong about dynamic code, so they are kept, but they are less sure); deeper
+    levels, which the server was not asked about, keep the index's order after them. A pure function: the
+    inputs are not changed."""
+    if server_callers is None:
+        return [{**caller, "origin": ORIGIN_INDEX} for caller in index_callers]
+    unmatched = list(server_callers)
+    confirmed: list[dict[str, Any]] = []
+    index_only: list[dict[str, Any]] = []
+    deeper: list[dict[str, Any]] = []
+    for caller in index_callers:
+        if caller.get("depth", 1) != 1:
+            deeper.append({**caller, "origin": ORIGIN_INDEX})
+            continue
+        match = next((site for site in unmatched if _same_site(caller["location"], site["location"])), None)
+        if match is None:
+            index_only.append({**caller, "origin": ORIGIN_INDEX})
+        else:
+            unmatched.remove(match)
+            confirmed.append({**caller, "origin": ORIGIN_BOTH})
+    seen: set[tuple[str, int, int, int, int]] = set()
+    for site in unmatched:
+        key = _range_key(site["location"])
+        if key in seen:
+            continue  # a server may list one site twice (two prepared items of one symbol)
+        seen.add(key)
+        confirmed.append({"location": site["location"], "caller": site.get("caller"), "depth": 1,
+                          "origin": ORIGIN_SERVER})
+    confirmed.sort(key=lambda caller: _range_key(caller["location"]))
+    return confirmed + index_only + deeper
+
+
+def name_server_callers(snapshot: Snapshot, sites: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A server's call sites (`{location, caller?}`) with the caller named as the index names it (the enclosing
+    function or method, `Class.method`); a site in a file the index does not hold keeps the server's name."""
+    named: list[dict[str, Any]] = []
+    for site in sites:
+        caller = site.get("caller")
+        path = _snapshot_path(snapshot, site["location"]["uri"])
+        record = snapshot.files.get(path) if path is not None else None
+        if record is not None:
+            start = site["location"]["range"]["start"]
+            enclosing = enclosing_definition(record.file_index(),
+                                             Span(start["line"], start["character"], start["line"], start["character"]))
+            caller = qualified_name(enclosing) if enclosing is not None else None
+        named.append({"location": site["location"], "caller": caller})
+    return named
+
+
+def _snapshot_path(snapshot: Snapshot, uri: str) -> str | None:
+    """The workspace-relative path of a `file://` URI inside the snapshot's root, else None."""
+    root_uri = file_uri(snapshot.root, "").rstrip("/") + "/"
+    return unquote(uri[len(root_uri):]) if uri.startswith(root_uri) else None
+
+
+def callers_beyond_server_sites(
+    snapshot: Snapshot, merged: list[dict[str, Any]], depth: int, max_callers: int = MAX_CALLERS
+) -> list[dict[str, Any]]:
+    """For `depth` > 1: the index's walk continued from the callers only the server found (their callers at depth
+    2 and beyond, origin `index`), appended after `merged`; sites already listed are not repeated."""
+    if depth <= 1:
+        return merged
+    seen = {_range_key(caller["location"])[:3] for caller in merged}
+    extra: list[dict[str, Any]] = []
+    for caller in merged:
+        if caller["origin"] != ORIGIN_SERVER:
+            continue
+        path = _snapshot_path(snapshot, caller["location"]["uri"])
+        record = snapshot.files.get(path) if path is not None else None
+        if record is None or path is None:
+            continue
+        start = caller["location"]["range"]["start"]
+        enclosing = enclosing_definition(record.file_index(),
+                                         Span(start["line"], start["character"], start["line"], start["character"]))
+        if enclosing is None:
+            continue
+        walked = find_callers(snapshot, [(path, enclosing)], depth - 1, max_callers)
+        for found in walked["callers"]:
+            key = _range_key(found["location"])[:3]
+            if key in seen:
+                continue
+            seen.add(key)
+            extra.append({**found, "depth": found["depth"] + 1, "origin": ORIGIN_INDEX})
+    return merged + extra
+
+
+def opens_a_call(line_text: str, end_character: int) -> bool:
+    """Whether a name ending at `end_character` (a UTF-16 column) of `line_text` is called: the next character
+    that is not a space is `(`. How a reference from `textDocument/references` is told to be a call site."""
+    if not line_text.isascii():
+        end_character = len(line_text.encode("utf-16-le")[: 2 * end_character].decode("utf-16-le", "ignore"))
+    return line_text[end_character:].lstrip().startswith("(")
