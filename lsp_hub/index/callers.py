@@ -170,7 +170,120 @@ def _call_counts(
     known_class = _receiver_class(file_index, receiver)
     if known_class is not None:
         return known_class == container
+    if container is not None and file_index.language == "python":
+        inferred = TypeInference(snapshot, source, file_index).receiver_class(receiver, caller)
+        if inferred is not None:
+            return inferred.inherits(container)
     return definition_count == 1 and definition.name not in COMMON_NAMES
+
+
+_RETURN_TYPE = re.compile(r"->\s*(?:Optional\[)?['\"]?([A-Za-z_][\w.]*)")
+_CLASS_BASES = re.compile(r"^class\s+\w+\s*(?:\[[^\]]*\])?\(([^)]*)\)")
+MAX_INHERITANCE_DEPTH = 6
+
+
+@dataclass(frozen=True, slots=True)
+class WorkspaceClass:
+    """A class the workspace defines, by name, as a receiver's type turned out to be."""
+
+    snapshot: Snapshot
+    name: str
+
+    def inherits(self, container: str) -> bool:
+        """Whether a method of `container` can be called on this class: it is that class or (by the bases its
+        definitions name, followed by name) inherits from it."""
+        seen: set[str] = set()
+        frontier = [self.name]
+        for _level in range(MAX_INHERITANCE_DEPTH):
+            if container in frontier:
+                return True
+            bases: list[str] = []
+            for name in frontier:
+                if name in seen:
+                    continue
+                seen.add(name)
+                for _path, definition in definitions_named(self.snapshot, name):
+                    match = _CLASS_BASES.match(definition.signature) if definition.kind == "class" else None
+                    if match:
+                        bases.extend(_last_segment(base) for base in match.group(1).split(",")
+                                     if base.strip() and "=" not in base)
+            if not bases:
+                return False
+            frontier = bases
+        return container in frontier
+
+
+def _last_segment(text: str) -> str:
+    return text.split("[", 1)[0].strip().rsplit(".", 1)[-1]
+
+
+class TypeInference:
+    """The class of a Python receiver when the code shows it, beyond what its own file's module variables say:
+    a variable of the calling function typed or made by a call (`s: Shop = ...`, `s = Shop()`, `s = make()` with
+    `def make() -> Shop`), a parameter of the calling function (`def f(s: Shop)`), a module variable made by a call,
+    and one attribute further (`a.shop` with `class A: shop: Shop`). Only classes the workspace defines count: a
+    type from outside (or none found) answers None, and the caller falls back to the name rules."""
+
+    def __init__(self, snapshot: Snapshot, source: str, file_index: FileIndex) -> None:
+        self.snapshot = snapshot
+        self.source = source
+        self.file_index = file_index
+
+    def receiver_class(self, receiver: str, caller: Definition | None) -> WorkspaceClass | None:
+        head, _, rest = receiver.partition(".")
+        type_name = self._variable_type(head, caller)
+        if type_name is None:
+            return None
+        for attribute in rest.split(".") if rest else ():
+            type_name = self._attribute_type(type_name, attribute)
+            if type_name is None:
+                return None
+        return WorkspaceClass(self.snapshot, type_name) if self._is_class(type_name) else None
+
+    def _variable_type(self, variable: str, caller: Definition | None) -> str | None:
+        if variable in SELF_RECEIVERS:
+            return caller.container if caller is not None else None  # `self.shop`: an attribute of the class
+        owner = caller.name if caller is not None else ""
+        shown = {typed for function, name, typed in self.file_index.local_types
+                 if function == owner and name == variable}
+        if not shown and caller is not None:
+            annotated = re.search(rf"[(,]\s*{re.escape(variable)}\s*:\s*['\"]?(?:Optional\[)?([A-Za-z_][\w.]*)",
+                                  caller.signature)
+            if annotated:
+                shown = {_last_segment(annotated.group(1))}
+            else:  # a module variable, used inside a function
+                shown = {typed for function, name, typed in self.file_index.local_types
+                         if function == "" and name == variable}
+        if len(shown) != 1:
+            return None  # untyped, or given several types: not for us to guess
+        [typed] = shown
+        return self._returned_class(typed[:-2]) if typed.endswith("()") else typed
+
+    def _returned_class(self, callee: str) -> str | None:
+        """What calling `callee` gives: the class itself, or the return annotation of the function(s) so named
+        (all that the workspace defines must agree)."""
+        found = definitions_named(self.snapshot, callee)
+        if any(definition.kind == "class" for _path, definition in found):
+            return callee
+        returned = set()
+        for _path, definition in found:
+            if definition.kind in ("function", "method"):
+                match = _RETURN_TYPE.search(definition.signature)
+                returned.add(_last_segment(match.group(1)) if match else None)
+        if len(returned) != 1:
+            return None
+        return returned.pop()
+
+    def _attribute_type(self, class_name: str, attribute: str) -> str | None:
+        for path, definition in definitions_named(self.snapshot, class_name):
+            if definition.kind == "class":
+                typed = attribute_type(self.snapshot.files[path].file_index(), class_name, attribute)
+                if typed is not None:
+                    return typed
+        return None
+
+    def _is_class(self, name: str) -> bool:
+        return any(definition.kind == "class" for _path, definition in definitions_named(self.snapshot, name))
 
 
 def find_callers(

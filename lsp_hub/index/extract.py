@@ -28,6 +28,10 @@ Capture conventions of the `.scm` files (one match = one symbol):
 - `@field` a statement that gives an attribute a type, with `@name` the attribute and `@type` the type's name
   (`self.store = IndexStore()`, `self.store: IndexStore = ...`, `this.cart = new Cart()`, a TS field `cart: Cart`);
   the class is the innermost class around it. Calls through the attribute (`self.store.write()`) use it.
+- `@local` a statement that gives a variable a type, with `@name` the variable and `@type` the type's name, or the
+  callee's name when the statement also captures `@made_by_call` (`s: Shop = ...`, `s = make()`, `s = Shop()`); the
+  function is the innermost function around it ("" at module level; class bodies are left to their definitions).
+  Calls through the variable (`s.pay()`) use it, with the callee's class or return annotation (`callers.py`).
 - Captures whose name starts with `_` only feed predicates and are ignored.
 
 Module text per language (`Import.module`):
@@ -124,7 +128,7 @@ _FoundImport = tuple[tree_sitter.Node, list[str], bool, list[tuple[str, str]]]
 _EVENT_SCOPE, _EVENT_DEFINITION = range(2)
 
 # Roles of a query pattern, worked out from the capture names of its first match and cached per pattern.
-_DEFINITION, _SCOPE, _REFERENCE, _IMPORT, _FIELD, _IGNORED = range(6)
+_DEFINITION, _SCOPE, _REFERENCE, _IMPORT, _FIELD, _LOCAL, _IGNORED = range(7)
 _RECEIVER_MAX_BYTES = 80
 
 
@@ -142,6 +146,8 @@ def _pattern_role(capture_names: Iterable[str]) -> tuple[int, str, str]:
             return _IMPORT, capture, ""
         if capture == "field":
             return _FIELD, capture, ""
+        if capture == "local":
+            return _LOCAL, capture, ""
     return _IGNORED, "", ""
 
 
@@ -172,12 +178,12 @@ def extract_packed(source: bytes, language: str) -> Packed:
         raise ValueError(f"unsupported language: {language!r}")
     line_count = count_lines(source)
     if not source:
-        return (language, 0, line_count, (), (), (), ())
+        return (language, 0, line_count, (), (), (), (), ())
     tree = get_parser(language).parse(source)
     root = tree.root_node
     syntax_errors = count_syntax_errors(root) if root.has_error else 0
-    definitions, references, imports, field_types = _Extractor(source, language).run(root)
-    return (language, syntax_errors, line_count, definitions, references, imports, field_types)
+    definitions, references, imports, field_types, local_types = _Extractor(source, language).run(root)
+    return (language, syntax_errors, line_count, definitions, references, imports, field_types, local_types)
 
 
 def count_syntax_errors(root: tree_sitter.Node) -> int:
@@ -213,7 +219,8 @@ class _Extractor:
 
     def run(
         self, root: tree_sitter.Node
-    ) -> tuple[tuple[Any, ...], tuple[Any, ...], tuple[Any, ...], tuple[tuple[str, str, str], ...]]:
+    ) -> tuple[tuple[Any, ...], tuple[Any, ...], tuple[Any, ...], tuple[tuple[str, str, str], ...],
+               tuple[tuple[str, str, str], ...]]:
         query = get_query(self.language)
         roles: dict[int, tuple[int, str, str]] = {}
         # Keyed by the name node's start byte: several patterns may match the same name.
@@ -222,6 +229,8 @@ class _Extractor:
         references: dict[int, _FoundReference] = {}
         imports: dict[tuple[int, str], _FoundImport] = {}
         fields: list[tuple[int, tree_sitter.Node, tree_sitter.Node]] = []  # (start byte, attribute, type)
+        # (start byte, variable, type or callee, made by a call)
+        locals_found: list[tuple[int, tree_sitter.Node, tree_sitter.Node, bool]] = []
 
         for pattern_index, captures in tree_sitter.QueryCursor(query).matches(root):
             role_info = roles.get(pattern_index)
@@ -251,6 +260,12 @@ class _Extractor:
                 types = captures.get("type")
                 if names and types:
                     fields.append((captures["field"][0].start_byte, names[0], types[0]))
+            elif role == _LOCAL:
+                names = captures.get("name")
+                types = captures.get("type")
+                if names and types:
+                    locals_found.append((captures["local"][0].start_byte, names[0], types[0],
+                                         "made_by_call" in captures))
             elif role == _IGNORED:
                 continue
             else:
@@ -274,7 +289,26 @@ class _Extractor:
 
         packed_definitions, functions, classes = self._build_definitions(definitions, scopes)
         packed_references = self._build_references(references, definitions, functions)
-        return packed_definitions, packed_references, self._build_imports(imports), self._field_types(fields, classes)
+        return (packed_definitions, packed_references, self._build_imports(imports),
+                self._field_types(fields, classes), self._local_types(locals_found, functions, classes))
+
+    def _local_types(
+        self, found: list[tuple[int, tree_sitter.Node, tree_sitter.Node, bool]], functions: _FunctionRegions,
+        classes: _FunctionRegions,
+    ) -> tuple[tuple[str, str, str], ...]:
+        """(function or "", variable, type or "callee()") per typed variable, in document order; class-body
+        attributes are left to their definitions (`attribute_type`)."""
+        innermost = functions.innermost if functions.starts else None
+        innermost_class = classes.innermost if classes.starts else None
+        text = self._text
+        out = []
+        for start_byte, name_node, type_node, made_by_call in sorted(found, key=lambda entry: entry[0]):
+            owner = (innermost(start_byte) if innermost is not None else None) or ""
+            if not owner and innermost_class is not None and innermost_class(start_byte) is not None:
+                continue
+            type_name = _last_name_segment(text(type_node))
+            out.append((owner, text(name_node), type_name + "()" if made_by_call else type_name))
+        return tuple(out)
 
     def _field_types(
         self, fields: list[tuple[int, tree_sitter.Node, tree_sitter.Node]], classes: _FunctionRegions

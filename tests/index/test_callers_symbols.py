@@ -248,3 +248,44 @@ def test_calls_through_a_typed_attribute_reach_that_class(tmp_path: Path) -> Non
     assert lines("MemoryStore.save") == [10]
     assert lines("Cart.total") == [3]
     assert lines("Order.total") == []
+
+
+def test_a_receivers_class_comes_from_return_annotations_attribute_annotations_and_parameters(
+        tmp_path: Path) -> None:
+    # Two classes define `pay`: the name alone cannot tell which one a call means.
+    write(tmp_path, "shop.py", "class Shop:\n    def pay(self):\n        ...\n\n\n"
+                               "class Bank:\n    def pay(self):\n        ...\n\n\n"
+                               "class Outlet(Shop):\n    pass\n\n\n"
+                               "def make() -> Shop:\n    return Shop()\n\n\n"
+                               "def open_bank() -> 'Bank':\n    return Bank()\n")
+    write(tmp_path, "mall.py", "from shop import Bank, Outlet, Shop, make, open_bank\n\n\n"
+                               "class Mall:\n    shop: Shop\n    bank: Bank\n\n"
+                               "    def visit(self):\n        self.shop.pay()\n        self.bank.pay()\n\n\n"
+                               "def by_return():\n    s = make()\n    s.pay()\n    b = open_bank()\n    b.pay()\n\n\n"
+                               "def by_attribute(m: Mall):\n    m.shop.pay()\n    m.bank.pay()\n\n\n"
+                               "def by_parameter(s: Shop, b: Bank, o: Outlet):\n    s.pay()\n    b.pay()\n"
+                               "    o.pay()\n\n\n"
+                               "def by_annotation():\n    s: Shop = get()\n    s.pay()\n\n\n"
+                               "def unknown(x):\n    x.pay()\n")
+    snapshot = snapshot_of(tmp_path)
+    shop_pay = resolve_targets_by_name(snapshot, "Shop.pay")
+    bank_pay = resolve_targets_by_name(snapshot, "Bank.pay")
+    assert [(caller, line) for _path, caller, line, _depth in caller_sites(find_callers(snapshot, shop_pay))] == [
+        ("Mall.visit", 8), ("by_annotation", 32), ("by_attribute", 20), ("by_parameter", 25), ("by_parameter", 27),
+        ("by_return", 14)]
+    assert [(caller, line) for _path, caller, line, _depth in caller_sites(find_callers(snapshot, bank_pay))] == [
+        ("Mall.visit", 9), ("by_attribute", 21), ("by_parameter", 26), ("by_return", 16)]
+
+
+def test_functools_partial_counts_as_a_call_of_the_function_it_wraps(tmp_path: Path) -> None:
+    write(tmp_path, "jobs.py", "import functools\nfrom functools import partial\n\n\n"
+                               "def send(to, text):\n    ...\n\n\n"
+                               "class Mailer:\n    def deliver(self, to):\n        ...\n\n\n"
+                               "def schedule(mailer: Mailer):\n    later = functools.partial(send, 'ops')\n"
+                               "    soon = partial(mailer.deliver, 'ops')\n    return later, soon\n")
+    snapshot = snapshot_of(tmp_path)
+    assert [(caller, line) for _path, caller, line, _depth in
+            caller_sites(find_callers(snapshot, resolve_targets_by_name(snapshot, "send")))] == [("schedule", 14)]
+    assert [(caller, line) for _path, caller, line, _depth in
+            caller_sites(find_callers(snapshot, resolve_targets_by_name(snapshot, "Mailer.deliver")))] == [
+        ("schedule", 15)]

@@ -37,6 +37,27 @@
     object: (_) @receiver
     attribute: (identifier) @name)) @reference.call
 
+; `functools.partial(f, ...)`, `partial(obj.method, ...)`: f is called through the partial object; counted as a call
+; where the partial is made.
+(call
+  function: [
+    (identifier) @_partial
+    (attribute attribute: (identifier) @_partial)
+  ]
+  arguments: (argument_list . (identifier) @name)
+  (#eq? @_partial "partial")) @reference.call
+
+(call
+  function: [
+    (identifier) @_partial
+    (attribute attribute: (identifier) @_partial)
+  ]
+  arguments: (argument_list .
+    (attribute
+      object: (_) @receiver
+      attribute: (identifier) @name))
+  (#eq? @_partial "partial")) @reference.call
+
 ; Base classes, decorators and type annotations name classes and functions without calling them.
 (class_definition
   superclasses: (argument_list
@@ -90,6 +111,27 @@
     ])
   (#eq? @_self "self")
   (#match? @type "^[A-Z]")) @field
+
+; --- variable types -----------------------------------------------------------------------------------------
+; `s: Shop = ...` and `s = make()` / `s = Shop()` (in a function or at module level): calls through the variable
+; (`s.pay()`) use its type, or the callee's class or return annotation, found at query time.
+
+(assignment
+  left: (identifier) @name
+  type: (type
+    [
+      (identifier) @type
+      (attribute attribute: (identifier) @type)
+    ])) @local
+
+(assignment
+  left: (identifier) @name
+  !type
+  right: (call
+    function: [
+      (identifier) @type
+      (attribute attribute: (identifier) @type)
+    ]) @made_by_call) @local
 
 ; --- imports -----------------------------------------------------------------------------------------------
 
