@@ -391,7 +391,13 @@ def merge_callers(
     inputs are not changed."""
     if server_callers is None:
         return [{**caller, "origin": ORIGIN_INDEX} for caller in index_callers]
-    unmatched = list(server_callers)
+    unmatched: list[dict[str, Any]] = []
+    listed: set[tuple[str, int, int, int, int]] = set()
+    for site in server_callers:  # a server may list one site twice (two prepared items of one symbol)
+        key = _range_key(site["location"])
+        if key not in listed:
+            listed.add(key)
+            unmatched.append(site)
     confirmed: list[dict[str, Any]] = []
     index_only: list[dict[str, Any]] = []
     deeper: list[dict[str, Any]] = []
@@ -405,12 +411,7 @@ def merge_callers(
         else:
             unmatched.remove(match)
             confirmed.append({**caller, "origin": ORIGIN_BOTH})
-    seen: set[tuple[str, int, int, int, int]] = set()
     for site in unmatched:
-        key = _range_key(site["location"])
-        if key in seen:
-            continue  # a server may list one site twice (two prepared items of one symbol)
-        seen.add(key)
         confirmed.append({"location": site["location"], "caller": site.get("caller"), "depth": 1,
                           "origin": ORIGIN_SERVER})
     confirmed.sort(key=lambda caller: _range_key(caller["location"]))

@@ -22,6 +22,7 @@ def test_confirmed_and_server_sites_come_first_then_index_only_then_deeper_level
     index = [site("a.py", 3, 8, 11, "f"), site("b.py", 9, 4, 7, "g"), site("c.py", 1, 0, 3, "h", depth=2)]
     # The server gives `shop.pay` for the index's `pay` (overlapping), and a site the index missed.
     server = [{"location": site("b.py", 9, 0, 7)["location"], "caller": "g"},
+              {"location": site("b.py", 9, 0, 7)["location"], "caller": "g"},  # confirmed twice: one caller
               {"location": site("a.py", 20, 4, 7)["location"], "caller": "k"},
               {"location": site("a.py", 20, 4, 7)["location"], "caller": "k"}]  # listed twice: kept once
     merged = merge_callers(index, server)
