@@ -111,7 +111,14 @@ def attribute_type(file_index: FileIndex, owner: str, attribute: str) -> str | N
     X()`), or a class-body field with a visible type (`x: X`, `x = X()`)."""
     for field_owner, field_name, type_name in file_index.field_types:
         if field_owner == owner and field_name == attribute:
-            return type_name
+            from_parameter = _FROM_PARAMETER.match(type_name)
+            if from_parameter is None:
+                return type_name
+            method, parameter = from_parameter.groups()  # `self.host = host` in `def __init__(self, host: Host)`
+            for definition in file_index.definitions:
+                if definition.name == method and definition.container == owner:
+                    return _annotation(definition.signature, parameter)
+            return None
     for definition in file_index.definitions:
         if definition.container == owner and definition.name == attribute and definition.kind in ("variable",
                                                                                                   "constant"):
@@ -119,6 +126,16 @@ def attribute_type(file_index: FileIndex, owner: str, attribute: str) -> str | N
             if shown is not None:
                 return shown
     return None
+
+
+_FROM_PARAMETER = re.compile(r"(\w+)\((\w+)\)\Z")
+
+
+def _annotation(signature: str, parameter: str) -> str | None:
+    """The class a function's signature annotates a parameter with (`Optional[X]`, `"X"`, `a.X` give X)."""
+    annotated = re.search(rf"[(,]\s*\*{{0,2}}{re.escape(parameter)}\s*:\s*['\"]?(?:Optional\[)?([A-Za-z_][\w.]*)",
+                          signature)
+    return _last_segment(annotated.group(1)) if annotated else None
 
 
 def _signature_type(signature: str) -> str | None:
@@ -161,7 +178,9 @@ def _call_counts(
     if head in SELF_RECEIVERS and caller is not None and caller.container is not None:
         known_type = attribute_type(file_index, caller.container, receiver[len(head) + 1:])
         if known_type is not None:
-            return known_type == definition.container  # `self.store.write()` with `self.store = IndexStore()`
+            # `self.store.write()` with `self.store = IndexStore()` (or a subclass of the method's class)
+            return definition.container is not None and \
+                WorkspaceClass(snapshot, known_type).inherits(definition.container)
     if not is_member and head is not None and head not in SELF_RECEIVERS:
         return True  # `package.module.name()`: the resolver matched the module path
     container = definition.container
@@ -172,7 +191,9 @@ def _call_counts(
         return known_class == container
     if container is not None and file_index.language == "python":
         inferred = TypeInference(snapshot, source, file_index).receiver_class(receiver, caller)
-        if inferred is not None:
+        if inferred == OUTSIDE:
+            return False  # `task = asyncio.ensure_future(...)`, `future: asyncio.Future`: not a workspace object
+        if isinstance(inferred, WorkspaceClass):
             return inferred.inherits(container)
     return definition_count == 1 and definition.name not in COMMON_NAMES
 
@@ -217,28 +238,41 @@ def _last_segment(text: str) -> str:
     return text.split("[", 1)[0].strip().rsplit(".", 1)[-1]
 
 
+# A receiver whose type the code shows to come from outside the workspace.
+OUTSIDE = "outside"
+# Names in annotations that wrap or stand for other types: what they give is not known from the name alone.
+_TYPING_WRAPPERS = frozenset(("Union", "Optional", "Annotated", "Final", "ClassVar", "Type", "type", "Any", "Self",
+                              "TypeAlias", "Callable", "Awaitable", "Coroutine"))
+
+
 class TypeInference:
     """The class of a Python receiver when the code shows it, beyond what its own file's module variables say:
     a variable of the calling function typed or made by a call (`s: Shop = ...`, `s = Shop()`, `s = make()` with
     `def make() -> Shop`), a parameter of the calling function (`def f(s: Shop)`), a module variable made by a call,
     and one attribute further (`a.shop` with `class A: shop: Shop`). Only classes the workspace defines count: a
-    type from outside (or none found) answers None, and the caller falls back to the name rules."""
+    type the workspace does not define at all (an annotation naming no workspace definition, a variable made by
+    calling into an outside import) answers OUTSIDE; anything else unknown answers None, and the caller falls back
+    to the name rules."""
 
     def __init__(self, snapshot: Snapshot, source: str, file_index: FileIndex) -> None:
         self.snapshot = snapshot
         self.source = source
         self.file_index = file_index
 
-    def receiver_class(self, receiver: str, caller: Definition | None) -> WorkspaceClass | None:
+    def receiver_class(self, receiver: str, caller: Definition | None) -> WorkspaceClass | str | None:
         head, _, rest = receiver.partition(".")
         type_name = self._variable_type(head, caller)
-        if type_name is None:
-            return None
         for attribute in rest.split(".") if rest else ():
+            if type_name is None or type_name == OUTSIDE:
+                break
             type_name = self._attribute_type(type_name, attribute)
-            if type_name is None:
-                return None
-        return WorkspaceClass(self.snapshot, type_name) if self._is_class(type_name) else None
+        if type_name is None or type_name == OUTSIDE:
+            return type_name
+        if self._is_class(type_name):
+            return WorkspaceClass(self.snapshot, type_name)
+        if type_name in _TYPING_WRAPPERS or definitions_named(self.snapshot, type_name):
+            return None  # `Union[...]`, a type alias or a TypeVar of the workspace: not for a name to decide
+        return OUTSIDE
 
     def _variable_type(self, variable: str, caller: Definition | None) -> str | None:
         if variable in SELF_RECEIVERS:
@@ -247,10 +281,9 @@ class TypeInference:
         shown = {typed for function, name, typed in self.file_index.local_types
                  if function == owner and name == variable}
         if not shown and caller is not None:
-            annotated = re.search(rf"[(,]\s*{re.escape(variable)}\s*:\s*['\"]?(?:Optional\[)?([A-Za-z_][\w.]*)",
-                                  caller.signature)
+            annotated = _annotation(caller.signature, variable)
             if annotated:
-                shown = {_last_segment(annotated.group(1))}
+                shown = {annotated}
             else:  # a module variable, used inside a function
                 shown = {typed for function, name, typed in self.file_index.local_types
                          if function == "" and name == variable}
@@ -261,7 +294,12 @@ class TypeInference:
 
     def _returned_class(self, callee: str) -> str | None:
         """What calling `callee` gives: the class itself, or the return annotation of the function(s) so named
-        (all that the workspace defines must agree)."""
+        (all that the workspace defines must agree); OUTSIDE for a function of an outside import
+        (`asyncio.ensure_future`, `getLogger` after `from logging import getLogger`)."""
+        head = callee.split(".", 1)[0]
+        if use_resolver(self.snapshot).bindings.get(self.source, {}).get(head) == ():
+            return OUTSIDE
+        callee = callee.rsplit(".", 1)[-1]
         found = definitions_named(self.snapshot, callee)
         if any(definition.kind == "class" for _path, definition in found):
             return callee
@@ -269,7 +307,10 @@ class TypeInference:
         for _path, definition in found:
             if definition.kind in ("function", "method"):
                 match = _RETURN_TYPE.search(definition.signature)
-                returned.add(_last_segment(match.group(1)) if match else None)
+                type_name = _last_segment(match.group(1)) if match else None
+                if type_name == "Self" and definition.container is not None:
+                    type_name = definition.container
+                returned.add(type_name)
         if len(returned) != 1:
             return None
         return returned.pop()

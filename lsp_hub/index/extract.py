@@ -27,9 +27,11 @@ Capture conventions of the `.scm` files (one match = one symbol):
   `import m as z` or `import * as z`, paired with "*"). Matches of the same statement and module are merged.
 - `@field` a statement that gives an attribute a type, with `@name` the attribute and `@type` the type's name
   (`self.store = IndexStore()`, `self.store: IndexStore = ...`, `this.cart = new Cart()`, a TS field `cart: Cart`);
-  the class is the innermost class around it. Calls through the attribute (`self.store.write()`) use it.
+  the class is the innermost class around it. Calls through the attribute (`self.store.write()`) use it. With
+  `@parameter` the type is a parameter of the method (`self.host = host`), stored as `method(parameter)`.
 - `@local` a statement that gives a variable a type, with `@name` the variable and `@type` the type's name, or the
-  callee's name when the statement also captures `@made_by_call` (`s: Shop = ...`, `s = make()`, `s = Shop()`); the
+  callee as written when the statement also captures `@made_by_call` (`s: Shop = ...`, `s = make()`, `s = Shop()`,
+  `s = shop.make()`); the
   function is the innermost function around it ("" at module level; class bodies are left to their definitions).
   Calls through the variable (`s.pay()`) use it, with the callee's class or return annotation (`callers.py`).
 - Captures whose name starts with `_` only feed predicates and are ignored.
@@ -228,7 +230,8 @@ class _Extractor:
         scopes: list[_FoundScope] = []
         references: dict[int, _FoundReference] = {}
         imports: dict[tuple[int, str], _FoundImport] = {}
-        fields: list[tuple[int, tree_sitter.Node, tree_sitter.Node]] = []  # (start byte, attribute, type)
+        # (start byte, attribute, type, typed by a parameter of the method)
+        fields: list[tuple[int, tree_sitter.Node, tree_sitter.Node, bool]] = []
         # (start byte, variable, type or callee, made by a call)
         locals_found: list[tuple[int, tree_sitter.Node, tree_sitter.Node, bool]] = []
 
@@ -259,7 +262,7 @@ class _Extractor:
                 names = captures.get("name")
                 types = captures.get("type")
                 if names and types:
-                    fields.append((captures["field"][0].start_byte, names[0], types[0]))
+                    fields.append((captures["field"][0].start_byte, names[0], types[0], "parameter" in captures))
             elif role == _LOCAL:
                 names = captures.get("name")
                 types = captures.get("type")
@@ -290,7 +293,7 @@ class _Extractor:
         packed_definitions, functions, classes = self._build_definitions(definitions, scopes)
         packed_references = self._build_references(references, definitions, functions)
         return (packed_definitions, packed_references, self._build_imports(imports),
-                self._field_types(fields, classes), self._local_types(locals_found, functions, classes))
+                self._field_types(fields, classes, functions), self._local_types(locals_found, functions, classes))
 
     def _local_types(
         self, found: list[tuple[int, tree_sitter.Node, tree_sitter.Node, bool]], functions: _FunctionRegions,
@@ -306,21 +309,33 @@ class _Extractor:
             owner = (innermost(start_byte) if innermost is not None else None) or ""
             if not owner and innermost_class is not None and innermost_class(start_byte) is not None:
                 continue
-            type_name = _last_name_segment(text(type_node))
-            out.append((owner, text(name_node), type_name + "()" if made_by_call else type_name))
+            if made_by_call:  # the callee as written (`make`, `asyncio.ensure_future`): where it comes from matters
+                callee = text(type_node)
+                out.append((owner, text(name_node), (_squeeze(callee) if _HAS_SPACE(callee) else callee) + "()"))
+            else:
+                out.append((owner, text(name_node), _last_name_segment(text(type_node))))
         return tuple(out)
 
     def _field_types(
-        self, fields: list[tuple[int, tree_sitter.Node, tree_sitter.Node]], classes: _FunctionRegions
+        self, fields: list[tuple[int, tree_sitter.Node, tree_sitter.Node, bool]], classes: _FunctionRegions,
+        functions: _FunctionRegions,
     ) -> tuple[tuple[str, str, str], ...]:
         """(class, attribute, type) for each attribute typed inside a class; the first typing of an attribute wins
-        (an annotation comes before an assignment in the queries)."""
+        (an annotation comes before an assignment in the queries). An attribute set from a parameter of its method
+        (`self.host = host`) gets `method(parameter)` as its type: the parameter's annotation, read at query time."""
         found: dict[tuple[str, str], str] = {}
-        for start_byte, name_node, type_node in sorted(fields, key=lambda entry: entry[0]):
+        for start_byte, name_node, type_node, from_parameter in sorted(fields, key=lambda entry: entry[0]):
             owner = classes.innermost(start_byte) if classes.starts else None
             if owner is None:
                 continue
-            found.setdefault((owner, self._text(name_node)), _last_name_segment(self._text(type_node)))
+            if from_parameter:
+                method = functions.innermost(start_byte) if functions.starts else None
+                if method is None:
+                    continue
+                type_name = f"{method}({self._text(type_node)})"
+            else:
+                type_name = _last_name_segment(self._text(type_node))
+            found.setdefault((owner, self._text(name_node)), type_name)
         return tuple((owner, attribute, type_name) for (owner, attribute), type_name in found.items())
 
     # --- definitions, references, callers ---------------------------------------------------------------------

@@ -12,7 +12,7 @@ Packed layout (PACKED_FORMAT; bump it when changing anything here, it is part of
     reference:  (name, start_line, start_col, end_line, end_col, is_call, caller, receiver)
     import:     (module, names, level, span as a 4-tuple or None, aliases: ((local, imported name or "*"), ...))
     field type: (class, attribute, type name)
-    local type: (function or "" at module level, variable, type name, or the callee's name + "()" when the variable
+    local type: (function or "" at module level, variable, type name, or the callee as written + "()" when the variable
                  is made by a call: its class, or the called function's return annotation, decided at query time)
 """
 

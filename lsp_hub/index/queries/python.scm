@@ -95,6 +95,12 @@
       (identifier) @type
       (generic_type (identifier) @type)
       (attribute attribute: (identifier) @type)
+      (binary_operator
+        left: [
+          (identifier) @type
+          (attribute attribute: (identifier) @type)
+        ]
+        right: (none))
     ])
   (#eq? @_self "self")) @field
 
@@ -112,6 +118,15 @@
   (#eq? @_self "self")
   (#match? @type "^[A-Z]")) @field
 
+; `self.host = host`: the attribute has the type the method's parameter is annotated with (looked up at query time).
+(assignment
+  left: (attribute
+    object: (identifier) @_self
+    attribute: (identifier) @name)
+  !type
+  right: (identifier) @type @parameter
+  (#eq? @_self "self")) @field
+
 ; --- variable types -----------------------------------------------------------------------------------------
 ; `s: Shop = ...` and `s = make()` / `s = Shop()` (in a function or at module level): calls through the variable
 ; (`s.pay()`) use its type, or the callee's class or return annotation, found at query time.
@@ -122,6 +137,12 @@
     [
       (identifier) @type
       (attribute attribute: (identifier) @type)
+      (binary_operator
+        left: [
+          (identifier) @type
+          (attribute attribute: (identifier) @type)
+        ]
+        right: (none))
     ])) @local
 
 (assignment
@@ -129,9 +150,9 @@
   !type
   right: (call
     function: [
-      (identifier) @type
-      (attribute attribute: (identifier) @type)
-    ]) @made_by_call) @local
+      (identifier)
+      (attribute)
+    ] @type) @made_by_call) @local
 
 ; --- imports -----------------------------------------------------------------------------------------------
 
