@@ -43,6 +43,7 @@ LOCATION_ACTIONS = {"definition": "textDocument/definition", "declaration": "tex
                     "type-definition": "textDocument/typeDefinition",
                     "implementation": "textDocument/implementation", "references": "textDocument/references"}
 TARGET_ACTIONS = (*LOCATION_ACTIONS, "hover", "rename", "code-actions", "incoming-calls", "outgoing-calls")
+SERVER_CALLERS_SECONDS = 5.0  # at least this long for the servers that confirm `callers`
 PROJECT_WIDE_ACTIONS = ("references", "implementation", "rename", "incoming-calls")
 ACTIONS = (*TARGET_ACTIONS, "symbols", "diagnostics", "format", "repomap", "relevant", "callers", "syntax",
            "status", "languages")
@@ -945,7 +946,11 @@ def _index_action(workspace: Workspace, action: str, options: argparse.Namespace
             target = options.resolved_target
             arguments = {"uri": path_uri(target.path), "position": target.position}
         _open_for_servers(workspace, arguments)
-        result = _command(workspace, "lspHub.callers", {**arguments, "depth": options.depth})
+        # The servers get half the query's time: a cold server's first call hierarchy may take a while, and the
+        # index's answer still comes back in time when it takes too long.
+        server_ms = int(max(SERVER_CALLERS_SECONDS, workspace.timeout / 2) * 1000)
+        result = _command(workspace, "lspHub.callers", {**arguments, "depth": options.depth,
+                                                        "timeoutMs": server_ms})
         lines = []
         for caller in result.get("callers", []):
             path = uri_path(caller["location"]["uri"])
@@ -954,10 +959,9 @@ def _index_action(workspace: Workspace, action: str, options: argparse.Namespace
             origin = f"  [{caller['origin']}]" if result.get("servers") and caller.get("origin") != "both" else ""
             lines.append(f"{'  ' * (caller['depth'] - 1)}{_display(path)}:{line}:{column}  "
                          f"{caller.get('caller') or '(top level)'}{origin}")
-        text = "\n".join(_capped(lines, options.limit))
         late = [server["name"] for server in result.get("servers", []) if not server.get("complete")]
-        if late:
-            text += f"\n(incomplete: no answer from {', '.join(late)} in time; the index's callers only)"
+        notes = [f"(incomplete: no answer from {', '.join(late)} in time; the index's callers only)"] if late else []
+        text = "\n".join(_capped(lines, options.limit) + notes)
         return Answer(result, text, not lines)
     if len(files) != 1:
         raise QueryError("lsp-hub query syntax: give one FILE")
