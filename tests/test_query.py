@@ -218,7 +218,7 @@ def test_bad_input_gives_one_line(ask: Ask, sample: Path, tmp_path: Path) -> Non
     outside = tmp_path / "outside.py"
     outside.write_text("x = 1\n")
     for argv, message in [
-        (("hover", f"{service}:99:1"), f"lsp-hub query: {service} has 21 lines; line 99 does not exist"),
+        (("hover", f"{service}:99:1"), f"lsp-hub query: {service} has 20 lines; line 99 does not exist"),
         (("hover", f"{service}:16:500"), "column 500 does not exist"),
         (("hover", f"{service}:0:1"), "LINE and COL are 1-based"),
         (("hover", "app/nothing.py:1:1"), "app/nothing.py: no such file"),
