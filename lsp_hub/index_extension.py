@@ -14,6 +14,7 @@ import logging
 import os
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +24,7 @@ from lsp_hub.jsonrpc import INVALID_PARAMS, ResponseFailure
 from lsp_hub.session import HubCommand, Session, SessionExtension
 
 if TYPE_CHECKING:
+    from lsp_hub.backends import Backend
     from lsp_hub.client_view import ClientView
     from lsp_hub.config.model import Config
     from lsp_hub.index.syntax_checkers import SyntaxCheckers
@@ -478,7 +480,7 @@ class IndexExtension(SessionExtension):
         return {
             "lspHub.repoMap": self._command("repo_map", ("focusFiles",)),
             "lspHub.relevantFiles": self._command("relevant_files", ("targets",)),
-            "lspHub.callers": self._command("callers", ("uri",)),
+            "lspHub.callers": self._callers,
             "lspHub.syntaxCheck": self._syntax_check,
         }
 
@@ -501,6 +503,40 @@ class IndexExtension(SessionExtension):
         if self.shared is None:
             raise ResponseFailure(INVALID_PARAMS, "lsp-hub indexes nothing: no workspace folder")
         return await self.shared.query(function, args, anchor)
+
+    def _callers(self, session: Session, arguments: list[Any]) -> Any:
+        """`lspHub.callers`: the index's callers at once, then confirmed and completed by the language server that
+        serves the definitions' file (call hierarchy, else references), within `timeoutMs`; `servers: false` asks
+        the index alone."""
+        args = _single_object(arguments)
+        ask_servers = args.get("servers", True)
+        timeout_ms = args.get("timeoutMs", SERVER_CALLERS_TIMEOUT_SECONDS * 1000)
+        if not isinstance(ask_servers, bool):
+            raise ResponseFailure(INVALID_PARAMS, "servers must be true or false")
+        if isinstance(timeout_ms, bool) or not isinstance(timeout_ms, int | float) or not 0 <= timeout_ms <= 600_000:
+            raise ResponseFailure(INVALID_PARAMS, "timeoutMs must be a number of milliseconds up to 600000")
+        uri = args.get("uri")
+        anchor = uri if isinstance(uri, str) else None
+
+        async def run() -> Any:
+            from lsp_hub.index import api
+
+            found = await self._query("callers", args, anchor)
+            found["servers"] = []
+            if not ask_servers:
+                return found
+            asked = await server_call_sites(session, found["definitions"], timeout_ms / 1000)
+            if not asked.servers:
+                return found  # no running server offers call hierarchy or references here: the index alone
+            depth = args.get("depth") or 1
+            merged = await self._query(
+                lambda index, _args: api.callers_with_server_sites(index, found, asked.sites, depth), {}, anchor)
+            merged["servers"] = asked.servers
+            if any(not server["complete"] for server in asked.servers):
+                merged["complete"] = False
+            return merged
+
+        return run()
 
     def _syntax_check(self, session: Session, arguments: list[Any]) -> Any:
         from lsp_hub.index import api
@@ -542,6 +578,118 @@ class IndexExtension(SessionExtension):
             return None
         uri = (params.get("textDocument") or {}).get("uri") or (params.get("item") or {}).get("uri")
         return self._query(handler, params, uri if isinstance(uri, str) else None)
+
+
+PREPARE_CALL_HIERARCHY = "textDocument/prepareCallHierarchy"
+INCOMING_CALLS = "callHierarchy/incomingCalls"
+REFERENCES = "textDocument/references"
+SERVER_CALLERS_TIMEOUT_SECONDS = 5.0  # how long lspHub.callers waits for servers by default
+MAX_DEFINITIONS_ASKED = 4  # a name with more definitions is a question for the index; servers get the first ones
+MAX_ITEMS_FOLLOWED = 2  # call hierarchy items of one position whose incoming calls are asked
+
+
+@dataclass
+class ServerCallSites:
+    """What the servers said about the direct callers: their call sites (`{location, caller}`, caller as the
+    server names it) and, per server asked, `{name, method, complete}` (complete: it answered in time)."""
+
+    sites: list[dict[str, Any]] = field(default_factory=list)
+    servers: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _confirming_backend(session: Session, uri: str) -> tuple[Backend, str] | None:
+    """The running server that can list a definition's callers, and how: the first in precedence order that
+    offers call hierarchy, else the first that offers references."""
+    from lsp_hub.backends import State
+
+    for method in (PREPARE_CALL_HIERARCHY, REFERENCES):
+        for backend in session.backends_for_uri(uri, method):
+            if backend.state == State.RUNNING and backend.supports(method) and (
+                    method != PREPARE_CALL_HIERARCHY or backend.supports(INCOMING_CALLS)):
+                return backend, INCOMING_CALLS if method == PREPARE_CALL_HIERARCHY else REFERENCES
+    return None
+
+
+async def server_call_sites(session: Session, definitions: list[dict[str, Any]], timeout: float) -> ServerCallSites:
+    """Ask the running servers of the definitions' files for their direct call sites, all at once, for at most
+    `timeout` seconds: a server still busy then is cancelled and reported incomplete (its sites are missing,
+    the index's stand). Servers that were never started are not started for this."""
+    asks: list[tuple[Backend, str, asyncio.Task[list[dict[str, Any]]]]] = []
+    for definition in definitions[:MAX_DEFINITIONS_ASKED]:
+        chosen = _confirming_backend(session, definition["uri"])
+        if chosen is not None:
+            backend, method = chosen
+            asks.append((backend, method, asyncio.ensure_future(_call_sites(session, backend, method, definition))))
+    answer = ServerCallSites()
+    if not asks:
+        return answer
+    try:
+        _done, late = await asyncio.wait([task for _, _, task in asks], timeout=timeout)
+    finally:
+        for _, _, task in asks:
+            task.cancel()  # late ones (their requests are cancelled at the server), or all when we are cancelled
+    complete_by_server: dict[tuple[str, str], bool] = {}
+    for backend, method, task in asks:
+        failure = None if task in late or task.cancelled() else task.exception()
+        complete = task not in late and not task.cancelled() and failure is None
+        if complete:
+            answer.sites.extend(task.result())
+        elif failure is not None:
+            logger.info("%s could not list callers: %s", backend.name, failure)
+        key = (backend.name, method)
+        complete_by_server[key] = complete_by_server.get(key, True) and complete
+    answer.servers = [{"name": name, "method": method, "complete": complete}
+                      for (name, method), complete in complete_by_server.items()]
+    return answer
+
+
+async def _call_sites(session: Session, backend: Backend, method: str,
+                      definition: dict[str, Any]) -> list[dict[str, Any]]:
+    """One server's direct call sites of the definition at `definition` (a Location of its name)."""
+    where = {"textDocument": {"uri": definition["uri"]}, "position": definition["range"]["start"]}
+    if method == REFERENCES:
+        found = await session.ask_backend(backend, REFERENCES, {**where, "context": {"includeDeclaration": False}})
+        locations = [location for location in found or [] if isinstance(location, dict) and "uri" in location]
+        calls = await asyncio.to_thread(_calls_among, session, locations)
+        return [{"location": location, "caller": None} for location in calls]
+    sites: list[dict[str, Any]] = []
+    items = await session.ask_backend(backend, PREPARE_CALL_HIERARCHY, where) or []
+    for item in items[:MAX_ITEMS_FOLLOWED]:
+        for call in await session.ask_backend(backend, INCOMING_CALLS, {"item": item}) or []:
+            source = call.get("from") or {}
+            for called_at in call.get("fromRanges") or []:
+                sites.append({"location": {"uri": source.get("uri"), "range": called_at}, "caller": source.get("name")})
+    return [site for site in sites if isinstance(site["location"]["uri"], str)]
+
+
+def _calls_among(session: Session, locations: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The references that are call sites (the name is followed by `(`), read from the text the servers see, or
+    the file on disk."""
+    from lsp_hub.index.callers import opens_a_call
+
+    lines_of: dict[str, list[str]] = {}
+    calls = []
+    for location in locations:
+        uri = location["uri"]
+        if uri not in lines_of:
+            document = session.workspace.document(uri)
+            text = document.text if document is not None else _read_quietly(uri_to_path(uri))
+            lines_of[uri] = text.splitlines()
+        lines = lines_of[uri]
+        end = location["range"]["end"]
+        if end["line"] < len(lines) and opens_a_call(lines[end["line"]], end["character"]):
+            calls.append(location)
+    return calls
+
+
+def _read_quietly(path: str | None) -> str:
+    if path is None:
+        return ""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as file:
+            return file.read()
+    except OSError:
+        return ""
 
 
 def _prepare_call_hierarchy(index: WorkspaceIndex, params: dict[str, Any]) -> Any:

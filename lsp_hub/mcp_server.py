@@ -184,7 +184,8 @@ def build_server(tools: Tools) -> MCPServer:
     async def callers(file: File = None, line: Line = None, column: Column = None, symbol: Symbol = None,
                       depth: Annotated[int, Field(ge=1, le=5, description="callers of callers, up to this")] = 1,
                       limit: Limit = 50, ctx: Context | None = None) -> CallToolResult:
-        """Where a function or method is called, across files, from lsp-hub's index. Give file+line+column or
+        """Where a function or method is called, across files, from lsp-hub's index confirmed by the file's
+        language server; a caller only one of them found is marked [server] or [index]. Give file+line+column or
         symbol."""
         return await call(ctx, AgentTools.callers, file, line, column, symbol, depth, limit)
 

@@ -43,6 +43,7 @@ LOCATION_ACTIONS = {"definition": "textDocument/definition", "declaration": "tex
                     "type-definition": "textDocument/typeDefinition",
                     "implementation": "textDocument/implementation", "references": "textDocument/references"}
 TARGET_ACTIONS = (*LOCATION_ACTIONS, "hover", "rename", "code-actions", "incoming-calls", "outgoing-calls")
+SERVER_CALLERS_SECONDS = 5.0  # at least this long for the servers that confirm `callers`
 PROJECT_WIDE_ACTIONS = ("references", "implementation", "rename", "incoming-calls")
 ACTIONS = (*TARGET_ACTIONS, "symbols", "diagnostics", "format", "repomap", "relevant", "callers", "syntax",
            "status", "languages")
@@ -426,7 +427,8 @@ def resolve_target(workspace: Workspace, location: str | None, symbol: str | Non
     """FILE:LINE:COL, or --symbol NAME through the hub's index (lspHub.callers names its definitions)."""
     if symbol is not None:
         result = workspace.connection.request("workspace/executeCommand", {
-            "command": "lspHub.callers", "arguments": [{"symbol": symbol, "depth": 1}]}, workspace.timeout)
+            "command": "lspHub.callers", "arguments": [{"symbol": symbol, "depth": 1, "servers": False}]},
+            workspace.timeout)
         definitions = (result or {}).get("definitions") or []
         if not definitions:
             raise QueryError(f"lsp-hub query: unknown symbol {symbol!r} (no definition in the index of "
@@ -697,6 +699,25 @@ def _command(workspace: Workspace, command: str, arguments: dict[str, Any] | Non
         "command": command, "arguments": [arguments] if arguments is not None else []}, workspace.timeout)
 
 
+def _open_for_servers(workspace: Workspace, arguments: dict[str, Any]) -> None:
+    """Before `lspHub.callers`: open the definitions' files so that their servers run, and wait for each one's
+    first report on the file, as project-wide questions do (basedpyright knows the project's other files only
+    then). Files no server serves stay closed: the index answers for them alone."""
+    if "symbol" in arguments:
+        found = _command(workspace, "lspHub.callers", {**arguments, "servers": False}) or {}
+        paths = [Path(uri_path(definition["uri"])) for definition in found.get("definitions", [])[:4]]
+    else:
+        paths = [Path(uri_path(arguments["uri"]))]
+    languages = (_command(workspace, "lspHub.languages") or {}).get("languages", [])
+    for path in dict.fromkeys(paths):
+        served = any(path.suffix[1:] in entry.get("extensions", []) and any(
+            server.get("state") not in ("missing", "disabled") for server in entry.get("servers", []))
+            for entry in languages)
+        if served and path.is_file():
+            uri = workspace.open(path)
+            _command(workspace, "lspHub.diagnostics", {"uri": uri, "timeoutMs": int(workspace.timeout * 1000)})
+
+
 def _check_served(workspace: Workspace, path: Path) -> None:
     """A file of a language no configured server serves gets one clear line, not an empty answer."""
     languages = (_command(workspace, "lspHub.languages") or {}).get("languages", [])
@@ -933,14 +954,24 @@ def _index_action(workspace: Workspace, action: str, options: argparse.Namespace
         else:
             target = options.resolved_target
             arguments = {"uri": path_uri(target.path), "position": target.position}
-        result = _command(workspace, "lspHub.callers", {**arguments, "depth": options.depth})
+        _open_for_servers(workspace, arguments)
+        # The servers get half the query's time: a cold server's first call hierarchy may take a while, and the
+        # index's answer still comes back in time when it takes too long.
+        server_ms = int(max(SERVER_CALLERS_SECONDS, workspace.timeout / 2) * 1000)
+        result = _command(workspace, "lspHub.callers", {**arguments, "depth": options.depth,
+                                                        "timeoutMs": server_ms})
         lines = []
         for caller in result.get("callers", []):
             path = uri_path(caller["location"]["uri"])
             line, column = workspace.position_out(path, caller["location"]["range"]["start"])
+            # Where a caller came from, only when the index and a server did not both find it.
+            origin = f"  [{caller['origin']}]" if result.get("servers") and caller.get("origin") != "both" else ""
             lines.append(f"{'  ' * (caller['depth'] - 1)}{_display(path)}:{line}:{column}  "
-                         f"{caller.get('caller') or '(top level)'}")
-        return Answer(result, "\n".join(_capped(lines, options.limit)), not lines)
+                         f"{caller.get('caller') or '(top level)'}{origin}")
+        late = [server["name"] for server in result.get("servers", []) if not server.get("complete")]
+        notes = [f"(incomplete: no answer from {', '.join(late)} in time; the index's callers only)"] if late else []
+        text = "\n".join(_capped(lines, options.limit) + notes)
+        return Answer(result, text, not lines)
     if len(files) != 1:
         raise QueryError("lsp-hub query syntax: give one FILE")
     result = _command(workspace, "lspHub.syntaxCheck", {"uri": path_uri(files[0])})

@@ -624,6 +624,16 @@ class Session:
             answered.append(pending)
         return answered
 
+    async def ask_backend(self, backend: Backend, method: str, params: Any) -> Any:
+        """One request to one backend for a feature of the hub's own (the index's callers confirmed by a server):
+        its answer, waited for as the runners wait (within its deadline; a project-wide answer given while the
+        server loads its project is asked again). Raises the server's ResponseFailure; cancelling the caller sends
+        `$/cancelRequest`."""
+        _, result, error = (await self._gather([backend.request(method, params)]))[0]
+        if error is not None:
+            raise error
+        return result
+
     def _fan_out(self, backends: list[Backend], method: str, params: Any) -> list[Pending]:
         return [b.request(method, params) for b in backends if b.state != State.RUNNING or b.supports(method)]
 

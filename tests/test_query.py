@@ -176,6 +176,8 @@ def test_call_hierarchy_and_index_actions(ask: Ask, sample: Path) -> None:
     assert "app/models.py" in repomap["text"] and repomap["files"]
     callers = ask_json(ask, "callers", "--symbol", "total_value")
     assert callers["callers"][0]["caller"] == "report"
+    # basedpyright confirms the index's caller: both found it, so the text needs no origin.
+    assert callers["callers"][0]["origin"] == "both" and callers["servers"][0]["name"] == "basedpyright"
     assert ask_json(ask, "syntax", str(sample / "app" / "models.py"))["ok"] is True
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import shutil
 from pathlib import Path
 
@@ -240,3 +241,30 @@ async def test_monorepo_gets_a_basedpyright_per_project(tmp_path: Path, hub_at, 
         assert hover and "def " in hover["contents"]["value"]
     roots = sorted(s["root"] for s in (await client.status())["servers"] if s["name"] == "basedpyright")
     assert roots == [str(monorepo / "projects" / "alpha"), str(monorepo / "projects" / "beta")]
+
+
+async def test_callers_are_confirmed_and_completed_by_basedpyright(tmp_path: Path, hub_at, require_binary) -> None:  # type: ignore[no-untyped-def]
+    require_binary("basedpyright-langserver")
+    project = tmp_path / "shopping"
+    project.mkdir()
+    (project / "pyproject.toml").write_text('[project]\nname = "shopping"\nversion = "0"\n')
+    (project / "shop.py").write_text(
+        "class Shop:\n    def pay(self) -> int:\n        return 1\n\n\n"
+        "class Bank:\n    def pay(self) -> int:\n        return 2\n\n\n"
+        "def registry() -> dict[str, Shop]:\n    return {'main': Shop()}\n")
+    # The first call's receiver is an expression whose type only a type checker knows (`pay` has two classes);
+    # the second's is an annotated parameter, which the index reads too.
+    (project / "checkout.py").write_text(
+        "from shop import Shop, registry\n\n\n"
+        "def checkout() -> int:\n    return registry()['main'].pay()\n\n\n"
+        "def direct(shop: Shop) -> int:\n    return shop.pay()\n")
+    client: HubClient = await hub_at(project)
+    uri = client.open(project / "shop.py", "python")
+    await client.request("workspace/executeCommand", {"command": "lspHub.diagnostics", "arguments": [
+        {"uri": uri, "timeoutMs": int(SLOW * 1000)}]}, timeout=SLOW)
+    result = await client.request("workspace/executeCommand", {"command": "lspHub.callers", "arguments": [
+        {"symbol": "Shop.pay", "timeoutMs": int(SLOW * 1000)}]}, timeout=SLOW + 10)
+    found = [(c["caller"], c["location"]["range"]["start"]["line"], c["origin"]) for c in result["callers"]]
+    assert found == [("checkout", 4, "server"), ("direct", 8, "both")], json.dumps(result)
+    assert result["complete"] is True
+    assert result["servers"] == [{"name": "basedpyright", "method": "callHierarchy/incomingCalls", "complete": True}]

@@ -211,10 +211,25 @@ def callers(index: WorkspaceIndex, arguments: Arguments, wait: float = 0.0) -> d
     else:
         raise ValueError("callers needs {uri, position} or {symbol}")
     result = callers_module.find_callers(snapshot, targets, depth)
+    result["callers"] = callers_module.merge_callers(result["callers"], None)  # each with origin "index"
     if symbol is not None and result["symbol"] is None:
         result["symbol"] = symbol.strip()
     result.update(_completeness(index, snapshot))
     return result
+
+
+def callers_with_server_sites(
+    index: WorkspaceIndex, found: dict[str, Any], server_sites: list[dict[str, Any]], depth: int = 1
+) -> dict[str, Any]:
+    """`callers`' result (`found`) merged with the call sites a language server gave for its definitions
+    (`[{location, caller?}]`, direct callers only): each caller gets its `origin` (`index`, `server`, `both`),
+    callers the server knows come first, and with `depth` > 1 the index walks on from the callers only the server
+    found."""
+    snapshot = index.snapshot()
+    named = callers_module.name_server_callers(snapshot, server_sites)
+    merged = callers_module.merge_callers(found["callers"], named)
+    merged = callers_module.callers_beyond_server_sites(snapshot, merged, depth)
+    return {**found, "callers": merged}
 
 
 def status(index: WorkspaceIndex) -> dict[str, Any]:

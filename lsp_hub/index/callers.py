@@ -15,6 +15,7 @@ import re
 from collections import deque
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import unquote
 
 from lsp_hub.index.graph import (
     COMMON_NAMES,
@@ -33,7 +34,7 @@ from lsp_hub.index.symbols import (
     location,
     qualified_name,
 )
-from lsp_hub.index.workspace import Snapshot
+from lsp_hub.index.workspace import Snapshot, file_uri
 
 MAX_DEPTH = 10
 MAX_CALLERS = 500
@@ -110,7 +111,14 @@ def attribute_type(file_index: FileIndex, owner: str, attribute: str) -> str | N
     X()`), or a class-body field with a visible type (`x: X`, `x = X()`)."""
     for field_owner, field_name, type_name in file_index.field_types:
         if field_owner == owner and field_name == attribute:
-            return type_name
+            from_parameter = _FROM_PARAMETER.match(type_name)
+            if from_parameter is None:
+                return type_name
+            method, parameter = from_parameter.groups()  # `self.host = host` in `def __init__(self, host: Host)`
+            for definition in file_index.definitions:
+                if definition.name == method and definition.container == owner:
+                    return _annotation(definition.signature, parameter)
+            return None
     for definition in file_index.definitions:
         if definition.container == owner and definition.name == attribute and definition.kind in ("variable",
                                                                                                   "constant"):
@@ -118,6 +126,16 @@ def attribute_type(file_index: FileIndex, owner: str, attribute: str) -> str | N
             if shown is not None:
                 return shown
     return None
+
+
+_FROM_PARAMETER = re.compile(r"(\w+)\((\w+)\)\Z")
+
+
+def _annotation(signature: str, parameter: str) -> str | None:
+    """The class a function's signature annotates a parameter with (`Optional[X]`, `"X"`, `a.X` give X)."""
+    annotated = re.search(rf"[(,]\s*\*{{0,2}}{re.escape(parameter)}\s*:\s*['\"]?(?:Optional\[)?([A-Za-z_][\w.]*)",
+                          signature)
+    return _last_segment(annotated.group(1)) if annotated else None
 
 
 def _signature_type(signature: str) -> str | None:
@@ -160,7 +178,9 @@ def _call_counts(
     if head in SELF_RECEIVERS and caller is not None and caller.container is not None:
         known_type = attribute_type(file_index, caller.container, receiver[len(head) + 1:])
         if known_type is not None:
-            return known_type == definition.container  # `self.store.write()` with `self.store = IndexStore()`
+            # `self.store.write()` with `self.store = IndexStore()` (or a subclass of the method's class)
+            return definition.container is not None and \
+                WorkspaceClass(snapshot, known_type).inherits(definition.container)
     if not is_member and head is not None and head not in SELF_RECEIVERS:
         return True  # `package.module.name()`: the resolver matched the module path
     container = definition.container
@@ -169,7 +189,142 @@ def _call_counts(
     known_class = _receiver_class(file_index, receiver)
     if known_class is not None:
         return known_class == container
+    if container is not None and file_index.language == "python":
+        inferred = TypeInference(snapshot, source, file_index).receiver_class(receiver, caller)
+        if inferred == OUTSIDE:
+            return False  # `task = asyncio.ensure_future(...)`, `future: asyncio.Future`: not a workspace object
+        if isinstance(inferred, WorkspaceClass):
+            return inferred.inherits(container)
     return definition_count == 1 and definition.name not in COMMON_NAMES
+
+
+_RETURN_TYPE = re.compile(r"->\s*(?:Optional\[)?['\"]?([A-Za-z_][\w.]*)")
+_CLASS_BASES = re.compile(r"^class\s+\w+\s*(?:\[[^\]]*\])?\(([^)]*)\)")
+MAX_INHERITANCE_DEPTH = 6
+
+
+@dataclass(frozen=True, slots=True)
+class WorkspaceClass:
+    """A class the workspace defines, by name, as a receiver's type turned out to be."""
+
+    snapshot: Snapshot
+    name: str
+
+    def inherits(self, container: str) -> bool:
+        """Whether a method of `container` can be called on this class: it is that class or (by the bases its
+        definitions name, followed by name) inherits from it."""
+        seen: set[str] = set()
+        frontier = [self.name]
+        for _level in range(MAX_INHERITANCE_DEPTH):
+            if container in frontier:
+                return True
+            bases: list[str] = []
+            for name in frontier:
+                if name in seen:
+                    continue
+                seen.add(name)
+                for _path, definition in definitions_named(self.snapshot, name):
+                    match = _CLASS_BASES.match(definition.signature) if definition.kind == "class" else None
+                    if match:
+                        bases.extend(_last_segment(base) for base in match.group(1).split(",")
+                                     if base.strip() and "=" not in base)
+            if not bases:
+                return False
+            frontier = bases
+        return container in frontier
+
+
+def _last_segment(text: str) -> str:
+    return text.split("[", 1)[0].strip().rsplit(".", 1)[-1]
+
+
+# A receiver whose type the code shows to come from outside the workspace.
+OUTSIDE = "outside"
+# Names in annotations that wrap or stand for other types: what they give is not known from the name alone.
+_TYPING_WRAPPERS = frozenset(("Union", "Optional", "Annotated", "Final", "ClassVar", "Type", "type", "Any", "Self",
+                              "TypeAlias", "Callable", "Awaitable", "Coroutine"))
+
+
+class TypeInference:
+    """The class of a Python receiver when the code shows it, beyond what its own file's module variables say:
+    a variable of the calling function typed or made by a call (`s: Shop = ...`, `s = Shop()`, `s = make()` with
+    `def make() -> Shop`), a parameter of the calling function (`def f(s: Shop)`), a module variable made by a call,
+    and one attribute further (`a.shop` with `class A: shop: Shop`). Only classes the workspace defines count: a
+    type the workspace does not define at all (an annotation naming no workspace definition, a variable made by
+    calling into an outside import) answers OUTSIDE; anything else unknown answers None, and the caller falls back
+    to the name rules."""
+
+    def __init__(self, snapshot: Snapshot, source: str, file_index: FileIndex) -> None:
+        self.snapshot = snapshot
+        self.source = source
+        self.file_index = file_index
+
+    def receiver_class(self, receiver: str, caller: Definition | None) -> WorkspaceClass | str | None:
+        head, _, rest = receiver.partition(".")
+        type_name = self._variable_type(head, caller)
+        for attribute in rest.split(".") if rest else ():
+            if type_name is None or type_name == OUTSIDE:
+                break
+            type_name = self._attribute_type(type_name, attribute)
+        if type_name is None or type_name == OUTSIDE:
+            return type_name
+        if self._is_class(type_name):
+            return WorkspaceClass(self.snapshot, type_name)
+        if type_name in _TYPING_WRAPPERS or definitions_named(self.snapshot, type_name):
+            return None  # `Union[...]`, a type alias or a TypeVar of the workspace: not for a name to decide
+        return OUTSIDE
+
+    def _variable_type(self, variable: str, caller: Definition | None) -> str | None:
+        if variable in SELF_RECEIVERS:
+            return caller.container if caller is not None else None  # `self.shop`: an attribute of the class
+        owner = caller.name if caller is not None else ""
+        shown = {typed for function, name, typed in self.file_index.local_types
+                 if function == owner and name == variable}
+        if not shown and caller is not None:
+            annotated = _annotation(caller.signature, variable)
+            if annotated:
+                shown = {annotated}
+            else:  # a module variable, used inside a function
+                shown = {typed for function, name, typed in self.file_index.local_types
+                         if function == "" and name == variable}
+        if len(shown) != 1:
+            return None  # untyped, or given several types: not for us to guess
+        [typed] = shown
+        return self._returned_class(typed[:-2]) if typed.endswith("()") else typed
+
+    def _returned_class(self, callee: str) -> str | None:
+        """What calling `callee` gives: the class itself, or the return annotation of the function(s) so named
+        (all that the workspace defines must agree); OUTSIDE for a function of an outside import
+        (`asyncio.ensure_future`, `getLogger` after `from logging import getLogger`)."""
+        head = callee.split(".", 1)[0]
+        if use_resolver(self.snapshot).bindings.get(self.source, {}).get(head) == ():
+            return OUTSIDE
+        callee = callee.rsplit(".", 1)[-1]
+        found = definitions_named(self.snapshot, callee)
+        if any(definition.kind == "class" for _path, definition in found):
+            return callee
+        returned = set()
+        for _path, definition in found:
+            if definition.kind in ("function", "method"):
+                match = _RETURN_TYPE.search(definition.signature)
+                type_name = _last_segment(match.group(1)) if match else None
+                if type_name == "Self" and definition.container is not None:
+                    type_name = definition.container
+                returned.add(type_name)
+        if len(returned) != 1:
+            return None
+        return returned.pop()
+
+    def _attribute_type(self, class_name: str, attribute: str) -> str | None:
+        for path, definition in definitions_named(self.snapshot, class_name):
+            if definition.kind == "class":
+                typed = attribute_type(self.snapshot.files[path].file_index(), class_name, attribute)
+                if typed is not None:
+                    return typed
+        return None
+
+    def _is_class(self, name: str) -> bool:
+        return any(definition.kind == "class" for _path, definition in definitions_named(self.snapshot, name))
 
 
 def find_callers(
@@ -240,3 +395,127 @@ def find_callers(
         "callers": result_callers,
         **completeness,
     }
+
+
+# --- merging a language server's call sites ------------------------------------------------------------------
+
+ORIGIN_INDEX, ORIGIN_SERVER, ORIGIN_BOTH = "index", "server", "both"
+
+
+def _range_key(location: dict[str, Any]) -> tuple[str, int, int, int, int]:
+    start, end = location["range"]["start"], location["range"]["end"]
+    return (location["uri"], start["line"], start["character"], end["line"], end["character"])
+
+
+def _same_site(index_location: dict[str, Any], server_location: dict[str, Any]) -> bool:
+    """Whether a server's call site is the index's: the same line of the same file, and the ranges overlap or
+    start together (a server may give the callee's whole expression, `shop.pay`, where the index gives `pay`)."""
+    uri, line, start, _end_line, end = _range_key(index_location)
+    server_uri, server_line, server_start, server_end_line, server_end = _range_key(server_location)
+    if uri != server_uri or line != server_line:
+        return False
+    if server_end_line != server_line:
+        server_end = 1 << 30
+    return start == server_start or (start < server_end and server_start < end)
+
+
+def merge_callers(
+    index_callers: list[dict[str, Any]], server_callers: list[dict[str, Any]] | None
+) -> list[dict[str, Any]]:
+    """The index's callers (`{location, caller, depth}`) and a server's direct call sites (`{location, caller}`) as
+    one list, each with its `origin`: `both` (the server confirms the index's site), `server` (only the server
+    knows it) or `index`. Without a server answer (`None`) every caller is the index's, in the index's order.
+
+    Direct callers (depth 1) the server knows come first, by file and position; direct callers only the index
+    knows follow (a server can be wrong about dynamic code, so they are kept, but they are less sure); deeper
+    levels, which the server was not asked about, keep the index's order after them. A pure function: the
+    inputs are not changed."""
+    if server_callers is None:
+        return [{**caller, "origin": ORIGIN_INDEX} for caller in index_callers]
+    unmatched: list[dict[str, Any]] = []
+    listed: set[tuple[str, int, int, int, int]] = set()
+    for site in server_callers:  # a server may list one site twice (two prepared items of one symbol)
+        key = _range_key(site["location"])
+        if key not in listed:
+            listed.add(key)
+            unmatched.append(site)
+    confirmed: list[dict[str, Any]] = []
+    index_only: list[dict[str, Any]] = []
+    deeper: list[dict[str, Any]] = []
+    for caller in index_callers:
+        if caller.get("depth", 1) != 1:
+            deeper.append({**caller, "origin": ORIGIN_INDEX})
+            continue
+        match = next((site for site in unmatched if _same_site(caller["location"], site["location"])), None)
+        if match is None:
+            index_only.append({**caller, "origin": ORIGIN_INDEX})
+        else:
+            unmatched.remove(match)
+            confirmed.append({**caller, "origin": ORIGIN_BOTH})
+    for site in unmatched:
+        confirmed.append({"location": site["location"], "caller": site.get("caller"), "depth": 1,
+                          "origin": ORIGIN_SERVER})
+    confirmed.sort(key=lambda caller: _range_key(caller["location"]))
+    return confirmed + index_only + deeper
+
+
+def name_server_callers(snapshot: Snapshot, sites: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A server's call sites (`{location, caller?}`) with the caller named as the index names it (the enclosing
+    function or method, `Class.method`); a site in a file the index does not hold keeps the server's name."""
+    named: list[dict[str, Any]] = []
+    for site in sites:
+        caller = site.get("caller")
+        path = _snapshot_path(snapshot, site["location"]["uri"])
+        record = snapshot.files.get(path) if path is not None else None
+        if record is not None:
+            start = site["location"]["range"]["start"]
+            enclosing = enclosing_definition(record.file_index(),
+                                             Span(start["line"], start["character"], start["line"], start["character"]))
+            caller = qualified_name(enclosing) if enclosing is not None else None
+        named.append({"location": site["location"], "caller": caller})
+    return named
+
+
+def _snapshot_path(snapshot: Snapshot, uri: str) -> str | None:
+    """The workspace-relative path of a `file://` URI inside the snapshot's root, else None."""
+    root_uri = file_uri(snapshot.root, "").rstrip("/") + "/"
+    return unquote(uri[len(root_uri):]) if uri.startswith(root_uri) else None
+
+
+def callers_beyond_server_sites(
+    snapshot: Snapshot, merged: list[dict[str, Any]], depth: int, max_callers: int = MAX_CALLERS
+) -> list[dict[str, Any]]:
+    """For `depth` > 1: the index's walk continued from the callers only the server found (their callers at depth
+    2 and beyond, origin `index`), appended after `merged`; sites already listed are not repeated."""
+    if depth <= 1:
+        return merged
+    seen = {_range_key(caller["location"])[:3] for caller in merged}
+    extra: list[dict[str, Any]] = []
+    for caller in merged:
+        if caller["origin"] != ORIGIN_SERVER:
+            continue
+        path = _snapshot_path(snapshot, caller["location"]["uri"])
+        record = snapshot.files.get(path) if path is not None else None
+        if record is None or path is None:
+            continue
+        start = caller["location"]["range"]["start"]
+        enclosing = enclosing_definition(record.file_index(),
+                                         Span(start["line"], start["character"], start["line"], start["character"]))
+        if enclosing is None:
+            continue
+        walked = find_callers(snapshot, [(path, enclosing)], depth - 1, max_callers)
+        for found in walked["callers"]:
+            key = _range_key(found["location"])[:3]
+            if key in seen:
+                continue
+            seen.add(key)
+            extra.append({**found, "depth": found["depth"] + 1, "origin": ORIGIN_INDEX})
+    return merged + extra
+
+
+def opens_a_call(line_text: str, end_character: int) -> bool:
+    """Whether a name ending at `end_character` (a UTF-16 column) of `line_text` is called: the next character
+    that is not a space is `(`. How a reference from `textDocument/references` is told to be a call site."""
+    if not line_text.isascii():
+        end_character = len(line_text.encode("utf-16-le")[: 2 * end_character].decode("utf-16-le", "ignore"))
+    return line_text[end_character:].lstrip().startswith("(")

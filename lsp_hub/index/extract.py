@@ -27,7 +27,13 @@ Capture conventions of the `.scm` files (one match = one symbol):
   `import m as z` or `import * as z`, paired with "*"). Matches of the same statement and module are merged.
 - `@field` a statement that gives an attribute a type, with `@name` the attribute and `@type` the type's name
   (`self.store = IndexStore()`, `self.store: IndexStore = ...`, `this.cart = new Cart()`, a TS field `cart: Cart`);
-  the class is the innermost class around it. Calls through the attribute (`self.store.write()`) use it.
+  the class is the innermost class around it. Calls through the attribute (`self.store.write()`) use it. With
+  `@parameter` the type is a parameter of the method (`self.host = host`), stored as `method(parameter)`.
+- `@local` a statement that gives a variable a type, with `@name` the variable and `@type` the type's name, or the
+  callee as written when the statement also captures `@made_by_call` (`s: Shop = ...`, `s = make()`, `s = Shop()`,
+  `s = shop.make()`); the
+  function is the innermost function around it ("" at module level; class bodies are left to their definitions).
+  Calls through the variable (`s.pay()`) use it, with the callee's class or return annotation (`callers.py`).
 - Captures whose name starts with `_` only feed predicates and are ignored.
 
 Module text per language (`Import.module`):
@@ -124,7 +130,7 @@ _FoundImport = tuple[tree_sitter.Node, list[str], bool, list[tuple[str, str]]]
 _EVENT_SCOPE, _EVENT_DEFINITION = range(2)
 
 # Roles of a query pattern, worked out from the capture names of its first match and cached per pattern.
-_DEFINITION, _SCOPE, _REFERENCE, _IMPORT, _FIELD, _IGNORED = range(6)
+_DEFINITION, _SCOPE, _REFERENCE, _IMPORT, _FIELD, _LOCAL, _IGNORED = range(7)
 _RECEIVER_MAX_BYTES = 80
 
 
@@ -142,6 +148,8 @@ def _pattern_role(capture_names: Iterable[str]) -> tuple[int, str, str]:
             return _IMPORT, capture, ""
         if capture == "field":
             return _FIELD, capture, ""
+        if capture == "local":
+            return _LOCAL, capture, ""
     return _IGNORED, "", ""
 
 
@@ -172,12 +180,12 @@ def extract_packed(source: bytes, language: str) -> Packed:
         raise ValueError(f"unsupported language: {language!r}")
     line_count = count_lines(source)
     if not source:
-        return (language, 0, line_count, (), (), (), ())
+        return (language, 0, line_count, (), (), (), (), ())
     tree = get_parser(language).parse(source)
     root = tree.root_node
     syntax_errors = count_syntax_errors(root) if root.has_error else 0
-    definitions, references, imports, field_types = _Extractor(source, language).run(root)
-    return (language, syntax_errors, line_count, definitions, references, imports, field_types)
+    definitions, references, imports, field_types, local_types = _Extractor(source, language).run(root)
+    return (language, syntax_errors, line_count, definitions, references, imports, field_types, local_types)
 
 
 def count_syntax_errors(root: tree_sitter.Node) -> int:
@@ -213,7 +221,8 @@ class _Extractor:
 
     def run(
         self, root: tree_sitter.Node
-    ) -> tuple[tuple[Any, ...], tuple[Any, ...], tuple[Any, ...], tuple[tuple[str, str, str], ...]]:
+    ) -> tuple[tuple[Any, ...], tuple[Any, ...], tuple[Any, ...], tuple[tuple[str, str, str], ...],
+               tuple[tuple[str, str, str], ...]]:
         query = get_query(self.language)
         roles: dict[int, tuple[int, str, str]] = {}
         # Keyed by the name node's start byte: several patterns may match the same name.
@@ -221,7 +230,10 @@ class _Extractor:
         scopes: list[_FoundScope] = []
         references: dict[int, _FoundReference] = {}
         imports: dict[tuple[int, str], _FoundImport] = {}
-        fields: list[tuple[int, tree_sitter.Node, tree_sitter.Node]] = []  # (start byte, attribute, type)
+        # (start byte, attribute, type, typed by a parameter of the method)
+        fields: list[tuple[int, tree_sitter.Node, tree_sitter.Node, bool]] = []
+        # (start byte, variable, type or callee, made by a call)
+        locals_found: list[tuple[int, tree_sitter.Node, tree_sitter.Node, bool]] = []
 
         for pattern_index, captures in tree_sitter.QueryCursor(query).matches(root):
             role_info = roles.get(pattern_index)
@@ -250,7 +262,13 @@ class _Extractor:
                 names = captures.get("name")
                 types = captures.get("type")
                 if names and types:
-                    fields.append((captures["field"][0].start_byte, names[0], types[0]))
+                    fields.append((captures["field"][0].start_byte, names[0], types[0], "parameter" in captures))
+            elif role == _LOCAL:
+                names = captures.get("name")
+                types = captures.get("type")
+                if names and types:
+                    locals_found.append((captures["local"][0].start_byte, names[0], types[0],
+                                         "made_by_call" in captures))
             elif role == _IGNORED:
                 continue
             else:
@@ -274,19 +292,50 @@ class _Extractor:
 
         packed_definitions, functions, classes = self._build_definitions(definitions, scopes)
         packed_references = self._build_references(references, definitions, functions)
-        return packed_definitions, packed_references, self._build_imports(imports), self._field_types(fields, classes)
+        return (packed_definitions, packed_references, self._build_imports(imports),
+                self._field_types(fields, classes, functions), self._local_types(locals_found, functions, classes))
+
+    def _local_types(
+        self, found: list[tuple[int, tree_sitter.Node, tree_sitter.Node, bool]], functions: _FunctionRegions,
+        classes: _FunctionRegions,
+    ) -> tuple[tuple[str, str, str], ...]:
+        """(function or "", variable, type or "callee()") per typed variable, in document order; class-body
+        attributes are left to their definitions (`attribute_type`)."""
+        innermost = functions.innermost if functions.starts else None
+        innermost_class = classes.innermost if classes.starts else None
+        text = self._text
+        out = []
+        for start_byte, name_node, type_node, made_by_call in sorted(found, key=lambda entry: entry[0]):
+            owner = (innermost(start_byte) if innermost is not None else None) or ""
+            if not owner and innermost_class is not None and innermost_class(start_byte) is not None:
+                continue
+            if made_by_call:  # the callee as written (`make`, `asyncio.ensure_future`): where it comes from matters
+                callee = text(type_node)
+                out.append((owner, text(name_node), (_squeeze(callee) if _HAS_SPACE(callee) else callee) + "()"))
+            else:
+                out.append((owner, text(name_node), _last_name_segment(text(type_node))))
+        return tuple(out)
 
     def _field_types(
-        self, fields: list[tuple[int, tree_sitter.Node, tree_sitter.Node]], classes: _FunctionRegions
+        self, fields: list[tuple[int, tree_sitter.Node, tree_sitter.Node, bool]], classes: _FunctionRegions,
+        functions: _FunctionRegions,
     ) -> tuple[tuple[str, str, str], ...]:
         """(class, attribute, type) for each attribute typed inside a class; the first typing of an attribute wins
-        (an annotation comes before an assignment in the queries)."""
+        (an annotation comes before an assignment in the queries). An attribute set from a parameter of its method
+        (`self.host = host`) gets `method(parameter)` as its type: the parameter's annotation, read at query time."""
         found: dict[tuple[str, str], str] = {}
-        for start_byte, name_node, type_node in sorted(fields, key=lambda entry: entry[0]):
+        for start_byte, name_node, type_node, from_parameter in sorted(fields, key=lambda entry: entry[0]):
             owner = classes.innermost(start_byte) if classes.starts else None
             if owner is None:
                 continue
-            found.setdefault((owner, self._text(name_node)), _last_name_segment(self._text(type_node)))
+            if from_parameter:
+                method = functions.innermost(start_byte) if functions.starts else None
+                if method is None:
+                    continue
+                type_name = f"{method}({self._text(type_node)})"
+            else:
+                type_name = _last_name_segment(self._text(type_node))
+            found.setdefault((owner, self._text(name_node)), type_name)
         return tuple((owner, attribute, type_name) for (owner, attribute), type_name in found.items())
 
     # --- definitions, references, callers ---------------------------------------------------------------------

@@ -89,3 +89,6 @@ class FileIndex:
     # (class, attribute, type name) for attributes whose type the code shows: `self.store = IndexStore(...)`,
     # `this.cart = new Cart()`, `cart: Cart` as a class field. Calls through them (`self.store.write()`) use it.
     field_types: list[tuple[str, str, str]] = field(default_factory=list)
+    # (function or "" at module level, variable, type) for variables whose type the code shows: `s: Shop = ...`
+    # gives "Shop", `s = make()` gives "make()" (its class, or make's return annotation, is found at query time).
+    local_types: list[tuple[str, str, str]] = field(default_factory=list)

@@ -6,12 +6,14 @@ index keeps each file's results as "packed" tuples, which the graph and search c
 `FileIndex` objects of a file only when a query needs positions from it (`FileRecord.file_index`).
 
 Packed layout (PACKED_FORMAT; bump it when changing anything here, it is part of the cache schema version):
-    (language, syntax_error_count, line_count, definitions, references, imports, field_types)
+    (language, syntax_error_count, line_count, definitions, references, imports, field_types, local_types)
     definition: (name, kind, start_line, start_col, end_line, end_col,
                  name_start_line, name_start_col, name_end_line, name_end_col, signature, container)
     reference:  (name, start_line, start_col, end_line, end_col, is_call, caller, receiver)
     import:     (module, names, level, span as a 4-tuple or None, aliases: ((local, imported name or "*"), ...))
     field type: (class, attribute, type name)
+    local type: (function or "" at module level, variable, type name, or the callee as written + "()" when the variable
+                 is made by a call: its class, or the called function's return annotation, decided at query time)
 """
 
 from __future__ import annotations
@@ -22,13 +24,13 @@ from typing import Any
 
 from lsp_hub.index.model import Definition, FileIndex, Import, Reference, Span
 
-PACKED_FORMAT = 3
+PACKED_FORMAT = 4
 MARSHAL_VERSION = 4
 
 Packed = tuple[Any, ...]
 
 # Field positions in packed tuples, for readers that avoid building objects.
-P_LANGUAGE, P_SYNTAX_ERRORS, P_LINES, P_DEFINITIONS, P_REFERENCES, P_IMPORTS, P_FIELD_TYPES = range(7)
+P_LANGUAGE, P_SYNTAX_ERRORS, P_LINES, P_DEFINITIONS, P_REFERENCES, P_IMPORTS, P_FIELD_TYPES, P_LOCAL_TYPES = range(8)
 D_NAME, D_KIND, D_START_LINE, D_SIGNATURE, D_CONTAINER = 0, 1, 2, 10, 11
 R_NAME, R_LINE, R_COL, R_IS_CALL, R_CALLER, R_RECEIVER = 0, 1, 2, 5, 6, 7
 I_MODULE, I_NAMES, I_LEVEL, I_ALIASES = 0, 1, 2, 4
@@ -39,7 +41,7 @@ def content_digest(data: bytes) -> bytes:
 
 
 def unpack_file_index(path: str, packed: Packed) -> FileIndex:
-    language, syntax_errors, lines, definitions, references, imports, field_types = packed
+    language, syntax_errors, lines, definitions, references, imports, field_types, local_types = packed
     return FileIndex(
         path=path,
         language=language,
@@ -53,6 +55,7 @@ def unpack_file_index(path: str, packed: Packed) -> FileIndex:
         syntax_error_count=syntax_errors,
         line_count=lines,
         field_types=[(entry[0], entry[1], entry[2]) for entry in field_types],
+        local_types=[(entry[0], entry[1], entry[2]) for entry in local_types],
     )
 
 
@@ -62,7 +65,7 @@ def encode_packed(packed: Packed) -> bytes:
 
 def decode_packed(data: bytes) -> Packed:
     value = marshal.loads(data)
-    if not isinstance(value, tuple) or len(value) != 7:
+    if not isinstance(value, tuple) or len(value) != 8:
         raise ValueError("not a packed file index")
     return value
 
@@ -109,6 +112,11 @@ class FileRecord:
     def field_types(self) -> tuple[tuple[str, str, str], ...]:
         field_types: tuple[tuple[str, str, str], ...] = self.packed[P_FIELD_TYPES]
         return field_types
+
+    @property
+    def local_types(self) -> tuple[tuple[str, str, str], ...]:
+        local_types: tuple[tuple[str, str, str], ...] = self.packed[P_LOCAL_TYPES]
+        return local_types
 
     @property
     def syntax_error_count(self) -> int:

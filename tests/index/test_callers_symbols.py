@@ -248,3 +248,48 @@ def test_calls_through_a_typed_attribute_reach_that_class(tmp_path: Path) -> Non
     assert lines("MemoryStore.save") == [10]
     assert lines("Cart.total") == [3]
     assert lines("Order.total") == []
+
+
+def test_a_receivers_class_comes_from_return_annotations_attribute_annotations_and_parameters(
+        tmp_path: Path) -> None:
+    # Two classes define `pay`: the name alone cannot tell which one a call means. `self.cashier = cashier` takes
+    # the annotation of __init__'s parameter; Outlet inherits Shop.pay.
+    write(tmp_path, "shop.py", "class Shop:\n    def pay(self):\n        ...\n\n\n"
+                               "class Bank:\n    def pay(self):\n        ...\n\n\n"
+                               "class Outlet(Shop):\n    pass\n\n\n"
+                               "def make() -> Shop:\n    return Shop()\n\n\n"
+                               "def open_bank() -> 'Bank':\n    return Bank()\n")
+    write(tmp_path, "mall.py", "from shop import Bank, Outlet, Shop, make, open_bank\n\n\n"
+                               "class Mall:\n    shop: Shop\n    bank: Bank\n\n"
+                               "    def __init__(self, cashier: Outlet, teller: 'Bank'):\n"
+                               "        self.cashier = cashier\n        self.teller = teller\n\n"
+                               "    def visit(self):\n        self.shop.pay()\n        self.bank.pay()\n"
+                               "        self.cashier.pay()\n        self.teller.pay()\n\n\n"
+                               "def by_return():\n    s = make()\n    s.pay()\n    b = open_bank()\n    b.pay()\n\n\n"
+                               "def by_attribute(m: Mall):\n    m.shop.pay()\n    m.bank.pay()\n\n\n"
+                               "def by_parameter(s: Shop, b: Bank, o: Outlet):\n    s.pay()\n    b.pay()\n"
+                               "    o.pay()\n\n\n"
+                               "def by_annotation():\n    s: Shop = get()\n    s.pay()\n\n\n"
+                               "def unknown(x):\n    x.pay()\n")
+    snapshot = snapshot_of(tmp_path)
+    shop_pay = resolve_targets_by_name(snapshot, "Shop.pay")
+    bank_pay = resolve_targets_by_name(snapshot, "Bank.pay")
+    assert [(caller, line) for _path, caller, line, _depth in caller_sites(find_callers(snapshot, shop_pay))] == [
+        ("Mall.visit", 12), ("Mall.visit", 14), ("by_annotation", 38), ("by_attribute", 26), ("by_parameter", 31),
+        ("by_parameter", 33), ("by_return", 20)]
+    assert [(caller, line) for _path, caller, line, _depth in caller_sites(find_callers(snapshot, bank_pay))] == [
+        ("Mall.visit", 13), ("Mall.visit", 15), ("by_attribute", 27), ("by_parameter", 32), ("by_return", 22)]
+
+
+def test_functools_partial_counts_as_a_call_of_the_function_it_wraps(tmp_path: Path) -> None:
+    write(tmp_path, "jobs.py", "import functools\nfrom functools import partial\n\n\n"
+                               "def send(to, text):\n    ...\n\n\n"
+                               "class Mailer:\n    def deliver(self, to):\n        ...\n\n\n"
+                               "def schedule(mailer: Mailer):\n    later = functools.partial(send, 'ops')\n"
+                               "    soon = partial(mailer.deliver, 'ops')\n    return later, soon\n")
+    snapshot = snapshot_of(tmp_path)
+    assert [(caller, line) for _path, caller, line, _depth in
+            caller_sites(find_callers(snapshot, resolve_targets_by_name(snapshot, "send")))] == [("schedule", 14)]
+    assert [(caller, line) for _path, caller, line, _depth in
+            caller_sites(find_callers(snapshot, resolve_targets_by_name(snapshot, "Mailer.deliver")))] == [
+        ("schedule", 15)]

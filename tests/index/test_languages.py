@@ -73,7 +73,7 @@ def test_tags_query_compiles_and_uses_known_captures(language: str) -> None:
     assert query.pattern_count > 0
     names = {query.capture_name(index) for index in range(query.capture_count)}
     allowed_prefixes = ("definition.", "reference.", "scope.", "import", "_")
-    allowed_exact = {"name", "receiver", "container", "field", "type"}
+    allowed_exact = {"name", "receiver", "container", "field", "type", "local", "made_by_call", "parameter"}
     unknown = {name for name in names if name not in allowed_exact and not name.startswith(allowed_prefixes)}
     assert not unknown, f"{language}: undocumented captures {unknown}"
     assert any(name.startswith("definition.") for name in names)

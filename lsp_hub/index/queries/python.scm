@@ -37,6 +37,27 @@
     object: (_) @receiver
     attribute: (identifier) @name)) @reference.call
 
+; `functools.partial(f, ...)`, `partial(obj.method, ...)`: f is called through the partial object; counted as a call
+; where the partial is made.
+(call
+  function: [
+    (identifier) @_partial
+    (attribute attribute: (identifier) @_partial)
+  ]
+  arguments: (argument_list . (identifier) @name)
+  (#eq? @_partial "partial")) @reference.call
+
+(call
+  function: [
+    (identifier) @_partial
+    (attribute attribute: (identifier) @_partial)
+  ]
+  arguments: (argument_list .
+    (attribute
+      object: (_) @receiver
+      attribute: (identifier) @name))
+  (#eq? @_partial "partial")) @reference.call
+
 ; Base classes, decorators and type annotations name classes and functions without calling them.
 (class_definition
   superclasses: (argument_list
@@ -74,6 +95,12 @@
       (identifier) @type
       (generic_type (identifier) @type)
       (attribute attribute: (identifier) @type)
+      (binary_operator
+        left: [
+          (identifier) @type
+          (attribute attribute: (identifier) @type)
+        ]
+        right: (none))
     ])
   (#eq? @_self "self")) @field
 
@@ -90,6 +117,42 @@
     ])
   (#eq? @_self "self")
   (#match? @type "^[A-Z]")) @field
+
+; `self.host = host`: the attribute has the type the method's parameter is annotated with (looked up at query time).
+(assignment
+  left: (attribute
+    object: (identifier) @_self
+    attribute: (identifier) @name)
+  !type
+  right: (identifier) @type @parameter
+  (#eq? @_self "self")) @field
+
+; --- variable types -----------------------------------------------------------------------------------------
+; `s: Shop = ...` and `s = make()` / `s = Shop()` (in a function or at module level): calls through the variable
+; (`s.pay()`) use its type, or the callee's class or return annotation, found at query time.
+
+(assignment
+  left: (identifier) @name
+  type: (type
+    [
+      (identifier) @type
+      (attribute attribute: (identifier) @type)
+      (binary_operator
+        left: [
+          (identifier) @type
+          (attribute attribute: (identifier) @type)
+        ]
+        right: (none))
+    ])) @local
+
+(assignment
+  left: (identifier) @name
+  !type
+  right: (call
+    function: [
+      (identifier)
+      (attribute)
+    ] @type) @made_by_call) @local
 
 ; --- imports -----------------------------------------------------------------------------------------------
 
