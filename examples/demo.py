@@ -2,14 +2,18 @@
 
 Run with `make demo` (which installs the servers first). It shows: hover and definition from basedpyright,
 diagnostics from basedpyright and ruff merged into one list, a definition from typescript-language-server,
-clangd on a C file, the hub's own repo map, and `lspHub.status` (which servers run, where, in which state).
+clangd on a C file, the hub's own repo map, and `lspHub.status` (which servers run, where, in which state). Then an
+agent's session through `lsp-hub mcp` (the MCP SDK's client) on a copy of the sample: a broken write refused, a
+write answered with basedpyright's error, and the fix answered clean.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -135,6 +139,31 @@ async def main() -> int:
     finally:
         code = await client.stop()
         print(f"\nlsp-hub exited with code {code}")
+    return await agent_session()
+
+
+async def agent_session() -> int:
+    """What a coding agent sees through `lsp-hub mcp`: verified writes, on a copy of the sample."""
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    with tempfile.TemporaryDirectory(prefix="lsp-hub-demo-") as directory:
+        workspace = Path(directory) / "sample"
+        shutil.copytree(SAMPLE, workspace, ignore=shutil.ignore_patterns(".ruff_cache", "node_modules"))
+        server = StdioServerParameters(command=sys.executable, args=["-m", "lsp_hub", "mcp", "--no-daemon",
+                                                                     "--root", str(workspace)])
+        calls = [("write_file", {"path": "app/discount.py",
+                                 "content": "def discount(price: float) -> float\n    return price * 0.9\n"}),
+                 ("write_file", {"path": "app/discount.py",
+                                 "content": "def discount(price: float) -> str:\n    return price*0.9\n"}),
+                 ("edit_file", {"path": "app/discount.py", "old_text": "-> str:", "new_text": "-> float:"})]
+        async with stdio_client(server) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            for tool, arguments in calls:
+                heading(f"lsp-hub mcp: {tool} {json.dumps(arguments)}")
+                result = await session.call_tool(tool, arguments)
+                print(("(refused) " if result.is_error else "") + "\n".join(
+                    getattr(block, "text", "") for block in result.content))
     return 0
 
 
