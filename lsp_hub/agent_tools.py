@@ -59,10 +59,6 @@ def fence(text: str) -> str:
     return f"{FENCE_OPEN}{inner}{FENCE_CLOSE}"
 
 
-def _as_is(text: str) -> str:
-    return text
-
-
 @dataclass
 class WriteOutcome:
     """What a verified write did (the structured result of write_file/edit_file)."""
@@ -97,7 +93,7 @@ class AgentTools:
                  fenced: bool = False) -> None:
         self.root = root.resolve()
         self.timeout = timeout
-        self.quote: Callable[[str], str] = fence if fenced else _as_is
+        self.quote: Callable[[str], str] = fence if fenced else query.as_is
         self._connect = connect
         self._connection: HubConnection | None = None
         self._lock = threading.Lock()
@@ -228,7 +224,7 @@ class AgentTools:
 
     def _render(self, action: str, answer: query.Answer, limit: int) -> str:
         """The answer's text, with repository text (source lines, hover docs, diagnostic messages) quoted."""
-        if self.quote is _as_is:
+        if self.quote is query.as_is:
             return answer.text
         if "locations" in answer.data:
             return query.locations_text(answer.data["locations"], limit, self.quote)
@@ -433,7 +429,7 @@ class AgentTools:
                 outcome: WriteOutcome) -> str:
         """The text formatted by the language's formatting server when format_on_write is on; the text as given
         when it is off, there is no formatter, it fails or it is late (the reason in `format_skipped_reason`)."""
-        language = self._language_of(workspace, target)
+        language = query.language_entry(query.languages_of(workspace), target)
         if language is None or not language.get("formatOnWrite", True):
             outcome.format_skipped_reason = "off" if language is not None else "no_formatter"
             return content
@@ -450,7 +446,7 @@ class AgentTools:
             return content
         # Which server formatted (the hub asks the first in precedence order that formats); null from the hub is
         # also what it answers when none formats.
-        language = self._language_of(workspace, target) or {}
+        language = query.language_entry(query.languages_of(workspace), target) or {}
         outcome.formatter = next((server["name"] for server in language.get("servers", []) if server.get("formats")),
                                  None)
         if not edits:
@@ -475,12 +471,6 @@ class AgentTools:
         outcome.format_diff = "".join(difflib.unified_diff(
             content.splitlines(keepends=True), formatted.splitlines(keepends=True), f"a/{name}", f"b/{name}", n=0))
         return formatted
-
-    def _language_of(self, workspace: query.Workspace, target: Path) -> dict[str, Any] | None:
-        languages = (self._command(workspace, "lspHub.languages") or {}).get("languages", [])
-        suffix = target.suffix[1:]
-        return next((entry for entry in languages if target.name in entry.get("filenames", [])
-                     or suffix in entry.get("extensions", [])), None)
 
     def _write_summary(self, target: Path, content: str, outcome: WriteOutcome) -> str:
         lines = content.count("\n") + (0 if content.endswith("\n") or not content else 1)

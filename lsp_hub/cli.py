@@ -135,10 +135,11 @@ def _cli_syntax_checkers(file: Path) -> SyntaxCheckers:
     """`lsp-hub syntax FILE`: the parsers the hub would run for FILE, its project root trusted as `lsp-hub trust`
     recorded it (the project root: the nearest directory above FILE with a root marker, else FILE's directory)."""
     from lsp_hub.config.trust import TrustStore
+    from lsp_hub.query import REPOSITORY_MARKERS
     from lsp_hub.syntax_parsers import syntax_checkers_for
 
     root = next((directory for directory in file.parents
-                 if any((directory / marker).exists() for marker in (".git", ".hg", ".lsp-hub.toml"))), file.parent)
+                 if any((directory / marker).exists() for marker in REPOSITORY_MARKERS)), file.parent)
     return syntax_checkers_for(root, trusted=TrustStore().is_trusted(root))
 
 

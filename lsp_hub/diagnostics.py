@@ -258,8 +258,7 @@ class ReportTracker:
         elif owner in self._versioned:
             return  # about a document that is not open (a closed one's clearing), not about the one open now
         self._reported[(owner, uri)] = (version, next(self._clock))
-        for waiter in self._waiters:
-            waiter.set()
+        self.wake()
 
     def wake(self) -> None:
         """Make every waiter look again (something it waits on changed besides a report)."""

@@ -603,14 +603,15 @@ def locations_json(workspace: Workspace, result: Any) -> list[dict[str, Any]]:
     return locations
 
 
-def _as_is(text: str) -> str:
+def as_is(text: str) -> str:
+    """Repository text shown as it is (what `Quote` does without `lsp-hub mcp --fence`)."""
     return text
 
 
 Quote = Callable[[str], str]  # how text from the repository is shown (`lsp-hub mcp --fence` wraps it)
 
 
-def locations_text(locations: list[dict[str, Any]], limit: int, quote: Quote = _as_is) -> str:
+def locations_text(locations: list[dict[str, Any]], limit: int, quote: Quote = as_is) -> str:
     ordered = sorted(locations, key=lambda entry: (entry["path"], entry["line"], entry["column"]))
     lines = [f"{_display(entry['path'])}:{entry['line']}:{entry['column']}  {quote(entry['text'])}"
              for entry in ordered]
@@ -672,7 +673,7 @@ def diagnostics_json(workspace: Workspace, path: str, diagnostics: list[dict[str
     return result
 
 
-def diagnostics_text(diagnostics: list[dict[str, Any]], limit: int, quote: Quote = _as_is) -> str:
+def diagnostics_text(diagnostics: list[dict[str, Any]], limit: int, quote: Quote = as_is) -> str:
     """`[server] N issue(s):` blocks of `path:line:col — message`, errors first."""
     rank = {"error": 0, "warning": 1, "information": 2, "hint": 3}
     blocks: dict[str, list[dict[str, Any]]] = {}
@@ -708,22 +709,30 @@ def _open_for_servers(workspace: Workspace, arguments: dict[str, Any]) -> None:
         paths = [Path(uri_path(definition["uri"])) for definition in found.get("definitions", [])[:4]]
     else:
         paths = [Path(uri_path(arguments["uri"]))]
-    languages = (_command(workspace, "lspHub.languages") or {}).get("languages", [])
+    languages = languages_of(workspace)
     for path in dict.fromkeys(paths):
-        served = any(path.suffix[1:] in entry.get("extensions", []) and any(
-            server.get("state") not in ("missing", "disabled") for server in entry.get("servers", []))
-            for entry in languages)
+        language = language_entry(languages, path) or {}
+        served = any(server.get("state") not in ("missing", "disabled") for server in language.get("servers", []))
         if served and path.is_file():
             uri = workspace.open(path)
             _command(workspace, "lspHub.diagnostics", {"uri": uri, "timeoutMs": int(workspace.timeout * 1000)})
 
 
+def languages_of(workspace: Workspace) -> list[dict[str, Any]]:
+    """The hub's configured languages (`lspHub.languages`)."""
+    return list((_command(workspace, "lspHub.languages") or {}).get("languages", []))
+
+
+def language_entry(languages: list[dict[str, Any]], path: Path) -> dict[str, Any] | None:
+    """The language (an entry of `lspHub.languages`) of a file, by its name or extension."""
+    suffix = path.suffix[1:]
+    return next((entry for entry in languages
+                 if path.name in entry.get("filenames", []) or suffix in entry.get("extensions", [])), None)
+
+
 def _check_served(workspace: Workspace, path: Path) -> None:
     """A file of a language no configured server serves gets one clear line, not an empty answer."""
-    languages = (_command(workspace, "lspHub.languages") or {}).get("languages", [])
-    suffix = path.suffix[1:]
-    if not any(path.name in entry.get("filenames", []) or suffix in entry.get("extensions", [])
-               for entry in languages):
+    if language_entry(languages_of(workspace), path) is None:
         raise QueryError(f"lsp-hub query: no language server serves {path.name} (no language has the extension "
                          f"{path.suffix or '(none)'}; see `lsp-hub query languages`)")
 
