@@ -1,37 +1,36 @@
-"""Graphs over the files of a snapshot (networkx), and the tables they are built from.
+"""What the graphs over a snapshot's files are made of: name tables, resolved imports, and which files a use of a
+name may mean.
 
 - Name tables: which files define and which reference each name.
-- The import graph: an edge A -> B when A imports B (resolved by `resolve.py`).
-- The reference graph: an edge A -> B when A references a name B defines. As in aider's repo map, each use of a
-  name contributes `multiplier * sqrt(uses in A) / sqrt(files defining the name)`: a name defined in many files says
-  little about any one of them, private `_names` and very common names (defined in many files, or referenced by a
-  large share of all files) count a tenth, and a name A imports from a known file only points at that file.
-- Personalized PageRank over the reference graph: `nx.pagerank` (damping 0.85; networkx computes it with scipy).
-  Edges carrying a negligible share of a file's outgoing weight are pruned first, which keeps it fast.
+- Resolved imports and the names they bind, per file; the import graph (networkx): an edge A -> B when A imports B.
+- `UseResolver`: the files a use of a name in a file may refer to, by the language's scoping and the file's imports
+  (`links.py` turns every file's uses into its links, `ranking.py` the links into the ranked reference graph).
 
-Everything is computed lazily per snapshot and cached on it, so it is rebuilt only after a change.
+Everything is computed lazily per snapshot and cached on it. `graph_inputs` is not rebuilt after a change: it is
+updated from the snapshot's anchor (the last snapshot whose graphs were computed) for the files that differ, and
+records what changed (`GraphChanges`) so that the links and the ranking can be updated the same way. An update
+gives exactly what a build from scratch gives (tests compare both on a real corpus).
 """
 
 from __future__ import annotations
 
-import math
+import bisect
 import re
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-
-import networkx as nx
+from typing import TYPE_CHECKING
 
 from lsp_hub.index.model import COMPLEX_RECEIVER
-from lsp_hub.index.records import D_CONTAINER, D_NAME, D_SIGNATURE, I_ALIASES, I_NAMES
+from lsp_hub.index.records import D_CONTAINER, D_NAME, D_SIGNATURE, I_ALIASES, I_NAMES, FileRecord
 from lsp_hub.index.resolve import ImportResolver, ResolvedImport
 from lsp_hub.index.workspace import Snapshot
 
+if TYPE_CHECKING:
+    import networkx as nx
+
 DAMPING = 0.85
 MAX_DEFINERS = 64  # names defined in more files than this carry almost no weight; they are left out of the graph
-COMMON_DEFINER_COUNT = 5  # defined in more files than this: a common name
-COMMON_REFERENCER_SHARE = 0.05  # referenced by more than this share of all files (and at least 10): a common name
-PRIVATE_OR_COMMON_FACTOR = 0.1
 # Methods of built-in types and builtins: `x.append()` or `s.lower()` almost never means a workspace definition of
 # that name, however many files call it.
 COMMON_NAMES = frozenset("""
@@ -48,9 +47,9 @@ casefold translate expandtabs zfill center ljust rjust isupper islower isspace i
 isdecimal isprintable istitle swapcase removeprefix removesuffix maketrans issubset issuperset isdisjoint
 symmetric_difference difference_update intersection_update fromkeys popitem hex fromhex
 """.split())  # noqa: SIM905 (a word list reads better as text)
-# Edges carrying less than this share of their source's outgoing weight are dropped from the power iteration (about
-# half of all edges on the standard library, 2-3% of the weight): they cannot change a ranking, only slow it down.
-PRUNE_SHARE = 0.002
+# An update from the anchor touching more files than this share (and at least UPDATE_MIN_FILES) builds anew instead.
+UPDATE_MAX_SHARE = 0.2
+UPDATE_MIN_FILES = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,84 +60,231 @@ class NameTables:
 
 
 def name_tables(snapshot: Snapshot) -> NameTables:
-    return snapshot.derived("name_tables", _build_name_tables)
+    return graph_inputs(snapshot).tables
 
 
-def _build_name_tables(snapshot: Snapshot) -> NameTables:
+def import_resolver(snapshot: Snapshot) -> ImportResolver:
+    return graph_inputs(snapshot).resolver
+
+
+def resolved_imports(snapshot: Snapshot) -> Mapping[str, list[ResolvedImport]]:
+    """Every file's imports, resolved."""
+    return graph_inputs(snapshot).resolved
+
+
+def import_bindings(snapshot: Snapshot) -> Mapping[str, Mapping[str, tuple[str, ...]]]:
+    """Per file, the local names its imports bind -> the workspace files they come from (empty: external)."""
+    return graph_inputs(snapshot).bindings
+
+
+def import_renames(snapshot: Snapshot) -> Mapping[str, Mapping[str, str]]:
+    """Per file, local names bound to an imported name of another spelling (`from m import a as b`: b -> a)."""
+    return graph_inputs(snapshot).renames
+
+
+@dataclass(slots=True)
+class GraphChanges:
+    """How a snapshot's graph inputs differ from its anchor's."""
+
+    anchor: Snapshot | None  # dropped (None) once the snapshot's own graphs are built
+    changed: frozenset[str]  # files added, removed or changed since the anchor
+    names: frozenset[str]  # names whose definers or member definers changed
+    referenced: frozenset[str]  # names whose referencers changed
+    rewired: frozenset[str]  # files (still present) whose imports or their resolution changed
+    paths_changed: bool  # files were added or removed
+
+
+@dataclass(frozen=True, slots=True)
+class GraphInputs:
+    tables: NameTables
+    # name -> files whose uses depend on its definers although they do not reference it by that name: files that
+    # import it under another name (`from m import a as b`), or type a field with it.
+    dependents: Mapping[str, tuple[str, ...]]
+    resolver: ImportResolver
+    resolved: Mapping[str, list[ResolvedImport]]
+    bindings: Mapping[str, Mapping[str, tuple[str, ...]]]
+    renames: Mapping[str, Mapping[str, str]]
+    changes: GraphChanges | None  # None: built from scratch
+
+
+def graph_inputs(snapshot: Snapshot) -> GraphInputs:
+    return snapshot.derived("graph_inputs", _graph_inputs)
+
+
+def changed_files(old: Mapping[str, FileRecord], new: Mapping[str, FileRecord]) -> set[str]:
+    """Files present in only one of two snapshots, or with another record (records are replaced, never mutated)."""
+    changed = {path for path, record in new.items() if old.get(path) is not record}
+    changed.update(path for path in old if path not in new)
+    return changed
+
+
+def update_limit(file_count: int) -> int:
+    return max(UPDATE_MIN_FILES, int(UPDATE_MAX_SHARE * file_count))
+
+
+def _graph_inputs(snapshot: Snapshot) -> GraphInputs:
+    anchor = snapshot.anchor
+    if anchor is not None and anchor.has_derived("graph_inputs") and anchor.markers == snapshot.markers:
+        changed = changed_files(anchor.files, snapshot.files)
+        if len(changed) <= update_limit(len(snapshot.files)):
+            return _updated_inputs(graph_inputs(anchor), anchor, snapshot, changed)
+    return _built_inputs(snapshot)
+
+
+def _built_inputs(snapshot: Snapshot) -> GraphInputs:
     definers: dict[str, list[str]] = defaultdict(list)
     referencers: dict[str, list[str]] = defaultdict(list)
     member_definers: dict[str, list[str]] = defaultdict(list)
+    dependents: dict[str, list[str]] = defaultdict(list)
     for path in sorted(snapshot.files):
         record = snapshot.files[path]
         for name in record.defined_names():
             definers[name].append(path)
         for name in record.reference_counts():
             referencers[name].append(path)
-        members = {definition[D_NAME] for definition in record.definitions if definition[D_CONTAINER] is not None}
-        for name in members:
+        for name in member_names(record):
             member_definers[name].append(path)
-    return NameTables(
+        for name in dependency_names(record):
+            dependents[name].append(path)
+    tables = NameTables(
         {name: tuple(paths) for name, paths in definers.items()},
         {name: tuple(paths) for name, paths in referencers.items()},
         {name: tuple(paths) for name, paths in member_definers.items()},
     )
+    resolver = ImportResolver(snapshot.files, snapshot.markers)
+    resolved = {path: resolver.resolve_file(path) for path in snapshot.files}
+    bindings: dict[str, Mapping[str, tuple[str, ...]]] = {}
+    renames: dict[str, Mapping[str, str]] = {}
+    for path, imports in resolved.items():
+        _set_import_names(bindings, renames, path, snapshot.files[path], imports)
+    return GraphInputs(tables, {name: tuple(paths) for name, paths in dependents.items()}, resolver, resolved,
+                       bindings, renames, None)
 
 
-def import_resolver(snapshot: Snapshot) -> ImportResolver:
-    return snapshot.derived("import_resolver", lambda s: ImportResolver(s.files, s.markers))
+def member_names(record: FileRecord) -> frozenset[str]:
+    return frozenset(definition[D_NAME] for definition in record.definitions if definition[D_CONTAINER] is not None)
 
 
-def resolved_imports(snapshot: Snapshot) -> Mapping[str, list[ResolvedImport]]:
-    """Every file's imports, resolved."""
-
-    def build(s: Snapshot) -> dict[str, list[ResolvedImport]]:
-        resolver = import_resolver(s)
-        return {path: resolver.resolve_file(path) for path in s.files}
-
-    return snapshot.derived("resolved_imports", build)
+def dependency_names(record: FileRecord) -> frozenset[str]:
+    """Names whose definers decide where this file's uses point, besides the names it references: names it imports
+    under another spelling, and the classes its fields are typed with."""
+    names = {imported for raw in record.imports for _local, imported in raw[I_ALIASES] if imported != "*"}
+    names.update(type_name for _owner, _attribute, type_name in record.field_types)
+    return frozenset(names)
 
 
-def import_bindings(snapshot: Snapshot) -> Mapping[str, Mapping[str, tuple[str, ...]]]:
-    """Per file, the local names its imports bind -> the workspace files they come from (empty: external)."""
-    return _import_names(snapshot)[0]
+def _updated_inputs(base: GraphInputs, anchor: Snapshot, snapshot: Snapshot, changed: set[str]) -> GraphInputs:
+    """`base` (the anchor's inputs) brought up to date for the `changed` files; equal to `_built_inputs`."""
+    old_files, new_files = anchor.files, snapshot.files
+    definers = dict(base.tables.definers)
+    referencers = dict(base.tables.referencers)
+    member_definers = dict(base.tables.member_definers)
+    dependents = dict(base.dependents)
+    changed_names: set[str] = set()
+    changed_referenced: set[str] = set()
+    for path in sorted(changed):
+        old, new = old_files.get(path), new_files.get(path)
+        empty: frozenset[str] = frozenset()
+        old_defined = old.defined_names() if old is not None else empty
+        new_defined = new.defined_names() if new is not None else empty
+        old_members = member_names(old) if old is not None else empty
+        new_members = member_names(new) if new is not None else empty
+        if old is not None and new is not None and old.language != new.language:
+            changed_names.update(old_defined | new_defined | old_members | new_members)  # another language family
+        changed_names.update(_move(definers, path, old_defined, new_defined))
+        changed_names.update(_move(member_definers, path, old_members, new_members))
+        changed_referenced.update(_move(
+            referencers, path, frozenset(old.reference_counts()) if old is not None else empty,
+            frozenset(new.reference_counts()) if new is not None else empty,
+        ))
+        _move(dependents, path, dependency_names(old) if old is not None else empty,
+              dependency_names(new) if new is not None else empty)
+    tables = NameTables(definers, referencers, member_definers)
+
+    paths_changed = old_files.keys() != new_files.keys()
+    csharp = any(record is not None and record.language == "csharp"
+                 for path in changed for record in (old_files.get(path), new_files.get(path)))
+    resolved = dict(base.resolved)
+    bindings = dict(base.bindings)
+    renames = dict(base.renames)
+    rewired: set[str] = set()
+    if paths_changed or csharp:
+        # Which module an import means depends on the set of files (and C# namespaces): resolve every file again
+        # and keep what changed.
+        resolver = ImportResolver(new_files, snapshot.markers)
+        for path in list(resolved):
+            if path not in new_files:
+                del resolved[path]
+                bindings.pop(path, None)
+                renames.pop(path, None)
+        for path in new_files:
+            imports = resolver.resolve_file(path)
+            if path in changed or imports != resolved.get(path):
+                resolved[path] = imports
+                rewired.add(path)
+    else:
+        resolver = base.resolver.with_files(new_files)
+        for path in changed:
+            resolved[path] = resolver.resolve_file(path)
+            rewired.add(path)
+    for path in rewired:
+        bindings.pop(path, None)
+        renames.pop(path, None)
+        _set_import_names(bindings, renames, path, new_files[path], resolved[path])
+    # A changed file whose imports read and resolve as before binds the same names: no other file's uses move.
+    rewired = {path for path in rewired if path not in changed or _rewires(old_files.get(path), new_files[path])}
+    changes = GraphChanges(anchor, frozenset(changed), frozenset(changed_names), frozenset(changed_referenced),
+                           frozenset(rewired), paths_changed)
+    return GraphInputs(tables, dependents, resolver, resolved, bindings, renames, changes)
 
 
-def import_renames(snapshot: Snapshot) -> Mapping[str, Mapping[str, str]]:
-    """Per file, local names bound to an imported name of another spelling (`from m import a as b`: b -> a)."""
-    return _import_names(snapshot)[1]
+def _rewires(old: FileRecord | None, new: FileRecord) -> bool:
+    return old is None or old.imports != new.imports or old.language != new.language
 
 
-def _import_names(
-    snapshot: Snapshot,
-) -> tuple[Mapping[str, Mapping[str, tuple[str, ...]]], Mapping[str, Mapping[str, str]]]:
-    def build(s: Snapshot) -> tuple[dict[str, dict[str, tuple[str, ...]]], dict[str, dict[str, str]]]:
-        all_bindings: dict[str, dict[str, tuple[str, ...]]] = {}
-        all_renames: dict[str, dict[str, str]] = {}
-        for path, imports in resolved_imports(s).items():
-            bindings: dict[str, tuple[str, ...]] = {}
-            renames: dict[str, str] = {}
-            for raw, resolved in zip(s.files[path].imports, imports, strict=False):
-                aliases = raw[I_ALIASES]
-                renamed = {imported for _local, imported in aliases}
-                for name, files in resolved.names:
-                    if name not in renamed:  # `from m import a as b` binds b, not a
-                        bindings[name] = files
-                if "*" not in renamed:  # `import a.b as z` binds z, not a.b
-                    for alias in resolved.aliases:
-                        bindings[alias] = resolved.files
-                for local, imported in aliases:
-                    if imported == "*":
-                        bindings[local] = resolved.files
-                    else:
-                        bindings[local] = dict(resolved.names).get(imported, resolved.files)
-                        renames[local] = imported
-            if bindings:
-                all_bindings[path] = bindings
-            if renames:
-                all_renames[path] = renames
-        return all_bindings, all_renames
+def _move(table: dict[str, tuple[str, ...]], path: str, old: Iterable[str], new: Iterable[str]) -> set[str]:
+    """Take `path` out of the table's entries for the `old` names and into those for the `new` ones, keeping each
+    entry sorted as a build does; returns the names whose entry changed."""
+    old_set, new_set = set(old), set(new)
+    for name in old_set - new_set:
+        remaining = tuple(entry for entry in table.get(name, ()) if entry != path)
+        if remaining:
+            table[name] = remaining
+        else:
+            table.pop(name, None)
+    for name in new_set - old_set:
+        entries = list(table.get(name, ()))
+        bisect.insort(entries, path)
+        table[name] = tuple(entries)
+    return old_set ^ new_set
 
-    return snapshot.derived("import_names", build)
+
+def _set_import_names(
+    all_bindings: dict[str, Mapping[str, tuple[str, ...]]], all_renames: dict[str, Mapping[str, str]], path: str,
+    record: FileRecord, imports: list[ResolvedImport],
+) -> None:
+    """The local names `path`'s imports bind (and rename), into the per-file tables."""
+    bindings: dict[str, tuple[str, ...]] = {}
+    renames: dict[str, str] = {}
+    for raw, resolved in zip(record.imports, imports, strict=False):
+        aliases = raw[I_ALIASES]
+        renamed = {imported for _local, imported in aliases}
+        for name, files in resolved.names:
+            if name not in renamed:  # `from m import a as b` binds b, not a
+                bindings[name] = files
+        if "*" not in renamed:  # `import a.b as z` binds z, not a.b
+            for alias in resolved.aliases:
+                bindings[alias] = resolved.files
+        for local, imported in aliases:
+            if imported == "*":
+                bindings[local] = resolved.files
+            else:
+                bindings[local] = dict(resolved.names).get(imported, resolved.files)
+                renames[local] = imported
+    if bindings:
+        all_bindings[path] = bindings
+    if renames:
+        all_renames[path] = renames
 
 
 def alias_users(snapshot: Snapshot) -> Mapping[str, tuple[tuple[str, str], ...]]:
@@ -158,6 +304,8 @@ def import_graph(snapshot: Snapshot) -> nx.DiGraph:
     """Files as nodes; an edge A -> B when A imports B (a module, or a submodule named in a from-import)."""
 
     def build(s: Snapshot) -> nx.DiGraph:
+        import networkx as nx  # here: only the commands that walk import paths need it
+
         graph = nx.DiGraph()
         graph.add_nodes_from(s.files)
         for path, imports in resolved_imports(s).items():
@@ -171,82 +319,6 @@ def import_graph(snapshot: Snapshot) -> nx.DiGraph:
         return graph
 
     return snapshot.derived("import_graph", build)
-
-
-def name_multiplier(name: str, definer_count: int, referencer_count: int, file_count: int) -> float:
-    """How much one name says about the files that define it (1 for a distinctive name)."""
-    multiplier = 1.0
-    if name in COMMON_NAMES:
-        multiplier *= PRIVATE_OR_COMMON_FACTOR
-    if name.startswith("_"):
-        multiplier *= PRIVATE_OR_COMMON_FACTOR
-    if definer_count > COMMON_DEFINER_COUNT:
-        multiplier *= PRIVATE_OR_COMMON_FACTOR
-    if referencer_count >= 10 and referencer_count > COMMON_REFERENCER_SHARE * file_count:
-        multiplier *= PRIVATE_OR_COMMON_FACTOR
-    return multiplier
-
-
-class ReferenceGraph:
-    """The weighted file reference graph and the ranks computed on it."""
-
-    def __init__(self, nodes: list[str], outgoing: list[dict[int, float]]) -> None:
-        """`outgoing[i]` maps target node positions to the summed edge weight from node i."""
-        self.nodes = nodes
-        self.index = {node: position for position, node in enumerate(nodes)}
-        self.out_weight: dict[str, float] = {}
-        kept: list[tuple[str, str, float]] = []
-        for source_index, targets in enumerate(outgoing):
-            total = sum(targets.values())
-            self.out_weight[nodes[source_index]] = total
-            if total <= 0.0:
-                continue
-            threshold = PRUNE_SHARE * total
-            kept.extend((nodes[source_index], nodes[target_index], weight)
-                        for target_index, weight in targets.items() if weight >= threshold)
-        # The edges the ranking uses (pruned); networkx normalises each file's outgoing weights.
-        self.graph = nx.DiGraph()
-        self.graph.add_nodes_from(nodes)
-        self.graph.add_weighted_edges_from(kept)
-        self.base_ranks: dict[str, float] = {}
-        self.definition_scores: dict[str, dict[str, float]] = {}  # path -> name -> rank flowing to it
-
-    def score_definitions(self, contributions: list[tuple[int, str, float, tuple[int, ...]]]) -> None:
-        """Rank the graph without personalization, then give each definition the rank its uses pass on (aider's
-        symbol rank: a file passes its rank on in proportion to each use's share of its outgoing weight)."""
-        self.base_ranks = self.pagerank()
-        nodes = self.nodes
-        shares = [self.base_ranks[node] / weight if weight > 0 else 0.0
-                  for node, weight in ((node, self.out_weight[node]) for node in nodes)]
-        scores: dict[str, dict[str, float]] = {}
-        for source_position, name, weight, targets in contributions:
-            amount = shares[source_position] * weight
-            for target in targets:
-                by_name = scores.get(nodes[target])
-                if by_name is None:
-                    by_name = scores[nodes[target]] = {}
-                by_name[name] = by_name.get(name, 0.0) + amount
-        self.definition_scores = scores
-
-    def pagerank(
-        self, personalization: Mapping[str, float] | None = None, alpha: float = DAMPING, tolerance: float = 1.0e-6,
-        max_iterations: int = 100,
-    ) -> dict[str, float]:
-        """networkx's PageRank (scipy-backed) over the pruned, weighted graph; teleport and dangling mass follow
-        the personalization, as networkx does."""
-        if not self.nodes:
-            return {}
-        vector = None
-        if personalization:
-            vector = {node: max(0.0, float(value)) for node, value in personalization.items() if node in self.index}
-            if not any(vector.values()):
-                vector = None
-        return dict(nx.pagerank(self.graph, alpha=alpha, personalization=vector, weight="weight",
-                                tol=tolerance, max_iter=max_iterations))
-
-
-def reference_graph(snapshot: Snapshot) -> ReferenceGraph:
-    return snapshot.derived("reference_graph", _build_reference_graph)
 
 
 SELF_RECEIVERS = frozenset(("self", "this", "cls", "super", "Self"))
@@ -439,62 +511,6 @@ def module_path(path: str) -> str:
 
 def use_resolver(snapshot: Snapshot) -> UseResolver:
     return snapshot.derived("use_resolver", UseResolver)
-
-
-def _build_reference_graph(snapshot: Snapshot) -> ReferenceGraph:
-    tables = name_tables(snapshot)
-    resolver = use_resolver(snapshot)
-    file_count = len(snapshot.files)
-    definers_of = tables.definers
-    referencers_of = tables.referencers
-    nodes = sorted(snapshot.files)
-    position_of = {node: position for position, node in enumerate(nodes)}
-    multipliers: dict[str, float | None] = {}
-    outgoing: list[dict[int, float]] = []
-    # (source position, name, weight, target positions): kept to score definitions once the ranks are known.
-    contributions: list[tuple[int, str, float, tuple[int, ...]]] = []
-    sqrt = math.sqrt
-    for source_position, source in enumerate(nodes):
-        targets: dict[int, float] = {}
-        outgoing.append(targets)
-        for name, by_receiver in snapshot.files[source].reference_uses().items():
-            for receiver, uses in by_receiver.items():
-                used = resolver.imported_name(source, name, receiver)  # an alias counts for the name it imports
-                try:
-                    multiplier = multipliers[used]
-                except KeyError:
-                    multiplier = multipliers[used] = _name_factor(used, definers_of, referencers_of, file_count)
-                if multiplier is None:
-                    continue
-                positions = tuple(
-                    position_of[target] for target in resolver.targets(source, name, receiver) if target != source
-                )
-                if not positions:
-                    continue
-                weight = multiplier * sqrt(uses)
-                contributions.append((source_position, used, weight, positions))
-                for position in positions:
-                    targets[position] = targets.get(position, 0.0) + weight
-    graph = ReferenceGraph(nodes, outgoing)
-    graph.score_definitions(contributions)
-    return graph
-
-
-def _name_factor(
-    name: str, definers_of: Mapping[str, tuple[str, ...]], referencers_of: Mapping[str, tuple[str, ...]],
-    file_count: int,
-) -> float | None:
-    """multiplier / sqrt(definer count) for a name, or None for names left out of the graph."""
-    definers = definers_of.get(name)
-    if not definers or len(definers) > MAX_DEFINERS:
-        return None
-    multiplier = name_multiplier(name, len(definers), len(referencers_of.get(name, ())), file_count)
-    return multiplier / math.sqrt(len(definers))
-
-
-def base_pagerank(snapshot: Snapshot) -> Mapping[str, float]:
-    """PageRank of the reference graph without personalization, cached per snapshot."""
-    return reference_graph(snapshot).base_ranks
 
 
 MAX_REEXPORT_DEPTH = 6

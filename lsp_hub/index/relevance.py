@@ -26,7 +26,8 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from lsp_hub.index import history as history_module
-from lsp_hub.index.graph import COMMON_NAMES, import_graph, name_tables, reference_graph, use_resolver
+from lsp_hub.index.graph import COMMON_NAMES, import_graph, name_tables, use_resolver
+from lsp_hub.index.ranking import reference_graph
 from lsp_hub.index.workspace import Snapshot
 
 DEFAULT_TOP_N = 10

@@ -18,7 +18,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from lsp_hub.index.graph import base_pagerank, name_tables, reference_graph
+from lsp_hub.index.graph import name_tables
+from lsp_hub.index.ranking import base_pagerank, reference_graph
 from lsp_hub.index.records import D_CONTAINER, D_KIND, D_NAME, D_SIGNATURE, D_START_LINE
 from lsp_hub.index.workspace import Snapshot
 
@@ -95,11 +96,11 @@ def _rank_tags(
 ) -> list[_Tag]:
     """Every definition of the candidate files, best first: its file's rank times its share of the rank flowing
     into the file's definitions (plus a floor by kind, so unreferenced definitions still follow their file)."""
-    definition_scores = reference_graph(snapshot).definition_scores
+    graph = reference_graph(snapshot)
     tags: list[_Tag] = []
     for path in candidates:
         file_rank = ranks.get(path, 0.0)
-        scores = definition_scores.get(path, {})
+        scores = graph.definition_scores(path)
         total = sum(scores.values()) or 1.0
         for position, definition in enumerate(snapshot.files[path].definitions):
             name = definition[D_NAME]

@@ -19,6 +19,7 @@ Per language (anything that does not resolve is external: the standard library, 
 
 from __future__ import annotations
 
+import copy
 import posixpath
 import re
 from collections import defaultdict
@@ -94,6 +95,13 @@ class ImportResolver:
                 for definition in record.definitions:
                     if definition[D_KIND] == "module":
                         self._csharp_namespaces[definition[D_NAME]].append(path)
+
+    def with_files(self, files: Mapping[str, FileRecord]) -> ImportResolver:
+        """This resolver for another snapshot with the same paths, markers and C# namespaces (only the files' other
+        contents differ), without indexing the paths again."""
+        resolver = copy.copy(self)
+        resolver.files = files
+        return resolver
 
     # --- Python -------------------------------------------------------------------------------------------------
 

@@ -62,6 +62,8 @@ STORE_WRITE_ROWS = 200  # cache rows written in one transaction while a build ru
 REPORTED_PATHS_LIMIT = 100  # skippedFiles/pendingFiles lists in results are cut here (counts stay exact)
 STOP_POLL_SECONDS = 0.1  # how often a build waiting on its workers checks whether the index was stopped
 IN_PROCESS_BATCH = 32  # files parsed in this process between checks for a stop
+# The derived value whose presence makes a snapshot the anchor later snapshots update their graphs from.
+GRAPH_ANCHOR_KEY = "file_links"
 
 
 class Snapshot:
@@ -84,6 +86,9 @@ class Snapshot:
         self.pending = pending  # files found by the walk but not indexed yet (first build in progress)
         self.markers: Mapping[str, str] = markers or {}  # go.mod / Cargo.toml path -> text
         self.version = version
+        # The nearest earlier snapshot whose graphs were computed: graphs of this one are updated from it for the
+        # files that differ (see graph.py) instead of built anew. Dropped once this snapshot has its own.
+        self.anchor: Snapshot | None = None
         self._derived: dict[str, Any] = {}
         self._derived_lock = threading.RLock()
 
@@ -99,6 +104,9 @@ class Snapshot:
                 self._derived[key] = factory(self)
             value = self._derived[key]
             return value
+
+    def has_derived(self, key: str) -> bool:
+        return key in self._derived
 
     @property
     def complete(self) -> bool:
@@ -590,9 +598,10 @@ class WorkspaceIndex:
         files = dict(disk)
         files.update(self._documents)
         self._version += 1
-        self._snapshot = Snapshot(
-            self.root, files, tuple(skipped), dict(skip_counts), pending, dict(markers), self._version
-        )
+        previous = self._snapshot
+        snapshot = Snapshot(self.root, files, tuple(skipped), dict(skip_counts), pending, dict(markers), self._version)
+        snapshot.anchor = previous if previous.has_derived(GRAPH_ANCHOR_KEY) else previous.anchor
+        self._snapshot = snapshot
 
     def close(self) -> None:
         if self.store is not None:

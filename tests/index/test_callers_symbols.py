@@ -6,7 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from lsp_hub.index.callers import find_callers, resolve_targets_at, resolve_targets_by_name
-from lsp_hub.index.graph import reference_graph
+from lsp_hub.index.ranking import reference_graph
 from lsp_hub.index.symbols import definition_locations, document_symbols, match_score, workspace_symbols
 from lsp_hub.index.workspace import Snapshot, WorkspaceIndex
 from tests.index.index_helpers import write
@@ -160,7 +160,7 @@ def test_a_script_without_imports_may_use_global_names_of_other_files(tmp_path: 
 
 
 def test_names_imported_under_another_name_lead_to_their_definition(tmp_path: Path) -> None:
-    from lsp_hub.index.graph import reference_graph
+    from lsp_hub.index.ranking import reference_graph
     write(tmp_path, "pkg/__init__.py", "")
     write(tmp_path, "pkg/prices.py", "def round_price(value):\n    return value\n")
     write(tmp_path, "pkg/other.py", "def round_price(value):\n    return -value\n")

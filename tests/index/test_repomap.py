@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from lsp_hub.index.graph import import_graph, reference_graph
+from lsp_hub.index.graph import import_graph
+from lsp_hub.index.ranking import reference_graph
 from lsp_hub.index.repomap import repo_map
 from lsp_hub.index.workspace import Snapshot, WorkspaceIndex
 from tests.index.index_helpers import write

@@ -1,0 +1,289 @@
+"""The ranked reference graph: files weighted by the links between them, PageRank over it, and the rank each
+definition receives.
+
+An edge A -> B when A uses a name B defines (`links.py`). As in aider's repo map, each link contributes
+`multiplier * sqrt(uses in A) / sqrt(files defining the name)`: a name defined in many files says little about any
+one of them, private `_names` and very common names (defined in many files, or referenced by a large share of all
+files) count a tenth. Edges carrying a negligible share of a file's outgoing weight are pruned before ranking.
+
+PageRank is networkx's power iteration (`_pagerank_scipy`: damping 0.85, dangling and teleport mass following the
+personalization, L1 tolerance N * 1e-6) run on a scipy matrix kept with the graph: networkx would rebuild that
+matrix from a DiGraph on every call, which costs more than the iteration; tests compare the two.
+
+Each file's row (its outgoing edges and what each of its links passes on) depends only on its links and on the
+multipliers of the names it uses, so after a change only the rows of files whose links or multipliers changed are
+recomputed; rows are summed in the same order either way, so an update equals a build bit for bit.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from lsp_hub.index.graph import (
+    COMMON_NAMES,
+    MAX_DEFINERS,
+    GraphChanges,
+    NameTables,
+    graph_inputs,
+)
+from lsp_hub.index.links import FileLinks, file_links
+from lsp_hub.index.workspace import Snapshot
+
+if TYPE_CHECKING:
+    import networkx as nx
+
+DAMPING = 0.85
+# Edges carrying less than this share of their source's outgoing weight are dropped from the power iteration (about
+# half of all edges on the standard library, 2-3% of the weight): they cannot change a ranking, only slow it down.
+PRUNE_SHARE = 0.002
+COMMON_DEFINER_COUNT = 5  # defined in more files than this: a common name
+COMMON_REFERENCER_SHARE = 0.05  # referenced by more than this share of all files (and at least 10): a common name
+PRIVATE_OR_COMMON_FACTOR = 0.1
+TOLERANCE = 1.0e-6
+MAX_ITERATIONS = 100
+
+
+def name_multiplier(name: str, definer_count: int, referencer_count: int, file_count: int) -> float:
+    """How much one name says about the files that define it (1 for a distinctive name)."""
+    multiplier = 1.0
+    if name in COMMON_NAMES:
+        multiplier *= PRIVATE_OR_COMMON_FACTOR
+    if name.startswith("_"):
+        multiplier *= PRIVATE_OR_COMMON_FACTOR
+    if definer_count > COMMON_DEFINER_COUNT:
+        multiplier *= PRIVATE_OR_COMMON_FACTOR
+    if referencer_count >= 10 and referencer_count > COMMON_REFERENCER_SHARE * file_count:
+        multiplier *= PRIVATE_OR_COMMON_FACTOR
+    return multiplier
+
+
+def name_factor(name: str, tables: NameTables, file_count: int) -> float | None:
+    """multiplier / sqrt(definer count) for a name, or None for names left out of the graph."""
+    definers = tables.definers.get(name)
+    if not definers or len(definers) > MAX_DEFINERS:
+        return None
+    multiplier = name_multiplier(name, len(definers), len(tables.referencers.get(name, ())), file_count)
+    return multiplier / math.sqrt(len(definers))
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One file's part of the graph."""
+
+    out_weight: float  # the summed weight of all its links
+    kept: tuple[tuple[str, float], ...]  # (target, weight) of the edges kept for ranking, in link order
+    passes: Mapping[str, tuple[tuple[str, float], ...]]  # target -> (name, weight) of each link reaching it
+
+
+def _row(links: FileLinks, factor: Any) -> Row:
+    targets: dict[str, float] = {}
+    passes: dict[str, list[tuple[str, float]]] = {}
+    sqrt = math.sqrt
+    for used, uses, link_targets in links:
+        multiplier = factor(used)
+        if multiplier is None:
+            continue
+        weight = multiplier * sqrt(uses)
+        for target in link_targets:
+            targets[target] = targets.get(target, 0.0) + weight
+            entry = passes.get(target)
+            if entry is None:
+                passes[target] = [(used, weight)]
+            else:
+                entry.append((used, weight))
+    total = sum(targets.values())
+    threshold = PRUNE_SHARE * total
+    kept = tuple((target, weight) for target, weight in targets.items() if weight >= threshold) if total > 0 else ()
+    return Row(total, kept, {target: tuple(entries) for target, entries in passes.items()})
+
+
+class ReferenceGraph:
+    """The weighted file reference graph of one snapshot and the ranks computed on it."""
+
+    def __init__(
+        self, nodes: list[str], rows: dict[str, Row], incoming: dict[str, tuple[str, ...]],
+        factors: dict[str, float | None], file_count: int,
+    ) -> None:
+        self.nodes = nodes
+        self.index = {node: position for position, node in enumerate(nodes)}
+        self.rows = rows
+        self.incoming = incoming  # target -> files with links to it, sorted
+        self.factors = factors  # the multipliers looked up so far (a cache: a build computes the same)
+        self.file_count = file_count
+        self.out_weight = {node: rows[node].out_weight for node in nodes}
+        self._matrix: Any = None
+        self._base_ranks: dict[str, float] | None = None
+        self._definition_scores: dict[str, dict[str, float]] = {}
+        self._graph: nx.DiGraph | None = None
+
+    def edges(self) -> Iterable[tuple[str, str, float]]:
+        """The kept edges `(source, target, weight)`, sources in path order."""
+        for source in self.nodes:
+            for target, weight in self.rows[source].kept:
+                yield source, target, weight
+
+    @property
+    def graph(self) -> nx.DiGraph:
+        """The kept edges as a networkx graph (for inspection and tests; ranking does not use it)."""
+        if self._graph is None:
+            import networkx as nx
+
+            graph = nx.DiGraph()
+            graph.add_nodes_from(self.nodes)
+            graph.add_weighted_edges_from(self.edges())
+            self._graph = graph
+        return self._graph
+
+    @property
+    def base_ranks(self) -> dict[str, float]:
+        """PageRank without personalization."""
+        if self._base_ranks is None:
+            self._base_ranks = self.pagerank()
+        return self._base_ranks
+
+    def definition_scores(self, path: str) -> dict[str, float]:
+        """name -> the rank flowing to `path`'s definitions of that name (aider's symbol rank: a file passes its
+        base rank on in proportion to each use's share of its outgoing weight)."""
+        scores = self._definition_scores.get(path)
+        if scores is None:
+            ranks = self.base_ranks
+            scores = {}
+            for source in self.incoming.get(path, ()):
+                row = self.rows[source]
+                share = ranks[source] / row.out_weight if row.out_weight > 0 else 0.0
+                for name, weight in row.passes[path]:
+                    scores[name] = scores.get(name, 0.0) + share * weight
+            self._definition_scores[path] = scores
+        return scores
+
+    def _transition(self) -> Any:
+        """The row-normalised matrix of the kept edges and the dangling rows (as networkx builds them)."""
+        if self._matrix is None:
+            import numpy as np
+            import scipy.sparse
+
+            index = self.index
+            sources: list[int] = []
+            targets: list[int] = []
+            weights: list[float] = []
+            for position, source in enumerate(self.nodes):
+                for target, weight in self.rows[source].kept:
+                    sources.append(position)
+                    targets.append(index[target])
+                    weights.append(weight)
+            size = len(self.nodes)
+            matrix = scipy.sparse.csr_array((np.array(weights, dtype=float), (sources, targets)), shape=(size, size))
+            sums = np.asarray(matrix.sum(axis=1)).ravel()
+            inverse = np.zeros(size)
+            np.divide(1.0, sums, out=inverse, where=sums != 0)
+            matrix = scipy.sparse.csr_array(scipy.sparse.diags_array(inverse) @ matrix)
+            self._matrix = (matrix, np.flatnonzero(sums == 0))
+        return self._matrix
+
+    def pagerank(
+        self, personalization: Mapping[str, float] | None = None, alpha: float = DAMPING,
+        tolerance: float = TOLERANCE, max_iterations: int = MAX_ITERATIONS,
+    ) -> dict[str, float]:
+        """PageRank over the pruned, weighted graph; teleport and dangling mass follow the personalization."""
+        if not self.nodes:
+            return {}
+        import numpy as np
+
+        size = len(self.nodes)
+        teleport = np.full(size, 1.0 / size)
+        if personalization:
+            vector = np.zeros(size)
+            for node, value in personalization.items():
+                position = self.index.get(node)
+                if position is not None:
+                    vector[position] = max(0.0, float(value))
+            if vector.sum() > 0:
+                teleport = vector / vector.sum()
+        matrix, dangling = self._transition()
+        ranks = np.full(size, 1.0 / size)
+        for _iteration in range(max_iterations):
+            previous = ranks
+            ranks = alpha * (ranks @ matrix + ranks[dangling].sum() * teleport) + (1 - alpha) * teleport
+            if np.absolute(ranks - previous).sum() < size * tolerance:
+                break
+        return dict(zip(self.nodes, ranks.tolist(), strict=True))
+
+
+def reference_graph(snapshot: Snapshot) -> ReferenceGraph:
+    return snapshot.derived("reference_graph", _reference_graph)
+
+
+def base_pagerank(snapshot: Snapshot) -> Mapping[str, float]:
+    """PageRank of the reference graph without personalization, cached per snapshot."""
+    return reference_graph(snapshot).base_ranks
+
+
+def _reference_graph(snapshot: Snapshot) -> ReferenceGraph:
+    links = file_links(snapshot)
+    inputs = graph_inputs(snapshot)
+    changes = inputs.changes
+    anchor = changes.anchor if changes is not None else None
+    if changes is not None:
+        changes.anchor = None  # built: nothing needs the anchor any more
+    if changes is None or anchor is None or changes.paths_changed or not anchor.has_derived("reference_graph"):
+        return _built_graph(snapshot, links, inputs.tables)
+    return _updated_graph(snapshot, links, inputs.tables, reference_graph(anchor), file_links(anchor), changes)
+
+
+def _factor_lookup(factors: dict[str, float | None], tables: NameTables, file_count: int) -> Any:
+    def factor(name: str) -> float | None:
+        try:
+            return factors[name]
+        except KeyError:
+            value = factors[name] = name_factor(name, tables, file_count)
+            return value
+
+    return factor
+
+
+def _built_graph(snapshot: Snapshot, links: Mapping[str, FileLinks], tables: NameTables) -> ReferenceGraph:
+    nodes = sorted(snapshot.files)
+    factors: dict[str, float | None] = {}
+    factor = _factor_lookup(factors, tables, len(nodes))
+    rows = {node: _row(links[node], factor) for node in nodes}
+    incoming: dict[str, list[str]] = {}
+    for node in nodes:
+        for target in rows[node].passes:
+            incoming.setdefault(target, []).append(node)
+    return ReferenceGraph(nodes, rows, {target: tuple(sources) for target, sources in incoming.items()}, factors,
+                          len(nodes))
+
+
+def _updated_graph(
+    snapshot: Snapshot, links: Mapping[str, FileLinks], tables: NameTables, previous: ReferenceGraph,
+    previous_links: Mapping[str, FileLinks], changes: GraphChanges,
+) -> ReferenceGraph:
+    """`previous` (the anchor's graph, same files) with the rows of files whose links or multipliers changed."""
+    file_count = len(snapshot.files)
+    factors = dict(previous.factors)
+    redo = {path for path, file_links_ in links.items() if previous_links.get(path) is not file_links_}
+    for name in changes.names | changes.referenced:
+        if name in factors and factors[name] != name_factor(name, tables, file_count):
+            del factors[name]
+            redo.update(tables.referencers.get(name, ()))  # the files that can use it: by its name...
+            redo.update(graph_inputs(snapshot).dependents.get(name, ()))  # ...or under an alias
+    factor = _factor_lookup(factors, tables, file_count)
+    rows = dict(previous.rows)
+    incoming = dict(previous.incoming)
+    for path in sorted(redo):
+        old_targets = set(rows[path].passes)
+        row = rows[path] = _row(links[path], factor)
+        new_targets = set(row.passes)
+        for target in old_targets - new_targets:
+            incoming[target] = tuple(source for source in incoming[target] if source != path)
+            if not incoming[target]:
+                del incoming[target]
+        for target in new_targets - old_targets:
+            sources = list(incoming.get(target, ()))
+            bisect.insort(sources, path)
+            incoming[target] = tuple(sources)
+    return ReferenceGraph(previous.nodes, rows, incoming, factors, file_count)

@@ -1,0 +1,170 @@
+"""Graphs updated after a change equal graphs built from scratch, on a real corpus (part of the standard library).
+
+Each step edits the workspace the way an editor or an agent does (an open document's text, a file added or deleted
+on disk), then compares the graphs the index updated from the previous snapshot with those of a snapshot of the
+same files built from nothing: name tables, resolved imports, every file's links, the weighted edges, the ranks,
+the definition scores and the repo maps, all exactly equal.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sysconfig
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from lsp_hub.index.graph import COMMON_NAMES, graph_inputs, import_graph, name_tables
+from lsp_hub.index.links import file_links
+from lsp_hub.index.ranking import COMMON_REFERENCER_SHARE, ReferenceGraph, reference_graph
+from lsp_hub.index.repomap import repo_map
+from lsp_hub.index.workspace import Snapshot, WorkspaceIndex
+
+STDLIB = Path(sysconfig.get_paths()["stdlib"])
+PACKAGES = ("email", "json", "http", "logging", "concurrent", "asyncio", "importlib", "xml/dom")
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("stdlib")
+    for package in PACKAGES:
+        shutil.copytree(STDLIB / package, root / package, ignore=shutil.ignore_patterns("__pycache__", "test*"))
+    for module in ("typing.py", "functools.py", "collections/__init__.py", "os.py"):
+        (root / module).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(STDLIB / module, root / module)
+    return root
+
+
+def _graph_state(snapshot: Snapshot) -> dict[str, object]:
+    graph: ReferenceGraph = reference_graph(snapshot)
+    inputs = graph_inputs(snapshot)
+    tables = name_tables(snapshot)
+    focus = sorted(snapshot.files)[3:5]
+    return {
+        "definers": dict(tables.definers),
+        "referencers": dict(tables.referencers),
+        "member_definers": dict(tables.member_definers),
+        "dependents": dict(inputs.dependents),
+        "resolved": dict(inputs.resolved),
+        "bindings": dict(inputs.bindings),
+        "renames": dict(inputs.renames),
+        "links": dict(file_links(snapshot)),
+        "rows": dict(graph.rows),
+        "incoming": dict(graph.incoming),
+        "edges": list(graph.edges()),
+        "ranks": graph.base_ranks,
+        "scores": {path: graph.definition_scores(path) for path in graph.nodes},
+        "personalized": graph.pagerank(dict.fromkeys(focus, 1.0)),
+        "map": repo_map(snapshot, token_budget=2048)["text"],
+        "focused map": repo_map(snapshot, focus, ["formataddr", "JSONDecoder"], 1024)["text"],
+    }
+
+
+def _assert_equal_to_build(snapshot: Snapshot, step: str, expect_update: bool = True) -> None:
+    updated = _graph_state(snapshot)
+    assert (graph_inputs(snapshot).changes is not None) == expect_update
+    fresh = Snapshot(snapshot.root, dict(snapshot.files), markers=snapshot.markers)
+    built = _graph_state(fresh)
+    assert graph_inputs(fresh).changes is None
+    for key, value in built.items():
+        assert updated[key] == value, f"{key} differs after an update: {step}"
+
+
+Edit = Callable[[WorkspaceIndex, Path], None]
+_open_documents: dict[Path, str] = {}  # the text each edited document has now
+
+
+def _document(path: str, change: Callable[[str], str]) -> Edit:
+    def edit(index: WorkspaceIndex, root: Path) -> None:
+        assert path in index.snapshot().files, path
+        opened = _open_documents.get(root / path) or (root / path).read_text(encoding="utf-8")
+        new_text = change(opened)
+        assert new_text != opened, f"the edit of {path} changed nothing"
+        _open_documents[root / path] = new_text
+        assert index.update_file(root / path, new_text)
+
+    return edit
+
+
+def _rename(old: str, new: str) -> Callable[[str], str]:
+    return lambda text: text.replace(old, new)
+
+
+def _append(addition: str) -> Callable[[str], str]:
+    return lambda text: text + addition
+
+
+def test_updates_equal_builds_through_a_series_of_edits(corpus: Path) -> None:
+    index = WorkspaceIndex(corpus, use_cache=False)
+    index.build()
+    _assert_equal_to_build(index.snapshot(), "build", expect_update=False)
+
+    steps: list[tuple[str, Edit]] = [
+        # a body changes, names stay
+        ("change a body", _document("json/encoder.py", _rename("return ''.join(chunks)", "return '' .join(chunks)"))),
+        # a new definition, used from another file
+        ("add a definition", _document("email/utils.py", _append("\n\ndef formataddr_plain(pair):\n"
+                                                                 "    return formataddr(pair)\n"))),
+        ("use it elsewhere", _document("email/message.py", _append("\n\nfrom email.utils import formataddr_plain\n"
+                                                                   "formataddr_plain(('a', 'b'))\n"))),
+        # a definition other files use is renamed
+        ("rename a definition", _document("email/utils.py", _rename("def parseaddr(", "def parse_address("))),
+        # a class member appears
+        ("add a method", _document("json/decoder.py", _rename(
+            "    def raw_decode(self, s, idx=0):", "    def decode_all(self, s):\n        return self.decode(s)\n\n"
+                                                   "    def raw_decode(self, s, idx=0):"))),
+        # an alias import and a re-export change
+        ("alias import", _document("http/client.py", _append("\nfrom json.decoder import JSONDecoder as Decoder\n"
+                                                             "Decoder().decode_all('1')\n"))),
+        ("drop a star re-export", _document("asyncio/__init__.py", _rename("from .tasks import *\n", ""))),
+        ("add it back", _document("asyncio/__init__.py", _append("from .tasks import *\n"))),
+        # a file uses a name through a package's re-export, which then goes away: only the import chain links them
+        ("import through a package", _document("logging/config.py", _append(
+            "\nfrom json import JSONDecodeError\nJSONDecodeError('x', 'y', 0)\n"))),
+        ("drop the re-export", _document("json/__init__.py", _rename(
+            "from .decoder import JSONDecoder, JSONDecodeError", "from .decoder import JSONDecoder"))),
+    ]
+    for label, edit in steps:
+        edit(index, corpus)
+        _assert_equal_to_build(index.snapshot(), label)
+
+    # One more file referencing a name makes it common (referenced by more than 5% of the files): its weight drops
+    # in every file that uses it, changed or not.
+    snapshot = index.snapshot()
+    tables = name_tables(snapshot)
+    common_from = max(10, int(COMMON_REFERENCER_SHARE * len(snapshot.files)) + 1)  # referencers making a name common
+    links = file_links(snapshot)
+    candidates = sorted(
+        (len(files), name) for name, files in tables.referencers.items()
+        if len(files) < common_from and 1 <= len(tables.definers.get(name, ())) <= 5 and name.isidentifier()
+        and not name.startswith("_") and name not in COMMON_NAMES
+        and any(link[0] == name for path in files for link in links[path])
+    )
+    count, name = candidates[-1]
+    imported = import_graph(snapshot)
+    outsiders = [path for path in sorted(snapshot.files)  # files nothing imports: their edit moves no other link
+                 if path not in tables.referencers[name] and not imported.in_degree(path)]
+    for outsider in outsiders[: common_from - count]:
+        _document(outsider, _append(f"\n{name}()\n"))(index, corpus)
+    _assert_equal_to_build(index.snapshot(), "a name becomes common")
+
+    # Several edits without a query in between: the next update starts from the last snapshot ranked.
+    _document("json/scanner.py", _append("\ndef make_scanner_again(context):\n    return make_scanner(context)\n"))(
+        index, corpus)
+    _document("json/__init__.py", _append("\nfrom .scanner import make_scanner_again\n"))(index, corpus)
+    _assert_equal_to_build(index.snapshot(), "two edits")
+
+    # Files added and deleted on disk.
+    (corpus / "email/addresses.py").write_text(
+        "from email.utils import formataddr as fa, parse_address\n\n"
+        "class Address:\n    def render(self):\n        return fa(parse_address(self.text))\n", encoding="utf-8")
+    assert index.update_file(corpus / "email/addresses.py")
+    _assert_equal_to_build(index.snapshot(), "a file added")
+    (corpus / "email/quoprimime.py").unlink()
+    assert index.remove_file(corpus / "email/quoprimime.py")
+    _assert_equal_to_build(index.snapshot(), "a file deleted")
+    # A document closed: back to the disk text.
+    del _open_documents[corpus / "email/utils.py"]
+    assert index.update_file(corpus / "email/utils.py", None)
+    _assert_equal_to_build(index.snapshot(), "a document closed")
