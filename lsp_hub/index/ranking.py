@@ -101,6 +101,53 @@ def _row(links: FileLinks, factor: Any) -> Row:
     return Row(total, kept, {target: tuple(entries) for target, entries in passes.items()})
 
 
+class Passes:
+    """What the links into one file pass on, as arrays in source order (then link order): each entry's source
+    position, name position and weight. Kept across updates: a changed source's entries are replaced in place."""
+
+    __slots__ = ("name_positions", "names", "positions", "sources", "target", "weights")
+
+    def __init__(self, target: str) -> None:
+        import numpy as np
+
+        self.target = target
+        self.names: list[str] = []
+        self.positions: dict[str, int] = {}
+        self.sources = np.zeros(0, dtype=np.intp)
+        self.name_positions = np.zeros(0, dtype=np.intp)
+        self.weights = np.zeros(0)
+
+    def copy(self) -> Passes:
+        other = Passes.__new__(Passes)
+        other.target = self.target
+        other.names = list(self.names)
+        other.positions = dict(self.positions)
+        other.sources, other.name_positions, other.weights = self.sources, self.name_positions, self.weights
+        return other
+
+    def replace(self, source: int, entries: Iterable[tuple[str, float]]) -> None:
+        """Make `entries` the entries of `source` (none when empty)."""
+        import numpy as np
+
+        positions = self.positions
+        name_positions: list[int] = []
+        weights: list[float] = []
+        for name, weight in entries:
+            position = positions.get(name)
+            if position is None:
+                position = positions[name] = len(self.names)
+                self.names.append(name)
+            name_positions.append(position)
+            weights.append(weight)
+        start, end = np.searchsorted(self.sources, [source, source + 1])
+        count = len(weights)
+        self.sources = np.concatenate((self.sources[:start], np.full(count, source, dtype=np.intp),
+                                       self.sources[end:]))
+        self.name_positions = np.concatenate((self.name_positions[:start], np.array(name_positions, dtype=np.intp),
+                                              self.name_positions[end:]))
+        self.weights = np.concatenate((self.weights[:start], np.array(weights, dtype=float), self.weights[end:]))
+
+
 class ReferenceGraph:
     """The weighted file reference graph of one snapshot and the ranks computed on it."""
 
@@ -118,6 +165,8 @@ class ReferenceGraph:
         self._matrix: Any = None
         self._base_ranks: dict[str, float] | None = None
         self._definition_scores: dict[str, dict[str, float]] = {}
+        self._shares: Any = None  # per node: base rank / outgoing weight
+        self.passes_cache: dict[str, Passes] = {}
         self._graph: nx.DiGraph | None = None
 
     def edges(self) -> Iterable[tuple[str, str, float]]:
@@ -150,15 +199,32 @@ class ReferenceGraph:
         base rank on in proportion to each use's share of its outgoing weight)."""
         scores = self._definition_scores.get(path)
         if scores is None:
-            ranks = self.base_ranks
-            scores = {}
-            for source in self.incoming.get(path, ()):
-                row = self.rows[source]
-                share = ranks[source] / row.out_weight if row.out_weight > 0 else 0.0
-                for name, weight in row.passes[path]:
-                    scores[name] = scores.get(name, 0.0) + share * weight
-            self._definition_scores[path] = scores
+            import numpy as np
+
+            passes = self._passes_into(path)
+            if self._shares is None:
+                ranks = self.base_ranks
+                out = np.array([self.rows[node].out_weight for node in self.nodes])
+                self._shares = np.divide(np.array([ranks[node] for node in self.nodes]), out,
+                                         out=np.zeros(len(self.nodes)), where=out > 0)
+            # Summed in the order of the arrays (sources in path order, then link order): an update sums alike.
+            size = len(passes.names)
+            sums = np.bincount(passes.name_positions, weights=self._shares[passes.sources] * passes.weights,
+                               minlength=size)
+            used = np.bincount(passes.name_positions, minlength=size)
+            scores = self._definition_scores[path] = {
+                name: total for name, total, count in zip(passes.names, sums.tolist(), used.tolist(), strict=True)
+                if count
+            }
         return scores
+
+    def _passes_into(self, path: str) -> Passes:
+        passes = self.passes_cache.get(path)
+        if passes is None:
+            passes = self.passes_cache[path] = Passes(path)
+            for source in self.incoming.get(path, ()):
+                passes.replace(self.index[source], self.rows[source].passes[path])
+        return passes
 
     def _transition(self) -> Any:
         """The row-normalised matrix of the kept edges and the dangling rows (as networkx builds them)."""
@@ -274,16 +340,28 @@ def _updated_graph(
     factor = _factor_lookup(factors, tables, file_count)
     rows = dict(previous.rows)
     incoming = dict(previous.incoming)
+    touched: dict[str, set[str]] = {}  # file -> the files whose links into it changed
     for path in sorted(redo):
         old_targets = set(rows[path].passes)
         row = rows[path] = _row(links[path], factor)
         new_targets = set(row.passes)
+        for target in old_targets | new_targets:
+            touched.setdefault(target, set()).add(path)
         for target in old_targets - new_targets:
             incoming[target] = tuple(source for source in incoming[target] if source != path)
             if not incoming[target]:
                 del incoming[target]
         for target in new_targets - old_targets:
-            sources = list(incoming.get(target, ()))
-            bisect.insort(sources, path)
-            incoming[target] = tuple(sources)
-    return ReferenceGraph(previous.nodes, rows, incoming, factors, file_count)
+            into = list(incoming.get(target, ()))
+            bisect.insort(into, path)
+            incoming[target] = tuple(into)
+    graph = ReferenceGraph(previous.nodes, rows, incoming, factors, file_count)
+    passes_cache = dict(previous.passes_cache)
+    for target, changed_sources in touched.items():
+        passes = passes_cache.get(target)
+        if passes is not None:
+            passes = passes_cache[target] = passes.copy()
+            for source in sorted(changed_sources):
+                passes.replace(graph.index[source], rows[source].passes.get(target, ()))
+    graph.passes_cache = passes_cache
+    return graph
