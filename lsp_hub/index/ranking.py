@@ -18,6 +18,7 @@ recomputed; rows are summed in the same order either way, so an update equals a 
 from __future__ import annotations
 
 import bisect
+import marshal
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -125,6 +126,27 @@ class Passes:
         other.sources, other.name_positions, other.weights = self.sources, self.name_positions, self.weights
         return other
 
+    def fill(self, by_source: Iterable[tuple[int, Iterable[tuple[str, float]]]]) -> None:
+        """Set the entries of an empty instance, sources in ascending order."""
+        import numpy as np
+
+        positions = self.positions
+        sources: list[int] = []
+        name_positions: list[int] = []
+        weights: list[float] = []
+        for source, entries in by_source:
+            for name, weight in entries:
+                position = positions.get(name)
+                if position is None:
+                    position = positions[name] = len(self.names)
+                    self.names.append(name)
+                sources.append(source)
+                name_positions.append(position)
+                weights.append(weight)
+        self.sources = np.array(sources, dtype=np.intp)
+        self.name_positions = np.array(name_positions, dtype=np.intp)
+        self.weights = np.array(weights, dtype=float)
+
     def replace(self, source: int, entries: Iterable[tuple[str, float]]) -> None:
         """Make `entries` the entries of `source` (none when empty)."""
         import numpy as np
@@ -167,6 +189,7 @@ class ReferenceGraph:
         self._definition_scores: dict[str, dict[str, float]] = {}
         self._shares: Any = None  # per node: base rank / outgoing weight
         self.passes_cache: dict[str, Passes] = {}
+        self.saved_scores = 0  # how many files' definition scores `save_ranking` stored
         self._graph: nx.DiGraph | None = None
 
     def edges(self) -> Iterable[tuple[str, str, float]]:
@@ -218,65 +241,79 @@ class ReferenceGraph:
             }
         return scores
 
+    def computed_scores(self) -> Mapping[str, dict[str, float]]:
+        return self._definition_scores
+
     def _passes_into(self, path: str) -> Passes:
         passes = self.passes_cache.get(path)
         if passes is None:
             passes = self.passes_cache[path] = Passes(path)
-            for source in self.incoming.get(path, ()):
-                passes.replace(self.index[source], self.rows[source].passes[path])
+            passes.fill([(self.index[source], self.rows[source].passes[path])
+                         for source in self.incoming.get(path, ())])
         return passes
 
-    def _transition(self) -> Any:
-        """The row-normalised matrix of the kept edges and the dangling rows (as networkx builds them)."""
-        if self._matrix is None:
-            import numpy as np
-            import scipy.sparse
-
-            index = self.index
-            sources: list[int] = []
-            targets: list[int] = []
-            weights: list[float] = []
-            for position, source in enumerate(self.nodes):
-                for target, weight in self.rows[source].kept:
-                    sources.append(position)
-                    targets.append(index[target])
-                    weights.append(weight)
-            size = len(self.nodes)
-            matrix = scipy.sparse.csr_array((np.array(weights, dtype=float), (sources, targets)), shape=(size, size))
-            sums = np.asarray(matrix.sum(axis=1)).ravel()
-            inverse = np.zeros(size)
-            np.divide(1.0, sums, out=inverse, where=sums != 0)
-            matrix = scipy.sparse.csr_array(scipy.sparse.diags_array(inverse) @ matrix)
-            self._matrix = (matrix, np.flatnonzero(sums == 0))
-        return self._matrix
+    def edge_arrays(self) -> tuple[list[int], list[int], list[float]]:
+        """The kept edges as (source positions, target positions, weights)."""
+        index = self.index
+        sources: list[int] = []
+        targets: list[int] = []
+        weights: list[float] = []
+        for position, source in enumerate(self.nodes):
+            for target, weight in self.rows[source].kept:
+                sources.append(position)
+                targets.append(index[target])
+                weights.append(weight)
+        return sources, targets, weights
 
     def pagerank(
         self, personalization: Mapping[str, float] | None = None, alpha: float = DAMPING,
         tolerance: float = TOLERANCE, max_iterations: int = MAX_ITERATIONS,
     ) -> dict[str, float]:
         """PageRank over the pruned, weighted graph; teleport and dangling mass follow the personalization."""
-        if not self.nodes:
-            return {}
-        import numpy as np
+        if self._matrix is None and self.nodes:
+            self._matrix = transition_matrix(len(self.nodes), *self.edge_arrays())
+        return power_iteration(self.nodes, self.index, self._matrix, personalization, alpha, tolerance,
+                               max_iterations)
 
-        size = len(self.nodes)
-        teleport = np.full(size, 1.0 / size)
-        if personalization:
-            vector = np.zeros(size)
-            for node, value in personalization.items():
-                position = self.index.get(node)
-                if position is not None:
-                    vector[position] = max(0.0, float(value))
-            if vector.sum() > 0:
-                teleport = vector / vector.sum()
-        matrix, dangling = self._transition()
-        ranks = np.full(size, 1.0 / size)
-        for _iteration in range(max_iterations):
-            previous = ranks
-            ranks = alpha * (ranks @ matrix + ranks[dangling].sum() * teleport) + (1 - alpha) * teleport
-            if np.absolute(ranks - previous).sum() < size * tolerance:
-                break
-        return dict(zip(self.nodes, ranks.tolist(), strict=True))
+
+def transition_matrix(size: int, sources: list[int], targets: list[int], weights: list[float]) -> Any:
+    """The row-normalised matrix of the kept edges and the dangling rows (as networkx builds them)."""
+    import numpy as np
+    import scipy.sparse
+
+    matrix = scipy.sparse.csr_array((np.array(weights, dtype=float), (sources, targets)), shape=(size, size))
+    sums = np.asarray(matrix.sum(axis=1)).ravel()
+    inverse = np.zeros(size)
+    np.divide(1.0, sums, out=inverse, where=sums != 0)
+    return scipy.sparse.csr_array(scipy.sparse.diags_array(inverse) @ matrix), np.flatnonzero(sums == 0)
+
+
+def power_iteration(
+    nodes: list[str], index: Mapping[str, int], transition: Any, personalization: Mapping[str, float] | None,
+    alpha: float = DAMPING, tolerance: float = TOLERANCE, max_iterations: int = MAX_ITERATIONS,
+) -> dict[str, float]:
+    if not nodes:
+        return {}
+    import numpy as np
+
+    size = len(nodes)
+    teleport = np.full(size, 1.0 / size)
+    if personalization:
+        vector = np.zeros(size)
+        for node, value in personalization.items():
+            position = index.get(node)
+            if position is not None:
+                vector[position] = max(0.0, float(value))
+        if vector.sum() > 0:
+            teleport = vector / vector.sum()
+    matrix, dangling = transition
+    ranks = np.full(size, 1.0 / size)
+    for _iteration in range(max_iterations):
+        previous = ranks
+        ranks = alpha * (ranks @ matrix + ranks[dangling].sum() * teleport) + (1 - alpha) * teleport
+        if np.absolute(ranks - previous).sum() < size * tolerance:
+            break
+    return dict(zip(nodes, ranks.tolist(), strict=True))
 
 
 def reference_graph(snapshot: Snapshot) -> ReferenceGraph:
@@ -365,3 +402,75 @@ def _updated_graph(
                 passes.replace(graph.index[source], rows[source].passes.get(target, ()))
     graph.passes_cache = passes_cache
     return graph
+
+
+RANKING_KEY = "ranking"
+RANKING_FORMAT = 1
+
+
+class StoredRanking:
+    """The ranking of a snapshot as a previous process kept it (`save_ranking`): base ranks, kept edges and the
+    definition scores it computed, for files with the same fingerprint. A warm start answers a repo map from it
+    without building the graph; a file whose scores were not kept makes it build the graph after all."""
+
+    def __init__(self, snapshot: Snapshot, stored: dict[str, Any]) -> None:
+        self.snapshot = snapshot
+        self.nodes: list[str] = stored["nodes"]
+        self.index = {node: position for position, node in enumerate(self.nodes)}
+        self.base_ranks: dict[str, float] = dict(zip(self.nodes, stored["ranks"], strict=True))
+        self._edges: tuple[list[int], list[int], list[float]] = stored["edges"]
+        self._scores: dict[str, dict[str, float]] = stored["scores"]
+        self._matrix: Any = None
+
+    def definition_scores(self, path: str) -> dict[str, float]:
+        scores = self._scores.get(path)
+        if scores is None:
+            return reference_graph(self.snapshot).definition_scores(path)
+        return scores
+
+    def pagerank(self, personalization: Mapping[str, float] | None = None) -> dict[str, float]:
+        if self._matrix is None and self.nodes:
+            self._matrix = transition_matrix(len(self.nodes), *self._edges)
+        return power_iteration(self.nodes, self.index, self._matrix, personalization)
+
+
+Ranking = ReferenceGraph | StoredRanking
+
+
+def ranking(snapshot: Snapshot) -> Ranking:
+    """The snapshot's ranking: kept by an earlier process for the same files, else the reference graph."""
+    return snapshot.derived("ranking", _ranking)
+
+
+def _ranking(snapshot: Snapshot) -> Ranking:
+    store = snapshot.store
+    if (store is None or snapshot.anchor is not None or snapshot.has_derived("reference_graph")
+            or snapshot.pending or not snapshot.on_disk()):
+        return reference_graph(snapshot)  # built here, or updated from graphs this process has: no need to load
+    data = store.load_graph(RANKING_KEY, snapshot.fingerprint())
+    if data is not None:
+        try:
+            stored = marshal.loads(data)
+            if isinstance(stored, dict) and stored.get("format") == RANKING_FORMAT \
+                    and len(stored["nodes"]) == len(snapshot.files):
+                return StoredRanking(snapshot, stored)
+        except (ValueError, EOFError, TypeError, KeyError):
+            pass  # a damaged entry: build the graph, which stores it again
+    return reference_graph(snapshot)
+
+
+def save_ranking(snapshot: Snapshot) -> None:
+    """Keep the snapshot's ranking for the next process, when its files are as on disk and the reference graph
+    computed something the stored ranking lacks."""
+    store = snapshot.store
+    if store is None or snapshot.pending or not snapshot.has_derived("reference_graph") or not snapshot.on_disk():
+        return
+    graph = reference_graph(snapshot)
+    if graph.saved_scores == len(graph.computed_scores()):
+        return
+    scores = dict(graph.computed_scores())
+    stored = {"format": RANKING_FORMAT, "nodes": graph.nodes,
+              "ranks": [graph.base_ranks[node] for node in graph.nodes],
+              "edges": graph.edge_arrays(), "scores": scores}
+    store.save_graph(RANKING_KEY, snapshot.fingerprint(), marshal.dumps(stored))
+    graph.saved_scores = len(scores)

@@ -19,10 +19,13 @@ Packed layout (PACKED_FORMAT; bump it when changing anything here, it is part of
 from __future__ import annotations
 
 import hashlib
+import logging
 import marshal
 from typing import Any
 
 from lsp_hub.index.model import Definition, FileIndex, Import, Reference, Span
+
+log = logging.getLogger(__name__)
 
 PACKED_FORMAT = 4
 MARSHAL_VERSION = 4
@@ -70,28 +73,71 @@ def decode_packed(data: bytes) -> Packed:
     return value
 
 
+# How marshal starts a tuple (with and without its reference flag, small and large): checked when a row is loaded
+# without decoding it, so that a row that is plainly not a packed index is caught as the cache is opened.
+_TUPLE_CODES = frozenset(b"()\xa8\xa9")
+
+
+def looks_packed(data: bytes) -> bool:
+    return len(data) > 2 and data[0] in _TUPLE_CODES
+
+
 class FileRecord:
     """One indexed file: its identity on disk and its packed results. Immutable by convention (a new record
-    replaces the old on change), except for the lazily built caches."""
+    replaces the old on change), except for the lazily built caches. A record loaded from the cache keeps its
+    stored bytes and decodes them on first use: a warm start that answers from stored rankings reads a few files'
+    results, not all of them."""
 
-    __slots__ = ("_defined_names", "_file_index", "_reference_counts", "_reference_uses", "digest", "mtime_ns",
-                 "packed", "path", "size")
+    __slots__ = ("_defined_names", "_definition_count", "_encoded", "_file_index", "_language", "_packed",
+                 "_reference_counts", "_reference_uses", "digest", "mtime_ns", "path", "size")
 
-    def __init__(self, path: str, size: int, mtime_ns: int, digest: bytes, packed: Packed) -> None:
+    def __init__(self, path: str, size: int, mtime_ns: int, digest: bytes, packed: Packed | None,
+                 encoded: bytes | None = None, language: str | None = None,
+                 definition_count: int | None = None) -> None:
+        """Either `packed`, or `encoded` with the `language` and `definition_count` stored beside it."""
         self.path = path
         self.size = size
         self.mtime_ns = mtime_ns
         self.digest = digest
-        self.packed = packed
+        self._packed = packed
+        self._encoded = encoded if packed is None else None
+        self._language = language
+        self._definition_count = definition_count
         self._file_index: FileIndex | None = None
         self._defined_names: frozenset[str] | None = None
         self._reference_counts: dict[str, int] | None = None
         self._reference_uses: dict[str, dict[str | None, int]] | None = None
 
     @property
+    def packed(self) -> Packed:
+        packed = self._packed
+        if packed is None:
+            try:
+                packed = decode_packed(self._encoded or b"")
+            except (ValueError, EOFError, TypeError) as error:  # a damaged cache row: the file reads as empty
+                log.warning("index cache entry for %s is unreadable (%s); treating it as empty", self.path, error)
+                packed = ("", 0, 0, (), (), (), (), ())
+            self._packed = packed
+            self._encoded = None
+        return packed
+
+    @property
+    def encoded(self) -> bytes | None:
+        """The stored bytes when the record came from the cache and has not been decoded yet."""
+        return self._encoded
+
+    @property
     def language(self) -> str:
+        if self._packed is None and self._language is not None:
+            return self._language
         language: str = self.packed[P_LANGUAGE]
         return language
+
+    @property
+    def definition_count(self) -> int:
+        if self._packed is None and self._definition_count is not None:
+            return self._definition_count
+        return len(self.definitions)
 
     @property
     def definitions(self) -> tuple[tuple[Any, ...], ...]:

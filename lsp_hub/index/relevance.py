@@ -27,7 +27,7 @@ from typing import Any
 
 from lsp_hub.index import history as history_module
 from lsp_hub.index.graph import COMMON_NAMES, import_graph, name_tables, use_resolver
-from lsp_hub.index.ranking import reference_graph
+from lsp_hub.index.ranking import ranking
 from lsp_hub.index.workspace import Snapshot
 
 DEFAULT_TOP_N = 10
@@ -300,7 +300,7 @@ def _test_pairs(snapshot: Snapshot, targets: frozenset[str], scores: _Scores) ->
 def _pagerank(snapshot: Snapshot, anchors: set[str], scores: _Scores, anchored_at: str) -> None:
     if not anchors:
         return
-    ranks = reference_graph(snapshot).pagerank(dict.fromkeys(anchors, 1.0))
+    ranks = ranking(snapshot).pagerank(dict.fromkeys(anchors, 1.0))
     others = {path: rank for path, rank in ranks.items() if path not in anchors}
     if not others:
         return

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from lsp_hub.index.graph import name_tables
-from lsp_hub.index.ranking import base_pagerank, reference_graph
+from lsp_hub.index.ranking import ranking, save_ranking
 from lsp_hub.index.records import D_CONTAINER, D_KIND, D_NAME, D_SIGNATURE, D_START_LINE
 from lsp_hub.index.workspace import Snapshot
 
@@ -75,8 +75,8 @@ def personalization_for(
 
 def file_ranks(snapshot: Snapshot, personalization: Mapping[str, float]) -> Mapping[str, float]:
     if not personalization:
-        return base_pagerank(snapshot)
-    return reference_graph(snapshot).pagerank(personalization)
+        return ranking(snapshot).base_ranks
+    return ranking(snapshot).pagerank(personalization)
 
 
 # A definition in the ranking: (-score, path, position of the definition in its file). Plain tuples: they sort
@@ -95,7 +95,7 @@ def _rank_tags(
 ) -> list[_Tag]:
     """Every definition of the candidate files, best first: its file's rank times its share of the rank flowing
     into the file's definitions (plus a floor by kind, so unreferenced definitions still follow their file)."""
-    graph = reference_graph(snapshot)
+    graph = ranking(snapshot)
     tags: list[_Tag] = []
     append = tags.append
     floors, default_floor = _FLOORS, _DEFAULT_FLOOR
@@ -197,6 +197,7 @@ def repo_map(
         name for path in focus if path in snapshot.files for name in snapshot.files[path].reference_counts()
     )
     tags = _rank_tags(snapshot, ranks, candidates, mentioned, focus_names)
+    save_ranking(snapshot)  # what a later process needs to answer this without building the graph
     tagged_files = {tag[1] for tag in tags}
     # After every definition: the remaining files, by rank, as bare path lines.
     bare = [path for path in candidates if path not in tagged_files]

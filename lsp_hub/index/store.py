@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from lsp_hub.index.records import PACKED_FORMAT, Packed, decode_packed, encode_packed
+from lsp_hub.index.records import P_DEFINITIONS, PACKED_FORMAT, Packed, encode_packed, looks_packed
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +44,7 @@ def _extractor_fingerprint() -> str:
 
 # Bump when the table layout changes; PACKED_FORMAT covers the layout of the stored results, the fingerprint what
 # produced them.
-SCHEMA_VERSION = f"1.{PACKED_FORMAT}.{_extractor_fingerprint()}"
+SCHEMA_VERSION = f"2.{PACKED_FORMAT}.{_extractor_fingerprint()}"
 
 
 def default_cache_dir() -> Path:
@@ -69,8 +69,9 @@ class StoredFile:
     mtime_ns: int
     digest: bytes
     skip_reason: str | None  # e.g. "binary": known to be left out, nothing parsed
-    packed: Packed | None
-    encoded: bytes | None = None  # `packed` already in its stored (marshal) form, when a worker sent it so
+    packed: Packed | None  # None in rows loaded from the database: they keep `encoded` until a file is read
+    encoded: bytes | None = None  # `packed` in its stored (marshal) form: as loaded, or as a worker sent it
+    definitions: int | None = None  # how many definitions (loaded rows; counted from `packed` when written)
 
 
 class IndexStore:
@@ -133,8 +134,9 @@ class IndexStore:
         connection.execute("BEGIN")
         connection.execute(
             "CREATE TABLE files (path TEXT PRIMARY KEY, language TEXT NOT NULL, size INTEGER NOT NULL,"
-            " mtime_ns INTEGER NOT NULL, digest BLOB NOT NULL, skip_reason TEXT, data BLOB)"
+            " mtime_ns INTEGER NOT NULL, digest BLOB NOT NULL, skip_reason TEXT, data BLOB, definitions INTEGER)"
         )
+        connection.execute("CREATE TABLE graphs (key TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, data BLOB NOT NULL)")
         connection.execute("INSERT INTO meta VALUES ('schema_version', ?)", (SCHEMA_VERSION,))
         connection.execute("INSERT INTO meta VALUES ('root', ?)", (str(self.root),))
         connection.execute("COMMIT")
@@ -176,19 +178,22 @@ class IndexStore:
     @staticmethod
     def _load(connection: sqlite3.Connection) -> dict[str, StoredFile]:
         stored: dict[str, StoredFile] = {}
-        rows = connection.execute("SELECT path, language, size, mtime_ns, digest, skip_reason, data FROM files")
-        for path, language, size, mtime_ns, digest, skip_reason, data in rows:
-            packed = decode_packed(data) if data is not None else None
-            if packed is None and skip_reason is None:
+        rows = connection.execute(
+            "SELECT path, language, size, mtime_ns, digest, skip_reason, data, definitions FROM files"
+        )
+        for path, language, size, mtime_ns, digest, skip_reason, data, definitions in rows:
+            if skip_reason is None and (data is None or not looks_packed(data) or definitions is None):
                 raise ValueError(f"row for {path!r} has neither results nor a skip reason")
-            stored[path] = StoredFile(path, language, size, mtime_ns, bytes(digest), skip_reason, packed)
+            stored[path] = StoredFile(path, language, size, mtime_ns, bytes(digest), skip_reason, None, data,
+                                      definitions)
         return stored
 
     def write(self, upserts: Iterable[StoredFile], deletions: Iterable[str] = ()) -> None:
         """Insert or replace rows and delete others, in one transaction."""
         rows = [
             (s.path, s.language, s.size, s.mtime_ns, s.digest, s.skip_reason,
-             s.encoded if s.encoded is not None else encode_packed(s.packed) if s.packed is not None else None)
+             s.encoded if s.encoded is not None else encode_packed(s.packed) if s.packed is not None else None,
+             len(s.packed[P_DEFINITIONS]) if s.packed is not None else s.definitions)
             for s in upserts
         ]
         deleted = [(path,) for path in deletions]
@@ -202,7 +207,7 @@ class IndexStore:
                 try:
                     connection.execute("BEGIN IMMEDIATE")
                     try:
-                        connection.executemany("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+                        connection.executemany("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
                         connection.executemany("DELETE FROM files WHERE path = ?", deleted)
                     except BaseException:
                         connection.execute("ROLLBACK")
@@ -212,3 +217,28 @@ class IndexStore:
                 except sqlite3.Error as error:
                     log.warning("index cache %s write failed (%s); rebuilding it", self.path, error)
                     self._discard()
+
+    def load_graph(self, key: str, fingerprint: str) -> bytes | None:
+        """Stored graph data under `key`, when it was computed on files with this fingerprint."""
+        with self._lock:
+            connection = self._connect()
+            if connection is None:
+                return None
+            try:
+                row = connection.execute(
+                    "SELECT data FROM graphs WHERE key = ? AND fingerprint = ?", (key, fingerprint)
+                ).fetchone()
+            except sqlite3.Error as error:
+                log.warning("index cache %s: stored graphs unreadable (%s)", self.path, error)
+                return None
+            return None if row is None else bytes(row[0])
+
+    def save_graph(self, key: str, fingerprint: str, data: bytes) -> None:
+        with self._lock:
+            connection = self._connect()
+            if connection is None:
+                return
+            try:
+                connection.execute("INSERT OR REPLACE INTO graphs VALUES (?, ?, ?)", (key, fingerprint, data))
+            except sqlite3.Error as error:
+                log.warning("index cache %s: could not store graphs (%s)", self.path, error)

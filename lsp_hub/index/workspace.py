@@ -13,6 +13,7 @@ Open documents: `update_file(path, text)` indexes an editor's in-memory text, wh
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import logging
 import multiprocessing
 import os
@@ -89,6 +90,7 @@ class Snapshot:
         # The nearest earlier snapshot whose graphs were computed: graphs of this one are updated from it for the
         # files that differ (see graph.py) instead of built anew. Dropped once this snapshot has its own.
         self.anchor: Snapshot | None = None
+        self.store: IndexStore | None = None  # where graphs computed on this snapshot may be kept (files on disk)
         self._derived: dict[str, Any] = {}
         self._derived_lock = threading.RLock()
 
@@ -107,6 +109,24 @@ class Snapshot:
 
     def has_derived(self, key: str) -> bool:
         return key in self._derived
+
+    def fingerprint(self) -> str:
+        """What the snapshot's graphs depend on: every file's path and content digest, and the marker files."""
+
+        def digest(snapshot: Snapshot) -> str:
+            hasher = hashlib.blake2b(digest_size=16)
+            for path in sorted(snapshot.files):
+                hasher.update(path.encode("utf-8", "surrogateescape") + b"\0" + snapshot.files[path].digest)
+            for path in sorted(snapshot.markers):
+                hasher.update(b"\1" + path.encode("utf-8", "surrogateescape") + b"\0"
+                              + snapshot.markers[path].encode("utf-8", "surrogateescape"))
+            return hasher.hexdigest()
+
+        return self.derived("fingerprint", digest)
+
+    def on_disk(self) -> bool:
+        """Whether every file is as on disk (no open document's text): only then are its graphs worth keeping."""
+        return self.derived("on_disk", lambda snapshot: all(r.size >= 0 for r in snapshot.files.values()))
 
     @property
     def complete(self) -> bool:
@@ -128,7 +148,8 @@ class Snapshot:
         return result
 
     def symbol_count(self) -> int:
-        return self.derived("symbol_count", lambda snapshot: sum(len(r.definitions) for r in snapshot.files.values()))
+        return self.derived("symbol_count",
+                            lambda snapshot: sum(r.definition_count for r in snapshot.files.values()))
 
     def language_counts(self) -> dict[str, int]:
         return self.derived(
@@ -355,8 +376,9 @@ class WorkspaceIndex:
         disk: dict[str, FileRecord] = {}
         skips: dict[str, StoredFile] = {}
         for path, entry in stored.items():
-            if entry.packed is not None:
-                disk[path] = FileRecord(path, entry.size, entry.mtime_ns, entry.digest, entry.packed)
+            if entry.skip_reason is None:
+                disk[path] = FileRecord(path, entry.size, entry.mtime_ns, entry.digest, entry.packed, entry.encoded,
+                                        entry.language, entry.definitions)
             else:
                 skips[path] = entry
         with self._lock:
@@ -601,6 +623,7 @@ class WorkspaceIndex:
         previous = self._snapshot
         snapshot = Snapshot(self.root, files, tuple(skipped), dict(skip_counts), pending, dict(markers), self._version)
         snapshot.anchor = previous if previous.has_derived(GRAPH_ANCHOR_KEY) else previous.anchor
+        snapshot.store = self.store
         self._snapshot = snapshot
 
     def close(self) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from lsp_hub.index.parse_worker import ParseJob, parse_source
-from lsp_hub.index.records import encode_packed
+from lsp_hub.index.records import decode_packed, encode_packed
 from lsp_hub.index.store import SCHEMA_VERSION, IndexStore, database_path
 from lsp_hub.index.walk import IndexingCancelled
 from lsp_hub.index.workspace import MIN_BATCH_BYTES, WorkspaceIndex, _guided_batches, relative_path
@@ -145,7 +145,9 @@ def test_a_worker_result_crosses_processes_in_marshal_form_and_the_cache_stores_
     index.store.write(upserts)
     index.close()
     stored = IndexStore(tmp_path.resolve(), tmp_path / "cache").load()
-    assert stored["m.py"].packed == outcome.packed
+    # Loaded rows keep their bytes (decoded when the file is first read), with the definition count beside them.
+    assert stored["m.py"].packed is None and stored["m.py"].definitions == 1
+    assert stored["m.py"].encoded is not None and decode_packed(stored["m.py"].encoded) == outcome.packed
 
 
 def test_batches_shrink_towards_the_end_so_the_workers_finish_together() -> None:
