@@ -35,6 +35,7 @@ logger = logging.getLogger(__name__)
 
 SYNTAX_OWNER = 0  # the hub's own diagnostics part (backends have uids from 1)
 UPDATE_DEBOUNCE_SECONDS = 0.3
+GRAPH_QUERIES = frozenset(("repo_map", "relevant_files"))  # after these, the hub keeps the graphs ready for updates
 WAIT_FOR_BUILD_SECONDS = 10.0
 POLL_SECONDS = 10.0
 PROGRESS_TOKEN = "lsp-hub/index"
@@ -59,6 +60,8 @@ class SharedIndex:
         self.builds = 0  # full builds started (the first, and those of no-folder project roots)
         self._building: asyncio.Task[None] | None = None
         self._update_timers: dict[str, asyncio.TimerHandle] = {}
+        self._updating: set[asyncio.Task[None]] = set()  # updates under way (their timer fired)
+        self._preparing: asyncio.Task[None] | None = None
         self._poller: asyncio.Task[None] | None = None
         self._syntax_uris: set[str] = set()
         self._oversized: set[str] = set()  # open documents over the size cap, already taken off the index
@@ -295,8 +298,12 @@ class SharedIndex:
             timer.cancel()
         if self.closed:
             return
-        self._update_timers[uri] = asyncio.get_running_loop().call_later(
-            delay, lambda: self.workspace.spawn(self._update(uri)))
+        self._update_timers[uri] = asyncio.get_running_loop().call_later(delay, self._start_update, uri)
+
+    def _start_update(self, uri: str) -> None:
+        task = self.workspace.spawn(self._update(uri))
+        self._updating.add(task)
+        task.add_done_callback(self._updating.discard)
 
     async def _update(self, uri: str) -> None:
         self._update_timers.pop(uri, None)
@@ -376,10 +383,34 @@ class SharedIndex:
             # Past the wait, answer from what is indexed so far: the result then says complete: false.
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(asyncio.shield(self.built.wait()), WAIT_FOR_BUILD_SECONDS)
+        await self._apply_pending_updates()  # an edit just made must be in the answer, debounced or not
         try:
-            return await asyncio.to_thread(call, index, args)
+            result = await asyncio.to_thread(call, index, args)
         except ValueError as exc:
             raise ResponseFailure(INVALID_PARAMS, str(exc)) from exc
+        if function in GRAPH_QUERIES and self._preparing is None:
+            # Graphs kept for the next change: a map answered from a stored ranking built none.
+            self._preparing = self.workspace.spawn(self._prepare_graphs(index))
+        return result
+
+    async def _apply_pending_updates(self) -> None:
+        for uri in list(self._update_timers):
+            timer = self._update_timers.pop(uri, None)
+            if timer is not None:
+                timer.cancel()
+                await self._update(uri)
+        if self._updating:
+            await asyncio.gather(*self._updating, return_exceptions=True)
+
+    async def _prepare_graphs(self, index: WorkspaceIndex) -> None:
+        from lsp_hub.index import api
+
+        try:
+            await asyncio.to_thread(api.prepare_graphs, index)
+        except Exception:  # an optimisation only: the next query builds what it needs itself
+            logger.exception("preparing the index graphs failed")
+        finally:
+            self._preparing = None
 
     def status(self) -> dict[str, Any]:
         notes: dict[str, Any] = {}

@@ -12,6 +12,8 @@ Pass `wait` (seconds) to block until a first build is ready before answering.
 
 from __future__ import annotations
 
+import contextlib
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -27,6 +29,8 @@ from lsp_hub.index.syntax_checkers import (
 )
 from lsp_hub.index.walk import DEFAULT_MAX_FILE_SIZE, REASON_TOO_LARGE
 from lsp_hub.index.workspace import Snapshot, WorkspaceIndex
+
+log = logging.getLogger(__name__)
 
 Arguments = Mapping[str, Any] | None
 
@@ -118,6 +122,17 @@ def repo_map(index: WorkspaceIndex, arguments: Arguments = None, wait: float = 0
     result = repomap.repo_map(snapshot, focus, mentioned, budget)
     result.update(_completeness(index, snapshot))
     return result
+
+
+def prepare_graphs(index: WorkspaceIndex) -> None:
+    """Build the current snapshot's graphs if they are not there (a map answered from a stored ranking has none):
+    the next change then updates them instead of building them while a query waits."""
+    from lsp_hub.index.ranking import reference_graph
+    from lsp_hub.index.walk import IndexingCancelled
+
+    with contextlib.suppress(IndexingCancelled):
+        ranks = reference_graph(index.snapshot()).base_ranks
+        log.debug("graphs ready for %d files", len(ranks))
 
 
 def relevant_files(index: WorkspaceIndex, arguments: Arguments, wait: float = 0.0) -> dict[str, Any]:

@@ -24,7 +24,10 @@ from lsp_hub.index.graph import (
     graph_inputs,
     use_resolver,
 )
+from lsp_hub.index.walk import IndexingCancelled
 from lsp_hub.index.workspace import GRAPH_ANCHOR_KEY, Snapshot
+
+STOP_CHECK_FILES = 64  # files linked between checks for a stopping index
 
 Link = tuple[str, int, tuple[str, ...]]  # (name used, uses, target files)
 FileLinks = tuple[Link, ...]
@@ -41,7 +44,11 @@ def _file_links(snapshot: Snapshot) -> dict[str, FileLinks]:
     changes = inputs.changes
     anchor = changes.anchor if changes is not None else None
     if changes is None or anchor is None or not anchor.has_derived(GRAPH_ANCHOR_KEY):
-        links = {path: links_of(resolver, inputs, path) for path in snapshot.files}
+        links = {}
+        for count, path in enumerate(snapshot.files):
+            if count % STOP_CHECK_FILES == 0 and snapshot.stopped():
+                raise IndexingCancelled  # the index is closing: a build of the graphs can take seconds
+            links[path] = links_of(resolver, inputs, path)
     else:
         previous = file_links(anchor)
         affected = affected_files(snapshot, inputs, changes)

@@ -444,7 +444,7 @@ def ranking(snapshot: Snapshot) -> Ranking:
 
 def _ranking(snapshot: Snapshot) -> Ranking:
     store = snapshot.store
-    if (store is None or snapshot.anchor is not None or snapshot.has_derived("reference_graph")
+    if (store is None or snapshot.anchor is not None or snapshot.is_derived("reference_graph")
             or snapshot.pending or not snapshot.on_disk()):
         return reference_graph(snapshot)  # built here, or updated from graphs this process has: no need to load
     data = store.load_graph(RANKING_KEY, snapshot.fingerprint())
@@ -463,7 +463,7 @@ def save_ranking(snapshot: Snapshot) -> None:
     """Keep the snapshot's ranking for the next process, when its files are as on disk and the reference graph
     computed something the stored ranking lacks."""
     store = snapshot.store
-    if store is None or snapshot.pending or not snapshot.has_derived("reference_graph") or not snapshot.on_disk():
+    if store is None or snapshot.pending or not snapshot.is_derived("reference_graph") or not snapshot.on_disk():
         return
     graph = reference_graph(snapshot)
     if graph.saved_scores == len(graph.computed_scores()):

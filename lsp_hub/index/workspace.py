@@ -91,7 +91,9 @@ class Snapshot:
         # files that differ (see graph.py) instead of built anew. Dropped once this snapshot has its own.
         self.anchor: Snapshot | None = None
         self.store: IndexStore | None = None  # where graphs computed on this snapshot may be kept (files on disk)
+        self.stopped: Callable[[], bool] = lambda: False  # the index is stopping: long computations give up
         self._derived: dict[str, Any] = {}
+        self._computing: set[str] = set()
         self._derived_lock = threading.RLock()
 
     def derived(self, key: str, factory: Callable[[Snapshot], T]) -> T:
@@ -103,11 +105,20 @@ class Snapshot:
             pass
         with self._derived_lock:
             if key not in self._derived:
-                self._derived[key] = factory(self)
+                self._computing.add(key)
+                try:
+                    self._derived[key] = factory(self)
+                finally:
+                    self._computing.discard(key)
             value = self._derived[key]
             return value
 
     def has_derived(self, key: str) -> bool:
+        """Whether `key` is computed, or being computed (asking for it then waits for it)."""
+        return key in self._derived or key in self._computing
+
+    def is_derived(self, key: str) -> bool:
+        """Whether `key` is computed (asking for it returns at once)."""
         return key in self._derived
 
     def fingerprint(self) -> str:
@@ -622,8 +633,10 @@ class WorkspaceIndex:
         self._version += 1
         previous = self._snapshot
         snapshot = Snapshot(self.root, files, tuple(skipped), dict(skip_counts), pending, dict(markers), self._version)
-        snapshot.anchor = previous if previous.has_derived(GRAPH_ANCHOR_KEY) else previous.anchor
+        graphs = previous.has_derived(GRAPH_ANCHOR_KEY) or previous.has_derived("reference_graph")
+        snapshot.anchor = previous if graphs else previous.anchor
         snapshot.store = self.store
+        snapshot.stopped = self._stopped.is_set
         self._snapshot = snapshot
 
     def close(self) -> None:
@@ -637,6 +650,17 @@ def _kill_workers(pool: ProcessPoolExecutor) -> None:
     for process in list(processes.values()):
         with contextlib.suppress(OSError, ValueError):
             process.kill()
+    for process in list(processes.values()):
+        with contextlib.suppress(OSError, ValueError, AssertionError):
+            process.join(1.0)
+    # A worker killed while sending a result leaves half a message in the result pipe, and the pool's manager
+    # thread reads on for the rest, for ever: this process holds the pipe's write end too, so no end of file comes,
+    # and interpreter exit then hangs joining that thread. Closing our write end lets the read fail instead.
+    result_queue = getattr(pool, "_result_queue", None)
+    writer = getattr(result_queue, "_writer", None)
+    if writer is not None:
+        with contextlib.suppress(OSError):
+            writer.close()
 
 
 def _process_context() -> multiprocessing.context.BaseContext:

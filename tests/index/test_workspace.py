@@ -258,3 +258,34 @@ def test_a_worker_ends_when_the_process_that_owns_it_dies() -> None:
     finally:
         owner.kill()
         worker.kill()
+
+
+_HALF_SENT_RESULT = """
+import multiprocessing, os, struct, sys, time
+from concurrent.futures import ProcessPoolExecutor
+from lsp_hub.index.workspace import _kill_workers
+
+if __name__ == "__main__":
+    pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("forkserver"))
+    pool.submit(time.sleep, 0).result()
+    # What a worker killed while sending a large result leaves in the result pipe: a header and part of the body.
+    os.write(pool._result_queue._writer.fileno(), struct.pack("!i", 1_000_000) + b"partial")
+    time.sleep(0.2)  # the pool's manager thread is now reading the rest of that message
+    _kill_workers(pool)
+    pool.shutdown(wait=False, cancel_futures=True)
+    print("exiting", flush=True)
+"""
+
+
+def test_killing_workers_mid_result_does_not_hang_interpreter_exit(tmp_path: Path) -> None:
+    script = tmp_path / "half_sent.py"
+    script.write_text(_HALF_SENT_RESULT, encoding="utf-8")
+    root = Path(__file__).resolve().parents[2]
+    environment = {**os.environ, "PYTHONPATH": str(root)}
+    try:
+        finished = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=30,
+                                  env=environment, cwd=tmp_path)
+    except subprocess.TimeoutExpired:
+        pytest.fail("the interpreter hung at exit, joining the process pool's manager thread")
+    assert finished.returncode == 0, finished.stderr
+    assert "exiting" in finished.stdout
