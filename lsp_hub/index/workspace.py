@@ -609,10 +609,10 @@ def _kill_workers(pool: ProcessPoolExecutor) -> None:
 
 def _process_context() -> multiprocessing.context.BaseContext:
     """forkserver where it exists (safe from a threaded parent, workers start from a small clean process),
-    else spawn. The forkserver preloads the parser module so each worker starts with tree-sitter imported."""
+    else spawn. The forkserver preloads the parser modules so each worker starts with tree-sitter imported."""
     if "forkserver" in multiprocessing.get_all_start_methods():
         context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload(["lsp_hub.index.parse_worker"])
+        context.set_forkserver_preload(["lsp_hub.index.parse_worker", "lsp_hub.index.extract"])
         return context
     return multiprocessing.get_context("spawn")
 
