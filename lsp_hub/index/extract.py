@@ -411,20 +411,41 @@ class _Extractor:
         receiver; a name that is also a definition's name is not a reference."""
         ascii_text = self.ascii_text
         source = self.source
-        caller_at = functions.innermost if functions.starts else None
         simple_receiver = _SIMPLE_RECEIVER.match
         receiver_chain = _RECEIVER_CHAIN.match
+        # The caller of each reference, by a sweep: references come in document order, so the functions around
+        # the current one form a chain of open regions (`open_ends`/`open_names`, innermost last) that only
+        # needs the regions starting before it pushed and the ones ending before it popped.
+        starts, ends, names = functions.starts, functions.ends, functions.names
+        region_count = len(starts)
+        next_region = 0
+        open_ends: list[int] = []
+        open_names: list[str] = []
+        caller: str | None = None
         out: list[tuple[Any, ...]] = []
         append = out.append
         for start_byte in sorted(references):
             if start_byte in definitions:
                 continue
+            if (open_ends and open_ends[-1] <= start_byte) or (
+                next_region < region_count and starts[next_region] <= start_byte
+            ):
+                while next_region < region_count and starts[next_region] <= start_byte:
+                    while open_ends and open_ends[-1] <= starts[next_region]:
+                        open_ends.pop()
+                        open_names.pop()
+                    open_ends.append(ends[next_region])
+                    open_names.append(names[next_region])
+                    next_region += 1
+                while open_ends and open_ends[-1] <= start_byte:
+                    open_ends.pop()
+                    open_names.pop()
+                caller = open_names[-1] if open_names else None
             name_node, is_call, receiver_node = references[start_byte]
             end_byte = name_node.end_byte
             receiver = None
             if receiver_node is not None:
-                receiver_start = receiver_node.start_byte
-                receiver_end = receiver_node.end_byte
+                receiver_start, receiver_end = receiver_node.byte_range
                 receiver = COMPLEX_RECEIVER
                 if receiver_end - receiver_start < _RECEIVER_MAX_BYTES:
                     if ascii_text is not None:
@@ -437,7 +458,6 @@ class _Extractor:
                         chain = _squeeze(text) if _HAS_SPACE(text) else text
                         if receiver_chain(chain) is not None:
                             receiver = chain
-            caller = caller_at(start_byte) if caller_at is not None else None
             if ascii_text is not None:
                 name = ascii_text[start_byte:end_byte]
                 start_row, start_column = name_node.start_point
@@ -482,9 +502,14 @@ class _Extractor:
             line_end = source.find(b"\n", start, limit)
             header = source[start : line_end if line_end >= 0 else limit]
         if b"\n" in header:
-            header = b" ".join(line.strip() for line in header.split(b"\n") if line.strip())
+            stripped = header.strip()
+            if b"\n" in stripped:
+                header = b" ".join(line.strip() for line in stripped.split(b"\n") if line.strip())
+            else:  # one line and the indentation of the body (most definitions): the same as joining the lines
+                header = stripped
             signature = decode(header)
-            signature = signature.replace("( ", "(").replace(", )", ")").replace(",)", ")")
+            if "(" in signature or "," in signature:
+                signature = signature.replace("( ", "(").replace(", )", ")").replace(",)", ")")
         else:
             signature = decode(header).strip()
         prefix = _SIGNATURE_PREFIXES.get(node_type)
