@@ -64,7 +64,7 @@ import tree_sitter
 from lsp_hub.index.languages import SUPPORTED_LANGUAGES, get_language, get_parser
 from lsp_hub.index.model import COMPLEX_RECEIVER, FileIndex
 from lsp_hub.index.records import Packed, unpack_file_index
-from lsp_hub.index.text import PositionConverter, count_lines, decode
+from lsp_hub.index.text import PositionConverter, count_lines, decode, utf16_length
 
 QUERIES_DIR = Path(__file__).resolve().parent / "queries"
 
@@ -467,8 +467,18 @@ class _Extractor:
                     end_row, end_column = start_row, start_column + end_byte - start_byte
                 append((name, start_row, start_column, end_row, end_column, is_call, caller, receiver))
             else:
-                name = decode(source[start_byte:end_byte])
-                append((name, *self._span(name_node), is_call, caller, receiver))
+                raw = source[start_byte:end_byte]
+                if raw.isascii() and b"\n" not in raw:
+                    # A name in a file with some non-ASCII text: only its line's prefix may need converting.
+                    start_row, start_column = name_node.start_point
+                    if start_column:
+                        prefix = source[start_byte - start_column : start_byte]
+                        if not prefix.isascii():
+                            start_column = utf16_length(decode(prefix))
+                    append((raw.decode("ascii"), start_row, start_column, start_row, start_column + len(raw), is_call,
+                            caller, receiver))
+                else:
+                    append((decode(raw), *self._span(name_node), is_call, caller, receiver))
         return tuple(out)
 
     def _span(self, node: tree_sitter.Node) -> tuple[int, int, int, int]:
