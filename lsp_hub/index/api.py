@@ -8,6 +8,9 @@ Invalid arguments raise ValueError with a message naming the argument.
 Every result carries `complete`: false with `skippedFiles` ({path, reason}) when source files were left out of the
 index, or with `pendingFiles` while the index is still being built, so "nothing found" never hides "nothing checked".
 Pass `wait` (seconds) to block until a first build is ready before answering.
+
+The graph, ranking and callers modules (networkx, scipy) are imported by the commands that use them, so the hub and
+the CLI load them only when such a command first runs.
 """
 
 from __future__ import annotations
@@ -19,8 +22,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from lsp_hub.index import callers as callers_module
-from lsp_hub.index import history, relevance, repomap, symbols
+from lsp_hub.index import history
 from lsp_hub.index.syntax_checkers import (
     NO_EXTERNAL_CHECKERS,
     SyntaxCheckers,
@@ -114,6 +116,8 @@ def _completeness(index: WorkspaceIndex, snapshot: Snapshot) -> dict[str, Any]:
 
 def repo_map(index: WorkspaceIndex, arguments: Arguments = None, wait: float = 0.0) -> dict[str, Any]:
     """`lspHub.repoMap` {focusFiles?, mentionedIdents?, tokenBudget?=1024} -> {text, files, tokens, complete}."""
+    from lsp_hub.index import repomap
+
     args = _object(arguments, "repoMap")
     focus = [_workspace_path(index, value, "focusFiles") for value in _strings(args, "focusFiles")]
     mentioned = _strings(args, "mentionedIdents")
@@ -138,6 +142,8 @@ def prepare_graphs(index: WorkspaceIndex) -> None:
 def relevant_files(index: WorkspaceIndex, arguments: Arguments, wait: float = 0.0) -> dict[str, Any]:
     """`lspHub.relevantFiles` {description, targets?, topN?=10, historyCommits?=300} -> {files: [{path, score,
     reasons}], history, historyCommits | historyReason, complete}."""
+    from lsp_hub.index import relevance
+
     args = _object(arguments, "relevantFiles")
     description = _string(args, "description") or ""
     targets = [_workspace_path(index, value, "targets") for value in _strings(args, "targets")]
@@ -212,6 +218,8 @@ def syntax_check(
 
 def callers(index: WorkspaceIndex, arguments: Arguments, wait: float = 0.0) -> dict[str, Any]:
     """`lspHub.callers` {uri, position} | {symbol}, depth?=1 -> {symbol, definitions, callers, complete}."""
+    from lsp_hub.index import callers as callers_module
+
     args = _object(arguments, "callers")
     depth = _integer(args, "depth", 1, 1, callers_module.MAX_DEPTH)
     symbol = _string(args, "symbol")
@@ -240,6 +248,8 @@ def callers_with_server_sites(
     (`[{location, caller?}]`, direct callers only): each caller gets its `origin` (`index`, `server`, `both`),
     callers the server knows come first, and with `depth` > 1 the index walks on from the callers only the server
     found."""
+    from lsp_hub.index import callers as callers_module
+
     snapshot = index.snapshot()
     named = callers_module.name_server_callers(snapshot, server_sites)
     merged = callers_module.merge_callers(found["callers"], named)
@@ -266,6 +276,8 @@ def status(index: WorkspaceIndex) -> dict[str, Any]:
 
 def workspace_symbol(index: WorkspaceIndex, arguments: Arguments) -> list[dict[str, Any]]:
     """`workspace/symbol` {query, limit?=100} -> SymbolInformation[] (fuzzy: prefix, substring, camelCase humps)."""
+    from lsp_hub.index import symbols
+
     args = _object(arguments, "workspaceSymbol")
     query = _string(args, "query") or ""
     limit = _integer(args, "limit", symbols.DEFAULT_SYMBOL_LIMIT, 1, 10_000)
@@ -274,6 +286,8 @@ def workspace_symbol(index: WorkspaceIndex, arguments: Arguments) -> list[dict[s
 
 def document_symbol(index: WorkspaceIndex, arguments: Arguments) -> list[dict[str, Any]]:
     """`textDocument/documentSymbol` {uri} (or {textDocument: {uri}}) -> DocumentSymbol[] from the index."""
+    from lsp_hub.index import symbols
+
     args = _object(arguments, "documentSymbol")
     uri = _document_uri(args)
     return symbols.document_symbols(index.snapshot(), _workspace_path(index, uri, "uri"))
@@ -282,6 +296,8 @@ def document_symbol(index: WorkspaceIndex, arguments: Arguments) -> list[dict[st
 def definition(index: WorkspaceIndex, arguments: Arguments) -> list[dict[str, Any]]:
     """`textDocument/definition` {uri, position} (or LSP's {textDocument: {uri}, position}) -> Location[] by name,
     import aware."""
+    from lsp_hub.index import symbols
+
     args = _object(arguments, "definition")
     uri = _document_uri(args)
     line, character = _position(args)

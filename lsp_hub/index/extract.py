@@ -64,7 +64,7 @@ import tree_sitter
 from lsp_hub.index.languages import SUPPORTED_LANGUAGES, get_language, get_parser
 from lsp_hub.index.model import COMPLEX_RECEIVER, FileIndex
 from lsp_hub.index.records import Packed, unpack_file_index
-from lsp_hub.index.text import PositionConverter, count_lines, decode
+from lsp_hub.index.text import PositionConverter, count_lines, decode, utf16_length
 
 QUERIES_DIR = Path(__file__).resolve().parent / "queries"
 
@@ -411,20 +411,41 @@ class _Extractor:
         receiver; a name that is also a definition's name is not a reference."""
         ascii_text = self.ascii_text
         source = self.source
-        caller_at = functions.innermost if functions.starts else None
         simple_receiver = _SIMPLE_RECEIVER.match
         receiver_chain = _RECEIVER_CHAIN.match
+        # The caller of each reference, by a sweep: references come in document order, so the functions around
+        # the current one form a chain of open regions (`open_ends`/`open_names`, innermost last) that only
+        # needs the regions starting before it pushed and the ones ending before it popped.
+        starts, ends, names = functions.starts, functions.ends, functions.names
+        region_count = len(starts)
+        next_region = 0
+        open_ends: list[int] = []
+        open_names: list[str] = []
+        caller: str | None = None
         out: list[tuple[Any, ...]] = []
         append = out.append
         for start_byte in sorted(references):
             if start_byte in definitions:
                 continue
+            if (open_ends and open_ends[-1] <= start_byte) or (
+                next_region < region_count and starts[next_region] <= start_byte
+            ):
+                while next_region < region_count and starts[next_region] <= start_byte:
+                    while open_ends and open_ends[-1] <= starts[next_region]:
+                        open_ends.pop()
+                        open_names.pop()
+                    open_ends.append(ends[next_region])
+                    open_names.append(names[next_region])
+                    next_region += 1
+                while open_ends and open_ends[-1] <= start_byte:
+                    open_ends.pop()
+                    open_names.pop()
+                caller = open_names[-1] if open_names else None
             name_node, is_call, receiver_node = references[start_byte]
             end_byte = name_node.end_byte
             receiver = None
             if receiver_node is not None:
-                receiver_start = receiver_node.start_byte
-                receiver_end = receiver_node.end_byte
+                receiver_start, receiver_end = receiver_node.byte_range
                 receiver = COMPLEX_RECEIVER
                 if receiver_end - receiver_start < _RECEIVER_MAX_BYTES:
                     if ascii_text is not None:
@@ -437,7 +458,6 @@ class _Extractor:
                         chain = _squeeze(text) if _HAS_SPACE(text) else text
                         if receiver_chain(chain) is not None:
                             receiver = chain
-            caller = caller_at(start_byte) if caller_at is not None else None
             if ascii_text is not None:
                 name = ascii_text[start_byte:end_byte]
                 start_row, start_column = name_node.start_point
@@ -447,8 +467,18 @@ class _Extractor:
                     end_row, end_column = start_row, start_column + end_byte - start_byte
                 append((name, start_row, start_column, end_row, end_column, is_call, caller, receiver))
             else:
-                name = decode(source[start_byte:end_byte])
-                append((name, *self._span(name_node), is_call, caller, receiver))
+                raw = source[start_byte:end_byte]
+                if raw.isascii() and b"\n" not in raw:
+                    # A name in a file with some non-ASCII text: only its line's prefix may need converting.
+                    start_row, start_column = name_node.start_point
+                    if start_column:
+                        prefix = source[start_byte - start_column : start_byte]
+                        if not prefix.isascii():
+                            start_column = utf16_length(decode(prefix))
+                    append((raw.decode("ascii"), start_row, start_column, start_row, start_column + len(raw), is_call,
+                            caller, receiver))
+                else:
+                    append((decode(raw), *self._span(name_node), is_call, caller, receiver))
         return tuple(out)
 
     def _span(self, node: tree_sitter.Node) -> tuple[int, int, int, int]:
@@ -482,9 +512,14 @@ class _Extractor:
             line_end = source.find(b"\n", start, limit)
             header = source[start : line_end if line_end >= 0 else limit]
         if b"\n" in header:
-            header = b" ".join(line.strip() for line in header.split(b"\n") if line.strip())
+            stripped = header.strip()
+            if b"\n" in stripped:
+                header = b" ".join(line.strip() for line in stripped.split(b"\n") if line.strip())
+            else:  # one line and the indentation of the body (most definitions): the same as joining the lines
+                header = stripped
             signature = decode(header)
-            signature = signature.replace("( ", "(").replace(", )", ")").replace(",)", ")")
+            if "(" in signature or "," in signature:
+                signature = signature.replace("( ", "(").replace(", )", ")").replace(",)", ")")
         else:
             signature = decode(header).strip()
         prefix = _SIGNATURE_PREFIXES.get(node_type)

@@ -2,7 +2,8 @@
 
 Grammars come from `tree-sitter-language-pack==0.13.0`, which ships them compiled inside the wheel, so loading works
 offline (1.x downloads grammars at run time). Languages are cached per process (a worker process loads each grammar
-once) and parsers per thread.
+once) and parsers per thread. tree-sitter itself is imported on the first grammar asked for: knowing which files
+the index covers (`language_for_path`) must not load it (a warm `lsp-hub repomap` parses nothing).
 """
 
 from __future__ import annotations
@@ -10,10 +11,10 @@ from __future__ import annotations
 import posixpath
 import threading
 from functools import cache
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
-import tree_sitter
-import tree_sitter_language_pack
+if TYPE_CHECKING:
+    import tree_sitter
 
 # Language name (as the index and the language pack spell it) -> file extensions, without the dot, lower case.
 LANGUAGE_EXTENSIONS: dict[str, tuple[str, ...]] = {
@@ -56,6 +57,8 @@ def _require_supported(language: str) -> None:
 def get_language(language: str) -> tree_sitter.Language:
     """The tree-sitter Language for a supported language name; raises ValueError for others."""
     _require_supported(language)
+    import tree_sitter_language_pack  # here: only parsing needs it (and tree-sitter, which it imports)
+
     return tree_sitter_language_pack.get_language(cast(Any, language))
 
 
@@ -70,5 +73,7 @@ def get_parser(language: str) -> tree_sitter.Parser:
         parsers = _thread_state.parsers = {}
     parser = parsers.get(language)
     if parser is None:
+        import tree_sitter
+
         parser = parsers[language] = tree_sitter.Parser(get_language(language))
     return parser

@@ -19,12 +19,14 @@ file red. Ranges are 0-based lines and UTF-16 columns.
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-import tree_sitter
+from typing import TYPE_CHECKING
 
 from lsp_hub.index.languages import SUPPORTED_LANGUAGES, get_parser
 from lsp_hub.index.model import Span
 from lsp_hub.index.text import PositionConverter, decode
+
+if TYPE_CHECKING:
+    import tree_sitter
 
 MAX_PROBLEMS = 100
 _TOKEN_PREVIEW_CHARS = 24

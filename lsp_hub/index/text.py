@@ -9,9 +9,12 @@ tree-sitter does; a lone '\\r' line break (old Mac files) is not counted as a li
 
 from __future__ import annotations
 
-import tree_sitter
+from typing import TYPE_CHECKING
 
 from lsp_hub.index.model import Span
+
+if TYPE_CHECKING:
+    import tree_sitter
 
 
 def decode(data: bytes) -> str:

@@ -19,7 +19,7 @@ import multiprocessing
 import os
 import threading
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -63,6 +63,7 @@ STORE_WRITE_ROWS = 200  # cache rows written in one transaction while a build ru
 REPORTED_PATHS_LIMIT = 100  # skippedFiles/pendingFiles lists in results are cut here (counts stay exact)
 STOP_POLL_SECONDS = 0.1  # how often a build waiting on its workers checks whether the index was stopped
 IN_PROCESS_BATCH = 32  # files parsed in this process between checks for a stop
+IN_FLIGHT_PER_WORKER = 2  # batches handed to the pool per worker at a time (the rest wait here, to be taken by anyone)
 # The derived value whose presence makes a snapshot the anchor later snapshots update their graphs from.
 GRAPH_ANCHOR_KEY = "file_links"
 
@@ -468,31 +469,68 @@ class WorkspaceIndex:
         take: Callable[[list[ParseOutcome]], None],
     ) -> None:
         """Parse `batches` in worker processes, taking results as they come; a batch taken leaves `remaining`.
-        The workers end with this process (see worker_initializer) and are killed when the index is stopped."""
-        pool = ProcessPoolExecutor(max_workers=workers, mp_context=_process_context(),
-                                   initializer=worker_initializer, initargs=(os.getpid(),))
+        The workers end with this process (see worker_initializer) and are killed when the index is stopped.
+
+        Starting the workers takes a few hundred milliseconds (the forkserver's interpreter and imports, then each
+        worker's), during which cores would idle: until every worker is ready, this process parses the smallest
+        batches not yet handed to the pool itself."""
+        context = _process_context()
+        started = context.Value("i", 0)
+        pool = ProcessPoolExecutor(max_workers=workers, mp_context=context,
+                                   initializer=worker_initializer, initargs=(os.getpid(), started))
         stopped = False
+        queue = deque(batches)  # not handed out yet, largest first
+        in_flight: dict[Future[list[ParseOutcome]], list[ParseJob]] = {}
+        # The first submit starts the workers, and waits for the forkserver to start and import: meanwhile this
+        # thread parses the smallest batches.
+        first_batch = queue.popleft()
+        first: list[Future[list[ParseOutcome]] | BaseException] = []
+
+        def submit_first() -> None:
+            try:
+                first.append(pool.submit(parse_batch, root, first_batch, self.max_file_size))
+            except BaseException as error:  # handed to the building thread
+                first.append(error)
+
+        starter = threading.Thread(target=submit_first, name="index-pool-start", daemon=True)
+        starter.start()
         try:
-            futures: dict[Future[list[ParseOutcome]], list[ParseJob]] = {
-                pool.submit(parse_batch, root, batch, self.max_file_size): batch for batch in batches
-            }
-            waiting = set(futures)
-            while waiting:
+            while starter.is_alive() and queue:
+                self._parse_here(root, queue.pop(), remaining, take)
+            starter.join()
+            if isinstance(first[0], BaseException):
+                raise first[0]
+            in_flight[first[0]] = first_batch
+            while queue or in_flight:
+                while queue and len(in_flight) < IN_FLIGHT_PER_WORKER * workers:
+                    batch = queue.popleft()
+                    in_flight[pool.submit(parse_batch, root, batch, self.max_file_size)] = batch
+                if queue and started.value < workers:  # a core is idle: parse the smallest batch left here
+                    self._parse_here(root, queue.pop(), remaining, take)
+                    continue
                 # Wait in short steps rather than for the next result: a stop must not wait for a batch to finish.
-                finished, waiting = wait(waiting, timeout=STOP_POLL_SECONDS, return_when=FIRST_COMPLETED)
+                finished, _pending = wait(in_flight, timeout=STOP_POLL_SECONDS, return_when=FIRST_COMPLETED)
                 if self._stopped.is_set():
                     raise IndexingCancelled
                 for future in finished:
+                    batch = in_flight.pop(future)
                     outcomes = future.result()
-                    remaining.pop(id(futures[future]), None)
+                    remaining.pop(id(batch), None)
                     take(outcomes)
         except IndexingCancelled:
             stopped = True
             raise
         finally:
             if stopped:
+                starter.join()  # the workers it is starting are killed too
                 _kill_workers(pool)
             pool.shutdown(wait=not stopped, cancel_futures=True)
+
+    def _parse_here(self, root: str, batch: list[ParseJob], remaining: dict[int, list[ParseJob]],
+                    take: Callable[[list[ParseOutcome]], None]) -> None:
+        for start in range(0, len(batch), IN_PROCESS_BATCH):
+            take(parse_batch(root, batch[start : start + IN_PROCESS_BATCH], self.max_file_size))
+        remaining.pop(id(batch), None)
 
     def _read_markers(self, marker_files: Iterable[str]) -> dict[str, str]:
         markers: dict[str, str] = {}
@@ -665,10 +703,10 @@ def _kill_workers(pool: ProcessPoolExecutor) -> None:
 
 def _process_context() -> multiprocessing.context.BaseContext:
     """forkserver where it exists (safe from a threaded parent, workers start from a small clean process),
-    else spawn. The forkserver preloads the parser module so each worker starts with tree-sitter imported."""
+    else spawn. The forkserver preloads the parser modules so each worker starts with tree-sitter imported."""
     if "forkserver" in multiprocessing.get_all_start_methods():
         context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload(["lsp_hub.index.parse_worker"])
+        context.set_forkserver_preload(["lsp_hub.index.parse_worker", "lsp_hub.index.extract"])
         return context
     return multiprocessing.get_context("spawn")
 

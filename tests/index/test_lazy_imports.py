@@ -1,0 +1,67 @@
+"""networkx, scipy and tree-sitter are imported only by the commands that need them (each check in a fresh process)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+REPOSITORY = Path(__file__).resolve().parents[2]
+HEAVY = ("networkx", "scipy", "numpy", "tree_sitter", "tree_sitter_language_pack")
+
+
+def _loaded_after(code: str, tmp_path: Path) -> list[str]:
+    """Run `code` in a fresh interpreter; the heavy modules it left in sys.modules."""
+    script = textwrap.dedent(code) + textwrap.dedent(f"""
+        import json, sys
+        print(json.dumps([name for name in {HEAVY!r} if name in sys.modules]))
+        """)
+    env = {**os.environ, "PYTHONPATH": str(REPOSITORY), "XDG_CACHE_HOME": str(tmp_path / "cache"),
+           "XDG_RUNTIME_DIR": str(tmp_path / "run")}
+    (tmp_path / "run").mkdir(exist_ok=True)
+    completed = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True,
+                               timeout=60, check=True)
+    loaded: list[str] = json.loads(completed.stdout.strip().splitlines()[-1])
+    return loaded
+
+
+@pytest.mark.parametrize("argv", [["--version"], ["daemon", "status"], ["query", "--help"]])
+def test_light_verbs_import_no_index_dependency(tmp_path: Path, argv: list[str]) -> None:
+    loaded = _loaded_after(f"""
+        import contextlib, io
+        from lsp_hub.cli import main
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            try:
+                main({argv!r})
+            except SystemExit:
+                pass
+        """, tmp_path)
+    assert loaded == []
+
+
+def test_hub_and_index_modules_import_nothing_heavy(tmp_path: Path) -> None:
+    loaded = _loaded_after("""
+        import lsp_hub.server, lsp_hub.extensions, lsp_hub.index_extension
+        import lsp_hub.index.api, lsp_hub.index.cli, lsp_hub.index.workspace, lsp_hub.index.syntax_checkers
+        """, tmp_path)
+    assert loaded == []
+
+
+def test_warm_build_and_index_verb_need_no_parser(tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "a.py").write_text("def f():\n    return g()\n")
+    (root / "b.py").write_text("from a import f\n\nf()\n")
+    build = f"""
+        from lsp_hub.index.cli import main
+        import contextlib, io
+        with contextlib.redirect_stdout(io.StringIO()):
+            assert main(["index", {str(root)!r}]) == 0
+        """
+    assert "tree_sitter" in _loaded_after(build, tmp_path)  # cold: parses
+    assert _loaded_after(build, tmp_path) == []  # warm: everything from the cache
