@@ -168,3 +168,46 @@ def test_updates_equal_builds_through_a_series_of_edits(corpus: Path) -> None:
     del _open_documents[corpus / "email/utils.py"]
     assert index.update_file(corpus / "email/utils.py", None)
     _assert_equal_to_build(index.snapshot(), "a document closed")
+
+
+def test_pagerank_is_networkx_pagerank(corpus: Path) -> None:
+    import networkx as nx
+
+    index = WorkspaceIndex(corpus, use_cache=False)
+    index.build()
+    graph = reference_graph(index.snapshot())
+    focus = dict.fromkeys(sorted(graph.nodes)[10:13], 1.0)
+    for personalization in (None, focus):
+        expected = nx.pagerank(graph.graph, alpha=0.85, personalization=personalization, weight="weight", tol=1.0e-6)
+        ours = graph.pagerank(personalization)
+        assert ours.keys() == expected.keys()
+        assert max(abs(ours[node] - expected[node]) for node in ours) < 1.0e-9
+
+
+def test_a_later_process_answers_from_the_stored_ranking(corpus: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    first = WorkspaceIndex(corpus, cache_dir=cache)
+    first.build()
+    expected = repo_map(first.snapshot(), token_budget=256)
+    first.close()
+
+    second = WorkspaceIndex(corpus, cache_dir=cache)
+    second.build()
+    snapshot = second.snapshot()
+    assert repo_map(snapshot, token_budget=256) == expected
+    assert not snapshot.is_derived("reference_graph")  # answered without building the graph...
+    decoded = sum(record.encoded is None for record in snapshot.files.values())
+    assert decoded < len(snapshot.files) / 2  # ...or reading most files' results
+    # A larger map needs definition scores nobody stored: the graph is built, and gives the same as a build.
+    fresh = Snapshot(snapshot.root, dict(snapshot.files), markers=snapshot.markers)
+    assert repo_map(snapshot, token_budget=8192) == repo_map(fresh, token_budget=8192)
+    second.close()
+
+    # A file changed on disk since: another fingerprint, nothing stored for it, so the graph is built.
+    changed = WorkspaceIndex(corpus, cache_dir=cache)
+    (corpus / "json/tool.py").write_text("def main():\n    pass\n", encoding="utf-8")
+    changed.build()
+    snapshot = changed.snapshot()
+    repo_map(snapshot, token_budget=1024)
+    assert snapshot.is_derived("reference_graph")
+    changed.close()
