@@ -7,8 +7,9 @@ one of them, private `_names` and very common names (defined in many files, or r
 files) count a tenth. Edges carrying a negligible share of a file's outgoing weight are pruned before ranking.
 
 PageRank is networkx's power iteration (`_pagerank_scipy`: damping 0.85, dangling and teleport mass following the
-personalization, L1 tolerance N * 1e-6) run on a scipy matrix kept with the graph: networkx would rebuild that
-matrix from a DiGraph on every call, which costs more than the iteration; tests compare the two.
+personalization, L1 tolerance N * 1e-6) run on edge arrays kept with the graph, the sparse product done by numpy's
+bincount: networkx would rebuild a scipy matrix from a DiGraph on every call, which costs more than the iteration,
+and importing networkx and scipy costs more than a warm map; tests compare the two.
 
 Each file's row (its outgoing edges and what each of its links passes on) depends only on its links and on the
 multipliers of the names it uses, so after a change only the rows of files whose links or multipliers changed are
@@ -277,15 +278,15 @@ class ReferenceGraph:
 
 
 def transition_matrix(size: int, sources: list[int], targets: list[int], weights: list[float]) -> Any:
-    """The row-normalised matrix of the kept edges and the dangling rows (as networkx builds them)."""
+    """The kept edges with each row normalised to sum 1 (as networkx normalises them), and the dangling rows. Kept
+    as edge arrays: numpy's bincount does the sparse product, so scipy is not imported for it."""
     import numpy as np
-    import scipy.sparse
 
-    matrix = scipy.sparse.csr_array((np.array(weights, dtype=float), (sources, targets)), shape=(size, size))
-    sums = np.asarray(matrix.sum(axis=1)).ravel()
-    inverse = np.zeros(size)
-    np.divide(1.0, sums, out=inverse, where=sums != 0)
-    return scipy.sparse.csr_array(scipy.sparse.diags_array(inverse) @ matrix), np.flatnonzero(sums == 0)
+    source_array = np.array(sources, dtype=np.intp)
+    weight_array = np.array(weights, dtype=float)
+    sums = np.bincount(source_array, weights=weight_array, minlength=size)
+    normalised = weight_array / sums[source_array] if len(weight_array) else weight_array
+    return source_array, np.array(targets, dtype=np.intp), normalised, np.flatnonzero(sums == 0)
 
 
 def power_iteration(
@@ -306,11 +307,12 @@ def power_iteration(
                 vector[position] = max(0.0, float(value))
         if vector.sum() > 0:
             teleport = vector / vector.sum()
-    matrix, dangling = transition
+    sources, targets, weights, dangling = transition
     ranks = np.full(size, 1.0 / size)
     for _iteration in range(max_iterations):
         previous = ranks
-        ranks = alpha * (ranks @ matrix + ranks[dangling].sum() * teleport) + (1 - alpha) * teleport
+        flow = np.bincount(targets, weights=ranks[sources] * weights, minlength=size)  # ranks @ the matrix
+        ranks = alpha * (flow + ranks[dangling].sum() * teleport) + (1 - alpha) * teleport
         if np.absolute(ranks - previous).sum() < size * tolerance:
             break
     return dict(zip(nodes, ranks.tolist(), strict=True))
