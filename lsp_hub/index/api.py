@@ -131,12 +131,22 @@ def repo_map(index: WorkspaceIndex, arguments: Arguments = None, wait: float = 0
 def prepare_graphs(index: WorkspaceIndex) -> None:
     """Build the current snapshot's graphs if they are not there (a map answered from a stored ranking has none):
     the next change then updates them instead of building them while a query waits."""
+    from lsp_hub.index.graph_store import save_graphs
     from lsp_hub.index.ranking import reference_graph
     from lsp_hub.index.walk import IndexingCancelled
 
     with contextlib.suppress(IndexingCancelled):
-        ranks = reference_graph(index.snapshot()).base_ranks
+        snapshot = index.snapshot()
+        ranks = reference_graph(snapshot).base_ranks
+        save_graphs(snapshot)  # for the next hub started on these files
         log.debug("graphs ready for %d files", len(ranks))
+
+
+def keep_graphs(index: WorkspaceIndex) -> None:
+    """Store the current snapshot's graphs in the cache if this process built them (nothing to do otherwise)."""
+    from lsp_hub.index.graph_store import save_graphs
+
+    save_graphs(index.snapshot())
 
 
 def relevant_files(index: WorkspaceIndex, arguments: Arguments, wait: float = 0.0) -> dict[str, Any]:

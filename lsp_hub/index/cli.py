@@ -123,6 +123,8 @@ def _repomap(options: argparse.Namespace, out: TextIO) -> int:
     else:
         out.write(result["text"])
         _incomplete_note(result, out)
+    out.flush()
+    api.keep_graphs(index)  # after the answer: graphs this run built serve the next run with a focus or mention
     return 0
 
 

@@ -128,7 +128,10 @@ def _graph_inputs(snapshot: Snapshot) -> GraphInputs:
         changed = changed_files(anchor.files, snapshot.files)
         if len(changed) <= update_limit(len(snapshot.files)):
             return _updated_inputs(graph_inputs(anchor), anchor, snapshot, changed)
-    return _built_inputs(snapshot)
+    from lsp_hub.index.graph_store import stored_graphs  # here: graph_store builds on this module
+
+    stored = stored_graphs(snapshot)
+    return stored.inputs if stored is not None else _built_inputs(snapshot)
 
 
 def _built_inputs(snapshot: Snapshot) -> GraphInputs:

@@ -38,12 +38,18 @@ def file_links(snapshot: Snapshot) -> Mapping[str, FileLinks]:
     return snapshot.derived(GRAPH_ANCHOR_KEY, _file_links)
 
 
-def _file_links(snapshot: Snapshot) -> dict[str, FileLinks]:
+def _file_links(snapshot: Snapshot) -> Mapping[str, FileLinks]:
     inputs = graph_inputs(snapshot)
     resolver = use_resolver(snapshot)
     changes = inputs.changes
     anchor = changes.anchor if changes is not None else None
     if changes is None or anchor is None or not anchor.has_derived(GRAPH_ANCHOR_KEY):
+        from lsp_hub.index.graph_store import stored_graphs  # here: graph_store builds on this module
+
+        stored = stored_graphs(snapshot)
+        if stored is not None:
+            snapshot.anchor = None
+            return stored.links
         links = {}
         for count, path in enumerate(snapshot.files):
             if count % STOP_CHECK_FILES == 0 and snapshot.stopped():

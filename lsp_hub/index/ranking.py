@@ -335,7 +335,10 @@ def _reference_graph(snapshot: Snapshot) -> ReferenceGraph:
     if changes is not None:
         changes.anchor = None  # built: nothing needs the anchor any more
     if changes is None or anchor is None or changes.paths_changed or not anchor.has_derived("reference_graph"):
-        return _built_graph(snapshot, links, inputs.tables)
+        from lsp_hub.index.graph_store import stored_graphs  # here: graph_store builds on this module
+
+        stored = stored_graphs(snapshot) if changes is None else None
+        return stored.graph if stored is not None else _built_graph(snapshot, links, inputs.tables)
     return _updated_graph(snapshot, links, inputs.tables, reference_graph(anchor), file_links(anchor), changes)
 
 

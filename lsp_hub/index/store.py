@@ -83,6 +83,7 @@ class IndexStore:
         self._lock = threading.Lock()
         self._connection: sqlite3.Connection | None = None
         self.recovered = False  # True once a broken or outdated database was thrown away
+        self._saved_graphs: dict[str, str] = {}
         self.disabled = False
 
     # --- connection management -------------------------------------------------------------------------------
@@ -240,5 +241,10 @@ class IndexStore:
                 return
             try:
                 connection.execute("INSERT OR REPLACE INTO graphs VALUES (?, ?, ?)", (key, fingerprint, data))
+                self._saved_graphs[key] = fingerprint
             except sqlite3.Error as error:
                 log.warning("index cache %s: could not store graphs (%s)", self.path, error)
+
+    def graph_saved(self, key: str) -> str | None:
+        """The fingerprint this process last stored under `key` (saving the same again is pointless)."""
+        return self._saved_graphs.get(key)

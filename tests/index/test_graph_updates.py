@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from lsp_hub.index.graph import COMMON_NAMES, graph_inputs, import_graph, name_tables
+from lsp_hub.index.graph_store import save_graphs, stored_graphs
 from lsp_hub.index.links import file_links
 from lsp_hub.index.ranking import COMMON_REFERENCER_SHARE, ReferenceGraph, reference_graph
 from lsp_hub.index.repomap import repo_map
@@ -211,3 +212,23 @@ def test_a_later_process_answers_from_the_stored_ranking(corpus: Path, tmp_path:
     repo_map(snapshot, token_budget=1024)
     assert snapshot.is_derived("reference_graph")
     changed.close()
+
+
+def test_graphs_kept_in_the_cache_equal_built_ones_and_update_alike(corpus: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    first = WorkspaceIndex(corpus, cache_dir=cache)
+    first.build()
+    reference_graph(first.snapshot())
+    save_graphs(first.snapshot())
+    first.close()
+
+    second = WorkspaceIndex(corpus, cache_dir=cache)
+    second.build()
+    snapshot = second.snapshot()
+    assert stored_graphs(snapshot) is not None
+    _assert_equal_to_build(snapshot, "graphs from the cache", expect_update=False)
+    assert stored_graphs(snapshot) is not None and reference_graph(snapshot) is stored_graphs(snapshot).graph
+    _document("email/utils.py", _append("\n\ndef formataddr_again(pair):\n    return formataddr(pair)\n"))(
+        second, corpus)
+    _assert_equal_to_build(second.snapshot(), "an edit over graphs from the cache")
+    second.close()
