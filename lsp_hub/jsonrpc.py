@@ -77,7 +77,7 @@ class RawResult:
     @property
     def value(self) -> Any:
         if self._value is RawResult._UNPARSED:
-            self._value = json.loads(self.raw)
+            self._value = orjson.loads(self.raw)  # checked by orjson when it was read
         return self._value
 
 
@@ -105,6 +105,18 @@ _CONTENT_LENGTH = b"Content-Length:"
 # stretch and the map holds at most one entry per connection.
 _HANDED_OFF: dict[int, Any] = {}
 _handoff_keys = itertools.count(1)
+
+END = object()  # FrameReader.read_message: the input has ended
+
+
+def dumps(value: Any) -> bytes:
+    """JSON text of a message (orjson; the standard library for what orjson refuses: integers beyond 64 bits,
+    lone surrogates, tuple subclasses). A RawResult inside is parsed after all (merges are the rare, small case).
+    Raises TypeError or ValueError for what is not JSON at all."""
+    try:
+        return orjson.dumps(value, default=_raw_default, option=orjson.OPT_NON_STR_KEYS)
+    except TypeError:  # orjson.JSONEncodeError is one
+        return json.dumps(value, separators=(",", ":"), default=_raw_default).encode("utf-8")
 
 
 class UnreadableBody:
@@ -221,18 +233,39 @@ class FrameReader:
             return length
 
     async def readexactly(self, n: int) -> bytes:
+        body = await self._read_body(n)
+        return b"" if body is None else self.hand_off(body)  # b"" ends pygls' loop
+
+    async def _read_body(self, n: int) -> bytes | None:
         try:
-            body = await self._stream.readexactly(n)
+            return await self._stream.readexactly(n)
         except asyncio.IncompleteReadError as exc:
             logger.error("%s: input ended %d bytes into a %d-byte body", self.peer_name, len(exc.partial), n)
-            return b""  # ends pygls' loop
-        return self.hand_off(body)
+            return None
 
     def hand_off(self, body: bytes) -> bytes:
         message = parse_body(body)
         key = next(_handoff_keys)
         _HANDED_OFF[key] = message
         return b'{"%s":%d}' % (FRAME_MARKER.encode(), key)
+
+    # ------------------------------------------------------------------------------------ the hub's own loop
+    async def read_message(self) -> Any:
+        """The next frame's message, parsed (an UnreadableBody if it is not JSON); END once the input ends.
+
+        What `read_loop` uses: no stand-in, no second parse, no header lines handed to and re-read by pygls."""
+        length = await self._next_frame_length()
+        if length is None:
+            return END
+        body = await self._read_body(length)
+        return END if body is None else self.decode(body)
+
+    def decode(self, body: bytes) -> Any:
+        return parse_body(body)
+
+    def buffered(self) -> bool:
+        """Whether input is already waiting (reading on may not have to wait for the peer)."""
+        return bool(getattr(self._stream, "_buffer", True))
 
 
 class RawResponseReader(FrameReader):
@@ -252,22 +285,35 @@ class RawResponseReader(FrameReader):
         self._stash: dict[int, bytes] = {}
         self._keys = itertools.count(1)
 
-    def hand_off(self, body: bytes) -> bytes:
+    def _split_raw(self, body: bytes) -> tuple[bytes, bytes] | None:
+        """(the id's digits, the result's JSON text) of a large plain response whose result is one JSON value."""
         if len(body) < self._threshold:
-            return super().hand_off(body)
+            return None
         match = _RESPONSE_PREFIX.match(body, 0, 256)
         end = body.rstrip().rfind(b"}")
         if match is None or end <= match.end():
-            return super().hand_off(body)
+            return None
         result = body[match.end():end]
         try:
             orjson.loads(result)
         except orjson.JSONDecodeError:
             # Members after "result", or JSON only the standard library reads, or no JSON at all: parse it whole.
+            return None
+        return match.group(1) or match.group(2), result
+
+    def decode(self, body: bytes) -> Any:
+        raw = self._split_raw(body)
+        if raw is None:
+            return parse_body(body)
+        return {"jsonrpc": "2.0", "id": int(raw[0]), "result": RawResult(raw[1])}
+
+    def hand_off(self, body: bytes) -> bytes:
+        raw = self._split_raw(body)
+        if raw is None:
             return super().hand_off(body)
+        msg_id, result = raw
         key = next(self._keys)
         self._stash[key] = result
-        msg_id = match.group(1) or match.group(2)
         return b'{"jsonrpc":"2.0","id":%s,"result":{"%s":%d}}' % (msg_id, RAW_MARKER.encode(), key)
 
     def take(self, key: int) -> bytes | None:
@@ -277,6 +323,112 @@ class RawResponseReader(FrameReader):
     def stashed(self) -> int:
         """How many large results wait to be picked up (none, between messages)."""
         return len(self._stash)
+
+
+class _WriteHold:
+    """While a read loop handles frames that had already arrived together, writes are held and leave afterwards
+    in one write per stream (see CoalescingWriter). Module-wide, because a message read from one peer is written
+    to another (client to server, server to client). The loop lets go as soon as it would wait for input; failing
+    that, the first held write has the event loop let go at its next step, so nothing stays held longer."""
+
+    active = False
+    writers: list[CoalescingWriter] = []
+    release_due = False
+
+    @classmethod
+    def hold(cls) -> None:
+        cls.active = True
+
+    @classmethod
+    def release(cls) -> None:
+        cls.active = False
+        cls.release_due = False
+        writers, cls.writers = cls.writers, []
+        for writer in writers:
+            writer.flush()
+
+    @classmethod
+    def held_by(cls, writer: CoalescingWriter) -> bool:
+        """Whether a write to `writer` must wait for the release; registers it to be flushed then."""
+        if not cls.active:
+            return False
+        if not cls.release_due:
+            try:
+                asyncio.get_running_loop().call_soon(cls.release)
+            except RuntimeError:  # no event loop in this thread: write now
+                return False
+            cls.release_due = True
+        cls.writers.append(writer)
+        return True
+
+
+hold_writes = _WriteHold.hold
+release_writes = _WriteHold.release
+
+
+class CoalescingWriter:
+    """A stream writer (pipe, socket, stdout) whose writes during a burst of input leave as one write.
+
+    Forwarding each of 5,000 didChange notifications with its own write cost a system call and a wake-up of the
+    server each. Frames keep their order (held ones go out before any later write), and a lone message is not
+    delayed: outside a burst, and at its end, writes go straight to the stream. Everything else (close,
+    wait_closed, get_extra_info...) is the wrapped writer's."""
+
+    def __init__(self, inner: Any, peer: RawProtocol) -> None:
+        self.inner = inner
+        self._peer = peer
+        self._held: list[bytes] = []
+
+    def write(self, data: bytes) -> Any:
+        if self._held:
+            self._held.append(data)  # behind frames still held: registered already
+            return None
+        if _WriteHold.held_by(self):
+            self._held.append(data)
+            return None
+        return self.inner.write(data)
+
+    def flush(self) -> None:
+        if not self._held:
+            return
+        held, self._held = self._held, []
+        try:
+            self.inner.write(held[0] if len(held) == 1 else b"".join(held))
+        except (BrokenPipeError, ConnectionResetError, RuntimeError, ValueError) as exc:
+            logger.warning("cannot write to %s: %s", self._peer.peer_name, exc)
+
+    def close(self) -> Any:
+        self.flush()
+        return self.inner.close()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+async def read_loop(
+    reader: FrameReader,
+    protocol: RawProtocol,
+    stop_event: threading.Event,
+    error_handler: Callable[[Exception, type[JsonRpcException]], Any] | None = None,
+) -> None:
+    """pygls' `run_async` for a FrameReader: reads messages and hands them to the protocol until the input ends
+    or `stop_event` is set. Writes caused by messages that arrived together are held and leave together."""
+    try:
+        while not stop_event.is_set():
+            if not reader.buffered():
+                release_writes()  # about to wait for the peer: what the last messages caused goes out now
+            message = await reader.read_message()
+            if message is END:
+                break
+            hold_writes()
+            try:
+                protocol.handle_message(message)
+            except Exception as exc:
+                logger.exception("unable to handle a message from %s", protocol.peer_name)
+                if error_handler is not None:
+                    error_handler(exc, JsonRpcException)
+    finally:
+        release_writes()
 
 
 class MessageHandler(Protocol):
@@ -338,11 +490,11 @@ class RawProtocol(JsonRPCProtocol):
     # ----------------------------------------------------------------------------------------------- incoming
     def handle_message(self, message: Any) -> None:
         if isinstance(message, dict) and len(message) == 1 and FRAME_MARKER in message:
-            message = _HANDED_OFF.pop(message[FRAME_MARKER], None)
+            message = _HANDED_OFF.pop(message[FRAME_MARKER], None)  # through pygls' read loop
+        if not isinstance(message, dict):
             if isinstance(message, UnreadableBody):
                 self._unreadable(message)
                 return
-        if not isinstance(message, dict):
             self._reply_invalid(None, f"a message must be a JSON object, got {type(message).__name__}")
             return
         msg_id = message.get("id")
@@ -468,7 +620,7 @@ class RawProtocol(JsonRPCProtocol):
     def send_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None:
         if error is None and isinstance(result, RawResult):
             # Spliced, not re-serialised: the server's JSON text goes out as it came in.
-            self._write(b'{"jsonrpc":"2.0","id":%s,"result":%s}' % (json.dumps(msg_id).encode(), result.raw))
+            self._write(b'{"jsonrpc":"2.0","id":%s,"result":%s}' % (dumps(msg_id), result.raw))
             return
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": msg_id}
         if error is not None:
@@ -518,11 +670,23 @@ class RawProtocol(JsonRPCProtocol):
 
     def _send_data(self, data: Any) -> None:
         try:
-            body = json.dumps(data, separators=(",", ":"), default=_raw_default).encode("utf-8")
+            body = dumps(data)
         except (TypeError, ValueError):
             logger.exception("cannot serialise a message for %s", self.peer_name)
             return
         self._write(body)
+
+    def set_writer(self, writer: Any, include_headers: bool = True) -> None:
+        """Stream writers coalesce the frames of a burst (CoalescingWriter); WebSocket messages (no headers) are
+        one frame each."""
+        if include_headers and not isinstance(writer, CoalescingWriter):
+            writer = CoalescingWriter(writer, self)
+        super().set_writer(writer, include_headers)
+
+    def flush(self) -> None:
+        """Write what is held for this peer now (before closing its stream or leaving the process)."""
+        if isinstance(self.writer, CoalescingWriter):
+            self.writer.flush()
 
     def _write(self, body: bytes) -> None:
         if self.writer is None:

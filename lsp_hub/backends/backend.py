@@ -20,7 +20,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from pygls.client import JsonRPCClient
-from pygls.io_ import run_async
 
 from lsp_hub.capabilities import CAPABILITY_PATHS, has_capability, save_options, sync_kind, wants_open_close
 from lsp_hub.documents import uri_to_path
@@ -32,6 +31,7 @@ from lsp_hub.jsonrpc import (
     RawResponseReader,
     ResponseFailure,
     raw_converter,
+    read_loop,
 )
 
 if TYPE_CHECKING:
@@ -112,8 +112,7 @@ class _Connection(JsonRPCClient):
         protocol.answers_parse_errors = False
         self._server = process
         self._async_tasks.extend([
-            asyncio.create_task(run_async(stop_event=self._stop_event, reader=protocol.raw_reader,
-                                          protocol=protocol, logger=logger,
+            asyncio.create_task(read_loop(protocol.raw_reader, protocol, self._stop_event,
                                           error_handler=self.report_server_error)),
             asyncio.create_task(self._server_exit()),
         ])
