@@ -120,7 +120,10 @@ class Document:
             (first, start_index), (last, end_index) = start, end
             lines = self.lines
             edited = lines[first][:start_index] + text + lines[last][end_index:]
-            lines[first : last + 1] = edited.split("\n")
+            if "\n" in text:
+                lines[first : last + 1] = edited.split("\n")
+            else:  # typing: no need to scan the whole edited line for line breaks
+                lines[first : last + 1] = (edited,)
             self._text = None
         self.version = version
 
