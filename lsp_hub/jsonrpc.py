@@ -98,6 +98,7 @@ FRAME_MARKER = "$lspHubFrame"
 MAX_CONTENT_LENGTH = 512 * 1024 * 1024  # a longer frame is a broken header, not a message
 _HEADER_END = b"\r\n\r\n"
 _HEADER_LINE = re.compile(rb"([A-Za-z0-9-]+): (.*)")
+_PLAIN_HEADER = re.compile(rb"Content-Length: ([1-9][0-9]{0,9})")  # what nearly every peer sends, alone
 _CONTENT_LENGTH = b"Content-Length:"
 
 # Messages FrameReader parsed, waiting for RawProtocol.handle_message: pygls' read loop parses the stand-in the
@@ -147,6 +148,9 @@ def parse_body(body: bytes) -> Any:
 
 def _header_problem(block: bytes) -> tuple[int, str | None]:
     """(Content-Length, None) for a well-formed header block (without its final blank line), else (0, why)."""
+    plain = _PLAIN_HEADER.fullmatch(block)
+    if plain is not None and int(plain.group(1)) <= MAX_CONTENT_LENGTH:
+        return int(plain.group(1)), None
     length: int | None = None
     for line in block.split(b"\r\n"):
         match = _HEADER_LINE.fullmatch(line)
@@ -182,6 +186,11 @@ class FrameReader:
         self._stream = stream
         self.peer_name = peer_name
         self._blank_line_due = False
+        # asyncio.StreamReader keeps what has arrived in `_buffer` (CPython 3.4 to 3.13): a frame that is there
+        # whole is taken without the two awaits (and their coroutines) of readuntil and readexactly.
+        self._buffer: bytearray | None = getattr(stream, "_buffer", None)
+        if not isinstance(self._buffer, bytearray) or not hasattr(stream, "_maybe_resume_transport"):
+            self._buffer = None
 
     async def readline(self) -> bytes:
         # pygls reads header lines until a blank one, then the body: give it one clean header and the blank line.
@@ -254,11 +263,31 @@ class FrameReader:
         """The next frame's message, parsed (an UnreadableBody if it is not JSON); END once the input ends.
 
         What `read_loop` uses: no stand-in, no second parse, no header lines handed to and re-read by pygls."""
+        if self._buffer is not None and (body := self._buffered_frame(self._buffer)) is not None:
+            return self.decode(body)
         length = await self._next_frame_length()
         if length is None:
             return END
         body = await self._read_body(length)
         return END if body is None else self.decode(body)
+
+    def _buffered_frame(self, buffer: bytearray) -> bytes | None:
+        """The body of the next frame if it has arrived whole behind a plain header, taken off the stream; else
+        None (and nothing taken: the awaiting path reads it, and judges any other header)."""
+        end = buffer.find(_HEADER_END)
+        if end < 0:
+            return None
+        plain = _PLAIN_HEADER.fullmatch(buffer, 0, end)
+        if plain is None:
+            return None
+        start = end + len(_HEADER_END)
+        stop = start + int(plain.group(1))
+        if stop > len(buffer) or stop - start > MAX_CONTENT_LENGTH or self._stream.exception() is not None:
+            return None
+        body = bytes(buffer[start:stop])
+        del buffer[:stop]
+        self._stream._maybe_resume_transport()  # type: ignore[attr-defined]  # what readexactly does after
+        return body
 
     def decode(self, body: bytes) -> Any:
         return parse_body(body)
@@ -696,7 +725,8 @@ class RawProtocol(JsonRPCProtocol):
             body = b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
         try:
             written = self.writer.write(body)
-            if inspect.isawaitable(written):  # WebSocket: sending is a coroutine; keep it alive until done
+            # WebSocket: sending is a coroutine; keep it alive until done
+            if written is not None and inspect.isawaitable(written):
                 task = asyncio.ensure_future(written)
                 self._writes.add(task)
                 task.add_done_callback(self._writes.discard)

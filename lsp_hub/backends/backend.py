@@ -233,7 +233,7 @@ class Backend:
     def supports(self, method: str) -> bool:
         if not self.spec.allows(method):
             return False
-        if any(reg.get("method") == method for reg in self.dynamic.values()):
+        if self.dynamic and any(reg.get("method") == method for reg in self.dynamic.values()):
             return True
         path = CAPABILITY_PATHS.get(method)
         if path is None:
