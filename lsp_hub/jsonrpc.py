@@ -9,11 +9,14 @@ ids of incoming and outgoing requests apart, and it answers malformed input with
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import inspect
 import itertools
 import json
 import logging
+import os
 import re
+import stat
 import sys
 import threading
 import traceback
@@ -744,6 +747,24 @@ def _raw_default(value: Any) -> Any:
 def parse_error_response(exc: BaseException) -> dict[str, Any]:
     """The answer to a body that is not JSON (the id is unknown, so it is null)."""
     return {"code": PARSE_ERROR, "message": f"Parse error: {exc}"}
+
+
+PIPE_SIZE = 1 << 20
+
+
+def widen_pipe(pipe: Any) -> None:
+    """Ask for a 1 MB pipe buffer (Linux; 64 KB by default, at most /proc/sys/fs/pipe-max-size): a large answer
+    then crosses a pipe in one write and one or a few reads, not a wake-up of each side per 64 KB. Anything that is
+    not a pipe (a socket, a file, a terminal), or a system that refuses, keeps what it has."""
+    set_size = getattr(fcntl, "F_SETPIPE_SZ", None)
+    if set_size is None or pipe is None:
+        return
+    try:
+        fd = pipe if isinstance(pipe, int) else pipe.fileno()
+        if stat.S_ISFIFO(os.fstat(fd).st_mode):
+            fcntl.fcntl(fd, set_size, PIPE_SIZE)
+    except (OSError, ValueError, AttributeError) as exc:
+        logger.debug("pipe buffer left as it is: %s", exc)
 
 
 async def stdin_stream(source: Any = None, limit: int = 64 * 1024 * 1024) -> FrameReader | None:

@@ -35,6 +35,7 @@ from lsp_hub.jsonrpc import (
     raw_converter,
     read_loop,
     stdin_stream,
+    widen_pipe,
 )
 from lsp_hub.session import Session, SessionExtension
 from lsp_hub.transport_security import (
@@ -274,6 +275,8 @@ class Hub:
         self.install_signal_handlers()
         endpoint = Endpoint()
         protocol_in, protocol_out = _take_stdio()
+        widen_pipe(protocol_in)
+        widen_pipe(protocol_out)
         reader = await stdin_stream(protocol_in) or StdinAsyncReader(protocol_in, endpoint.thread_pool)
         endpoint.protocol.set_writer(StdoutWriter(protocol_out))
         try:

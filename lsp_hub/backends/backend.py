@@ -32,6 +32,7 @@ from lsp_hub.jsonrpc import (
     ResponseFailure,
     raw_converter,
     read_loop,
+    widen_pipe,
 )
 
 if TYPE_CHECKING:
@@ -105,6 +106,10 @@ class _Connection(JsonRPCClient):
             stderr=asyncio.subprocess.PIPE, **kwargs,
         )
         assert process.stdout is not None and process.stdin is not None
+        transport = getattr(process, "_transport", None)  # asyncio's: it holds the pipes' file objects
+        for fd in (0, 1):
+            pipe = transport.get_pipe_transport(fd) if transport is not None else None
+            widen_pipe(pipe.get_extra_info("pipe") if pipe is not None else None)
         protocol = self.protocol
         assert isinstance(protocol, RawProtocol)
         protocol.set_writer(process.stdin)
