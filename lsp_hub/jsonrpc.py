@@ -111,6 +111,7 @@ _HANDED_OFF: dict[int, Any] = {}
 _handoff_keys = itertools.count(1)
 
 END = object()  # FrameReader.read_message: the input has ended
+DEBUG_PREVIEW = 200  # bytes of each message written that the debug log shows
 
 
 def dumps(value: Any) -> bytes:
@@ -437,6 +438,23 @@ class CoalescingWriter:
         return getattr(self.inner, name)
 
 
+def describe(message: Any) -> str:
+    """A message in a few words, for the debug log: its kind, id and method, not its payload."""
+    if isinstance(message, UnreadableBody):
+        return f"a body that is not JSON ({message.size} bytes)"
+    if not isinstance(message, dict):
+        return f"a JSON {type(message).__name__}, not an object"
+    method, msg_id = message.get("method"), message.get("id")
+    if method is not None:
+        return f"request {msg_id!r} {method}" if "id" in message else f"notification {method}"
+    if "error" in message:
+        return f"error answer to {msg_id!r}"
+    result = message.get("result")
+    if isinstance(result, RawResult):
+        return f"answer to {msg_id!r} ({len(result.raw)} bytes, forwarded unparsed)"
+    return f"answer to {msg_id!r}"
+
+
 async def read_loop(
     reader: FrameReader,
     protocol: RawProtocol,
@@ -452,6 +470,8 @@ async def read_loop(
             message = await reader.read_message()
             if message is END:
                 break
+            if logger.isEnabledFor(logging.DEBUG):  # nothing is formatted unless the log shows it
+                logger.debug("from %s: %s", protocol.peer_name, describe(message))
             hold_writes()
             try:
                 protocol.handle_message(message)
@@ -724,6 +744,8 @@ class RawProtocol(JsonRPCProtocol):
         if self.writer is None:
             logger.error("cannot send to %s: no transport", self.peer_name)
             return
+        if logger.isEnabledFor(logging.DEBUG):
+            logger.debug("to %s: %d bytes: %r", self.peer_name, len(body), body[:DEBUG_PREVIEW])
         if self._include_headers:
             body = b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
         try:
