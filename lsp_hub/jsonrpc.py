@@ -366,7 +366,7 @@ class _WriteHold:
 
     active = False
     writers: list[CoalescingWriter] = []
-    release_due = False
+    release_due_on: asyncio.AbstractEventLoop | None = None  # the loop a release is scheduled on
 
     @classmethod
     def hold(cls) -> None:
@@ -375,7 +375,7 @@ class _WriteHold:
     @classmethod
     def release(cls) -> None:
         cls.active = False
-        cls.release_due = False
+        cls.release_due_on = None
         writers, cls.writers = cls.writers, []
         for writer in writers:
             writer.flush()
@@ -385,12 +385,13 @@ class _WriteHold:
         """Whether a write to `writer` must wait for the release; registers it to be flushed then."""
         if not cls.active:
             return False
-        if not cls.release_due:
-            try:
-                asyncio.get_running_loop().call_soon(cls.release)
-            except RuntimeError:  # no event loop in this thread: write now
-                return False
-            cls.release_due = True
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # not the event loop's thread: write now
+            return False
+        if cls.release_due_on is not loop:  # (a release scheduled on a loop since closed never comes)
+            loop.call_soon(cls.release)
+            cls.release_due_on = loop
         cls.writers.append(writer)
         return True
 
