@@ -115,11 +115,11 @@ DEBUG_PREVIEW = 200  # bytes of each message written that the debug log shows
 
 
 def dumps(value: Any) -> bytes:
-    """JSON text of a message (orjson; the standard library for what orjson refuses: integers beyond 64 bits,
-    lone surrogates, tuple subclasses). A RawResult inside is parsed after all (merges are the rare, small case).
-    Raises TypeError or ValueError for what is not JSON at all."""
+    """JSON text of a message (orjson; the standard library for what orjson refuses: keys that are not strings,
+    integers beyond 64 bits, lone surrogates, tuple subclasses). A RawResult inside is parsed after all (merges are
+    the rare, small case). Raises TypeError or ValueError for what is not JSON at all."""
     try:
-        return orjson.dumps(value, default=_raw_default, option=orjson.OPT_NON_STR_KEYS)
+        return orjson.dumps(value, default=_raw_default)
     except TypeError:  # orjson.JSONEncodeError is one
         return json.dumps(value, separators=(",", ":"), default=_raw_default).encode("utf-8")
 
@@ -396,6 +396,7 @@ class _WriteHold:
         return True
 
 
+COALESCE_BYTES = 64 * 1024  # a burst's writes to one stream leave at least this often (one pipe buffer's worth)
 hold_writes = _WriteHold.hold
 release_writes = _WriteHold.release
 
@@ -412,13 +413,18 @@ class CoalescingWriter:
         self.inner = inner
         self._peer = peer
         self._held: list[bytes] = []
+        self._held_bytes = 0
 
     def write(self, data: bytes) -> Any:
         if self._held:
             self._held.append(data)  # behind frames still held: registered already
+            self._held_bytes += len(data)
+            if self._held_bytes >= COALESCE_BYTES:
+                self.flush()  # a long burst goes out in pieces: the peer starts on it sooner
             return None
         if _WriteHold.held_by(self):
             self._held.append(data)
+            self._held_bytes = len(data)
             return None
         return self.inner.write(data)
 
@@ -426,6 +432,7 @@ class CoalescingWriter:
         if not self._held:
             return
         held, self._held = self._held, []
+        self._held_bytes = 0
         try:
             self.inner.write(held[0] if len(held) == 1 else b"".join(held))
         except (BrokenPipeError, ConnectionResetError, RuntimeError, ValueError) as exc:

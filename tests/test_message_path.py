@@ -140,6 +140,18 @@ async def test_a_held_write_keeps_its_place_before_direct_ones_and_close() -> No
 
 
 @pytest.mark.asyncio
+async def test_a_long_burst_leaves_in_pieces_in_order() -> None:
+    out = Recorder()
+    protocol = endpoint(out, "peer")
+    jsonrpc.hold_writes()
+    for i in range(400):
+        protocol.notify("n", {"i": i, "pad": "x" * 400})  # about 200 KB in all
+    release_writes()
+    assert 3 <= len(out.writes) <= 5  # one write per 64 KB held, not one per message nor one in all
+    assert [m["params"]["i"] for m in bodies(out.writes)] == list(range(400))
+
+
+@pytest.mark.asyncio
 async def test_held_writes_leave_at_the_next_loop_step_even_without_the_read_loop() -> None:
     out = Recorder()
     protocol = endpoint(out, "peer")
