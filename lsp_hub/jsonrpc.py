@@ -610,23 +610,41 @@ class RawProtocol(JsonRPCProtocol):
         if not inspect.isawaitable(outcome):
             self.send_response(msg_id, result=outcome)
             return
-        task = asyncio.ensure_future(outcome)
+        answered: list[bool] = []
+        task = asyncio.ensure_future(self._answer_when_done(msg_id, method, outcome, answered))
         self._incoming[msg_id] = task
-        task.add_done_callback(lambda done: self._finish_incoming(msg_id, method, done))
+        task.add_done_callback(lambda done: self._finish_incoming(msg_id, outcome, answered, done))
 
-    def _finish_incoming(self, msg_id: MsgId, method: str, task: asyncio.Future[Any]) -> None:
+    async def _answer_when_done(self, msg_id: MsgId, method: str, outcome: Awaitable[Any],
+                                answered: list[bool]) -> None:
+        """Await a handler's result and answer in the same step of the event loop (a done callback would answer
+        one step later)."""
+        try:
+            result = await outcome
+        except asyncio.CancelledError:
+            answered.append(True)
+            self._answer_cancelled(msg_id)
+            raise
+        except Exception as exc:
+            answered.append(True)
+            self._answer_with_exception(msg_id, method, exc)
+            return
+        answered.append(True)
+        self.send_response(msg_id, result=result)
+
+    def _finish_incoming(self, msg_id: MsgId, outcome: Awaitable[Any], answered: list[bool],
+                         task: asyncio.Future[Any]) -> None:
         if self._incoming.get(msg_id) is task:
             del self._incoming[msg_id]
-        if task.cancelled():
-            self.send_response(
-                msg_id, error={"code": REQUEST_CANCELLED, "message": f"request {msg_id} was cancelled"}
-            )
-            return
-        exc = task.exception()
-        if exc is None:
-            self.send_response(msg_id, result=task.result())
-        else:
-            self._answer_with_exception(msg_id, method, exc)
+        if not answered:  # cancelled before its first step: the handler's awaitable was never awaited
+            if inspect.iscoroutine(outcome):
+                outcome.close()
+            elif isinstance(outcome, asyncio.Future):
+                outcome.cancel()
+            self._answer_cancelled(msg_id)
+
+    def _answer_cancelled(self, msg_id: MsgId) -> None:
+        self.send_response(msg_id, error={"code": REQUEST_CANCELLED, "message": f"request {msg_id} was cancelled"})
 
     def _answer_with_exception(self, msg_id: MsgId, method: str, exc: BaseException) -> None:
         if isinstance(exc, JsonRpcException):

@@ -325,3 +325,41 @@ def test_routes_are_kept_per_path_until_roots_are_forgotten(tmp_path: Any) -> No
     assert [r.key.root for r in router.routes(path, language)] == [str(tmp_path)]  # kept
     router.forget_roots()  # what the session does when watched files change
     assert [r.key.root for r in router.routes(path, language)] == [str(tmp_path / "pkg")]
+
+
+@pytest.mark.asyncio
+async def test_awaited_answers_leave_in_the_step_that_finishes_them_and_cancels_are_answered_once() -> None:
+    out = Recorder()
+    protocol = endpoint(out, "client")
+    gate = asyncio.get_running_loop().create_future()
+
+    class Handler:
+        def on_request(self, msg_id: Any, method: str, params: Any) -> Any:
+            async def answer() -> Any:
+                if method == "fails":
+                    raise jsonrpc.ResponseFailure(-32803, "no")
+                if method == "waits":
+                    await gate
+                else:
+                    await asyncio.Event().wait()
+                return {"ok": method}
+            return answer()
+
+        def on_notification(self, method: str, params: Any) -> None:
+            pass
+
+    protocol.handler = Handler()
+    for msg_id, method in ((1, "waits"), (2, "fails"), (3, "cancelled early"), (4, "cancelled while waiting")):
+        protocol.handle_message({"jsonrpc": "2.0", "id": msg_id, "method": method})
+    protocol._incoming[3].cancel()  # before its first step: its coroutine never runs
+    await asyncio.sleep(0)
+    protocol._incoming[4].cancel()
+    await asyncio.sleep(0)
+    gate.set_result(None)
+    await asyncio.sleep(0)
+    await asyncio.sleep(0)
+    answers = {m["id"]: m for m in bodies(out.writes)}
+    assert answers[1]["result"] == {"ok": "waits"}
+    assert answers[2]["error"]["code"] == -32803
+    assert answers[3]["error"]["code"] == answers[4]["error"]["code"] == -32800
+    assert len(bodies(out.writes)) == 4 and protocol._incoming == {}
