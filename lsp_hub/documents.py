@@ -7,6 +7,7 @@ index the in-memory text.
 
 from __future__ import annotations
 
+import functools
 import logging
 from typing import Any
 from urllib.parse import unquote, urlparse
@@ -14,6 +15,7 @@ from urllib.parse import unquote, urlparse
 logger = logging.getLogger(__name__)
 
 
+@functools.lru_cache(maxsize=4096)  # asked on every request about a document
 def uri_to_path(uri: str) -> str | None:
     """The local file system path of a file:// URI, else None."""
     parsed = urlparse(uri)
@@ -120,7 +122,10 @@ class Document:
             (first, start_index), (last, end_index) = start, end
             lines = self.lines
             edited = lines[first][:start_index] + text + lines[last][end_index:]
-            lines[first : last + 1] = edited.split("\n")
+            if "\n" in text:
+                lines[first : last + 1] = edited.split("\n")
+            else:  # typing: no need to scan the whole edited line for line breaks
+                lines[first : last + 1] = (edited,)
             self._text = None
         self.version = version
 

@@ -60,6 +60,7 @@ class SharedIndex:
         self.builds = 0  # full builds started (the first, and those of no-folder project roots)
         self._building: asyncio.Task[None] | None = None
         self._update_timers: dict[str, asyncio.TimerHandle] = {}
+        self._update_due: dict[str, float] = {}  # loop time each pending update is due at
         self._updating: set[asyncio.Task[None]] = set()  # updates under way (their timer fired)
         self._preparing: asyncio.Task[None] | None = None
         self._poller: asyncio.Task[None] | None = None
@@ -293,20 +294,37 @@ class SharedIndex:
                 self._schedule_update(uri)
 
     def _schedule_update(self, uri: str, delay: float = UPDATE_DEBOUNCE_SECONDS) -> None:
-        timer = self._update_timers.pop(uri, None)
+        """Update `uri` in the index `delay` seconds from now, unless asked again before then (debounced).
+
+        A timer already due no later is kept and told the new time (it re-arms when it fires early): typing
+        does not cancel and create a timer per keystroke."""
+        loop = asyncio.get_running_loop()
+        due = loop.time() + delay
+        timer = self._update_timers.get(uri)
+        if timer is not None and not self.closed and timer.when() <= due:
+            self._update_due[uri] = due
+            return
         if timer is not None:
+            del self._update_timers[uri]
             timer.cancel()
         if self.closed:
             return
-        self._update_timers[uri] = asyncio.get_running_loop().call_later(delay, self._start_update, uri)
+        self._update_due[uri] = due
+        self._update_timers[uri] = loop.call_at(due, self._update_when_due, uri)
 
-    def _start_update(self, uri: str) -> None:
+    def _update_when_due(self, uri: str) -> None:
+        due = self._update_due.get(uri)
+        loop = asyncio.get_running_loop()
+        if due is not None and due > loop.time():
+            self._update_timers[uri] = loop.call_at(due, self._update_when_due, uri)
+            return
+        self._update_due.pop(uri, None)
+        self._update_timers.pop(uri, None)  # fired: a change from now on arms a new one
         task = self.workspace.spawn(self._update(uri))
         self._updating.add(task)
         task.add_done_callback(self._updating.discard)
 
     async def _update(self, uri: str) -> None:
-        self._update_timers.pop(uri, None)
         path = uri_to_path(uri)
         index = self.index_for(uri)
         if path is None or self.closed:
@@ -396,6 +414,7 @@ class SharedIndex:
     async def _apply_pending_updates(self) -> None:
         for uri in list(self._update_timers):
             timer = self._update_timers.pop(uri, None)
+            self._update_due.pop(uri, None)
             if timer is not None:
                 timer.cancel()
                 await self._update(uri)

@@ -9,11 +9,14 @@ ids of incoming and outgoing requests apart, and it answers malformed input with
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import inspect
 import itertools
 import json
 import logging
+import os
 import re
+import stat
 import sys
 import threading
 import traceback
@@ -77,7 +80,7 @@ class RawResult:
     @property
     def value(self) -> Any:
         if self._value is RawResult._UNPARSED:
-            self._value = json.loads(self.raw)
+            self._value = orjson.loads(self.raw)  # checked by orjson when it was read
         return self._value
 
 
@@ -98,6 +101,7 @@ FRAME_MARKER = "$lspHubFrame"
 MAX_CONTENT_LENGTH = 512 * 1024 * 1024  # a longer frame is a broken header, not a message
 _HEADER_END = b"\r\n\r\n"
 _HEADER_LINE = re.compile(rb"([A-Za-z0-9-]+): (.*)")
+_PLAIN_HEADER = re.compile(rb"Content-Length: ([1-9][0-9]{0,9})")  # what nearly every peer sends, alone
 _CONTENT_LENGTH = b"Content-Length:"
 
 # Messages FrameReader parsed, waiting for RawProtocol.handle_message: pygls' read loop parses the stand-in the
@@ -105,6 +109,19 @@ _CONTENT_LENGTH = b"Content-Length:"
 # stretch and the map holds at most one entry per connection.
 _HANDED_OFF: dict[int, Any] = {}
 _handoff_keys = itertools.count(1)
+
+END = object()  # FrameReader.read_message: the input has ended
+DEBUG_PREVIEW = 200  # bytes of each message written that the debug log shows
+
+
+def dumps(value: Any) -> bytes:
+    """JSON text of a message (orjson; the standard library for what orjson refuses: keys that are not strings,
+    integers beyond 64 bits, lone surrogates, tuple subclasses). A RawResult inside is parsed after all (merges are
+    the rare, small case). Raises TypeError or ValueError for what is not JSON at all."""
+    try:
+        return orjson.dumps(value, default=_raw_default)
+    except TypeError:  # orjson.JSONEncodeError is one
+        return json.dumps(value, separators=(",", ":"), default=_raw_default).encode("utf-8")
 
 
 class UnreadableBody:
@@ -135,6 +152,9 @@ def parse_body(body: bytes) -> Any:
 
 def _header_problem(block: bytes) -> tuple[int, str | None]:
     """(Content-Length, None) for a well-formed header block (without its final blank line), else (0, why)."""
+    plain = _PLAIN_HEADER.fullmatch(block)
+    if plain is not None and int(plain.group(1)) <= MAX_CONTENT_LENGTH:
+        return int(plain.group(1)), None
     length: int | None = None
     for line in block.split(b"\r\n"):
         match = _HEADER_LINE.fullmatch(line)
@@ -170,6 +190,11 @@ class FrameReader:
         self._stream = stream
         self.peer_name = peer_name
         self._blank_line_due = False
+        # asyncio.StreamReader keeps what has arrived in `_buffer` (CPython 3.4 to 3.13): a frame that is there
+        # whole is taken without the two awaits (and their coroutines) of readuntil and readexactly.
+        self._buffer: bytearray | None = getattr(stream, "_buffer", None)
+        if not isinstance(self._buffer, bytearray) or not hasattr(stream, "_maybe_resume_transport"):
+            self._buffer = None
 
     async def readline(self) -> bytes:
         # pygls reads header lines until a blank one, then the body: give it one clean header and the blank line.
@@ -221,18 +246,59 @@ class FrameReader:
             return length
 
     async def readexactly(self, n: int) -> bytes:
+        body = await self._read_body(n)
+        return b"" if body is None else self.hand_off(body)  # b"" ends pygls' loop
+
+    async def _read_body(self, n: int) -> bytes | None:
         try:
-            body = await self._stream.readexactly(n)
+            return await self._stream.readexactly(n)
         except asyncio.IncompleteReadError as exc:
             logger.error("%s: input ended %d bytes into a %d-byte body", self.peer_name, len(exc.partial), n)
-            return b""  # ends pygls' loop
-        return self.hand_off(body)
+            return None
 
     def hand_off(self, body: bytes) -> bytes:
         message = parse_body(body)
         key = next(_handoff_keys)
         _HANDED_OFF[key] = message
         return b'{"%s":%d}' % (FRAME_MARKER.encode(), key)
+
+    # ------------------------------------------------------------------------------------ the hub's own loop
+    async def read_message(self) -> Any:
+        """The next frame's message, parsed (an UnreadableBody if it is not JSON); END once the input ends.
+
+        What `read_loop` uses: no stand-in, no second parse, no header lines handed to and re-read by pygls."""
+        if self._buffer is not None and (body := self._buffered_frame(self._buffer)) is not None:
+            return self.decode(body)
+        length = await self._next_frame_length()
+        if length is None:
+            return END
+        body = await self._read_body(length)
+        return END if body is None else self.decode(body)
+
+    def _buffered_frame(self, buffer: bytearray) -> bytes | None:
+        """The body of the next frame if it has arrived whole behind a plain header, taken off the stream; else
+        None (and nothing taken: the awaiting path reads it, and judges any other header)."""
+        end = buffer.find(_HEADER_END)
+        if end < 0:
+            return None
+        plain = _PLAIN_HEADER.fullmatch(buffer, 0, end)
+        if plain is None:
+            return None
+        start = end + len(_HEADER_END)
+        stop = start + int(plain.group(1))
+        if stop > len(buffer) or stop - start > MAX_CONTENT_LENGTH or self._stream.exception() is not None:
+            return None
+        body = bytes(buffer[start:stop])
+        del buffer[:stop]
+        self._stream._maybe_resume_transport()  # type: ignore[attr-defined]  # what readexactly does after
+        return body
+
+    def decode(self, body: bytes) -> Any:
+        return parse_body(body)
+
+    def buffered(self) -> bool:
+        """Whether input is already waiting (reading on may not have to wait for the peer)."""
+        return bool(getattr(self._stream, "_buffer", True))
 
 
 class RawResponseReader(FrameReader):
@@ -252,22 +318,35 @@ class RawResponseReader(FrameReader):
         self._stash: dict[int, bytes] = {}
         self._keys = itertools.count(1)
 
-    def hand_off(self, body: bytes) -> bytes:
+    def _split_raw(self, body: bytes) -> tuple[bytes, bytes] | None:
+        """(the id's digits, the result's JSON text) of a large plain response whose result is one JSON value."""
         if len(body) < self._threshold:
-            return super().hand_off(body)
+            return None
         match = _RESPONSE_PREFIX.match(body, 0, 256)
         end = body.rstrip().rfind(b"}")
         if match is None or end <= match.end():
-            return super().hand_off(body)
+            return None
         result = body[match.end():end]
         try:
             orjson.loads(result)
         except orjson.JSONDecodeError:
             # Members after "result", or JSON only the standard library reads, or no JSON at all: parse it whole.
+            return None
+        return match.group(1) or match.group(2), result
+
+    def decode(self, body: bytes) -> Any:
+        raw = self._split_raw(body)
+        if raw is None:
+            return parse_body(body)
+        return {"jsonrpc": "2.0", "id": int(raw[0]), "result": RawResult(raw[1])}
+
+    def hand_off(self, body: bytes) -> bytes:
+        raw = self._split_raw(body)
+        if raw is None:
             return super().hand_off(body)
+        msg_id, result = raw
         key = next(self._keys)
         self._stash[key] = result
-        msg_id = match.group(1) or match.group(2)
         return b'{"jsonrpc":"2.0","id":%s,"result":{"%s":%d}}' % (msg_id, RAW_MARKER.encode(), key)
 
     def take(self, key: int) -> bytes | None:
@@ -277,6 +356,139 @@ class RawResponseReader(FrameReader):
     def stashed(self) -> int:
         """How many large results wait to be picked up (none, between messages)."""
         return len(self._stash)
+
+
+class _WriteHold:
+    """While a read loop handles frames that had already arrived together, writes are held and leave afterwards
+    in one write per stream (see CoalescingWriter). Module-wide, because a message read from one peer is written
+    to another (client to server, server to client). The loop lets go as soon as it would wait for input; failing
+    that, the first held write has the event loop let go at its next step, so nothing stays held longer."""
+
+    active = False
+    writers: list[CoalescingWriter] = []
+    release_due_on: asyncio.AbstractEventLoop | None = None  # the loop a release is scheduled on
+
+    @classmethod
+    def hold(cls) -> None:
+        cls.active = True
+
+    @classmethod
+    def release(cls) -> None:
+        cls.active = False
+        cls.release_due_on = None
+        writers, cls.writers = cls.writers, []
+        for writer in writers:
+            writer.flush()
+
+    @classmethod
+    def held_by(cls, writer: CoalescingWriter) -> bool:
+        """Whether a write to `writer` must wait for the release; registers it to be flushed then."""
+        if not cls.active:
+            return False
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # not the event loop's thread: write now
+            return False
+        if cls.release_due_on is not loop:  # (a release scheduled on a loop since closed never comes)
+            loop.call_soon(cls.release)
+            cls.release_due_on = loop
+        cls.writers.append(writer)
+        return True
+
+
+COALESCE_BYTES = 64 * 1024  # a burst's writes to one stream leave at least this often (one pipe buffer's worth)
+hold_writes = _WriteHold.hold
+release_writes = _WriteHold.release
+
+
+class CoalescingWriter:
+    """A stream writer (pipe, socket, stdout) whose writes during a burst of input leave as one write.
+
+    Forwarding each of 5,000 didChange notifications with its own write cost a system call and a wake-up of the
+    server each. Frames keep their order (held ones go out before any later write), and a lone message is not
+    delayed: outside a burst, and at its end, writes go straight to the stream. Everything else (close,
+    wait_closed, get_extra_info...) is the wrapped writer's."""
+
+    def __init__(self, inner: Any, peer: RawProtocol) -> None:
+        self.inner = inner
+        self._peer = peer
+        self._held: list[bytes] = []
+        self._held_bytes = 0
+
+    def write(self, data: bytes) -> Any:
+        if self._held:
+            self._held.append(data)  # behind frames still held: registered already
+            self._held_bytes += len(data)
+            if self._held_bytes >= COALESCE_BYTES:
+                self.flush()  # a long burst goes out in pieces: the peer starts on it sooner
+            return None
+        if _WriteHold.held_by(self):
+            self._held.append(data)
+            self._held_bytes = len(data)
+            return None
+        return self.inner.write(data)
+
+    def flush(self) -> None:
+        if not self._held:
+            return
+        held, self._held = self._held, []
+        self._held_bytes = 0
+        try:
+            self.inner.write(held[0] if len(held) == 1 else b"".join(held))
+        except (BrokenPipeError, ConnectionResetError, RuntimeError, ValueError) as exc:
+            logger.warning("cannot write to %s: %s", self._peer.peer_name, exc)
+
+    def close(self) -> Any:
+        self.flush()
+        return self.inner.close()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+def describe(message: Any) -> str:
+    """A message in a few words, for the debug log: its kind, id and method, not its payload."""
+    if isinstance(message, UnreadableBody):
+        return f"a body that is not JSON ({message.size} bytes)"
+    if not isinstance(message, dict):
+        return f"a JSON {type(message).__name__}, not an object"
+    method, msg_id = message.get("method"), message.get("id")
+    if method is not None:
+        return f"request {msg_id!r} {method}" if "id" in message else f"notification {method}"
+    if "error" in message:
+        return f"error answer to {msg_id!r}"
+    result = message.get("result")
+    if isinstance(result, RawResult):
+        return f"answer to {msg_id!r} ({len(result.raw)} bytes, forwarded unparsed)"
+    return f"answer to {msg_id!r}"
+
+
+async def read_loop(
+    reader: FrameReader,
+    protocol: RawProtocol,
+    stop_event: threading.Event,
+    error_handler: Callable[[Exception, type[JsonRpcException]], Any] | None = None,
+) -> None:
+    """pygls' `run_async` for a FrameReader: reads messages and hands them to the protocol until the input ends
+    or `stop_event` is set. Writes caused by messages that arrived together are held and leave together."""
+    try:
+        while not stop_event.is_set():
+            if not reader.buffered():
+                release_writes()  # about to wait for the peer: what the last messages caused goes out now
+            message = await reader.read_message()
+            if message is END:
+                break
+            if logger.isEnabledFor(logging.DEBUG):  # nothing is formatted unless the log shows it
+                logger.debug("from %s: %s", protocol.peer_name, describe(message))
+            hold_writes()
+            try:
+                protocol.handle_message(message)
+            except Exception as exc:
+                logger.exception("unable to handle a message from %s", protocol.peer_name)
+                if error_handler is not None:
+                    error_handler(exc, JsonRpcException)
+    finally:
+        release_writes()
 
 
 class MessageHandler(Protocol):
@@ -338,11 +550,11 @@ class RawProtocol(JsonRPCProtocol):
     # ----------------------------------------------------------------------------------------------- incoming
     def handle_message(self, message: Any) -> None:
         if isinstance(message, dict) and len(message) == 1 and FRAME_MARKER in message:
-            message = _HANDED_OFF.pop(message[FRAME_MARKER], None)
+            message = _HANDED_OFF.pop(message[FRAME_MARKER], None)  # through pygls' read loop
+        if not isinstance(message, dict):
             if isinstance(message, UnreadableBody):
                 self._unreadable(message)
                 return
-        if not isinstance(message, dict):
             self._reply_invalid(None, f"a message must be a JSON object, got {type(message).__name__}")
             return
         msg_id = message.get("id")
@@ -398,23 +610,41 @@ class RawProtocol(JsonRPCProtocol):
         if not inspect.isawaitable(outcome):
             self.send_response(msg_id, result=outcome)
             return
-        task = asyncio.ensure_future(outcome)
+        answered: list[bool] = []
+        task = asyncio.ensure_future(self._answer_when_done(msg_id, method, outcome, answered))
         self._incoming[msg_id] = task
-        task.add_done_callback(lambda done: self._finish_incoming(msg_id, method, done))
+        task.add_done_callback(lambda done: self._finish_incoming(msg_id, outcome, answered, done))
 
-    def _finish_incoming(self, msg_id: MsgId, method: str, task: asyncio.Future[Any]) -> None:
+    async def _answer_when_done(self, msg_id: MsgId, method: str, outcome: Awaitable[Any],
+                                answered: list[bool]) -> None:
+        """Await a handler's result and answer in the same step of the event loop (a done callback would answer
+        one step later)."""
+        try:
+            result = await outcome
+        except asyncio.CancelledError:
+            answered.append(True)
+            self._answer_cancelled(msg_id)
+            raise
+        except Exception as exc:
+            answered.append(True)
+            self._answer_with_exception(msg_id, method, exc)
+            return
+        answered.append(True)
+        self.send_response(msg_id, result=result)
+
+    def _finish_incoming(self, msg_id: MsgId, outcome: Awaitable[Any], answered: list[bool],
+                         task: asyncio.Future[Any]) -> None:
         if self._incoming.get(msg_id) is task:
             del self._incoming[msg_id]
-        if task.cancelled():
-            self.send_response(
-                msg_id, error={"code": REQUEST_CANCELLED, "message": f"request {msg_id} was cancelled"}
-            )
-            return
-        exc = task.exception()
-        if exc is None:
-            self.send_response(msg_id, result=task.result())
-        else:
-            self._answer_with_exception(msg_id, method, exc)
+        if not answered:  # cancelled before its first step: the handler's awaitable was never awaited
+            if inspect.iscoroutine(outcome):
+                outcome.close()
+            elif isinstance(outcome, asyncio.Future):
+                outcome.cancel()
+            self._answer_cancelled(msg_id)
+
+    def _answer_cancelled(self, msg_id: MsgId) -> None:
+        self.send_response(msg_id, error={"code": REQUEST_CANCELLED, "message": f"request {msg_id} was cancelled"})
 
     def _answer_with_exception(self, msg_id: MsgId, method: str, exc: BaseException) -> None:
         if isinstance(exc, JsonRpcException):
@@ -468,7 +698,7 @@ class RawProtocol(JsonRPCProtocol):
     def send_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None:
         if error is None and isinstance(result, RawResult):
             # Spliced, not re-serialised: the server's JSON text goes out as it came in.
-            self._write(b'{"jsonrpc":"2.0","id":%s,"result":%s}' % (json.dumps(msg_id).encode(), result.raw))
+            self._write(b'{"jsonrpc":"2.0","id":%s,"result":%s}' % (dumps(msg_id), result.raw))
             return
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": msg_id}
         if error is not None:
@@ -518,21 +748,36 @@ class RawProtocol(JsonRPCProtocol):
 
     def _send_data(self, data: Any) -> None:
         try:
-            body = json.dumps(data, separators=(",", ":"), default=_raw_default).encode("utf-8")
+            body = dumps(data)
         except (TypeError, ValueError):
             logger.exception("cannot serialise a message for %s", self.peer_name)
             return
         self._write(body)
 
+    def set_writer(self, writer: Any, include_headers: bool = True) -> None:
+        """Stream writers coalesce the frames of a burst (CoalescingWriter); WebSocket messages (no headers) are
+        one frame each."""
+        if include_headers and not isinstance(writer, CoalescingWriter):
+            writer = CoalescingWriter(writer, self)
+        super().set_writer(writer, include_headers)
+
+    def flush(self) -> None:
+        """Write what is held for this peer now (before closing its stream or leaving the process)."""
+        if isinstance(self.writer, CoalescingWriter):
+            self.writer.flush()
+
     def _write(self, body: bytes) -> None:
         if self.writer is None:
             logger.error("cannot send to %s: no transport", self.peer_name)
             return
+        if logger.isEnabledFor(logging.DEBUG):
+            logger.debug("to %s: %d bytes: %r", self.peer_name, len(body), body[:DEBUG_PREVIEW])
         if self._include_headers:
             body = b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
         try:
             written = self.writer.write(body)
-            if inspect.isawaitable(written):  # WebSocket: sending is a coroutine; keep it alive until done
+            # WebSocket: sending is a coroutine; keep it alive until done
+            if written is not None and inspect.isawaitable(written):
                 task = asyncio.ensure_future(written)
                 self._writes.add(task)
                 task.add_done_callback(self._writes.discard)
@@ -550,6 +795,24 @@ def _raw_default(value: Any) -> Any:
 def parse_error_response(exc: BaseException) -> dict[str, Any]:
     """The answer to a body that is not JSON (the id is unknown, so it is null)."""
     return {"code": PARSE_ERROR, "message": f"Parse error: {exc}"}
+
+
+PIPE_SIZE = 1 << 20
+
+
+def widen_pipe(pipe: Any) -> None:
+    """Ask for a 1 MB pipe buffer (Linux; 64 KB by default, at most /proc/sys/fs/pipe-max-size): a large answer
+    then crosses a pipe in one write and one or a few reads, not a wake-up of each side per 64 KB. Anything that is
+    not a pipe (a socket, a file, a terminal), or a system that refuses, keeps what it has."""
+    set_size = getattr(fcntl, "F_SETPIPE_SZ", None)
+    if set_size is None or pipe is None:
+        return
+    try:
+        fd = pipe if isinstance(pipe, int) else pipe.fileno()
+        if stat.S_ISFIFO(os.fstat(fd).st_mode):
+            fcntl.fcntl(fd, set_size, PIPE_SIZE)
+    except (OSError, ValueError, AttributeError) as exc:
+        logger.debug("pipe buffer left as it is: %s", exc)
 
 
 async def stdin_stream(source: Any = None, limit: int = 64 * 1024 * 1024) -> FrameReader | None:

@@ -131,9 +131,10 @@ class HubClient:
         self.protocol.notify(method, params)
 
     def send_bytes(self, data: bytes) -> None:
-        stdin = self.process.stdin
-        assert stdin is not None
-        stdin.write(data)
+        """Bytes as they are, after anything the protocol still holds for the hub."""
+        writer = self.protocol.writer or self.process.stdin
+        assert writer is not None
+        writer.write(data)
 
     async def initialize(
         self,

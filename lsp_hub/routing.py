@@ -14,6 +14,8 @@ from pathlib import PurePosixPath
 
 from lsp_hub.config.model import Config, LanguageSpec, ServerSpec
 
+CACHE_LIMIT = 4096  # paths whose language and routes a Router keeps (then it starts over)
+
 
 @dataclass(frozen=True, slots=True)
 class BackendKey:
@@ -68,13 +70,36 @@ class Router:
         self.config = config
         self.folders = list(folders)
         self._root_cache: dict[tuple[str, str], str] = {}
+        # Asked on every request and notification: both answers are kept (the configuration does not change
+        # under a Router; roots are forgotten with forget_roots).
+        self._languages: dict[tuple[str | None, str], LanguageSpec | None] = {}
+        self._routes: dict[tuple[str, str], list[Route]] = {}
 
     def language(self, *, language_id: str | None, path: str) -> LanguageSpec | None:
-        return self.config.language_for(language_id=language_id, path=path)
+        key = (language_id, path)
+        try:
+            return self._languages[key]
+        except KeyError:
+            pass
+        if len(self._languages) >= CACHE_LIMIT:
+            self._languages.clear()
+        language = self._languages[key] = self.config.language_for(language_id=language_id, path=path)
+        return language
 
     def routes(self, path: str, language: LanguageSpec | None) -> list[Route]:
+        """The servers that may serve a document at `path`, in precedence order, with their roots. The list is
+        shared: do not change it."""
         if language is None:
             return []
+        key = (language.name, path)
+        routes = self._routes.get(key)
+        if routes is None:
+            if len(self._routes) >= CACHE_LIMIT:
+                self._routes.clear()
+            routes = self._routes[key] = self._find_routes(path, language)
+        return routes
+
+    def _find_routes(self, path: str, language: LanguageSpec) -> list[Route]:
         routes: list[Route] = []
         for precedence, name in enumerate(language.servers):
             spec = self.config.servers.get(name)
@@ -95,3 +120,4 @@ class Router:
     def forget_roots(self) -> None:
         """Root markers may have appeared or gone (watched files changed, folders changed)."""
         self._root_cache.clear()
+        self._routes.clear()

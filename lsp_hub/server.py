@@ -27,7 +27,16 @@ from pygls.server import JsonRPCServer
 
 from lsp_hub import __version__
 from lsp_hub.daemon_client import DAEMON_STATUS_METHOD, DAEMON_STOP_METHOD
-from lsp_hub.jsonrpc import FrameReader, MsgId, RawProtocol, parse_error_response, raw_converter, stdin_stream
+from lsp_hub.jsonrpc import (
+    FrameReader,
+    MsgId,
+    RawProtocol,
+    parse_error_response,
+    raw_converter,
+    read_loop,
+    stdin_stream,
+    widen_pipe,
+)
 from lsp_hub.session import Session, SessionExtension
 from lsp_hub.transport_security import (
     STDIO_CLIENT,
@@ -187,7 +196,9 @@ class Hub:
         if websocket is not None:
             reading = asyncio.ensure_future(run_websocket(websocket, stop_reading, protocol, logger,
                                                           endpoint.report_server_error))
-        else:
+        elif isinstance(reader, FrameReader):
+            reading = asyncio.ensure_future(read_loop(reader, protocol, stop_reading, endpoint.report_server_error))
+        else:  # stdin is a file or a terminal: pygls' framing, in a thread
             reading = asyncio.ensure_future(run_async(stop_reading, reader, protocol, logger,
                                                       endpoint.report_server_error))
         stopping = asyncio.ensure_future(self.stopping.wait())
@@ -201,6 +212,7 @@ class Hub:
             for task in (reading, waiting, stopping):
                 task.cancel()
             self.sessions.discard(session)
+            protocol.flush()  # before the transport closes or the process leaves
         if reading.done() and not reading.cancelled() and (error := reading.exception()) is not None:
             logger.error("connection ended with an error: %s", error)
         return exit_code
@@ -263,6 +275,8 @@ class Hub:
         self.install_signal_handlers()
         endpoint = Endpoint()
         protocol_in, protocol_out = _take_stdio()
+        widen_pipe(protocol_in)
+        widen_pipe(protocol_out)
         reader = await stdin_stream(protocol_in) or StdinAsyncReader(protocol_in, endpoint.thread_pool)
         endpoint.protocol.set_writer(StdoutWriter(protocol_out))
         try:

@@ -20,7 +20,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from pygls.client import JsonRPCClient
-from pygls.io_ import run_async
 
 from lsp_hub.capabilities import CAPABILITY_PATHS, has_capability, save_options, sync_kind, wants_open_close
 from lsp_hub.documents import uri_to_path
@@ -32,6 +31,8 @@ from lsp_hub.jsonrpc import (
     RawResponseReader,
     ResponseFailure,
     raw_converter,
+    read_loop,
+    widen_pipe,
 )
 
 if TYPE_CHECKING:
@@ -105,6 +106,10 @@ class _Connection(JsonRPCClient):
             stderr=asyncio.subprocess.PIPE, **kwargs,
         )
         assert process.stdout is not None and process.stdin is not None
+        transport = getattr(process, "_transport", None)  # asyncio's: it holds the pipes' file objects
+        for fd in (0, 1):
+            pipe = transport.get_pipe_transport(fd) if transport is not None else None
+            widen_pipe(pipe.get_extra_info("pipe") if pipe is not None else None)
         protocol = self.protocol
         assert isinstance(protocol, RawProtocol)
         protocol.set_writer(process.stdin)
@@ -112,8 +117,7 @@ class _Connection(JsonRPCClient):
         protocol.answers_parse_errors = False
         self._server = process
         self._async_tasks.extend([
-            asyncio.create_task(run_async(stop_event=self._stop_event, reader=protocol.raw_reader,
-                                          protocol=protocol, logger=logger,
+            asyncio.create_task(read_loop(protocol.raw_reader, protocol, self._stop_event,
                                           error_handler=self.report_server_error)),
             asyncio.create_task(self._server_exit()),
         ])
@@ -234,7 +238,7 @@ class Backend:
     def supports(self, method: str) -> bool:
         if not self.spec.allows(method):
             return False
-        if any(reg.get("method") == method for reg in self.dynamic.values()):
+        if self.dynamic and any(reg.get("method") == method for reg in self.dynamic.values()):
             return True
         path = CAPABILITY_PATHS.get(method)
         if path is None:

@@ -69,7 +69,7 @@ class ServerSpec:
 
     def allows(self, feature: str) -> bool:
         """Whether only_features/except_features let this server serve `feature`."""
-        if feature in NEVER_FILTERED:
+        if feature in NEVER_FILTERED or not (self.only_features or self.except_features):
             return True
         names = {feature, DIAGNOSTICS_FEATURE} if feature in DIAGNOSTIC_METHODS else {feature}
         if self.only_features and names.isdisjoint(self.only_features):
