@@ -30,8 +30,9 @@ How:
   standard library as its workspace folder and its index cache taken from the warm runs above. After the index is
   ready and one repoMap has built the graphs, each round edits json/decoder.py in memory (didChange: add a
   function, rename the class JSONDecodeError, remove an added function; nothing is written to disk), waits until
-  the index has the edit (documentSymbol polled every 10 ms; this includes the hub's debounce of document
-  updates), then asks lspHub.repoMap once: the request alone, and didChange to its answer.
+  the index has the edit (documentSymbol polled every 10 ms; the hub applies a change still waiting out its
+  debounce before it answers an index query), then asks lspHub.repoMap once: the request alone, and didChange to
+  its answer.
 - One process: the same edits through `WorkspaceIndex.update_file` and `api.repo_map`, each timed.
 - In-process builds (as before, in a fresh process of their own): the cold build several times, each into an
   empty cache, and the same build in one process with one worker and no cache beside it (this machine's speed
@@ -277,7 +278,7 @@ def bench_standard_library(cache: Path, cold_runs: int) -> None:
     report("incremental update of json/decoder.py (median of 20)", statistics.median(updates), 0.03, unit="ms",
            key="update")
     _after, after_map = timed(lambda: api.repo_map(warm_index, MAP_ARGUMENTS))
-    report("repoMap right after an update (graphs rebuilt)", after_map, 0.1, unit="ms")
+    report("repoMap right after an update (graphs updated)", after_map, 0.1, unit="ms")
     warm_index.close()
 
 
