@@ -71,6 +71,28 @@ async def test_index_commands_follow_an_edit_made_in_the_editor(start_hub: Start
     assert await callers_now() == ["report"]
 
 
+async def test_a_repo_map_asked_right_after_an_edit_includes_it(start_hub: StartHub) -> None:
+    """An agent edits and asks at once: the hub applies the change still waiting out its debounce first."""
+    hub = await start_hub({"fakeA": {}, "fakeB": {}}, languages=LANGUAGES, initialize=False)
+    hub.file("pkg/__init__.py", "")
+    hub.file("pkg/core.py", "def compute_total(items):\n    return sum(items)\n")
+    user = hub.file("pkg/user.py",
+                    "from pkg.core import compute_total\n\n\ndef report():\n    return compute_total([1])\n")
+    await hub.client.initialize(hub.workspace)
+    await ready(hub)
+    before = await command(hub, "lspHub.repoMap", {"tokenBudget": 400})
+    assert "def report" in before["text"] and "freshly_added" not in before["text"]
+    uri = hub.client.open(user, "python")
+    for version, name in enumerate(("freshly_added", "freshly_renamed"), start=2):
+        hub.client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": version},
+                                                     "contentChanges": [{"text": (
+            "from pkg.core import compute_total\n\n\ndef report():\n    return compute_total([1])\n\n\n"
+            f"def {name}():\n    return compute_total([2])\n")}]})
+        after = await command(hub, "lspHub.repoMap", {"tokenBudget": 400, "mentionedIdents": [name]})
+        assert f"def {name}" in after["text"]  # no sleep, no polling: the answer has the edit
+        assert version == 2 or "freshly_added" not in after["text"]
+
+
 async def test_a_language_without_server_gets_syntax_diagnostics_and_index_answers(start_hub: StartHub) -> None:
     hub = await start_hub({"fakeA": {}, "fakeB": {}}, languages=LANGUAGES)
     ruby = hub.file("lib/shapes.rb", "class Square\n  def area(side)\n    side * side\n  end\nend\n")

@@ -128,6 +128,9 @@ def repo_map(index: WorkspaceIndex, arguments: Arguments = None, wait: float = 0
     return result
 
 
+GRAPH_SAVE_INTERVAL = 30.0  # seconds between two saves of a hub's graphs to the cache
+
+
 def prepare_graphs(index: WorkspaceIndex) -> None:
     """Build the current snapshot's graphs if they are not there (a map answered from a stored ranking has none):
     the next change then updates them instead of building them while a query waits."""
@@ -138,7 +141,7 @@ def prepare_graphs(index: WorkspaceIndex) -> None:
     with contextlib.suppress(IndexingCancelled):
         snapshot = index.snapshot()
         ranks = reference_graph(snapshot).base_ranks
-        save_graphs(snapshot)  # for the next hub started on these files
+        save_graphs(snapshot, min_interval=GRAPH_SAVE_INTERVAL)  # for the next hub started on these files
         log.debug("graphs ready for %d files", len(ranks))
 
 

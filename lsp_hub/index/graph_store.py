@@ -63,13 +63,15 @@ def _load(snapshot: Snapshot) -> StoredGraphs | None:
         return None
 
 
-def save_graphs(snapshot: Snapshot) -> None:
-    """Keep the snapshot's graphs for the next process, when they are built and its files are as on disk."""
+def save_graphs(snapshot: Snapshot, min_interval: float = 0.0) -> None:
+    """Keep the snapshot's graphs for the next process, when they are built and its files are as on disk; not
+    again within `min_interval` seconds of the last save (a hub whose files an agent rewrites would otherwise
+    store ten megabytes after every map)."""
     store = snapshot.store
     if store is None or snapshot.pending or not snapshot.is_derived("reference_graph") or not snapshot.on_disk():
         return
     fingerprint = snapshot.fingerprint()
-    if store.graph_saved(STATE_KEY) == fingerprint:
+    if store.graph_saved(STATE_KEY) == fingerprint or store.seconds_since_saved(STATE_KEY) < min_interval:
         return
     inputs = graph_inputs(snapshot)
     graph = reference_graph(snapshot)

@@ -15,6 +15,7 @@ import logging
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -84,6 +85,7 @@ class IndexStore:
         self._connection: sqlite3.Connection | None = None
         self.recovered = False  # True once a broken or outdated database was thrown away
         self._saved_graphs: dict[str, str] = {}
+        self._saved_at: dict[str, float] = {}
         self.disabled = False
 
     # --- connection management -------------------------------------------------------------------------------
@@ -242,8 +244,13 @@ class IndexStore:
             try:
                 connection.execute("INSERT OR REPLACE INTO graphs VALUES (?, ?, ?)", (key, fingerprint, data))
                 self._saved_graphs[key] = fingerprint
+                self._saved_at[key] = time.monotonic()
             except sqlite3.Error as error:
                 log.warning("index cache %s: could not store graphs (%s)", self.path, error)
+
+    def seconds_since_saved(self, key: str) -> float:
+        saved = self._saved_at.get(key)
+        return float("inf") if saved is None else time.monotonic() - saved
 
     def graph_saved(self, key: str) -> str | None:
         """The fingerprint this process last stored under `key` (saving the same again is pointless)."""
