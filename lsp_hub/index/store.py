@@ -43,6 +43,24 @@ def _extractor_fingerprint() -> str:
     return digest.hexdigest()[:12]
 
 
+_GRAPH_SOURCES = ("graph.py", "links.py", "ranking.py", "resolve.py", "graph_store.py", "records.py")
+_graph_code: str | None = None
+
+
+def graph_code_fingerprint() -> str:
+    """What stored graphs and rankings depend on besides the files: the code that computes them. Part of the key
+    they are stored under, so that another version of that code never reads them (the files' rows stay valid)."""
+    global _graph_code
+    if _graph_code is None:
+        here = Path(__file__).resolve().parent
+        digest = hashlib.sha256()
+        for name in _GRAPH_SOURCES:
+            with contextlib.suppress(OSError):
+                digest.update(name.encode() + b"\0" + (here / name).read_bytes())
+        _graph_code = digest.hexdigest()[:12]
+    return _graph_code
+
+
 # Bump when the table layout changes; PACKED_FORMAT covers the layout of the stored results, the fingerprint what
 # produced them.
 SCHEMA_VERSION = f"2.{PACKED_FORMAT}.{_extractor_fingerprint()}"
@@ -222,7 +240,9 @@ class IndexStore:
                     self._discard()
 
     def load_graph(self, key: str, fingerprint: str) -> bytes | None:
-        """Stored graph data under `key`, when it was computed on files with this fingerprint."""
+        """Stored graph data under `key`, when it was computed on files with this fingerprint by this version of
+        the graph code."""
+        fingerprint = f"{fingerprint}:{graph_code_fingerprint()}"
         with self._lock:
             connection = self._connect()
             if connection is None:
@@ -237,13 +257,15 @@ class IndexStore:
             return None if row is None else bytes(row[0])
 
     def save_graph(self, key: str, fingerprint: str, data: bytes) -> None:
+        saved_fingerprint = fingerprint
+        fingerprint = f"{fingerprint}:{graph_code_fingerprint()}"
         with self._lock:
             connection = self._connect()
             if connection is None:
                 return
             try:
                 connection.execute("INSERT OR REPLACE INTO graphs VALUES (?, ?, ?)", (key, fingerprint, data))
-                self._saved_graphs[key] = fingerprint
+                self._saved_graphs[key] = saved_fingerprint
                 self._saved_at[key] = time.monotonic()
             except sqlite3.Error as error:
                 log.warning("index cache %s: could not store graphs (%s)", self.path, error)

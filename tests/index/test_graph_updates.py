@@ -232,3 +232,21 @@ def test_graphs_kept_in_the_cache_equal_built_ones_and_update_alike(corpus: Path
         second, corpus)
     _assert_equal_to_build(second.snapshot(), "an edit over graphs from the cache")
     second.close()
+
+
+def test_rankings_stored_by_other_graph_code_are_not_used(corpus: Path, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    from lsp_hub.index import store
+
+    cache = tmp_path / "cache"
+    first = WorkspaceIndex(corpus, cache_dir=cache)
+    first.build()
+    repo_map(first.snapshot(), token_budget=256)
+    first.close()
+    monkeypatch.setattr(store, "_graph_code", "another version")
+    second = WorkspaceIndex(corpus, cache_dir=cache)
+    second.build()
+    assert second.parse_count == 0  # the files' rows are still good...
+    repo_map(second.snapshot(), token_budget=256)
+    assert second.snapshot().is_derived("reference_graph")  # ...the ranking is not: it was built again
+    second.close()
