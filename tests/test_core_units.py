@@ -19,6 +19,7 @@ from lsp_hub.jsonrpc import (
     RawResponseReader,
     RawResult,
     ResponseFailure,
+    is_one_json_value,
     materialize,
     raw_converter,
 )
@@ -137,6 +138,14 @@ async def test_raw_response_reader_keeps_large_results_as_text() -> None:
         assert stand_in["id"] == 42
         raw = reader.take(stand_in["result"]["$lspHubRaw"])
         assert raw is not None and materialize(RawResult(raw)) == result
+    # A result that is not one JSON value in UTF-8 is never passed on as text: the body is parsed whole instead.
+    for broken in (b'{"items": [1, 2,, 3]}', b'{"items": "\xff\xfe"}', b'{"items": [1]} {"more": 2}'):
+        body = b'{"jsonrpc":"2.0","id":7,"result":' + broken + b" " * 1200 + b"}"
+        stream = asyncio.StreamReader()
+        stream.feed_data(body)
+        stand_in = json.loads(await RawResponseReader(stream, threshold=1000).readexactly(len(body)))
+        assert "$lspHubRaw" not in str(stand_in), broken
+    assert is_one_json_value('{"a": ["é", 1e999, null]}'.encode()) and not is_one_json_value(b"[1] [2]")
     request = b'{"jsonrpc":"2.0","id":1,"method":"x","params":' + json.dumps(result).encode() + b"}"
     stream = asyncio.StreamReader()
     stream.feed_data(request)
