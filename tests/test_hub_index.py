@@ -32,14 +32,20 @@ async def ready(hub: HubUnderTest) -> dict[str, Any]:
     raise AssertionError("the index never became ready")
 
 
-async def test_index_commands_follow_an_edit_made_in_the_editor(start_hub: StartHub) -> None:
+async def small_package(start_hub: StartHub) -> tuple[HubUnderTest, Path, dict[str, Any]]:
+    """A hub on a three-file package (pkg/user.py calls pkg/core.py's compute_total), its index ready: the hub,
+    user.py and the hub's status."""
     hub = await start_hub({"fakeA": {}, "fakeB": {}}, languages=LANGUAGES, initialize=False)
     hub.file("pkg/__init__.py", "")
     hub.file("pkg/core.py", "def compute_total(items):\n    return sum(items)\n")
     user = hub.file("pkg/user.py",
                     "from pkg.core import compute_total\n\n\ndef report():\n    return compute_total([1])\n")
     await hub.client.initialize(hub.workspace)
-    status = await ready(hub)
+    return hub, user, await ready(hub)
+
+
+async def test_index_commands_follow_an_edit_made_in_the_editor(start_hub: StartHub) -> None:
+    hub, user, status = await small_package(start_hub)
     assert status["index"]["files"] == 3 and status["index"]["languages"] == {"python": 3}
     callers = await command(hub, "lspHub.callers", {"symbol": "compute_total"})
     assert [c["caller"] for c in callers["callers"]] == ["report"] and callers["complete"] is True
@@ -73,13 +79,7 @@ async def test_index_commands_follow_an_edit_made_in_the_editor(start_hub: Start
 
 async def test_a_repo_map_asked_right_after_an_edit_includes_it(start_hub: StartHub) -> None:
     """An agent edits and asks at once: the hub applies the change still waiting out its debounce first."""
-    hub = await start_hub({"fakeA": {}, "fakeB": {}}, languages=LANGUAGES, initialize=False)
-    hub.file("pkg/__init__.py", "")
-    hub.file("pkg/core.py", "def compute_total(items):\n    return sum(items)\n")
-    user = hub.file("pkg/user.py",
-                    "from pkg.core import compute_total\n\n\ndef report():\n    return compute_total([1])\n")
-    await hub.client.initialize(hub.workspace)
-    await ready(hub)
+    hub, user, _status = await small_package(start_hub)
     before = await command(hub, "lspHub.repoMap", {"tokenBudget": 400})
     assert "def report" in before["text"] and "freshly_added" not in before["text"]
     uri = hub.client.open(user, "python")

@@ -117,6 +117,7 @@ def _completeness(index: WorkspaceIndex, snapshot: Snapshot) -> dict[str, Any]:
 def repo_map(index: WorkspaceIndex, arguments: Arguments = None, wait: float = 0.0) -> dict[str, Any]:
     """`lspHub.repoMap` {focusFiles?, mentionedIdents?, tokenBudget?=1024} -> {text, files, tokens, complete}."""
     from lsp_hub.index import repomap
+    from lsp_hub.index.graph_store import save_ranking
 
     args = _object(arguments, "repoMap")
     focus = [_workspace_path(index, value, "focusFiles") for value in _strings(args, "focusFiles")]
@@ -124,6 +125,7 @@ def repo_map(index: WorkspaceIndex, arguments: Arguments = None, wait: float = 0
     budget = _integer(args, "tokenBudget", repomap.DEFAULT_TOKEN_BUDGET, 0, 1_000_000)
     snapshot = _snapshot(index, wait)
     result = repomap.repo_map(snapshot, focus, mentioned, budget)
+    save_ranking(snapshot)  # what a later process needs to answer this without building the graph
     result.update(_completeness(index, snapshot))
     return result
 

@@ -1,7 +1,11 @@
-"""Graphs kept in the index cache: each file's contribution (its names in the name tables, its resolved imports,
-its links, its row of weighted edges and what they pass on), stored under the fingerprint of the files they were
-computed on. A later process whose snapshot has the same fingerprint assembles its graphs from them instead of
-resolving every use again, and updates them after a change like graphs it built itself.
+"""Graphs kept in the index cache, under the fingerprint of the files they were computed on (and of the graph code):
+
+- the ranking (base ranks, kept edges, the definition scores computed): a later process with the same files
+  answers a repo map from it without building any graph (`ranking`, `StoredRanking`, `save_ranking`);
+- each file's contribution (its names in the name tables, its resolved imports, its links, its row of weighted
+  edges and what they pass on): a later process with the same files assembles its graphs from them instead of
+  resolving every use again, and updates them after a change like graphs it built itself (`stored_graphs`,
+  `save_graphs`).
 
 The store is only an accelerator: a missing, outdated or damaged entry means the graphs are built as usual.
 """
@@ -10,19 +14,107 @@ from __future__ import annotations
 
 import logging
 import marshal
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from lsp_hub.index.graph import GraphInputs, NameTables, graph_inputs
 from lsp_hub.index.links import FileLinks, file_links
-from lsp_hub.index.ranking import ReferenceGraph, Row, reference_graph
+from lsp_hub.index.ranking import ReferenceGraph, Row, power_iteration, reference_graph, transition_matrix
 from lsp_hub.index.resolve import ImportResolver, ResolvedImport
+from lsp_hub.index.store import IndexStore
 from lsp_hub.index.workspace import Snapshot
 
 log = logging.getLogger(__name__)
 
 STATE_KEY = "graph_state"
 STATE_FORMAT = 1
+RANKING_KEY = "ranking"
+RANKING_FORMAT = 1
+
+
+def _storable(snapshot: Snapshot) -> IndexStore | None:
+    """The store that may keep or give graphs of this snapshot: complete, and every file as on disk."""
+    store = snapshot.store
+    return store if store is not None and not snapshot.pending and snapshot.on_disk() else None
+
+
+def _stored(snapshot: Snapshot, key: str, format_version: int) -> dict[str, Any] | None:
+    """What an earlier process kept under `key` for exactly these files, decoded; None when there is nothing
+    usable (a damaged entry included: the caller builds instead)."""
+    store = _storable(snapshot)
+    data = store.load_graph(key, snapshot.fingerprint()) if store is not None else None
+    if data is None:
+        return None
+    try:
+        stored = marshal.loads(data)
+    except (ValueError, EOFError, TypeError) as error:
+        log.warning("stored %s of %s unreadable (%s); building it", key, snapshot.root, error)
+        return None
+    if not isinstance(stored, dict) or stored.get("format") != format_version \
+            or len(stored.get("nodes", ())) != len(snapshot.files):
+        return None
+    return stored
+
+
+class StoredRanking:
+    """The ranking of a snapshot as a previous process kept it (`save_ranking`). A file whose definition scores
+    were not kept makes it build the graph after all."""
+
+    def __init__(self, snapshot: Snapshot, stored: dict[str, Any]) -> None:
+        self.snapshot = snapshot
+        self.nodes: list[str] = stored["nodes"]
+        self.index = {node: position for position, node in enumerate(self.nodes)}
+        self.base_ranks: dict[str, float] = dict(zip(self.nodes, stored["ranks"], strict=True))
+        self._edges: tuple[list[int], list[int], list[float]] = stored["edges"]
+        self._scores: dict[str, dict[str, float]] = stored["scores"]
+        self._matrix: Any = None
+
+    def definition_scores(self, path: str) -> dict[str, float]:
+        scores = self._scores.get(path)
+        if scores is None:
+            return reference_graph(self.snapshot).definition_scores(path)
+        return scores
+
+    def pagerank(self, personalization: Mapping[str, float] | None = None) -> dict[str, float]:
+        if self._matrix is None and self.nodes:
+            self._matrix = transition_matrix(len(self.nodes), *self._edges)
+        return power_iteration(self.nodes, self.index, self._matrix, personalization)
+
+
+Ranking = ReferenceGraph | StoredRanking
+
+
+def ranking(snapshot: Snapshot) -> Ranking:
+    """The snapshot's ranking: kept by an earlier process for the same files, else the reference graph."""
+    return snapshot.derived("ranking", _ranking)
+
+
+def _ranking(snapshot: Snapshot) -> Ranking:
+    if snapshot.anchor is not None or snapshot.is_derived("reference_graph"):
+        return reference_graph(snapshot)  # built here, or updated from graphs this process has: no need to load
+    try:
+        stored = _stored(snapshot, RANKING_KEY, RANKING_FORMAT)
+        return StoredRanking(snapshot, stored) if stored is not None else reference_graph(snapshot)
+    except (KeyError, TypeError, ValueError):  # a damaged entry: build the graph, which stores it again
+        return reference_graph(snapshot)
+
+
+def save_ranking(snapshot: Snapshot) -> None:
+    """Keep the snapshot's ranking for the next process, when its files are as on disk and the reference graph
+    computed something the stored ranking lacks."""
+    store = _storable(snapshot)
+    if store is None or not snapshot.is_derived("reference_graph"):
+        return
+    graph = reference_graph(snapshot)
+    if graph.saved_scores == len(graph.computed_scores()):
+        return
+    scores = dict(graph.computed_scores())
+    stored = {"format": RANKING_FORMAT, "nodes": graph.nodes,
+              "ranks": [graph.base_ranks[node] for node in graph.nodes],
+              "edges": graph.edge_arrays(), "scores": scores}
+    store.save_graph(RANKING_KEY, snapshot.fingerprint(), marshal.dumps(stored))
+    graph.saved_scores = len(scores)
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,19 +130,11 @@ def stored_graphs(snapshot: Snapshot) -> StoredGraphs | None:
 
 
 def _load(snapshot: Snapshot) -> StoredGraphs | None:
-    store = snapshot.store
-    if store is None or snapshot.pending or not snapshot.on_disk():
-        return None
-    data = store.load_graph(STATE_KEY, snapshot.fingerprint())
-    if data is None:
+    state = _stored(snapshot, STATE_KEY, STATE_FORMAT)
+    if state is None:
         return None
     try:
-        state = marshal.loads(data)
-        if not isinstance(state, dict) or state.get("format") != STATE_FORMAT:
-            return None
         nodes: list[str] = state["nodes"]
-        if len(nodes) != len(snapshot.files):
-            return None
         resolved = {path: [ResolvedImport(*entry) for entry in entries] for path, entries in state["resolved"].items()}
         inputs = GraphInputs(NameTables(*state["tables"]), state["dependents"],
                              ImportResolver(snapshot.files, snapshot.markers), resolved, state["bindings"],
@@ -58,7 +142,7 @@ def _load(snapshot: Snapshot) -> StoredGraphs | None:
         rows = {path: Row(*row) for path, row in state["rows"].items()}
         graph = ReferenceGraph(nodes, rows, state["incoming"], state["factors"], len(nodes))
         return StoredGraphs(inputs, state["links"], graph)
-    except (ValueError, EOFError, TypeError, KeyError) as error:
+    except (ValueError, TypeError, KeyError) as error:
         log.warning("stored graphs of %s unreadable (%s); building them", snapshot.root, error)
         return None
 
@@ -67,8 +151,8 @@ def save_graphs(snapshot: Snapshot, min_interval: float = 0.0) -> None:
     """Keep the snapshot's graphs for the next process, when they are built and its files are as on disk; not
     again within `min_interval` seconds of the last save (a hub whose files an agent rewrites would otherwise
     store ten megabytes after every map)."""
-    store = snapshot.store
-    if store is None or snapshot.pending or not snapshot.is_derived("reference_graph") or not snapshot.on_disk():
+    store = _storable(snapshot)
+    if store is None or not snapshot.is_derived("reference_graph"):
         return
     fingerprint = snapshot.fingerprint()
     if store.graph_saved(STATE_KEY) == fingerprint or store.seconds_since_saved(STATE_KEY) < min_interval:

@@ -19,7 +19,6 @@ recomputed; rows are summed in the same order either way, so an update equals a 
 from __future__ import annotations
 
 import bisect
-import marshal
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -29,6 +28,7 @@ from lsp_hub.index.graph import (
     COMMON_NAMES,
     MAX_DEFINERS,
     GraphChanges,
+    GraphInputs,
     NameTables,
     graph_inputs,
 )
@@ -131,30 +131,20 @@ class Passes:
         """Set the entries of an empty instance, sources in ascending order."""
         import numpy as np
 
-        positions = self.positions
         sources: list[int] = []
         name_positions: list[int] = []
         weights: list[float] = []
         for source, entries in by_source:
-            for name, weight in entries:
-                position = positions.get(name)
-                if position is None:
-                    position = positions[name] = len(self.names)
-                    self.names.append(name)
-                sources.append(source)
-                name_positions.append(position)
-                weights.append(weight)
+            count = len(weights)
+            self._intern(entries, name_positions, weights)
+            sources.extend([source] * (len(weights) - count))
         self.sources = np.array(sources, dtype=np.intp)
         self.name_positions = np.array(name_positions, dtype=np.intp)
         self.weights = np.array(weights, dtype=float)
 
-    def replace(self, source: int, entries: Iterable[tuple[str, float]]) -> None:
-        """Make `entries` the entries of `source` (none when empty)."""
-        import numpy as np
-
+    def _intern(self, entries: Iterable[tuple[str, float]], name_positions: list[int], weights: list[float]) -> None:
+        """Append each entry's name position (a new name gets the next one) and weight."""
         positions = self.positions
-        name_positions: list[int] = []
-        weights: list[float] = []
         for name, weight in entries:
             position = positions.get(name)
             if position is None:
@@ -162,6 +152,14 @@ class Passes:
                 self.names.append(name)
             name_positions.append(position)
             weights.append(weight)
+
+    def replace(self, source: int, entries: Iterable[tuple[str, float]]) -> None:
+        """Make `entries` the entries of `source` (none when empty)."""
+        import numpy as np
+
+        name_positions: list[int] = []
+        weights: list[float] = []
+        self._intern(entries, name_positions, weights)
         start, end = np.searchsorted(self.sources, [source, source + 1])
         count = len(weights)
         self.sources = np.concatenate((self.sources[:start], np.full(count, source, dtype=np.intp),
@@ -190,7 +188,7 @@ class ReferenceGraph:
         self._definition_scores: dict[str, dict[str, float]] = {}
         self._shares: Any = None  # per node: base rank / outgoing weight
         self.passes_cache: dict[str, Passes] = {}
-        self.saved_scores = 0  # how many files' definition scores `save_ranking` stored
+        self.saved_scores = 0  # how many files' definition scores graph_store.save_ranking stored
         self._graph: nx.DiGraph | None = None
 
     def edges(self) -> Iterable[tuple[str, str, float]]:
@@ -339,7 +337,7 @@ def _reference_graph(snapshot: Snapshot) -> ReferenceGraph:
 
         stored = stored_graphs(snapshot) if changes is None else None
         return stored.graph if stored is not None else _built_graph(snapshot, links, inputs.tables)
-    return _updated_graph(snapshot, links, inputs.tables, reference_graph(anchor), file_links(anchor), changes)
+    return _updated_graph(snapshot, links, inputs, reference_graph(anchor), file_links(anchor), changes)
 
 
 def _factor_lookup(factors: dict[str, float | None], tables: NameTables, file_count: int) -> Any:
@@ -367,10 +365,11 @@ def _built_graph(snapshot: Snapshot, links: Mapping[str, FileLinks], tables: Nam
 
 
 def _updated_graph(
-    snapshot: Snapshot, links: Mapping[str, FileLinks], tables: NameTables, previous: ReferenceGraph,
+    snapshot: Snapshot, links: Mapping[str, FileLinks], inputs: GraphInputs, previous: ReferenceGraph,
     previous_links: Mapping[str, FileLinks], changes: GraphChanges,
 ) -> ReferenceGraph:
     """`previous` (the anchor's graph, same files) with the rows of files whose links or multipliers changed."""
+    tables = inputs.tables
     file_count = len(snapshot.files)
     factors = dict(previous.factors)
     redo = {path for path, file_links_ in links.items() if previous_links.get(path) is not file_links_}
@@ -378,7 +377,7 @@ def _updated_graph(
         if name in factors and factors[name] != name_factor(name, tables, file_count):
             del factors[name]
             redo.update(tables.referencers.get(name, ()))  # the files that can use it: by its name...
-            redo.update(graph_inputs(snapshot).dependents.get(name, ()))  # ...or under an alias
+            redo.update(inputs.dependents.get(name, ()))  # ...or under an alias
     factor = _factor_lookup(factors, tables, file_count)
     rows = dict(previous.rows)
     incoming = dict(previous.incoming)
@@ -408,74 +407,3 @@ def _updated_graph(
     graph.passes_cache = passes_cache
     return graph
 
-
-RANKING_KEY = "ranking"
-RANKING_FORMAT = 1
-
-
-class StoredRanking:
-    """The ranking of a snapshot as a previous process kept it (`save_ranking`): base ranks, kept edges and the
-    definition scores it computed, for files with the same fingerprint. A warm start answers a repo map from it
-    without building the graph; a file whose scores were not kept makes it build the graph after all."""
-
-    def __init__(self, snapshot: Snapshot, stored: dict[str, Any]) -> None:
-        self.snapshot = snapshot
-        self.nodes: list[str] = stored["nodes"]
-        self.index = {node: position for position, node in enumerate(self.nodes)}
-        self.base_ranks: dict[str, float] = dict(zip(self.nodes, stored["ranks"], strict=True))
-        self._edges: tuple[list[int], list[int], list[float]] = stored["edges"]
-        self._scores: dict[str, dict[str, float]] = stored["scores"]
-        self._matrix: Any = None
-
-    def definition_scores(self, path: str) -> dict[str, float]:
-        scores = self._scores.get(path)
-        if scores is None:
-            return reference_graph(self.snapshot).definition_scores(path)
-        return scores
-
-    def pagerank(self, personalization: Mapping[str, float] | None = None) -> dict[str, float]:
-        if self._matrix is None and self.nodes:
-            self._matrix = transition_matrix(len(self.nodes), *self._edges)
-        return power_iteration(self.nodes, self.index, self._matrix, personalization)
-
-
-Ranking = ReferenceGraph | StoredRanking
-
-
-def ranking(snapshot: Snapshot) -> Ranking:
-    """The snapshot's ranking: kept by an earlier process for the same files, else the reference graph."""
-    return snapshot.derived("ranking", _ranking)
-
-
-def _ranking(snapshot: Snapshot) -> Ranking:
-    store = snapshot.store
-    if (store is None or snapshot.anchor is not None or snapshot.is_derived("reference_graph")
-            or snapshot.pending or not snapshot.on_disk()):
-        return reference_graph(snapshot)  # built here, or updated from graphs this process has: no need to load
-    data = store.load_graph(RANKING_KEY, snapshot.fingerprint())
-    if data is not None:
-        try:
-            stored = marshal.loads(data)
-            if isinstance(stored, dict) and stored.get("format") == RANKING_FORMAT \
-                    and len(stored["nodes"]) == len(snapshot.files):
-                return StoredRanking(snapshot, stored)
-        except (ValueError, EOFError, TypeError, KeyError):
-            pass  # a damaged entry: build the graph, which stores it again
-    return reference_graph(snapshot)
-
-
-def save_ranking(snapshot: Snapshot) -> None:
-    """Keep the snapshot's ranking for the next process, when its files are as on disk and the reference graph
-    computed something the stored ranking lacks."""
-    store = snapshot.store
-    if store is None or snapshot.pending or not snapshot.is_derived("reference_graph") or not snapshot.on_disk():
-        return
-    graph = reference_graph(snapshot)
-    if graph.saved_scores == len(graph.computed_scores()):
-        return
-    scores = dict(graph.computed_scores())
-    stored = {"format": RANKING_FORMAT, "nodes": graph.nodes,
-              "ranks": [graph.base_ranks[node] for node in graph.nodes],
-              "edges": graph.edge_arrays(), "scores": scores}
-    store.save_graph(RANKING_KEY, snapshot.fingerprint(), marshal.dumps(stored))
-    graph.saved_scores = len(scores)

@@ -27,7 +27,7 @@ from typing import Any
 
 from lsp_hub.index import history as history_module
 from lsp_hub.index.graph import COMMON_NAMES, import_graph, name_tables, use_resolver
-from lsp_hub.index.ranking import ranking
+from lsp_hub.index.graph_store import ranking
 from lsp_hub.index.workspace import Snapshot
 
 DEFAULT_TOP_N = 10

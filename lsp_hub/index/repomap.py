@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from lsp_hub.index.graph import name_tables
-from lsp_hub.index.ranking import ranking, save_ranking
+from lsp_hub.index.graph_store import ranking
 from lsp_hub.index.records import D_CONTAINER, D_KIND, D_NAME, D_SIGNATURE, D_START_LINE
 from lsp_hub.index.workspace import Snapshot
 
@@ -197,7 +197,6 @@ def repo_map(
         name for path in focus if path in snapshot.files for name in snapshot.files[path].reference_counts()
     )
     tags = _rank_tags(snapshot, ranks, candidates, mentioned, focus_names)
-    save_ranking(snapshot)  # what a later process needs to answer this without building the graph
     tagged_files = {tag[1] for tag in tags}
     # After every definition: the remaining files, by rank, as bare path lines.
     bare = [path for path in candidates if path not in tagged_files]

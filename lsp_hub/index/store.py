@@ -102,8 +102,7 @@ class IndexStore:
         self._lock = threading.Lock()
         self._connection: sqlite3.Connection | None = None
         self.recovered = False  # True once a broken or outdated database was thrown away
-        self._saved_graphs: dict[str, str] = {}
-        self._saved_at: dict[str, float] = {}
+        self._saved_graphs: dict[str, tuple[str, float]] = {}  # key -> (fingerprint, monotonic time) last stored
         self.disabled = False
 
     # --- connection management -------------------------------------------------------------------------------
@@ -265,15 +264,15 @@ class IndexStore:
                 return
             try:
                 connection.execute("INSERT OR REPLACE INTO graphs VALUES (?, ?, ?)", (key, fingerprint, data))
-                self._saved_graphs[key] = saved_fingerprint
-                self._saved_at[key] = time.monotonic()
+                self._saved_graphs[key] = (saved_fingerprint, time.monotonic())
             except sqlite3.Error as error:
                 log.warning("index cache %s: could not store graphs (%s)", self.path, error)
 
     def seconds_since_saved(self, key: str) -> float:
-        saved = self._saved_at.get(key)
-        return float("inf") if saved is None else time.monotonic() - saved
+        saved = self._saved_graphs.get(key)
+        return float("inf") if saved is None else time.monotonic() - saved[1]
 
     def graph_saved(self, key: str) -> str | None:
         """The fingerprint this process last stored under `key` (saving the same again is pointless)."""
-        return self._saved_graphs.get(key)
+        saved = self._saved_graphs.get(key)
+        return None if saved is None else saved[0]

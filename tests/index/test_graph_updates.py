@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from lsp_hub.index.graph import COMMON_NAMES, graph_inputs, import_graph, name_tables
-from lsp_hub.index.graph_store import save_graphs, stored_graphs
+from lsp_hub.index.graph_store import save_graphs, save_ranking, stored_graphs
 from lsp_hub.index.links import file_links
 from lsp_hub.index.ranking import COMMON_REFERENCER_SHARE, ReferenceGraph, reference_graph
 from lsp_hub.index.repomap import repo_map
@@ -190,6 +190,7 @@ def test_a_later_process_answers_from_the_stored_ranking(corpus: Path, tmp_path:
     first = WorkspaceIndex(corpus, cache_dir=cache)
     first.build()
     expected = repo_map(first.snapshot(), token_budget=256)
+    save_ranking(first.snapshot())
     first.close()
 
     second = WorkspaceIndex(corpus, cache_dir=cache)
@@ -242,6 +243,7 @@ def test_rankings_stored_by_other_graph_code_are_not_used(corpus: Path, tmp_path
     first = WorkspaceIndex(corpus, cache_dir=cache)
     first.build()
     repo_map(first.snapshot(), token_budget=256)
+    save_ranking(first.snapshot())
     first.close()
     monkeypatch.setattr(store, "_graph_code", "another version")
     second = WorkspaceIndex(corpus, cache_dir=cache)

@@ -52,31 +52,31 @@ def test_hub_and_index_modules_import_nothing_heavy(tmp_path: Path) -> None:
     assert loaded == []
 
 
-def test_warm_build_and_index_verb_need_no_parser(tmp_path: Path) -> None:
+def _project(tmp_path: Path, a_text: str) -> Path:
     root = tmp_path / "project"
     root.mkdir()
-    (root / "a.py").write_text("def f():\n    return g()\n")
+    (root / "a.py").write_text(a_text)
     (root / "b.py").write_text("from a import f\n\nf()\n")
-    build = f"""
+    return root
+
+
+def _cli(verb: str, root: Path) -> str:
+    """A script running one index verb of the command line on `root`, its output discarded."""
+    return f"""
         from lsp_hub.index.cli import main
         import contextlib, io
         with contextlib.redirect_stdout(io.StringIO()):
-            assert main(["index", {str(root)!r}]) == 0
+            assert main([{verb!r}, {str(root)!r}]) == 0
         """
+
+
+def test_warm_build_and_index_verb_need_no_parser(tmp_path: Path) -> None:
+    build = _cli("index", _project(tmp_path, "def f():\n    return g()\n"))
     assert "tree_sitter" in _loaded_after(build, tmp_path)  # cold: parses
     assert _loaded_after(build, tmp_path) == []  # warm: everything from the cache
 
 
 def test_a_warm_repo_map_imports_nothing_heavy(tmp_path: Path) -> None:
-    root = tmp_path / "project"
-    root.mkdir()
-    (root / "a.py").write_text("def f():\n    return g()\n\n\ndef g():\n    return 1\n")
-    (root / "b.py").write_text("from a import f\n\nf()\n")
-    repomap = f"""
-        from lsp_hub.index.cli import main
-        import contextlib, io
-        with contextlib.redirect_stdout(io.StringIO()):
-            assert main(["repomap", {str(root)!r}]) == 0
-        """
+    repomap = _cli("repomap", _project(tmp_path, "def f():\n    return g()\n\n\ndef g():\n    return 1\n"))
     assert {"tree_sitter", "numpy"} <= set(_loaded_after(repomap, tmp_path))  # cold: parses and ranks
     assert _loaded_after(repomap, tmp_path) == []  # warm: the ranking the first run stored
