@@ -182,17 +182,24 @@ class SharedIndex:
             self._poller = self.workspace.spawn(self._poll())
 
     async def _poll(self) -> None:
-        from lsp_hub.index.walk import IndexingCancelled
-
         while True:
             await asyncio.sleep(POLL_SECONDS)
             for index in list(self.indexes.values()):
-                try:
-                    await asyncio.to_thread(index.build)  # a warm build: walks and stats, parses what changed
-                except IndexingCancelled:
+                if not await self._refresh(index):
                     return
-                except Exception:
-                    logger.exception("refreshing the index failed")
+
+    async def _refresh(self, index: WorkspaceIndex) -> bool:
+        """A warm build (walks and stats, parses what changed: about 30 ms on the standard library); False once the
+        index is stopped."""
+        from lsp_hub.index.walk import IndexingCancelled
+
+        try:
+            await asyncio.to_thread(index.build)
+        except IndexingCancelled:
+            return False
+        except Exception:
+            logger.exception("refreshing the index failed")
+        return True
 
     def index_for(self, uri_or_path: str | None) -> WorkspaceIndex | None:
         """The index of the workspace folder holding a file (the first folder when no file is named)."""
@@ -402,6 +409,10 @@ class SharedIndex:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(asyncio.shield(self.built.wait()), WAIT_FOR_BUILD_SECONDS)
         await self._apply_pending_updates()  # an edit just made must be in the answer, debounced or not
+        if self._poller is not None and self.built.is_set():
+            # Nobody tells this workspace of changes on disk (a `lsp-hub query` or MCP session): an agent that has
+            # just written a file with its own tool asks next, and must not wait for the next poll.
+            await self._refresh(index)
         try:
             result = await asyncio.to_thread(call, index, args)
         except ValueError as exc:

@@ -249,6 +249,21 @@ def test_empty_answer_exits_1(ask: Ask, sample: Path) -> None:
     assert code == 1 and json.loads(out) == {"locations": [], "complete": True}
 
 
+def test_index_answers_see_a_file_written_on_disk_just_before(ask: Ask, sample: Path) -> None:
+    """An agent writes a file with its own tool and asks at once: nothing told the hub, and its poll is 10 s away."""
+    assert "audit_total" not in ask("callers", "--symbol", "total_value")[1]
+    written = sample / "app" / "audit.py"
+    written.write_text("from app.models import Inventory, total_value\n\n\n"
+                       "def audit_total(inventory: Inventory) -> float:\n    return total_value(inventory)\n")
+    try:
+        callers = ask_json(ask, "callers", "--symbol", "total_value")["callers"]
+        assert "audit_total" in {caller["caller"] for caller in callers}
+    finally:
+        written.unlink()
+    callers = ask_json(ask, "callers", "--symbol", "total_value")["callers"]
+    assert "audit_total" not in {caller["caller"] for caller in callers}
+
+
 # --- through the real command line -------------------------------------------------------------------------------
 
 
