@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from lsp_hub.index.records import Packed, content_digest, decode_packed, encode_packed
+from lsp_hub.index.records import P_DEFINITIONS, FileRecord, Packed, content_digest, encode_packed
 from lsp_hub.index.walk import REASON_BINARY, REASON_TOO_LARGE, REASON_UNREADABLE, is_binary
 
 OWNER_POLL_SECONDS = 0.5  # how often a worker checks that its owner lives, where it cannot wait on a pidfd
@@ -42,22 +42,27 @@ class ParseOutcome:
     packed: Packed | None  # None when skipped or when `unchanged`
     unchanged: bool  # content equals known_digest: keep the cached results
     parsed: bool
-    encoded: bytes | None = None  # `packed` in marshal form, when it came from a worker: the cache stores it as is
+    # From a worker: `packed` in marshal form (not decoded: the record keeps it so, and the cache stores it as is),
+    # with its definition count beside it, and `packed` None.
+    encoded: bytes | None = None
+    definitions: int | None = None
 
     def __reduce__(self) -> tuple[Callable[..., ParseOutcome], tuple[Any, ...]]:
         # From a worker to the parent the results travel in marshal form, which is written about six times and
         # read about twice as fast as pickle's object protocol, and is the form the cache keeps.
-        encoded = self.encoded
+        encoded, definitions = self.encoded, self.definitions
         if encoded is None and self.packed is not None:
-            encoded = encode_packed(self.packed)
-        return (_outcome_from_wire, (self.path, self.language, self.size, self.mtime_ns, self.digest,
-                                     self.skip_reason, encoded, self.unchanged, self.parsed))
+            encoded, definitions = encode_packed(self.packed), len(self.packed[P_DEFINITIONS])
+        return (ParseOutcome, (self.path, self.language, self.size, self.mtime_ns, self.digest, self.skip_reason,
+                               None, self.unchanged, self.parsed, encoded, definitions))
 
-
-def _outcome_from_wire(path: str, language: str, size: int, mtime_ns: int, digest: bytes, skip_reason: str | None,
-                       encoded: bytes | None, unchanged: bool, parsed: bool) -> ParseOutcome:
-    packed = decode_packed(encoded) if encoded is not None else None
-    return ParseOutcome(path, language, size, mtime_ns, digest, skip_reason, packed, unchanged, parsed, encoded)
+    def record(self) -> FileRecord:
+        """The parsed results as a record (not for skipped or `unchanged` outcomes)."""
+        if self.packed is not None:
+            return FileRecord.of_packed(self.path, self.size, self.mtime_ns, self.digest, self.packed)
+        assert self.encoded is not None and self.definitions is not None
+        return FileRecord(self.path, self.size, self.mtime_ns, self.digest, self.encoded, self.language,
+                          self.definitions)
 
 
 def parse_source(job: ParseJob, data: bytes, size: int, mtime_ns: int, max_file_size: int) -> ParseOutcome:

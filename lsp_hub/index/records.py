@@ -82,91 +82,130 @@ def looks_packed(data: bytes) -> bool:
     return len(data) > 2 and data[0] in _TUPLE_CODES
 
 
-class FileRecord:
-    """One indexed file: its identity on disk and its packed results. Immutable by convention (a new record
-    replaces the old on change), except for the lazily built caches. A record loaded from the cache keeps its
-    stored bytes and decodes them on first use: a warm start that answers from stored rankings reads a few files'
-    results, not all of them."""
+EMPTY_PACKED: Packed = ("", 0, 0, (), (), (), (), ())
 
-    __slots__ = ("_defined_names", "_definition_count", "_encoded", "_file_index", "_language", "_packed",
+
+class FileRecord:
+    """One indexed file: its identity on disk and its results. Immutable by convention (a new record replaces the
+    old on change), except for the lazily built caches.
+
+    The results are kept encoded (marshal bytes: the form workers send and the cache stores) and decoded once, on
+    first use, into a "head": everything but the references. References are four fifths of the tuples (346,000 of
+    432,000 on the standard library) and about 80 MB decoded there, yet only per-file queries read them (callers,
+    references in one file); the graphs need their counts per (name, receiver), which the same decode derives. So a
+    cold start never holds the whole corpus decoded, and a warm one that answers from stored rankings decodes only
+    the files its map shows."""
+
+    __slots__ = ("_defined_names", "_definition_count", "_encoded", "_file_index", "_head", "_language",
                  "_reference_counts", "_reference_uses", "digest", "mtime_ns", "path", "size")
 
-    def __init__(self, path: str, size: int, mtime_ns: int, digest: bytes, packed: Packed | None,
-                 encoded: bytes | None = None, language: str | None = None,
-                 definition_count: int | None = None) -> None:
-        """Either `packed`, or `encoded` with the `language` and `definition_count` stored beside it."""
+    def __init__(self, path: str, size: int, mtime_ns: int, digest: bytes, encoded: bytes,
+                 language: str | None = None, definition_count: int | None = None,
+                 packed: Packed | None = None) -> None:
+        """`encoded` with the `language` and `definition_count` stored beside it; `packed`, the decoded results,
+        when the caller has them at hand (a parse in this process), saves the first decode."""
         self.path = path
         self.size = size
         self.mtime_ns = mtime_ns
         self.digest = digest
-        self._packed = packed
-        self._encoded = encoded if packed is None else None
+        self._encoded = encoded
         self._language = language
         self._definition_count = definition_count
+        self._head: Packed | None = None
         self._file_index: FileIndex | None = None
         self._defined_names: frozenset[str] | None = None
         self._reference_counts: dict[str, int] | None = None
         self._reference_uses: dict[str, dict[str | None, int]] | None = None
+        if packed is not None:
+            self._keep_head(packed)
+
+    @classmethod
+    def of_packed(cls, path: str, size: int, mtime_ns: int, digest: bytes, packed: Packed) -> FileRecord:
+        return cls(path, size, mtime_ns, digest, encode_packed(packed), packed[P_LANGUAGE],
+                   len(packed[P_DEFINITIONS]), packed)
+
+    def with_identity(self, size: int, mtime_ns: int, digest: bytes) -> FileRecord:
+        """The same results for a file whose identity on disk changed but whose content did not."""
+        record = FileRecord(self.path, size, mtime_ns, digest, self._encoded, self._language, self._definition_count)
+        record._head, record._reference_uses = self._head, self._reference_uses  # immutable once made
+        return record
+
+    def _decode(self) -> Packed:
+        try:
+            return decode_packed(self._encoded)
+        except (ValueError, EOFError, TypeError) as error:  # a damaged cache row: the file reads as empty
+            log.warning("index cache entry for %s is unreadable (%s); treating it as empty", self.path, error)
+            return EMPTY_PACKED
+
+    def _keep_head(self, packed: Packed) -> Packed:
+        uses: dict[str, dict[str | None, int]] = {}
+        for reference in packed[P_REFERENCES]:
+            by_receiver = uses.get(reference[R_NAME])
+            if by_receiver is None:
+                by_receiver = uses[reference[R_NAME]] = {}
+            receiver = reference[R_RECEIVER]
+            by_receiver[receiver] = by_receiver.get(receiver, 0) + 1
+        self._reference_uses = uses
+        head = self._head = (*packed[:P_REFERENCES], (), *packed[P_REFERENCES + 1:])
+        return head
+
+    def _loaded_head(self) -> Packed:
+        head = self._head
+        if head is None:
+            head = self._keep_head(self._decode())
+        return head
 
     @property
     def packed(self) -> Packed:
-        packed = self._packed
-        if packed is None:
-            try:
-                packed = decode_packed(self._encoded or b"")
-            except (ValueError, EOFError, TypeError) as error:  # a damaged cache row: the file reads as empty
-                log.warning("index cache entry for %s is unreadable (%s); treating it as empty", self.path, error)
-                packed = ("", 0, 0, (), (), (), (), ())
-            self._packed = packed
-            self._encoded = None
-        return packed
+        """All the results, references included: decoded on each call and not kept (see the class)."""
+        return self._decode()
 
     @property
-    def encoded(self) -> bytes | None:
-        """The stored bytes when the record came from the cache and has not been decoded yet."""
+    def encoded(self) -> bytes:
         return self._encoded
 
     @property
     def language(self) -> str:
-        if self._packed is None and self._language is not None:
+        if self._language is not None:
             return self._language
-        language: str = self.packed[P_LANGUAGE]
+        language: str = self._loaded_head()[P_LANGUAGE]
         return language
 
     @property
     def definition_count(self) -> int:
-        if self._packed is None and self._definition_count is not None:
+        if self._definition_count is not None:
             return self._definition_count
         return len(self.definitions)
 
     @property
     def definitions(self) -> tuple[tuple[Any, ...], ...]:
-        definitions: tuple[tuple[Any, ...], ...] = self.packed[P_DEFINITIONS]
+        definitions: tuple[tuple[Any, ...], ...] = self._loaded_head()[P_DEFINITIONS]
         return definitions
 
     @property
     def references(self) -> tuple[tuple[Any, ...], ...]:
-        references: tuple[tuple[Any, ...], ...] = self.packed[P_REFERENCES]
+        """Decoded on each call: readers want one file's, once."""
+        references: tuple[tuple[Any, ...], ...] = self._decode()[P_REFERENCES]
         return references
 
     @property
     def imports(self) -> tuple[tuple[Any, ...], ...]:
-        imports: tuple[tuple[Any, ...], ...] = self.packed[P_IMPORTS]
+        imports: tuple[tuple[Any, ...], ...] = self._loaded_head()[P_IMPORTS]
         return imports
 
     @property
     def field_types(self) -> tuple[tuple[str, str, str], ...]:
-        field_types: tuple[tuple[str, str, str], ...] = self.packed[P_FIELD_TYPES]
+        field_types: tuple[tuple[str, str, str], ...] = self._loaded_head()[P_FIELD_TYPES]
         return field_types
 
     @property
     def local_types(self) -> tuple[tuple[str, str, str], ...]:
-        local_types: tuple[tuple[str, str, str], ...] = self.packed[P_LOCAL_TYPES]
+        local_types: tuple[tuple[str, str, str], ...] = self._loaded_head()[P_LOCAL_TYPES]
         return local_types
 
     @property
     def syntax_error_count(self) -> int:
-        count: int = self.packed[P_SYNTAX_ERRORS]
+        count: int = self._loaded_head()[P_SYNTAX_ERRORS]
         return count
 
     def file_index(self) -> FileIndex:
@@ -182,16 +221,12 @@ class FileRecord:
 
     def reference_uses(self) -> dict[str, dict[str | None, int]]:
         """name -> receiver -> how often it is referenced (receivers as in `Reference.receiver`)."""
-        if self._reference_uses is None:
-            uses: dict[str, dict[str | None, int]] = {}
-            for reference in self.references:
-                by_receiver = uses.get(reference[R_NAME])
-                if by_receiver is None:
-                    by_receiver = uses[reference[R_NAME]] = {}
-                receiver = reference[R_RECEIVER]
-                by_receiver[receiver] = by_receiver.get(receiver, 0) + 1
-            self._reference_uses = uses
-        return self._reference_uses
+        uses = self._reference_uses
+        if uses is None:
+            self._loaded_head()  # derives the uses in the same decode
+            uses = self._reference_uses
+            assert uses is not None
+        return uses
 
     def reference_counts(self) -> dict[str, int]:
         """How often each name is referenced in the file (names the file defines itself included)."""

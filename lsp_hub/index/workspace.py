@@ -389,8 +389,9 @@ class WorkspaceIndex:
         skips: dict[str, StoredFile] = {}
         for path, entry in stored.items():
             if entry.skip_reason is None:
-                disk[path] = FileRecord(path, entry.size, entry.mtime_ns, entry.digest, entry.packed, entry.encoded,
-                                        entry.language, entry.definitions)
+                assert entry.encoded is not None
+                disk[path] = FileRecord(path, entry.size, entry.mtime_ns, entry.digest, entry.encoded, entry.language,
+                                        entry.definitions)
             else:
                 skips[path] = entry
         with self._lock:
@@ -417,14 +418,12 @@ class WorkspaceIndex:
             upserts.append(stored)
             return
         if outcome.unchanged:
-            packed = known[path].packed
+            record = known[path].with_identity(outcome.size, outcome.mtime_ns, outcome.digest)
         else:
-            assert outcome.packed is not None
-            packed = outcome.packed
+            record = outcome.record()
             self.parse_count += 1
-        new_disk[path] = FileRecord(path, outcome.size, outcome.mtime_ns, outcome.digest, packed)
-        upserts.append(StoredFile(path, outcome.language, outcome.size, outcome.mtime_ns, outcome.digest, None,
-                                  packed, None if outcome.unchanged else outcome.encoded))
+        new_disk[path] = record
+        upserts.append(_stored(record))
 
     def _worker_count(self, job_count: int) -> int:
         try:
@@ -492,6 +491,7 @@ class WorkspaceIndex:
             except BaseException as error:  # handed to the building thread
                 first.append(error)
 
+        _pool_opened()
         starter = threading.Thread(target=submit_first, name="index-pool-start", daemon=True)
         starter.start()
         try:
@@ -525,6 +525,7 @@ class WorkspaceIndex:
                 starter.join()  # the workers it is starting are killed too
                 _kill_workers(pool)
             pool.shutdown(wait=not stopped, cancel_futures=True)
+            _pool_closed()
 
     def _parse_here(self, root: str, batch: list[ParseJob], remaining: dict[int, list[ParseJob]],
                     take: Callable[[list[ParseOutcome]], None]) -> None:
@@ -567,12 +568,11 @@ class WorkspaceIndex:
                 if outcome.unchanged and current is not None:
                     if self._documents.get(relative) is current:
                         return False
-                    packed = current.packed
+                    record = current.with_identity(-1, -1, outcome.digest)
                 else:
-                    assert outcome.packed is not None
-                    packed = outcome.packed
+                    record = outcome.record()
                     self.parse_count += 1
-                self._documents[relative] = FileRecord(relative, -1, -1, outcome.digest, packed)
+                self._documents[relative] = record
                 self._republish()
             return True
         return self._update_from_disk(relative, language)
@@ -607,12 +607,10 @@ class WorkspaceIndex:
                 self._republish()
             return removed or had_document
         if outcome.unchanged and known is not None:
-            packed = known.packed
+            record = known.with_identity(outcome.size, outcome.mtime_ns, outcome.digest)
         else:
-            assert outcome.packed is not None
-            packed = outcome.packed
+            record = outcome.record()
             self.parse_count += 1
-        record = FileRecord(relative, outcome.size, outcome.mtime_ns, outcome.digest, packed)
         with self._lock:
             self._disk[relative] = record
             self._disk_skips.pop(relative, None)
@@ -621,8 +619,7 @@ class WorkspaceIndex:
                 self._changes_during_build[relative] = record
             self._republish()
         if self.store is not None:
-            self.store.write([StoredFile(relative, language, record.size, record.mtime_ns, record.digest, None,
-                                         packed)])
+            self.store.write([_stored(record)])
         return not (outcome.unchanged and not had_document)
 
     def remove_file(self, path: str | Path) -> bool:
@@ -701,6 +698,35 @@ def _kill_workers(pool: ProcessPoolExecutor) -> None:
             writer.close()
 
 
+_pools_lock = threading.Lock()
+_open_pools = 0
+
+
+def _pool_opened() -> None:
+    global _open_pools
+    with _pools_lock:
+        _open_pools += 1
+
+
+def _pool_closed() -> None:
+    """The last pool of this process is done: stop the forkserver too. It holds tree-sitter and the parsers (about
+    35 MB) and would idle for the life of the hub, or beside the graphs a one-shot `lsp-hub repomap` builds next;
+    the next big build starts another in about 0.1 s."""
+    global _open_pools
+    with _pools_lock:
+        _open_pools -= 1
+        if _open_pools:
+            return
+        from multiprocessing import forkserver
+
+        stop = getattr(forkserver._forkserver, "_stop", None)  # private: the only way to end it before exit
+        if stop is not None:
+            try:
+                stop()
+            except (OSError, AttributeError, TypeError) as error:
+                log.debug("could not stop the index forkserver: %s", error)
+
+
 def _process_context() -> multiprocessing.context.BaseContext:
     """forkserver where it exists (safe from a threaded parent, workers start from a small clean process),
     else spawn. The forkserver preloads the parser modules so each worker starts with tree-sitter imported."""
@@ -736,3 +762,8 @@ def _guided_batches(jobs: list[ParseJob], sizes: Mapping[str, int], workers: int
     if current:
         batches.append(current)
     return batches
+
+
+def _stored(record: FileRecord) -> StoredFile:
+    return StoredFile(record.path, record.language, record.size, record.mtime_ns, record.digest, None, None,
+                      record.encoded, record.definition_count)

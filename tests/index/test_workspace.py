@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from lsp_hub.index.parse_worker import ParseJob, parse_source
-from lsp_hub.index.records import decode_packed, encode_packed
+from lsp_hub.index.records import P_REFERENCES, FileRecord, decode_packed, encode_packed
 from lsp_hub.index.store import SCHEMA_VERSION, IndexStore, database_path
 from lsp_hub.index.walk import IndexingCancelled
 from lsp_hub.index.workspace import MIN_BATCH_BYTES, WorkspaceIndex, _guided_batches, relative_path
@@ -126,14 +126,59 @@ def test_worker_processes_give_the_same_results_as_in_process_parsing(copy_repo:
         assert parallel.snapshot().files[path].packed == record.packed
 
 
+def child_pids() -> set[int]:
+    children: set[int] = set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_bytes()
+            except OSError:
+                continue
+            if int(stat.rsplit(b")", 1)[1].split()[1]) == os.getpid():
+                children.add(int(entry))
+    return children
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc to list child processes")
+def test_a_worker_build_leaves_no_process_behind(copy_repo: Callable[[str], Path]) -> None:
+    """The forkserver that starts the workers holds tree-sitter (about 35 MB): it ends with the last pool."""
+    root = copy_repo("tsapp")
+    before = child_pids()
+    seen: set[int] = set()
+    index = WorkspaceIndex(root, use_cache=False, in_process_limit=2, max_workers=2)
+    index.build(progress=lambda done, total: seen.update(child_pids() - before))
+    assert seen, "the build ran no worker process"
+    assert child_pids() - before == set()
+    again = WorkspaceIndex(root, use_cache=False, in_process_limit=2, max_workers=2)  # and starts again on demand
+    again.build()
+    assert again.parse_count == 8 and child_pids() - before == set()
+
+
+def test_a_record_keeps_its_references_encoded_and_their_counts_decoded() -> None:
+    outcome = parse_source(ParseJob("m.py", "python", None), b"def f(x):\n    g(x)\n    x.g()\n    g(1)\n", 40, 1,
+                           1 << 20)
+    assert outcome.packed is not None
+    for record in (outcome.record(), pickle.loads(pickle.dumps(outcome)).record()):
+        assert record.packed == outcome.packed and record.references == outcome.packed[P_REFERENCES]
+        assert record.reference_uses() == {"g": {None: 2, "x": 1}}
+        assert [definition[0] for definition in record.definitions] == ["f"] and record.definition_count == 1
+        assert record._head is not None and record._head[P_REFERENCES] == ()  # what stays decoded holds none
+        moved = record.with_identity(41, 2, record.digest)
+        assert moved.reference_uses() is record.reference_uses() and moved.packed == record.packed
+    damaged = FileRecord("bad.py", 3, 1, b"", b"(not marshal", "python", 0)
+    assert damaged.definitions == () and damaged.references == () and damaged.reference_uses() == {}
+
+
 def test_a_worker_result_crosses_processes_in_marshal_form_and_the_cache_stores_those_bytes(
     tmp_path: Path,
 ) -> None:
     outcome = parse_source(ParseJob("m.py", "python", None), b"def f():\n    g()\n", 17, 1, 1 << 20)
     assert outcome.packed is not None and outcome.encoded is None
     received = pickle.loads(pickle.dumps(outcome))
-    assert received.packed == outcome.packed
+    # Not decoded on arrival: the record keeps the bytes, with the definition count beside them.
+    assert received.packed is None and received.definitions == 1
     assert received.encoded == encode_packed(outcome.packed)
+    assert received.record().packed == outcome.packed
     assert (received.path, received.digest, received.size, received.parsed) == ("m.py", outcome.digest, 17, True)
 
     index = WorkspaceIndex(tmp_path, cache_dir=tmp_path / "cache")
