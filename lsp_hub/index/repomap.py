@@ -119,9 +119,13 @@ def _rank_tags(
 
 
 class _Renderer:
+    """Renders prefixes of the ranked tags. The budget's binary search renders a dozen prefixes, and most files show
+    the same definitions in each: a file's block is made once per set of definitions shown."""
+
     def __init__(self, snapshot: Snapshot, file_order: Mapping[str, int]) -> None:
         self.snapshot = snapshot
         self.file_order = file_order
+        self._blocks: dict[tuple[str, frozenset[int]], tuple[list[str], list[str]]] = {}
 
     def render(self, tags: Sequence[_Tag], bare_files: Sequence[str]) -> tuple[str, list[tuple[str, list[str]]]]:
         """The map text and, per listed file, the definition names shown."""
@@ -138,20 +142,29 @@ class _Renderer:
                 lines.append(path)
                 listed.append((path, []))
                 continue
-            lines.append(f"{path}:")
-            definitions = self.snapshot.files[path].definitions
-            shown = self._with_containers(definitions, positions)
-            shown_names: list[str] = []
-            containers_shown = {definitions[p][D_NAME] for p in shown}
-            for position in sorted(shown, key=lambda p: (definitions[p][D_START_LINE], p)):
-                definition = definitions[position]
-                nested = definition[D_CONTAINER] is not None and definition[D_CONTAINER] in containers_shown
-                lines.append(INDENT * (2 if nested else 1) + definition[D_SIGNATURE])
-                if position in positions:
-                    shown_names.append(definition[D_NAME])
-            listed.append((path, shown_names))
+            key = (path, frozenset(positions))
+            block = self._blocks.get(key)
+            if block is None:
+                block = self._blocks[key] = self._block(path, positions)
+            lines.extend(block[0])
+            listed.append((path, block[1]))
         text = "\n".join(lines) + "\n" if lines else ""
         return text, listed
+
+    def _block(self, path: str, positions: set[int]) -> tuple[list[str], list[str]]:
+        """A file's lines in the map, and the names of the chosen definitions among them."""
+        lines = [f"{path}:"]
+        definitions = self.snapshot.files[path].definitions
+        shown = self._with_containers(definitions, positions)
+        shown_names: list[str] = []
+        containers_shown = {definitions[p][D_NAME] for p in shown}
+        for position in sorted(shown, key=lambda p: (definitions[p][D_START_LINE], p)):
+            definition = definitions[position]
+            nested = definition[D_CONTAINER] is not None and definition[D_CONTAINER] in containers_shown
+            lines.append(INDENT * (2 if nested else 1) + definition[D_SIGNATURE])
+            if position in positions:
+                shown_names.append(definition[D_NAME])
+        return lines, shown_names
 
     @staticmethod
     def _with_containers(definitions: Sequence[tuple[Any, ...]], positions: set[int]) -> set[int]:
