@@ -34,7 +34,9 @@ Packed = tuple[Any, ...]
 
 # Field positions in packed tuples, for readers that avoid building objects.
 P_LANGUAGE, P_SYNTAX_ERRORS, P_LINES, P_DEFINITIONS, P_REFERENCES, P_IMPORTS, P_FIELD_TYPES, P_LOCAL_TYPES = range(8)
-D_NAME, D_KIND, D_START_LINE, D_SIGNATURE, D_CONTAINER = 0, 1, 2, 10, 11
+# A definition as `FileRecord.definitions` gives it: what the graphs and maps read, without the spans (those come
+# from `file_index()`), which are most of a packed definition's objects.
+D_NAME, D_KIND, D_START_LINE, D_SIGNATURE, D_CONTAINER = range(5)
 R_NAME, R_LINE, R_COL, R_IS_CALL, R_CALLER, R_RECEIVER = 0, 1, 2, 5, 6, 7
 I_MODULE, I_NAMES, I_LEVEL, I_ALIASES = 0, 1, 2, 4
 
@@ -90,11 +92,11 @@ class FileRecord:
     old on change), except for the lazily built caches.
 
     The results are kept encoded (marshal bytes: the form workers send and the cache stores) and decoded once, on
-    first use, into a "head": everything but the references. References are four fifths of the tuples (346,000 of
-    432,000 on the standard library) and about 80 MB decoded there, yet only per-file queries read them (callers,
-    references in one file); the graphs need their counts per (name, receiver), which the same decode derives. So a
-    cold start never holds the whole corpus decoded, and a warm one that answers from stored rankings decodes only
-    the files its map shows."""
+    first use, into a "head": everything but the references, and definitions without their spans. References are
+    four fifths of the tuples (346,000 of 432,000 on the standard library) and about 80 MB decoded there, yet only
+    per-file queries read them, as they read spans (callers, references in one file: `file_index()`); the graphs
+    need the references' counts per (name, receiver), which the same decode derives. So a cold start never holds the
+    whole corpus decoded, and a warm one that answers from stored rankings decodes only the files its map shows."""
 
     __slots__ = ("_defined_names", "_definition_count", "_encoded", "_file_index", "_head", "_language",
                  "_reference_counts", "_reference_uses", "digest", "mtime_ns", "path", "size")
@@ -146,7 +148,8 @@ class FileRecord:
             receiver = reference[R_RECEIVER]
             by_receiver[receiver] = by_receiver.get(receiver, 0) + 1
         self._reference_uses = uses
-        head = self._head = (*packed[:P_REFERENCES], (), *packed[P_REFERENCES + 1:])
+        summaries = tuple((d[0], d[1], d[2], d[10], d[11]) for d in packed[P_DEFINITIONS])
+        head = self._head = (*packed[:P_DEFINITIONS], summaries, (), *packed[P_REFERENCES + 1:])
         return head
 
     def _loaded_head(self) -> Packed:
@@ -179,6 +182,7 @@ class FileRecord:
 
     @property
     def definitions(self) -> tuple[tuple[Any, ...], ...]:
+        """(name, kind, start line, signature, container) per definition, in the file's order (see D_NAME...)."""
         definitions: tuple[tuple[Any, ...], ...] = self._loaded_head()[P_DEFINITIONS]
         return definitions
 
