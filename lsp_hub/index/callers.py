@@ -26,7 +26,7 @@ from lsp_hub.index.graph import (
     name_tables,
     use_resolver,
 )
-from lsp_hub.index.model import Definition, FileIndex, Span
+from lsp_hub.index.model import Definition, FileIndex, Reference, Span
 from lsp_hub.index.symbols import (
     definition_targets,
     definitions_named,
@@ -155,47 +155,95 @@ _TYPE_PATTERNS = (
 )
 
 
-def _call_counts(
-    snapshot: Snapshot, source: str, file_index: FileIndex, used_name: str, receiver: str | None,
-    caller: Definition | None, target: _Target, definition_count: int,
-) -> bool:
-    """Whether a call of `used_name` in `source` (with `receiver`) may be a call of this target (`used_name` is the
-    target's name, or a local alias of it)."""
-    definition = target.definition
-    resolver = use_resolver(snapshot)
-    if target.path not in resolver.targets(source, used_name, receiver):
-        return False
-    is_member = definition.container is not None and definition.kind == "method"
-    if receiver is None:
-        # A plain `name()` reaches a method only from inside its class, which these languages do not allow.
-        return not (is_member and file_index.language in _MODULE_SCOPED)
-    if receiver in SELF_RECEIVERS:
-        return caller is None or caller.container is None or definition.container is None \
-            or caller.container == definition.container
-    if resolver.bindings.get(source, {}).get(receiver) is not None:
-        return True  # `module.name` or `ImportedClass.name`: the resolver already checked where it leads
-    head = chain_head(receiver)
-    if head in SELF_RECEIVERS and caller is not None and caller.container is not None:
-        known_type = attribute_type(file_index, caller.container, receiver[len(head) + 1:])
-        if known_type is not None:
-            # `self.store.write()` with `self.store = IndexStore()` (or a subclass of the method's class)
-            return definition.container is not None and \
-                WorkspaceClass(snapshot, known_type).inherits(definition.container)
-    if not is_member and head is not None and head not in SELF_RECEIVERS:
-        return True  # `package.module.name()`: the resolver matched the module path
-    container = definition.container
-    if container is not None and _squashed(receiver) == _squashed(container):
-        return True  # `Cart.total()`, `cart.total()`
-    known_class = _receiver_class(file_index, receiver)
-    if known_class is not None:
-        return known_class == container
-    if container is not None and file_index.language == "python":
-        inferred = TypeInference(snapshot, source, file_index).receiver_class(receiver, caller)
-        if inferred == OUTSIDE:
-            return False  # `task = asyncio.ensure_future(...)`, `future: asyncio.Future`: not a workspace object
-        if isinstance(inferred, WorkspaceClass):
-            return inferred.inherits(container)
-    return definition_count == 1 and definition.name not in COMMON_NAMES
+class _CallJudge:
+    """Whether a call site may call a target. What does not depend on the target is worked out once per query: a
+    query for a common name (`get`: 64 definitions, 1,300 call sites in the standard library) asks the same
+    questions of every site for every target."""
+
+    def __init__(self, snapshot: Snapshot) -> None:
+        self.snapshot = snapshot
+        self.resolver = use_resolver(snapshot)
+        self._targets: dict[tuple[str, str, str | None], tuple[str, ...]] = {}
+        self._attribute_types: dict[tuple[str, str, str], str | None] = {}
+        self._inherits: dict[tuple[str, str], bool] = {}
+        self._receiver_classes: dict[tuple[str, str], str | None] = {}
+        # By the caller's identity: callers come from the files' cached indexes, held by `_CallSites` for the query.
+        self._inferred: dict[tuple[str, str, int], WorkspaceClass | str | None] = {}
+        self._squashed: dict[str, str] = {}
+
+    def counts(self, source: str, file_index: FileIndex, used_name: str, receiver: str | None,
+               caller: Definition | None, target: _Target, definition_count: int) -> bool:
+        """Whether a call of `used_name` in `source` (with `receiver`) may be a call of this target (`used_name` is
+        the target's name, or a local alias of it)."""
+        definition = target.definition
+        key = (source, used_name, receiver)
+        targets = self._targets.get(key)
+        if targets is None:
+            targets = self._targets[key] = self.resolver.targets(source, used_name, receiver)
+        if target.path not in targets:
+            return False
+        is_member = definition.container is not None and definition.kind == "method"
+        if receiver is None:
+            # A plain `name()` reaches a method only from inside its class, which these languages do not allow.
+            return not (is_member and file_index.language in _MODULE_SCOPED)
+        if receiver in SELF_RECEIVERS:
+            return caller is None or caller.container is None or definition.container is None \
+                or caller.container == definition.container
+        if self.resolver.bindings.get(source, {}).get(receiver) is not None:
+            return True  # `module.name` or `ImportedClass.name`: the resolver already checked where it leads
+        head = chain_head(receiver)
+        if head in SELF_RECEIVERS and caller is not None and caller.container is not None:
+            known_type = self._attribute_type(source, file_index, caller.container, receiver[len(head) + 1:])
+            if known_type is not None:
+                # `self.store.write()` with `self.store = IndexStore()` (or a subclass of the method's class)
+                return definition.container is not None and self._class_inherits(known_type, definition.container)
+        if not is_member and head is not None and head not in SELF_RECEIVERS:
+            return True  # `package.module.name()`: the resolver matched the module path
+        container = definition.container
+        if container is not None and self._squash(receiver) == self._squash(container):
+            return True  # `Cart.total()`, `cart.total()`
+        known_class = self._receiver_class(source, file_index, receiver)
+        if known_class is not None:
+            return known_class == container
+        if container is not None and file_index.language == "python":
+            inferred = self._inferred_class(source, file_index, receiver, caller)
+            if inferred == OUTSIDE:
+                return False  # `task = asyncio.ensure_future(...)`, `future: asyncio.Future`: not a workspace object
+            if isinstance(inferred, WorkspaceClass):
+                return self._class_inherits(inferred.name, container)
+        return definition_count == 1 and definition.name not in COMMON_NAMES
+
+    def _squash(self, text: str) -> str:
+        squashed = self._squashed.get(text)
+        if squashed is None:
+            squashed = self._squashed[text] = _squashed(text)
+        return squashed
+
+    def _attribute_type(self, source: str, file_index: FileIndex, owner: str, attribute: str) -> str | None:
+        key = (source, owner, attribute)
+        if key not in self._attribute_types:
+            self._attribute_types[key] = attribute_type(file_index, owner, attribute)
+        return self._attribute_types[key]
+
+    def _class_inherits(self, class_name: str, container: str) -> bool:
+        key = (class_name, container)
+        known = self._inherits.get(key)
+        if known is None:
+            known = self._inherits[key] = WorkspaceClass(self.snapshot, class_name).inherits(container)
+        return known
+
+    def _receiver_class(self, source: str, file_index: FileIndex, receiver: str) -> str | None:
+        key = (source, receiver)
+        if key not in self._receiver_classes:
+            self._receiver_classes[key] = _receiver_class(file_index, receiver)
+        return self._receiver_classes[key]
+
+    def _inferred_class(self, source: str, file_index: FileIndex, receiver: str,
+                        caller: Definition | None) -> WorkspaceClass | str | None:
+        key = (source, receiver, id(caller))
+        if key not in self._inferred:
+            self._inferred[key] = TypeInference(self.snapshot, source, file_index).receiver_class(receiver, caller)
+        return self._inferred[key]
 
 
 _RETURN_TYPE = re.compile(r"->\s*(?:Optional\[)?['\"]?([A-Za-z_][\w.]*)")
@@ -327,6 +375,22 @@ class TypeInference:
         return any(definition.kind == "class" for _path, definition in definitions_named(self.snapshot, name))
 
 
+class _CallSites:
+    """The calls of a name in a file, each with its enclosing function, found once per query and name."""
+
+    def __init__(self) -> None:
+        self._found: dict[tuple[str, str], list[tuple[Reference, Definition | None]]] = {}
+
+    def of(self, source: str, file_index: FileIndex, name: str) -> list[tuple[Reference, Definition | None]]:
+        found = self._found.get((source, name))
+        if found is None:
+            found = self._found[source, name] = [
+                (reference, enclosing_definition(file_index, reference.span))
+                for reference in file_index.references if reference.name == name and reference.is_call
+            ]
+        return found
+
+
 def find_callers(
     snapshot: Snapshot, targets: list[tuple[str, Definition]], depth: int = 1, max_callers: int = MAX_CALLERS
 ) -> dict[str, Any]:
@@ -341,6 +405,8 @@ def find_callers(
     seen_sites: set[tuple[str, int, int]] = set()
     queue: deque[tuple[_Target, int]] = deque((target, 1) for target in initial)
     definition_counts: dict[tuple[str, str], int] = {}  # (name, language family) -> definitions
+    judge = _CallJudge(snapshot)
+    calls = _CallSites()
     while queue:
         target, level = queue.popleft()
         name = target.definition.name
@@ -356,13 +422,10 @@ def find_callers(
         uses.extend(alias_users(snapshot).get(name, ()))
         for source, used_name in uses:
             file_index = snapshot.files[source].file_index()
-            for reference in file_index.references:
-                if reference.name != used_name or not reference.is_call:
-                    continue
+            for reference, caller in calls.of(source, file_index, used_name):
                 if used_name != name and reference.receiver is not None:
                     continue  # `x.other()` is not the alias
-                caller = enclosing_definition(file_index, reference.span)
-                if not _call_counts(snapshot, source, file_index, used_name, reference.receiver, caller, target,
+                if not judge.counts(source, file_index, used_name, reference.receiver, caller, target,
                                     definition_counts[name, family]):
                     continue
                 site = (source, reference.span.start_line, reference.span.start_col)

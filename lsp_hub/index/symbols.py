@@ -97,10 +97,17 @@ def enclosing_definition(file_index: FileIndex, span: Span, kinds: Iterable[str]
 def definitions_named(
     snapshot: Snapshot, name: str, files: Iterable[str] | None = None
 ) -> list[tuple[str, Definition]]:
-    """(path, definition) for every definition called `name`, in the given files or the whole workspace."""
-    paths = name_tables(snapshot).definers.get(name, ()) if files is None else files
+    """(path, definition) for every definition called `name`, in the given files or the whole workspace (kept per
+    snapshot: callers and type inference ask for the same names thousands of times)."""
+    if files is None:
+        cache: dict[str, tuple[tuple[str, Definition], ...]] = snapshot.derived("definitions_named", lambda _s: {})
+        cached = cache.get(name)
+        if cached is None:
+            definers = name_tables(snapshot).definers.get(name, ())
+            cached = cache[name] = tuple(definitions_named(snapshot, name, definers))
+        return list(cached)
     found: list[tuple[str, Definition]] = []
-    for path in paths:
+    for path in files:
         record = snapshot.files.get(path)
         if record is None or name not in record.defined_names():
             continue
