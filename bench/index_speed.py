@@ -37,7 +37,8 @@ How:
 - In-process builds (as before, in a fresh process of their own): the cold build several times, each into an
   empty cache, and the same build in one process with one worker and no cache beside it (this machine's speed
   drifts from minute to minute, so the ratio of the two is the figure that does not drift); the warm start;
-  repoMap latency; incremental update. The synthetic repository's in-process figures come from a fresh process too.
+  repoMap latency; callers of five names defined and called all over the library (the index alone); incremental
+  update. The synthetic repository's in-process figures come from a fresh process too.
 
 The machine is shared: the load average is printed at the start, before each part and at the end.
 
@@ -88,6 +89,7 @@ SYNTHETIC = "synthetic"
 STDLIB_EDITED = "json/decoder.py"
 STDLIB_RENAMED = "JSONDecodeError"
 MAP_ARGUMENTS = {"tokenBudget": 1024}
+COMMON_CALLEES = ("get", "close", "encode", "decode", "write")
 POLL_SECONDS = 0.01
 
 
@@ -268,6 +270,12 @@ def bench_standard_library(cache: Path, cold_runs: int) -> None:
                for _ in range(5)]
     report("repoMap with focus and mentions (median of 5)", statistics.median(focused), 0.2, unit="ms",
            key="map_focused")
+    # Names defined and called all over the library: each asks the same questions of ~1,000 call sites for dozens
+    # of definitions (the index alone; lspHub.callers then asks the language server within its timeout).
+    callers = [timed(lambda name=name: api.callers(warm_index, {"symbol": name}))[1] for name in COMMON_CALLEES]
+    report(f"callers of {', '.join(COMMON_CALLEES)} (median)", statistics.median(callers), unit="ms",
+           key="callers_common")
+    report("the same, slowest", max(callers), unit="ms", key="callers_common_max")
 
     target = root / "json" / "decoder.py"
     text = target.read_bytes()
@@ -714,6 +722,8 @@ SUMMARY = (
     ("hub_map_steady", "lspHub.repoMap without an edit, in hub (median)"),
     ("map_steady", "one process: repo_map, graphs warm (median)"),
     ("map_first", "one process: first repo_map (builds the graphs)"),
+    ("callers_common", "one process: callers of a common name (median of 5)"),
+    ("callers_common_max", "  the same, slowest"),
     ("build_parallel", "in-process cold build, parallel workers (median)"),
     ("build_single", "in-process cold build, one process, one worker"),
     ("build_warm", "in-process warm start"),
