@@ -27,6 +27,7 @@ from lsp_hub.index.graph import (
     use_resolver,
 )
 from lsp_hub.index.model import Definition, FileIndex, Reference, Span
+from lsp_hub.index.records import FileRecord
 from lsp_hub.index.symbols import (
     definition_targets,
     definitions_named,
@@ -64,7 +65,7 @@ def resolve_targets_at(snapshot: Snapshot, path: str, line: int, character: int)
     record = snapshot.files.get(path)
     if record is None:
         return []
-    enclosing = enclosing_definition(record.file_index(), Span(line, character, line, character))
+    enclosing = enclosing_definition(record.outline(), Span(line, character, line, character))
     return [(path, enclosing)] if enclosing is not None else []
 
 
@@ -366,7 +367,7 @@ class TypeInference:
     def _attribute_type(self, class_name: str, attribute: str) -> str | None:
         for path, definition in definitions_named(self.snapshot, class_name):
             if definition.kind == "class":
-                typed = attribute_type(self.snapshot.files[path].file_index(), class_name, attribute)
+                typed = attribute_type(self.snapshot.files[path].outline(), class_name, attribute)
                 if typed is not None:
                     return typed
         return None
@@ -381,12 +382,11 @@ class _CallSites:
     def __init__(self) -> None:
         self._found: dict[tuple[str, str], list[tuple[Reference, Definition | None]]] = {}
 
-    def of(self, source: str, file_index: FileIndex, name: str) -> list[tuple[Reference, Definition | None]]:
-        found = self._found.get((source, name))
+    def of(self, record: FileRecord, outline: FileIndex, name: str) -> list[tuple[Reference, Definition | None]]:
+        found = self._found.get((record.path, name))
         if found is None:
-            found = self._found[source, name] = [
-                (reference, enclosing_definition(file_index, reference.span))
-                for reference in file_index.references if reference.name == name and reference.is_call
+            found = self._found[record.path, name] = [
+                (reference, enclosing_definition(outline, reference.span)) for reference in record.calls_named(name)
             ]
         return found
 
@@ -407,6 +407,7 @@ def find_callers(
     definition_counts: dict[tuple[str, str], int] = {}  # (name, language family) -> definitions
     judge = _CallJudge(snapshot)
     calls = _CallSites()
+    outlines: dict[str, FileIndex] = {}  # the sources' definitions and types (their calls come from `calls`)
     while queue:
         target, level = queue.popleft()
         name = target.definition.name
@@ -421,8 +422,11 @@ def find_callers(
         uses = [(source, name) for source in tables.referencers.get(name, ())]
         uses.extend(alias_users(snapshot).get(name, ()))
         for source, used_name in uses:
-            file_index = snapshot.files[source].file_index()
-            for reference, caller in calls.of(source, file_index, used_name):
+            record = snapshot.files[source]
+            file_index = outlines.get(source)
+            if file_index is None:  # held for the query: each target reads the same files
+                file_index = outlines[source] = record.outline()
+            for reference, caller in calls.of(record, file_index, used_name):
                 if used_name != name and reference.receiver is not None:
                     continue  # `x.other()` is not the alias
                 if not judge.counts(source, file_index, used_name, reference.receiver, caller, target,
@@ -532,7 +536,7 @@ def name_server_callers(snapshot: Snapshot, sites: list[dict[str, Any]]) -> list
         record = snapshot.files.get(path) if path is not None else None
         if record is not None:
             start = site["location"]["range"]["start"]
-            enclosing = enclosing_definition(record.file_index(),
+            enclosing = enclosing_definition(record.outline(),
                                              Span(start["line"], start["character"], start["line"], start["character"]))
             caller = qualified_name(enclosing) if enclosing is not None else None
         named.append({"location": site["location"], "caller": caller})
@@ -562,7 +566,7 @@ def callers_beyond_server_sites(
         if record is None or path is None:
             continue
         start = caller["location"]["range"]["start"]
-        enclosing = enclosing_definition(record.file_index(),
+        enclosing = enclosing_definition(record.outline(),
                                          Span(start["line"], start["character"], start["line"], start["character"]))
         if enclosing is None:
             continue

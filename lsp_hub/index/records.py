@@ -21,6 +21,8 @@ from __future__ import annotations
 import hashlib
 import logging
 import marshal
+import threading
+from collections import deque
 from typing import Any
 
 from lsp_hub.index.model import Definition, FileIndex, Import, Reference, Span
@@ -45,7 +47,11 @@ def content_digest(data: bytes) -> bytes:
     return hashlib.blake2b(data, digest_size=16).digest()
 
 
-def unpack_file_index(path: str, packed: Packed) -> FileIndex:
+def unpack_reference(packed: tuple[Any, ...]) -> Reference:
+    return Reference(packed[0], Span(packed[1], packed[2], packed[3], packed[4]), packed[5], packed[6], packed[7])
+
+
+def unpack_file_index(path: str, packed: Packed, with_references: bool = True) -> FileIndex:
     language, syntax_errors, lines, definitions, references, imports, field_types, local_types = packed
     return FileIndex(
         path=path,
@@ -54,7 +60,7 @@ def unpack_file_index(path: str, packed: Packed) -> FileIndex:
             Definition(d[0], d[1], Span(d[2], d[3], d[4], d[5]), Span(d[6], d[7], d[8], d[9]), d[10], d[11])
             for d in definitions
         ],
-        references=[Reference(r[0], Span(r[1], r[2], r[3], r[4]), r[5], r[6], r[7]) for r in references],
+        references=[unpack_reference(reference) for reference in references] if with_references else [],
         imports=[Import(i[0], tuple(i[1]), i[2], None if i[3] is None else Span(*i[3]),
                         tuple((local, imported) for local, imported in i[4])) for i in imports],
         syntax_error_count=syntax_errors,
@@ -85,6 +91,9 @@ def looks_packed(data: bytes) -> bool:
 
 
 EMPTY_PACKED: Packed = ("", 0, 0, (), (), (), (), ())
+FILE_INDEXES_KEPT = 2048  # about 30 MB of outlines; a callers query of a common name reads 700 files
+_kept: deque[FileRecord] = deque()  # records whose file_index() is built, oldest first
+_kept_lock = threading.Lock()
 
 
 class FileRecord:
@@ -99,7 +108,7 @@ class FileRecord:
     whole corpus decoded, and a warm one that answers from stored rankings decodes only the files its map shows."""
 
     __slots__ = ("_defined_names", "_definition_count", "_encoded", "_file_index", "_head", "_language",
-                 "_reference_counts", "_reference_uses", "digest", "mtime_ns", "path", "size")
+                 "_outline_only", "_reference_counts", "_reference_uses", "digest", "mtime_ns", "path", "size")
 
     def __init__(self, path: str, size: int, mtime_ns: int, digest: bytes, encoded: bytes,
                  language: str | None = None, definition_count: int | None = None,
@@ -115,6 +124,7 @@ class FileRecord:
         self._definition_count = definition_count
         self._head: Packed | None = None
         self._file_index: FileIndex | None = None
+        self._outline_only = False  # `_file_index` is an `outline()`
         self._defined_names: frozenset[str] | None = None
         self._reference_counts: dict[str, int] | None = None
         self._reference_uses: dict[str, dict[str | None, int]] | None = None
@@ -213,10 +223,36 @@ class FileRecord:
         return count
 
     def file_index(self) -> FileIndex:
-        """The file's results as model objects, built on first use."""
-        if self._file_index is None:
-            self._file_index = unpack_file_index(self.path, self.packed)
-        return self._file_index
+        """The file's results as model objects, built on first use and kept while among the last FILE_INDEXES_KEPT
+        built (a long-lived hub asked for callers of many names would otherwise end up holding the whole
+        workspace as objects, five times its packed size)."""
+        found = self._file_index
+        if found is None or self._outline_only:
+            found = self._keep_file_index(unpack_file_index(self.path, self.packed), outline_only=False)
+        return found
+
+    def outline(self) -> FileIndex:
+        """`file_index()` without the references (empty): definitions, imports and types, for readers that need no
+        references or take them from `calls_named`; built at a fraction of the cost, and kept the same way."""
+        found = self._file_index
+        if found is None:
+            found = self._keep_file_index(unpack_file_index(self.path, self.packed, with_references=False),
+                                          outline_only=True)
+        return found
+
+    def _keep_file_index(self, built: FileIndex, outline_only: bool) -> FileIndex:
+        with _kept_lock:
+            if self._file_index is None:  # else it is in the queue already (an outline, now completed)
+                _kept.append(self)
+            self._file_index, self._outline_only = built, outline_only
+            while len(_kept) > FILE_INDEXES_KEPT:
+                _kept.popleft()._file_index = None
+        return built
+
+    def calls_named(self, name: str) -> list[Reference]:
+        """The file's calls of `name`, in document order (only these become objects)."""
+        return [unpack_reference(reference) for reference in self.references
+                if reference[R_NAME] == name and reference[R_IS_CALL]]
 
     def defined_names(self) -> frozenset[str]:
         if self._defined_names is None:

@@ -111,7 +111,7 @@ def definitions_named(
         record = snapshot.files.get(path)
         if record is None or name not in record.defined_names():
             continue
-        found.extend((path, definition) for definition in record.file_index().definitions if definition.name == name)
+        found.extend((path, definition) for definition in record.outline().definitions if definition.name == name)
     return found
 
 
@@ -154,7 +154,7 @@ def document_symbols(snapshot: Snapshot, path: str) -> list[dict[str, Any]]:
     record = snapshot.files.get(path)
     if record is None:
         return []
-    file_index = record.file_index()
+    file_index = record.outline()
     ordered = sorted(file_index.definitions,
                      key=lambda d: (d.span.start_line, d.span.start_col, -d.span.end_line, -d.span.end_col))
     roots: list[dict[str, Any]] = []
@@ -244,7 +244,7 @@ def workspace_symbols(snapshot: Snapshot, query: str, limit: int = DEFAULT_SYMBO
     results: list[dict[str, Any]] = []
     for _score, _kind, _length, _name, path, position in scored[:limit]:
         record = snapshot.files[path]
-        definition = record.file_index().definitions[position]
+        definition = record.outline().definitions[position]
         symbol: dict[str, Any] = {
             "name": definition.name,
             "kind": lsp_symbol_kind(definition, record.language),

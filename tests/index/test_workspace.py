@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from lsp_hub.index import records
 from lsp_hub.index.parse_worker import ParseJob, parse_source
 from lsp_hub.index.records import P_REFERENCES, FileRecord, decode_packed, encode_packed
 from lsp_hub.index.store import SCHEMA_VERSION, IndexStore, database_path
@@ -167,6 +168,31 @@ def test_a_record_keeps_its_references_encoded_and_their_counts_decoded() -> Non
         assert moved.reference_uses() is record.reference_uses() and moved.packed == record.packed
     damaged = FileRecord("bad.py", 3, 1, b"", b"(not marshal", "python", 0)
     assert damaged.definitions == () and damaged.references == () and damaged.reference_uses() == {}
+
+
+def test_only_the_last_file_indexes_built_stay_built(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(records, "FILE_INDEXES_KEPT", 2)
+    made = [parse_source(ParseJob(f"m{number}.py", "python", None), f"def f{number}(): pass\n".encode(), 20, 1,
+                         1 << 20).record() for number in range(3)]
+    first = made[0].file_index()
+    made[1].file_index()
+    assert made[0].file_index() is first  # still kept
+    made[2].file_index()
+    assert made[0]._file_index is None and made[1]._file_index is not None
+    rebuilt = made[0].file_index()
+    assert rebuilt is not first and rebuilt == first
+
+
+def test_an_outline_is_the_file_index_without_references_and_calls_are_read_by_name() -> None:
+    source = b"def f(x):\n    g(x)\n    x.g()\n    h = g\n    return f(1)\n"
+    record = parse_source(ParseJob("m.py", "python", None), source, len(source), 1, 1 << 20).record()
+    outline = record.outline()
+    assert outline.references == [] and record.outline() is outline
+    complete = record.file_index()  # asked for after an outline: completed, not the outline
+    assert complete.references and complete.definitions == outline.definitions
+    assert record.calls_named("g") == [reference for reference in complete.references
+                                       if reference.name == "g" and reference.is_call]
+    assert [reference.receiver for reference in record.calls_named("g")] == [None, "x"]
 
 
 def test_a_worker_result_crosses_processes_in_marshal_form_and_the_cache_stores_those_bytes(
