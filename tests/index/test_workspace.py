@@ -166,7 +166,7 @@ def test_a_record_keeps_its_references_encoded_and_their_counts_decoded() -> Non
         assert record._head is not None and record._head[P_REFERENCES] == ()  # what stays decoded holds none
         moved = record.with_identity(41, 2, record.digest)
         assert moved.reference_uses() is record.reference_uses() and moved.packed == record.packed
-    damaged = FileRecord("bad.py", 3, 1, b"", b"(not marshal", "python", 0)
+    damaged = FileRecord("bad.py", 3, 1, b"", b"(\x02\xff", "python", 0)  # a tuple cut short
     assert damaged.definitions == () and damaged.references == () and damaged.reference_uses() == {}
 
 
