@@ -44,7 +44,7 @@ lint: setup
 	$(WITH_ENV) mypy
 
 # Helpers that bench scripts start (a fake backend serving on stdin, a byte-copying proxy) are not benchmarks themselves.
-BENCH_HELPERS := bench/fast_backend.py bench/copy_proxy.py
+BENCH_HELPERS := bench/fast_backend.py bench/copy_proxy.py bench/processes.py
 BENCH_SCRIPTS := $(filter-out $(BENCH_HELPERS),$(wildcard bench/*.py))
 
 bench: setup

@@ -51,6 +51,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.processes import descendants, process_table  # noqa: E402
 from lsp_hub.daemon_client import pid_alive  # noqa: E402 - after the path insert, as in the other benchmarks
 from lsp_hub.rawclient import HubClient  # noqa: E402
 
@@ -105,32 +106,6 @@ def timing_rows(columns: dict[str, list[float]], target: float | None = None) ->
 
 
 # ============================================================================================= processes
-def process_table() -> dict[int, tuple[int, int]]:
-    """pid -> (parent pid, RSS bytes) for every process we can read."""
-    page = os.sysconf("SC_PAGE_SIZE")
-    table = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as handle:
-                fields = handle.read().rsplit(b")", 1)[1].split()
-        except OSError:
-            continue
-        table[int(entry)] = (int(fields[1]), int(fields[21]) * page)
-    return table
-
-
-def descendants(roots: list[int], table: dict[int, tuple[int, int]]) -> set[int]:
-    wanted = {pid for pid in roots if pid in table}
-    changed = True
-    while changed:
-        changed = False
-        for pid, (parent, _rss) in table.items():
-            if parent in wanted and pid not in wanted:
-                wanted.add(pid)
-                changed = True
-    return wanted
 
 
 def pss_bytes(pid: int) -> int:

@@ -74,6 +74,7 @@ from typing import Any, TypeVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.processes import tree_rss
 from lsp_hub.index import api
 from lsp_hub.index.workspace import WorkspaceIndex
 from lsp_hub.rawclient import HubClient
@@ -167,36 +168,6 @@ class MemorySampler:
         while not self._stop.is_set():
             self.peak_bytes = max(self.peak_bytes, tree_rss(self.root_pid, self.include_root))
             self._stop.wait(self.interval)
-
-
-PAGE_SIZE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
-
-
-def tree_rss(root_pid: int, include_root: bool = True) -> int:
-    """Summed resident memory of `root_pid` (unless not `include_root`) and all its descendants, from /proc."""
-    parents: dict[int, int] = {}
-    rss: dict[int, int] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as handle:
-                fields = handle.read().rsplit(b")", 1)[1].split()
-        except OSError:
-            continue
-        parents[int(entry)] = int(fields[1])
-        rss[int(entry)] = int(fields[21]) * PAGE_SIZE
-    wanted = {root_pid}
-    changed = True
-    while changed:  # descendants: every process whose parent is already wanted
-        changed = False
-        for pid, parent in parents.items():
-            if parent in wanted and pid not in wanted:
-                wanted.add(pid)
-                changed = True
-    if not include_root:
-        wanted.discard(root_pid)
-    return sum(rss.get(pid, 0) for pid in wanted)
 
 
 def timed(function: Callable[[], T]) -> tuple[T, float]:

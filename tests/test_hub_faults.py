@@ -6,10 +6,10 @@ import asyncio
 import contextlib
 import os
 import signal
-import subprocess
 
 import pytest
 
+from tests.conftest import descendant_pids
 from tests.hub_fixtures import StartHub, pids_alive, start_events
 from tests.hubclient import ResponseFailure
 
@@ -212,11 +212,6 @@ def _pipes(pid: int) -> set[str]:
     return found
 
 
-def _descendants(pid: int) -> list[int]:
-    children = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()
-    return [int(c) for c in children] + [d for c in children for d in _descendants(int(c))]
-
-
 async def test_no_child_holds_the_clients_pipes(start_hub: StartHub) -> None:
     """Index workers and servers must not inherit the LSP stream: the editor must see EOF when the hub ends."""
     hub = await start_hub({"fakeA": {}, "fakeB": {}}, initialize=False)
@@ -227,7 +222,7 @@ async def test_no_child_holds_the_clients_pipes(start_hub: StartHub) -> None:
     await _running_pid(hub, "fakeA")
     stdin_pipe = os.readlink(f"/proc/self/fd/{hub.client.process.stdin.get_extra_info('pipe').fileno()}")
     stdout_pipe = os.readlink(f"/proc/self/fd/{hub.client.process.stdout._transport.get_extra_info('pipe').fileno()}")
-    children = _descendants(hub.client.process.pid)
+    children = descendant_pids(hub.client.process.pid)
     assert children
     for child in children:
         with contextlib.suppress(OSError):

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import descendant_pids
 from tests.hub_fixtures import HubUnderTest, StartHub, pids_alive
 
 pytestmark = pytest.mark.asyncio
@@ -26,27 +27,6 @@ def write_tree(root: Path, functions: int, files: int) -> None:
         (directory / f"module_{number}.py").write_text(f"from package_0 import helper\n\n{body}")
 
 
-def descendants(pid: int) -> list[int]:
-    """Every process below `pid`, from /proc (children of children included)."""
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as stat:
-                fields = stat.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        children.setdefault(int(fields[1]), []).append(int(entry))
-    found: list[int] = []
-    pending = [pid]
-    while pending:
-        for child in children.get(pending.pop(), []):
-            found.append(child)
-            pending.append(child)
-    return found
-
-
 def command_line(pid: int) -> str:
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as handle:
@@ -59,10 +39,10 @@ async def workers_parsing(hub: HubUnderTest) -> list[int]:
     """Wait until the cold build runs in worker processes (forkserver children); all the hub's descendants then."""
     pid = hub.client.process.pid
     for _ in range(300):
-        below = descendants(pid)
+        below = descendant_pids(pid)
         forkservers = [p for p in below if "forkserver" in command_line(p)]
-        if forkservers and any(descendants(server) for server in forkservers):
-            return descendants(pid)  # again: a worker may have started since `below` was read
+        if forkservers and any(descendant_pids(server) for server in forkservers):
+            return descendant_pids(pid)  # again: a worker may have started since `below` was read
         await asyncio.sleep(0.02)
     raise AssertionError(f"no index workers appeared; hub log:\n{hub.log()[-3000:]}")
 

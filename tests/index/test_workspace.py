@@ -19,6 +19,7 @@ from lsp_hub.index.records import P_REFERENCES, FileRecord, decode_packed, encod
 from lsp_hub.index.store import SCHEMA_VERSION, IndexStore, database_path
 from lsp_hub.index.walk import IndexingCancelled
 from lsp_hub.index.workspace import MIN_BATCH_BYTES, WorkspaceIndex, _guided_batches, relative_path
+from tests.conftest import descendant_pids
 from tests.index.index_helpers import write
 
 
@@ -127,32 +128,19 @@ def test_worker_processes_give_the_same_results_as_in_process_parsing(copy_repo:
         assert parallel.snapshot().files[path].packed == record.packed
 
 
-def child_pids() -> set[int]:
-    children: set[int] = set()
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                stat = Path(f"/proc/{entry}/stat").read_bytes()
-            except OSError:
-                continue
-            if int(stat.rsplit(b")", 1)[1].split()[1]) == os.getpid():
-                children.add(int(entry))
-    return children
-
-
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc to list child processes")
 def test_a_worker_build_leaves_no_process_behind(copy_repo: Callable[[str], Path]) -> None:
     """The forkserver that starts the workers holds tree-sitter (about 35 MB): it ends with the last pool."""
     root = copy_repo("tsapp")
-    before = child_pids()
+    before = set(descendant_pids(os.getpid()))
     seen: set[int] = set()
     index = WorkspaceIndex(root, use_cache=False, in_process_limit=2, max_workers=2)
-    index.build(progress=lambda done, total: seen.update(child_pids() - before))
+    index.build(progress=lambda done, total: seen.update(set(descendant_pids(os.getpid())) - before))
     assert seen, "the build ran no worker process"
-    assert child_pids() - before == set()
+    assert set(descendant_pids(os.getpid())) - before == set()
     again = WorkspaceIndex(root, use_cache=False, in_process_limit=2, max_workers=2)  # and starts again on demand
     again.build()
-    assert again.parse_count == 8 and child_pids() - before == set()
+    assert again.parse_count == 8 and set(descendant_pids(os.getpid())) - before == set()
 
 
 def test_a_record_keeps_its_references_encoded_and_their_counts_decoded() -> None:
