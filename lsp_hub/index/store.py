@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from lsp_hub.index.records import P_DEFINITIONS, PACKED_FORMAT, Packed, encode_packed, looks_packed
+from lsp_hub.index.records import PACKED_FORMAT, looks_packed
 
 log = logging.getLogger(__name__)
 
@@ -88,9 +88,8 @@ class StoredFile:
     mtime_ns: int
     digest: bytes
     skip_reason: str | None  # e.g. "binary": known to be left out, nothing parsed
-    packed: Packed | None  # None in rows loaded from the database: they keep `encoded` until a file is read
-    encoded: bytes | None = None  # `packed` in its stored (marshal) form: as loaded, or as a worker sent it
-    definitions: int | None = None  # how many definitions (loaded rows; counted from `packed` when written)
+    encoded: bytes | None = None  # the packed results in marshal form (`records.py`), None for a skipped file
+    definitions: int | None = None  # how many definitions, stored beside them
 
 
 class IndexStore:
@@ -204,16 +203,13 @@ class IndexStore:
         for path, language, size, mtime_ns, digest, skip_reason, data, definitions in rows:
             if skip_reason is None and (data is None or not looks_packed(data) or definitions is None):
                 raise ValueError(f"row for {path!r} has neither results nor a skip reason")
-            stored[path] = StoredFile(path, language, size, mtime_ns, bytes(digest), skip_reason, None, data,
-                                      definitions)
+            stored[path] = StoredFile(path, language, size, mtime_ns, bytes(digest), skip_reason, data, definitions)
         return stored
 
     def write(self, upserts: Iterable[StoredFile], deletions: Iterable[str] = ()) -> None:
         """Insert or replace rows and delete others, in one transaction."""
         rows = [
-            (s.path, s.language, s.size, s.mtime_ns, s.digest, s.skip_reason,
-             s.encoded if s.encoded is not None else encode_packed(s.packed) if s.packed is not None else None,
-             len(s.packed[P_DEFINITIONS]) if s.packed is not None else s.definitions)
+            (s.path, s.language, s.size, s.mtime_ns, s.digest, s.skip_reason, s.encoded, s.definitions)
             for s in upserts
         ]
         deleted = [(path,) for path in deletions]

@@ -413,7 +413,7 @@ class WorkspaceIndex:
                 unreadable.append((path, outcome.skip_reason))  # not cached: it may be readable next time
                 return
             stored = StoredFile(path, outcome.language, outcome.size, outcome.mtime_ns, outcome.digest,
-                                outcome.skip_reason, None)
+                                outcome.skip_reason)
             new_skips[path] = stored
             upserts.append(stored)
             return
@@ -602,7 +602,7 @@ class WorkspaceIndex:
             with self._lock:
                 if outcome.skip_reason != REASON_UNREADABLE:
                     self._disk_skips[relative] = StoredFile(relative, language, outcome.size, outcome.mtime_ns,
-                                                            outcome.digest, outcome.skip_reason, None)
+                                                            outcome.digest, outcome.skip_reason)
                 self._skipped = tuple(sorted({*self._skipped, (relative, outcome.skip_reason)}))
                 self._republish()
             return removed or had_document
@@ -765,5 +765,5 @@ def _guided_batches(jobs: list[ParseJob], sizes: Mapping[str, int], workers: int
 
 
 def _stored(record: FileRecord) -> StoredFile:
-    return StoredFile(record.path, record.language, record.size, record.mtime_ns, record.digest, None, None,
-                      record.encoded, record.definition_count)
+    return StoredFile(record.path, record.language, record.size, record.mtime_ns, record.digest, None, record.encoded,
+                      record.definition_count)
