@@ -417,13 +417,17 @@ class WorkspaceIndex:
             new_skips[path] = stored
             upserts.append(stored)
             return
-        if outcome.unchanged:
-            record = known[path].with_identity(outcome.size, outcome.mtime_ns, outcome.digest)
-        else:
-            record = outcome.record()
-            self.parse_count += 1
+        record = self._record_of(outcome, known.get(path))
         new_disk[path] = record
         upserts.append(_stored(record))
+
+    def _record_of(self, outcome: ParseOutcome, known: FileRecord | None) -> FileRecord:
+        """The record of a parsed file: the known results under the file's new identity when its content is
+        unchanged, else the new results."""
+        if outcome.unchanged and known is not None:
+            return known.with_identity(outcome.size, outcome.mtime_ns, outcome.digest)
+        self.parse_count += 1
+        return outcome.record()
 
     def _worker_count(self, job_count: int) -> int:
         try:
@@ -565,14 +569,9 @@ class WorkspaceIndex:
                     changed = self._documents.pop(relative, None) is not None
                     self._republish()
                     return changed
-                if outcome.unchanged and current is not None:
-                    if self._documents.get(relative) is current:
-                        return False
-                    record = current.with_identity(-1, -1, outcome.digest)
-                else:
-                    record = outcome.record()
-                    self.parse_count += 1
-                self._documents[relative] = record
+                if outcome.unchanged and current is not None and self._documents.get(relative) is current:
+                    return False
+                self._documents[relative] = self._record_of(outcome, current)
                 self._republish()
             return True
         return self._update_from_disk(relative, language)
@@ -606,11 +605,7 @@ class WorkspaceIndex:
                 self._skipped = tuple(sorted({*self._skipped, (relative, outcome.skip_reason)}))
                 self._republish()
             return removed or had_document
-        if outcome.unchanged and known is not None:
-            record = known.with_identity(outcome.size, outcome.mtime_ns, outcome.digest)
-        else:
-            record = outcome.record()
-            self.parse_count += 1
+        record = self._record_of(outcome, known)
         with self._lock:
             self._disk[relative] = record
             self._disk_skips.pop(relative, None)
