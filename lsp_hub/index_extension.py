@@ -397,7 +397,10 @@ class SharedIndex:
                                        source.version)
 
     # ------------------------------------------------------------------------------------------------ queries
-    async def query(self, function: str | Callable[..., Any], args: dict[str, Any], anchor: str | None) -> Any:
+    async def query(self, function: str | Callable[..., Any], args: dict[str, Any], anchor: str | None,
+                    refresh: bool = True) -> Any:
+        """`function(index, args)` on the index holding `anchor`, once it is built and has every change made so far;
+        `refresh` false for a query that goes on from another's answer (it must see the same files)."""
         from lsp_hub.index import api
 
         call = getattr(api, function) if isinstance(function, str) else function
@@ -409,7 +412,7 @@ class SharedIndex:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(asyncio.shield(self.built.wait()), WAIT_FOR_BUILD_SECONDS)
         await self._apply_pending_updates()  # an edit just made must be in the answer, debounced or not
-        if self._poller is not None and self.built.is_set():
+        if refresh and self._poller is not None and self.built.is_set():
             # Nobody tells this workspace of changes on disk (a `lsp-hub query` or MCP session): an agent that has
             # just written a file with its own tool asks next, and must not wait for the next poll.
             await self._refresh(index)
@@ -560,10 +563,11 @@ class IndexExtension(SessionExtension):
 
         return run
 
-    async def _query(self, function: str | Callable[..., Any], args: dict[str, Any], anchor: str | None) -> Any:
+    async def _query(self, function: str | Callable[..., Any], args: dict[str, Any], anchor: str | None,
+                     refresh: bool = True) -> Any:
         if self.shared is None:
             raise ResponseFailure(INVALID_PARAMS, "lsp-hub indexes nothing: no workspace folder")
-        return await self.shared.query(function, args, anchor)
+        return await self.shared.query(function, args, anchor, refresh)
 
     def _callers(self, session: Session, arguments: list[Any]) -> Any:
         """`lspHub.callers`: the index's callers at once, then confirmed and completed by the language server that
@@ -591,7 +595,8 @@ class IndexExtension(SessionExtension):
                 return found  # no running server offers call hierarchy or references here: the index alone
             depth = args.get("depth") or 1
             merged = await self._query(
-                lambda index, _args: api.callers_with_server_sites(index, found, asked.sites, depth), {}, anchor)
+                lambda index, _args: api.callers_with_server_sites(index, found, asked.sites, depth), {}, anchor,
+                refresh=False)
             merged["servers"] = asked.servers
             if any(not server["complete"] for server in asked.servers):
                 merged["complete"] = False
