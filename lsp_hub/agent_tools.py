@@ -12,19 +12,23 @@ object (`ToolAnswer`)."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import difflib
 import logging
 import os
 import re
 import select
 import socket
+import stat
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lsp_hub import query
+from lsp_hub import query, write_lock
+from lsp_hub.confined_files import ConfinedRoot, FileMissing, FileRefused
 from lsp_hub.query import HubConnection, HubFailed, HubLost, HubTimeout, QueryError, path_uri
 
 logger = logging.getLogger("lsp_hub.mcp")
@@ -35,6 +39,10 @@ DEFAULT_LIMIT = 50
 # How long a write waits for the formatter; past it the text is written as the agent gave it.
 FORMAT_TIMEOUT_SECONDS = 10.0
 FORMAT_DIFF_LINES = 12  # of the formatting diff shown in a write's answer
+# The hub's wait for diagnostics ends this long (at most) before the call's own deadline, so it answers with what is
+# pending instead of this side timing out; it waits at least the minimum.
+DIAGNOSTICS_MARGIN_SECONDS = 1.0
+MIN_DIAGNOSTICS_WAIT_SECONDS = 0.2
 FENCE_OPEN, FENCE_CLOSE = '<untrusted-data source="repository">', "</untrusted-data>"
 _PREFIX = re.compile(r"^lsp-hub query(?: [a-z-]+)?: ")
 
@@ -71,14 +79,21 @@ class WriteOutcome:
     formatter: str | None = None  # the server that formatted it
     format_diff: str = ""  # what formatting changed, unified
     format_skipped_reason: str | None = None  # off, no_formatter, formatter_failed, timeout, syntax_error
+    syntax_skipped_reason: str | None = None  # why syntax_ok is None (no parser, a file too large, ...)
+    unchanged: bool = False  # the content written is the file's own: no byte changes
     diagnostics: list[dict[str, Any]] = field(default_factory=list)
     complete: bool = False
     pending: list[str] = field(default_factory=list)
+    diagnostics_error: str | None = None  # the file was written, but its diagnostics could not be had
 
     def as_json(self) -> dict[str, Any]:
         data = {"path": self.path, "written": self.written, "created": self.created, "syntax_ok": self.syntax_ok,
                 "formatted": self.formatted, "diagnostics": self.diagnostics, "complete": self.complete,
-                "pending": self.pending}
+                "pending": self.pending, "unchanged": self.unchanged}
+        if self.syntax_skipped_reason is not None:
+            data["syntax_skipped_reason"] = self.syntax_skipped_reason
+        if self.diagnostics_error is not None:
+            data["diagnostics_error"] = self.diagnostics_error
         if self.formatted:
             data["formatter"], data["format_diff"] = self.formatter, self.format_diff
         if self.format_skipped_reason is not None:
@@ -92,6 +107,7 @@ class AgentTools:
     def __init__(self, root: Path, connect: Callable[[Path], HubConnection], *, timeout: float = 30.0,
                  fenced: bool = False) -> None:
         self.root = root.resolve()
+        self.files = ConfinedRoot(self.root)
         self.timeout = timeout
         self.quote: Callable[[str], str] = fence if fenced else query.as_is
         self._connect = connect
@@ -130,12 +146,12 @@ class AgentTools:
         for uri, (_, known) in list(connection.documents.items()):
             path = query.uri_path(uri)
             try:
-                text = Path(path).read_text(encoding="utf-8")
-            except FileNotFoundError:
+                text = self.files.read(path).data.decode("utf-8")
+            except FileMissing:
                 connection.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
                 del connection.documents[uri]
                 continue
-            except (OSError, UnicodeDecodeError):
+            except (FileRefused, UnicodeDecodeError):
                 continue
             if text != known:
                 workspace.update(uri, text)
@@ -163,17 +179,18 @@ class AgentTools:
 
     # ============================================================================================ paths
     def path(self, name: str, *, must_exist: bool = True) -> Path:
-        """`name` (relative to the root, or absolute) as a real path inside the workspace, symbolic links resolved."""
-        if not name or "\0" in name:
-            raise ToolFailure("give a file path")
-        given = Path(name).expanduser()
-        real = Path(os.path.realpath(given if given.is_absolute() else self.root / given))
-        if real != self.root and self.root not in real.parents:
-            raise ToolFailure(f"{name} is outside the workspace {self.root} (symbolic links resolved); "
-                              "nothing outside it is read or written")
-        if must_exist and not real.is_file():
-            raise ToolFailure(f"{name}: no such file in the workspace" if not real.exists() else
-                              f"{name} is not a file")
+        """`name` (relative to the root, or absolute) as a path inside the workspace, symbolic links inside it
+        followed; a link leading outside is refused. `~` is a character of the name, not a home directory.
+        Only the name is worked out here: reads and writes walk the path again from the root, descriptor by
+        descriptor (`confined_files`), so nothing swapped in meanwhile can take them outside."""
+        try:
+            real, info = self.files.stat(name)
+        except FileRefused as refusal:
+            raise ToolFailure(str(refusal)) from None
+        if must_exist and info is None:
+            raise ToolFailure(f"{name}: no such file in the workspace")
+        if must_exist and info is not None and not stat.S_ISREG(info.st_mode):
+            raise ToolFailure(f"{name} is not a file")
         return real
 
     def display(self, path: str | Path) -> str:
@@ -235,6 +252,8 @@ class AgentTools:
         return answer.text
 
     def _diagnostics_text(self, report: dict[str, Any], limit: int = DEFAULT_LIMIT) -> str:
+        if report.get("error"):
+            return f"diagnostics not checked: {report['error']}"
         text = query.diagnostics_text(report["diagnostics"], limit, self.quote) or "no issues"
         if not report.get("complete", True):
             text += f"\n(incomplete: no report from {', '.join(report.get('pending') or [])} in time)"
@@ -249,13 +268,19 @@ class AgentTools:
         written.extend(change.path for change in changes)
         self._disk_written = True
 
-    def _diagnostics_of(self, workspace: query.Workspace, paths: list[str]) -> dict[str, Any]:
+    def _diagnostics_of(self, workspace: query.Workspace, paths: list[str],
+                        deadline: float | None = None) -> dict[str, Any]:
+        """Every server's diagnostics of `paths`, waited for by the hub until shortly before this call's own
+        deadline: the hub answers `complete: false` with what is pending rather than this side timing out."""
         diagnostics: list[dict[str, Any]] = []
         pending: set[str] = set()
         complete = True
         for path in paths:
+            remaining = (deadline if deadline is not None else time.monotonic() + self.timeout) - time.monotonic()
+            wait = max(MIN_DIAGNOSTICS_WAIT_SECONDS, remaining - min(DIAGNOSTICS_MARGIN_SECONDS, remaining / 4))
             report = self._command(workspace, "lspHub.diagnostics", {
-                "uri": workspace.open(Path(path)), "timeoutMs": int(self.timeout * 1000)}) or {}
+                "uri": workspace.open(Path(path)), "timeoutMs": int(wait * 1000)},
+                timeout=wait + DIAGNOSTICS_MARGIN_SECONDS) or {}
             diagnostics.extend(query.diagnostics_json(workspace, path, report.get("diagnostics") or []))
             complete = complete and bool(report.get("complete"))
             pending.update(report.get("pending") or [])
@@ -341,13 +366,13 @@ class AgentTools:
         return f"{self.display(path)}:{start['line'] + 1}:{column} — {error['message']}{pointer}"
 
     # ============================================================================================ writes
-    def write_file(self, path: str, content: str) -> ToolAnswer:
+    def write_file(self, path: str, content: str, force: bool = False) -> ToolAnswer:
         target = self.path(path, must_exist=False)
         if target.is_dir():
             raise ToolFailure(f"{path} is a directory")
-        return self._verified_write(target, lambda old: content)
+        return self._verified_write(target, lambda old: content if old is None else conform(content, old), force)
 
-    def edit_file(self, path: str, old_text: str, new_text: str) -> ToolAnswer:
+    def edit_file(self, path: str, old_text: str, new_text: str, force: bool = False) -> ToolAnswer:
         target = self.path(path)
         if not old_text:
             raise ToolFailure("old_text is empty; give the exact text to replace (write_file replaces a whole file)")
@@ -358,9 +383,14 @@ class AgentTools:
                                   "(write_file can replace it)")
             find, replace = old_text, new_text
             count = old.count(find)
-            if count == 0 and "\r\n" in old and "\n" in find and "\r\n" not in find:
-                # An agent writes "\n"; the file has Windows line ends.
-                find, replace = find.replace("\n", "\r\n"), replace.replace("\n", "\r\n")
+            crlf = line_ending(old) == "\r\n"
+            if crlf:  # an agent writes "\n" (or copies "\r\n"); what it inserts takes the file's line ends
+                replace = _with_line_ends(replace, "\r\n")
+            if count == 0 and crlf:
+                find = _with_line_ends(find, "\r\n")
+                count = old.count(find)
+            elif count == 0 and "\r\n" in find:
+                find, replace = find.replace("\r\n", "\n"), replace.replace("\r\n", "\n")
                 count = old.count(find)
             if count != 1:
                 where = self.display(target)
@@ -368,62 +398,103 @@ class AgentTools:
                                   if count == 0 else
                                   f"old_text occurs {count} times in {where}; nothing written (include more "
                                   "surrounding lines so it occurs once)")
-            return old.replace(find, replace, 1)
+            return conform(old.replace(find, replace, 1), old)
 
-        return self._verified_write(target, edit)
+        return self._verified_write(target, edit, force)
 
-    def _verified_write(self, target: Path, build: Callable[[str | None], str]) -> ToolAnswer:
+    def _verified_write(self, target: Path, build: Callable[[str | None], str], force: bool = False) -> ToolAnswer:
+        """Read, build, check, write and verify one file while holding its write lock, so that another agent's
+        write to it waits and then starts from what this one wrote."""
+        deadline = time.monotonic() + self.timeout
+
         def run(workspace: query.Workspace) -> ToolAnswer:
-            exists = target.exists()
-            old: str | None = None  # None: no such file, or not UTF-8 text
-            if exists:
-                try:
-                    old = target.read_text(encoding="utf-8")
-                except UnicodeDecodeError:
-                    pass
-                except OSError as error:
-                    raise ToolFailure(f"cannot read {self.display(target)}: {error.strerror}") from None
-            content = build(old)
-            outcome = WriteOutcome(str(target), created=not exists)
-            # 1. The syntax, before anything reaches the disk or the servers.
-            result = self._syntax(workspace, target, content)
-            if result.get("checked"):
-                outcome.syntax_ok = bool(result.get("ok", True))
-            if outcome.syntax_ok is False and result.get("errors"):
-                problem = self._syntax_error_text(target, content, result["errors"][0])
-                outcome.format_skipped_reason = "syntax_error"
-                raise ToolFailure(f"not written: {self.display(target)} would have a syntax error "
-                                  f"({_judge(result)}); the file is unchanged\n{problem}", outcome.as_json())
-            # 2. The servers see the new text; a formatting server may reformat it (in memory).
-            uri = path_uri(target)
-            workspace.texts[str(target)] = content
-            workspace.open(target)
-            content = self._format(workspace, target, uri, content, outcome)
-            # 3. Atomically onto the disk, inside the workspace; the servers are told it was saved.
             try:
-                target.parent.mkdir(parents=True, exist_ok=True)
-            except OSError as error:
-                raise ToolFailure(f"cannot create {self.display(target.parent)}: {error.strerror}") from None
-            self._disk_written = True
-            query.atomic_write(target, content)
-            outcome.written = True
+                with write_lock.exclusive(target, max(1.0, deadline - time.monotonic())):
+                    return self._write_locked(workspace, target, build, force, deadline)
+            except write_lock.WriteLockError as error:
+                raise ToolFailure(f"not written: {error}") from None
+
+        return self._run(run)
+
+    def _write_locked(self, workspace: query.Workspace, target: Path, build: Callable[[str | None], str],
+                      force: bool, deadline: float) -> ToolAnswer:
+        try:
+            current: bytes | None = self.files.read(target).data
+        except FileMissing:
+            current = None
+        except FileRefused as refusal:
+            raise ToolFailure(str(refusal)) from None
+        old: str | None = None  # None: no such file, or not UTF-8 text
+        if current is not None:
+            with contextlib.suppress(UnicodeDecodeError):
+                old = current.decode("utf-8")
+        content = build(old)
+        outcome = WriteOutcome(str(target), created=current is None)
+        # 1. The syntax, before anything reaches the disk or the servers.
+        result = self._syntax(workspace, target, content)
+        if result.get("checked"):
+            outcome.syntax_ok = bool(result.get("ok", True))
+        else:
+            outcome.syntax_skipped_reason = str(result.get("reason") or "no parser for this language")
+        if outcome.syntax_ok is False and result.get("errors"):
+            problem = self._syntax_error_text(target, content, result["errors"][0])
+            outcome.format_skipped_reason = "syntax_error"
+            raise ToolFailure(f"not written: {self.display(target)} would have a syntax error "
+                              f"({_judge(result)}); the file is unchanged\n{problem}", outcome.as_json())
+        if old is not None and content == old:
+            outcome.unchanged = True  # writing a file's own bytes changes no byte: no formatting either
+        # 2. The servers see the new text; a formatting server may reformat it (in memory).
+        uri = path_uri(target)
+        workspace.texts[str(target)] = content
+        workspace.open(target)
+        if not outcome.unchanged:
+            content = self._format(workspace, target, uri, content, outcome)
+        else:
+            outcome.format_skipped_reason = "unchanged"
+        # 3. Atomically onto the disk, inside the workspace whatever races the path.
+        self._disk_written = True
+        try:
+            written = self.files.write(target, content.encode("utf-8"), force=force)
+        except FileRefused as refusal:
+            self._disk_written = False
+            self._restore_servers_text(workspace, uri, old)
+            raise ToolFailure(str(refusal), outcome.as_json()) from None
+        outcome.written = True
+        # From here on the file is written, whatever happens: the answer says so, and says what was not checked.
+        try:
             connection = workspace.connection
             connection.notify("textDocument/didSave", {"textDocument": {"uri": uri}})
             connection.notify("workspace/didChangeWatchedFiles", {"changes": [{"uri": uri, "type": 1 if
-                                                                               outcome.created else 2}]})
+                                                                               written.created else 2}]})
             # 4. Every server's verdict on exactly this text.
-            report = self._diagnostics_of(workspace, [str(target)])
-            outcome.diagnostics, outcome.complete, outcome.pending = (report["diagnostics"], report["complete"],
-                                                                      report["pending"])
-            text = self._write_summary(target, content, outcome)
-            if outcome.format_diff:  # the agent's next edit_file must quote the text as it now is
-                diff_lines = outcome.format_diff.splitlines()
-                text += "\nformatting changed:\n" + "\n".join(diff_lines[2:][:FORMAT_DIFF_LINES]) + (
-                    f"\n... {len(diff_lines) - 2 - FORMAT_DIFF_LINES} more" if len(diff_lines) - 2 > FORMAT_DIFF_LINES
-                    else "")
-            return ToolAnswer(text + "\n" + self._diagnostics_text(report), outcome.as_json())
+            report = self._diagnostics_of(workspace, [str(target)], deadline)
+        except QueryError as error:
+            report = {"diagnostics": [], "complete": False, "pending": [], "error": _sentence(error)}
+        outcome.diagnostics, outcome.complete, outcome.pending = (report["diagnostics"], report["complete"],
+                                                                  report["pending"])
+        outcome.diagnostics_error = report.get("error")
+        text = self._write_summary(target, content, outcome)
+        if outcome.format_diff:  # the agent's next edit_file must quote the text as it now is
+            diff_lines = outcome.format_diff.splitlines()
+            text += "\nformatting changed:\n" + "\n".join(diff_lines[2:][:FORMAT_DIFF_LINES]) + (
+                f"\n... {len(diff_lines) - 2 - FORMAT_DIFF_LINES} more" if len(diff_lines) - 2 > FORMAT_DIFF_LINES
+                else "")
+        return ToolAnswer(text + "\n" + self._diagnostics_text(report), outcome.as_json())
 
-        return self._run(run)
+    def _restore_servers_text(self, workspace: query.Workspace, uri: str, old: str | None) -> None:
+        """A write that did not land: the servers go back to the file's text (they were shown the new one), or
+        forget a file that does not exist."""
+        connection = workspace.connection
+        if uri not in connection.documents:
+            return
+        try:
+            if old is None:
+                connection.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+                del connection.documents[uri]
+            else:
+                workspace.update(uri, old)
+        except QueryError:
+            pass
 
     def _format(self, workspace: query.Workspace, target: Path, uri: str, content: str,
                 outcome: WriteOutcome) -> str:
@@ -481,12 +552,15 @@ class AgentTools:
         elif outcome.format_skipped_reason not in (None, "off", "no_formatter"):
             parts.append(f"not formatted: {outcome.format_skipped_reason}")
         if outcome.syntax_ok is None:
-            parts.append("syntax not checked (no parser for this language)")
+            parts.append(f"syntax not checked ({outcome.syntax_skipped_reason or 'no parser for this language'})")
+        if outcome.unchanged:
+            parts.append("unchanged: the content is the file's own")
         return "; ".join(parts)
 
     # ============================================================================================ helpers
-    def _command(self, workspace: query.Workspace, command: str, arguments: dict[str, Any] | None = None) -> Any:
-        return query._command(workspace, command, arguments)
+    def _command(self, workspace: query.Workspace, command: str, arguments: dict[str, Any] | None = None, *,
+                 timeout: float | None = None) -> Any:
+        return query.hub_command(workspace, command, arguments, timeout=timeout)
 
 
 def _options(**values: Any) -> argparse.Namespace:
@@ -530,3 +604,27 @@ def _closed(connection: HubConnection) -> bool:
         return False
     except OSError:
         return True
+
+
+# ================================================================================================ the file's form
+def line_ending(text: str) -> str:
+    """The file's line end: "\r\n" when most of its lines end so, else "\n"."""
+    crlf = text.count("\r\n")
+    return "\r\n" if crlf and crlf >= text.count("\n") - crlf else "\n"
+
+
+def _with_line_ends(text: str, ending: str) -> str:
+    return text.replace("\r\n", "\n").replace("\n", ending)
+
+
+def conform(new: str, old: str) -> str:
+    """`new` in the form of the file it replaces: its line ends (an agent writes "\n"), its byte-order mark and
+    its final newline. What the agent wrote is otherwise left as it is."""
+    if line_ending(old) == "\r\n" and "\r\n" not in new:
+        new = _with_line_ends(new, "\r\n")
+    if old.startswith("\ufeff") and not new.startswith("\ufeff"):
+        new = "\ufeff" + new
+    ending = line_ending(old)
+    if old.endswith(("\n", "\r\n")) and new and not new.endswith("\n"):
+        new += ending
+    return new

@@ -32,6 +32,9 @@ from pathlib import Path
 from typing import Any, TextIO
 from urllib.parse import quote, unquote, urlparse
 
+from lsp_hub import write_lock
+from lsp_hub.confined_files import ConfinedRoot, FileRefused
+
 EXIT_ANSWER, EXIT_EMPTY, EXIT_USAGE, EXIT_FAILED = 0, 1, 2, 3
 DEFAULT_TIMEOUT_SECONDS = 30.0
 DEFAULT_LIMIT = 50
@@ -329,15 +332,23 @@ class Workspace:
     texts: dict[str, str] = field(default_factory=dict)  # real path -> text
     # Sees every set of changes before it is written and may refuse it (QueryError): `lsp-hub mcp` checks syntax.
     before_write: Callable[[list[Change]], None] | None = None
+    _files: ConfinedRoot | None = field(default=None, repr=False)
 
     @property
     def connection(self) -> HubConnection:
         assert self.hub is not None, "connect before asking the hub"
         return self.hub
 
+    @property
+    def files(self) -> ConfinedRoot:
+        if self._files is None:
+            self._files = ConfinedRoot(self.root)
+        return self._files
+
     def resolve(self, name: str) -> Path:
-        """An existing file inside the root, symbolic links resolved; else one clear error."""
-        path = Path(name).expanduser()
+        """An existing file inside the root, symbolic links resolved; else one clear error. (The shell expands a
+        `~` it means; here it is a character of the name.)"""
+        path = Path(name)
         path = (Path.cwd() / path) if not path.is_absolute() else path
         if not path.exists():
             raise QueryError(f"lsp-hub query: {name}: no such file")
@@ -349,13 +360,16 @@ class Workspace:
         return real
 
     def text(self, path: Path | str) -> str:
+        """The file's text as it is on disk, line ends included (no newline translation: an edit computed on it
+        keeps the file's "\r\n"), read inside the root whatever races its path."""
         key = str(path)
         if key not in self.texts:
             try:
-                self.texts[key] = Path(key).read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError) as error:
-                reason = error.strerror if isinstance(error, OSError) else "not UTF-8 text"
-                raise QueryError(f"lsp-hub query: cannot read {key}: {reason}") from None
+                self.texts[key] = self.files.read(key).data.decode("utf-8")
+            except FileRefused as refusal:
+                raise QueryError(f"lsp-hub query: cannot read {key}: {refusal}") from None
+            except UnicodeDecodeError:
+                raise QueryError(f"lsp-hub query: cannot read {key}: not UTF-8 text") from None
         return self.texts[key]
 
     def open(self, path: Path) -> str:
@@ -510,21 +524,28 @@ def unified_diff(changes: list[Change], workspace: Workspace) -> str:
 
 
 def write_changes(workspace: Workspace, changes: list[Change]) -> None:
-    """Atomically (a temporary file beside each, then rename), after checking no file changed on disk since the
-    servers read it; then tell the servers (didChangeWatchedFiles)."""
-    for change in changes:
+    """Atomically (a temporary file beside each, then rename, inside the root whatever races the paths), holding
+    each file's write lock and after checking no file changed on disk since the servers read it; then tell the
+    servers (didChangeWatchedFiles)."""
+    with contextlib.ExitStack() as locks:
         try:
-            current = Path(change.path).read_text(encoding="utf-8")
-        except OSError as error:
-            raise QueryError(f"lsp-hub query: cannot read {change.path}: {error.strerror}") from None
-        if current != change.old:
-            raise QueryError(f"lsp-hub query: {change.path} changed on disk since the servers read it; "
-                             "nothing written, ask again")
-    if workspace.before_write is not None:
-        workspace.before_write(changes)
-    for change in changes:
-        atomic_write(Path(change.path), change.new)
-        workspace.texts[change.path] = change.new
+            for change in sorted(changes, key=lambda change: change.path):  # one order: no two writers deadlock
+                locks.enter_context(write_lock.exclusive(Path(change.path), workspace.timeout))
+        except write_lock.WriteLockError as error:
+            raise QueryError(f"lsp-hub query: nothing written: {error}", EXIT_FAILED) from None
+        for change in changes:
+            try:
+                current = workspace.files.read(change.path).data.decode("utf-8", errors="replace")
+            except FileRefused as refusal:
+                raise QueryError(f"lsp-hub query: cannot read {change.path}: {refusal}") from None
+            if current != change.old:
+                raise QueryError(f"lsp-hub query: {change.path} changed on disk since the servers read it; "
+                                 "nothing written, ask again")
+        if workspace.before_write is not None:
+            workspace.before_write(changes)
+        for change in changes:
+            atomic_write(Path(change.path), change.new, workspace.files)
+            workspace.texts[change.path] = change.new
     for change in changes:  # documents the session has open get the new text, and are saved
         uri = path_uri(change.path)
         if uri in workspace.connection.documents:
@@ -534,24 +555,15 @@ def write_changes(workspace: Workspace, changes: list[Change]) -> None:
         "changes": [{"uri": path_uri(change.path), "type": 2} for change in changes]})
 
 
-def atomic_write(target: Path, text: str) -> None:
-    """Write `text` through a temporary file beside `target` and a rename, so a reader never sees half of it; an
-    existing file keeps its mode, a new one gets the umask's."""
+def atomic_write(target: Path, text: str, files: ConfinedRoot | None = None) -> None:
+    """Write `text` through a temporary file beside `target` and a rename within its directory's descriptor, so
+    a reader never sees half of it and no swapped symbolic link redirects it; an existing file keeps its mode, a
+    new one gets the umask's. `files`: the root the write must stay in (default: the file's directory)."""
+    confined = files if files is not None else ConfinedRoot(target.parent)
     try:
-        mode = target.stat().st_mode & 0o7777
-    except FileNotFoundError:
-        umask = os.umask(0)
-        os.umask(umask)
-        mode = 0o666 & ~umask
-    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".lsp-hub")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="") as file:
-            file.write(text)
-        os.chmod(temporary, mode)
-        os.replace(temporary, target)
-    except OSError as error:
-        Path(temporary).unlink(missing_ok=True)
-        raise QueryError(f"lsp-hub query: cannot write {target}: {error.strerror}", EXIT_FAILED) from None
+        confined.write(target, text.encode("utf-8"))
+    except FileRefused as refusal:
+        raise QueryError(f"lsp-hub query: {refusal}", EXIT_FAILED) from None
 
 
 def files_json(changes: list[Change], workspace: Workspace) -> list[dict[str, Any]]:
@@ -695,9 +707,12 @@ def diagnostics_text(diagnostics: list[dict[str, Any]], limit: int, quote: Quote
     return "\n".join(out)
 
 
-def _command(workspace: Workspace, command: str, arguments: dict[str, Any] | None = None) -> Any:
+def hub_command(workspace: Workspace, command: str, arguments: dict[str, Any] | None = None, *,
+                timeout: float | None = None) -> Any:
+    """One of the hub's own `lspHub.*` commands; `timeout` defaults to the query's."""
     return workspace.connection.request("workspace/executeCommand", {
-        "command": command, "arguments": [arguments] if arguments is not None else []}, workspace.timeout)
+        "command": command, "arguments": [arguments] if arguments is not None else []},
+        workspace.timeout if timeout is None else timeout)
 
 
 def _open_for_servers(workspace: Workspace, arguments: dict[str, Any]) -> None:
@@ -705,7 +720,7 @@ def _open_for_servers(workspace: Workspace, arguments: dict[str, Any]) -> None:
     first report on the file, as project-wide questions do (basedpyright knows the project's other files only
     then). Files no server serves stay closed: the index answers for them alone."""
     if "symbol" in arguments:
-        found = _command(workspace, "lspHub.callers", {**arguments, "servers": False}) or {}
+        found = hub_command(workspace, "lspHub.callers", {**arguments, "servers": False}) or {}
         paths = [Path(uri_path(definition["uri"])) for definition in found.get("definitions", [])[:4]]
     else:
         paths = [Path(uri_path(arguments["uri"]))]
@@ -715,12 +730,12 @@ def _open_for_servers(workspace: Workspace, arguments: dict[str, Any]) -> None:
         served = any(server.get("state") not in ("missing", "disabled") for server in language.get("servers", []))
         if served and path.is_file():
             uri = workspace.open(path)
-            _command(workspace, "lspHub.diagnostics", {"uri": uri, "timeoutMs": int(workspace.timeout * 1000)})
+            hub_command(workspace, "lspHub.diagnostics", {"uri": uri, "timeoutMs": int(workspace.timeout * 1000)})
 
 
 def languages_of(workspace: Workspace) -> list[dict[str, Any]]:
     """The hub's configured languages (`lspHub.languages`)."""
-    return list((_command(workspace, "lspHub.languages") or {}).get("languages", []))
+    return list((hub_command(workspace, "lspHub.languages") or {}).get("languages", []))
 
 
 def language_entry(languages: list[dict[str, Any]], path: Path) -> dict[str, Any] | None:
@@ -748,7 +763,7 @@ def run_action(action: str, options: argparse.Namespace, workspace: Workspace) -
         if action in PROJECT_WIDE_ACTIONS:
             # A server that just started answers from the open files only until it has found the project's
             # (basedpyright's first references are the file's own): its first report on the file says it has.
-            _command(workspace, "lspHub.diagnostics", {"uri": uri, "timeoutMs": int(timeout * 1000)})
+            hub_command(workspace, "lspHub.diagnostics", {"uri": uri, "timeoutMs": int(timeout * 1000)})
         if action in LOCATION_ACTIONS:
             params = {**where, "context": {"includeDeclaration": True}} if action == "references" else where
             locations = locations_json(workspace, connection.request(LOCATION_ACTIONS[action], params, timeout))
@@ -794,14 +809,14 @@ def run_action(action: str, options: argparse.Namespace, workspace: Workspace) -
     if action in ("repomap", "relevant", "callers", "syntax"):
         return _index_action(workspace, action, options)
     if action == "status":
-        status = _command(workspace, "lspHub.status")
+        status = hub_command(workspace, "lspHub.status")
         lines = [f"{server['name']}  {server['state']}  {server['root']}" for server in status.get("servers", [])]
         index = status.get("index") or {}
         lines.append(f"index: {index.get('state', 'none')}, {index.get('files', 0)} files; "
                      f"{status.get('documents', 0)} open documents")
         return Answer(status, "\n".join(lines))
     assert action == "languages"
-    languages = _command(workspace, "lspHub.languages")
+    languages = hub_command(workspace, "lspHub.languages")
     lines = [f"{entry['language']}: " + ", ".join(f"{server['name']} ({server['state']})"
                                                   for server in entry["servers"])
              for entry in languages.get("languages", [])]
@@ -824,7 +839,7 @@ def _rename(workspace: Workspace, where: dict[str, Any], options: argparse.Names
 def _code_actions(workspace: Workspace, target: Target, uri: str, options: argparse.Namespace) -> Answer:
     connection, timeout = workspace.connection, workspace.timeout
     # The diagnostics on that line, so servers offer their quick fixes (waited for, as `diagnostics` does).
-    report = _command(workspace, "lspHub.diagnostics", {"uri": uri, "timeoutMs": int(timeout * 1000)})
+    report = hub_command(workspace, "lspHub.diagnostics", {"uri": uri, "timeoutMs": int(timeout * 1000)})
     line = target.position["line"]
     context = [d for d in (report or {}).get("diagnostics", [])
                if d["range"]["start"]["line"] <= line <= d["range"]["end"]["line"]]
@@ -855,7 +870,7 @@ def _origin(item: dict[str, Any], servers: dict[int, str]) -> str:
 
 def _server_names(workspace: Workspace) -> dict[int, str]:
     """Backend uid -> server name, to say which server offered a code action (the hub tags items with the uid)."""
-    status = _command(workspace, "lspHub.status") or {}
+    status = hub_command(workspace, "lspHub.status") or {}
     return {server["uid"]: server["name"] for server in status.get("servers", []) if "uid" in server}
 
 
@@ -930,7 +945,7 @@ def _diagnostics(workspace: Workspace, options: argparse.Namespace) -> Answer:
         arguments: dict[str, Any] = {"uri": workspace.open(path), "timeoutMs": int(workspace.timeout * 1000)}
         if text is not None:
             arguments["text"] = text
-        report = _command(workspace, "lspHub.diagnostics", arguments) or {}
+        report = hub_command(workspace, "lspHub.diagnostics", arguments) or {}
         if text is not None and isinstance(report.get("version"), int):
             workspace.connection.documents[arguments["uri"]] = (report["version"], text)
         diagnostics.extend(diagnostics_json(workspace, str(path), report.get("diagnostics") or []))
@@ -946,13 +961,13 @@ def _diagnostics(workspace: Workspace, options: argparse.Namespace) -> Answer:
 def _index_action(workspace: Workspace, action: str, options: argparse.Namespace) -> Answer:
     files = [str(workspace.resolve(name)) for name in options.files]
     if action == "repomap":
-        result = _command(workspace, "lspHub.repoMap", {"focusFiles": files, "mentionedIdents": options.mention,
+        result = hub_command(workspace, "lspHub.repoMap", {"focusFiles": files, "mentionedIdents": options.mention,
                                                         "tokenBudget": options.budget})
         return Answer(result, result.get("text", "").rstrip("\n"), not result.get("files"))
     if action == "relevant":
         if not options.description:
             raise QueryError("lsp-hub query relevant: give a DESCRIPTION (--description TEXT)")
-        result = _command(workspace, "lspHub.relevantFiles", {"description": options.description,
+        result = hub_command(workspace, "lspHub.relevantFiles", {"description": options.description,
                                                               "targets": files, "topN": options.top})
         lines = [f"{entry['score']:7.3f}  {entry['path']}  ({'; '.join(entry['reasons'])})"
                  for entry in result.get("files", [])]
@@ -967,7 +982,7 @@ def _index_action(workspace: Workspace, action: str, options: argparse.Namespace
         # The servers get half the query's time: a cold server's first call hierarchy may take a while, and the
         # index's answer still comes back in time when it takes too long.
         server_ms = int(max(SERVER_CALLERS_SECONDS, workspace.timeout / 2) * 1000)
-        result = _command(workspace, "lspHub.callers", {**arguments, "depth": options.depth,
+        result = hub_command(workspace, "lspHub.callers", {**arguments, "depth": options.depth,
                                                         "timeoutMs": server_ms})
         lines = []
         for caller in result.get("callers", []):
@@ -983,7 +998,7 @@ def _index_action(workspace: Workspace, action: str, options: argparse.Namespace
         return Answer(result, text, not lines)
     if len(files) != 1:
         raise QueryError("lsp-hub query syntax: give one FILE")
-    result = _command(workspace, "lspHub.syntaxCheck", {"uri": path_uri(files[0])})
+    result = hub_command(workspace, "lspHub.syntaxCheck", {"uri": path_uri(files[0])})
     lines = []
     for error in result.get("errors", []):
         line, column = workspace.position_out(files[0], error["range"]["start"])

@@ -1,0 +1,101 @@
+"""One writer per file at a time, across every lsp-hub process of this user (MCP servers, queries, the daemon).
+
+A verified write reads a file, builds its new text, checks it, writes it and waits for its diagnostics; two agents
+doing that to one file at once would each write over the other's edit. The lock is a file in the user's private
+runtime directory named after the target's real path, held with `flock` (`msvcrt.locking` on Windows) for the whole
+read-check-write-verify step, so the second writer reads what the first wrote. The lock files are never removed:
+removing one while another process waits on it would let a third lock a new file of the same name.
+
+Standard library only."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from lsp_hub.daemon_client import DaemonError, check_private_directory, prepare_runtime_directory
+
+POLL_SECONDS = 0.02
+
+
+class WriteLockError(Exception):
+    """Another writer held the file for longer than the caller could wait, or no lock could be made."""
+
+
+def _lock_directory() -> Path:
+    """`locks/` in the daemon's private runtime directory; where that cannot be had (XDG_RUNTIME_DIR names a
+    directory that does not exist), a private directory of this user's under the temporary directory."""
+    try:
+        directory = prepare_runtime_directory().directory / "locks"
+    except DaemonError:
+        uid = os.getuid() if hasattr(os, "getuid") else 0
+        directory = Path(tempfile.gettempdir()) / f"lsp-hub-locks-{uid}"
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(directory, 0o700)
+        check_private_directory(directory)
+        return directory
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(directory, 0o700)
+    return directory
+
+
+def lock_path(target: Path) -> Path:
+    try:
+        directory = _lock_directory()
+    except (DaemonError, OSError) as error:
+        raise WriteLockError(f"cannot lock {target} for writing: {error}") from None
+    digest = hashlib.sha256(os.fsencode(os.path.realpath(target))).hexdigest()[:32]
+    return directory / f"{digest}.lock"
+
+
+@contextlib.contextmanager
+def exclusive(target: Path, timeout: float) -> Iterator[float]:
+    """Hold the write lock of `target`; yields the seconds spent waiting for it. Raises WriteLockError."""
+    started = time.monotonic()
+    descriptor = os.open(lock_path(target), os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
+    try:
+        while not _try_lock(descriptor):
+            if time.monotonic() - started > timeout:
+                raise WriteLockError(f"{target} is being written by another agent or editor session; waited "
+                                  f"{timeout:.0f} s")
+            time.sleep(POLL_SECONDS)
+        try:
+            yield time.monotonic() - started
+        finally:
+            _unlock(descriptor)
+    finally:
+        os.close(descriptor)
+
+
+if sys.platform == "win32":
+    import msvcrt
+
+    def _try_lock(descriptor: int) -> bool:
+        try:
+            os.lseek(descriptor, 0, os.SEEK_SET)
+            msvcrt.locking(descriptor, msvcrt.LK_NBLCK, 1)
+        except OSError:
+            return False
+        return True
+
+    def _unlock(descriptor: int) -> None:
+        os.lseek(descriptor, 0, os.SEEK_SET)
+        msvcrt.locking(descriptor, msvcrt.LK_UNLCK, 1)
+else:
+    import fcntl
+
+    def _try_lock(descriptor: int) -> bool:
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        return True
+
+    def _unlock(descriptor: int) -> None:
+        fcntl.flock(descriptor, fcntl.LOCK_UN)
