@@ -470,6 +470,10 @@ class AgentTools:
             report = self._diagnostics_of(workspace, [str(target)], deadline)
         except QueryError as error:
             report = {"diagnostics": [], "complete": False, "pending": [], "error": _sentence(error)}
+        except Exception as error:  # a fault of ours after the write: the answer still says it was written
+            logger.exception("diagnostics after writing %s", target)
+            report = {"diagnostics": [], "complete": False, "pending": [],
+                      "error": f"lsp-hub failed while asking for them ({type(error).__name__}: {error})"}
         outcome.diagnostics, outcome.complete, outcome.pending = (report["diagnostics"], report["complete"],
                                                                   report["pending"])
         outcome.diagnostics_error = report.get("error")

@@ -108,6 +108,11 @@ class ConfinedRoot:
         pieces = [piece for piece in relative.replace(os.sep, "/").split("/") if piece not in ("", ".")]
         if pieces and pieces[0] == os.pardir:
             raise FileRefused(f"{text} is outside the workspace {self.root}; nothing outside it is read or written")
+        for piece in pieces:
+            size = len(os.fsencode(piece))
+            if size > NAME_MAX_BYTES:
+                raise FileRefused(f"the name {piece[:40]}... is {size} bytes long; file systems allow at most "
+                                  f"{NAME_MAX_BYTES} bytes in one name")
         return pieces
 
     def _below_root(self, absolute: str) -> str | None:
@@ -282,10 +287,6 @@ class ConfinedRoot:
         that directory's descriptor; missing directories are created. An existing file keeps its mode; a
         read-only one is refused unless `force`. No temporary file outlives a failed write."""
         parts = self.parts(name)
-        leaf_bytes = len(os.fsencode(parts[-1])) if parts else 0
-        if leaf_bytes > NAME_MAX_BYTES:
-            raise FileRefused(f"not written: the name {parts[-1][:40]}... is {leaf_bytes} bytes long; file systems "
-                              f"allow at most {NAME_MAX_BYTES}")
         if not HAS_DIR_FD:
             return self._write_by_name(parts, data, force=force)
         descriptor, parts, info = self._resolve_leaf(parts, create=True)

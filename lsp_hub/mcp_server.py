@@ -56,6 +56,7 @@ Line = Annotated[int | None, Field(ge=1, description="1-based line")]
 Column = Annotated[int | None, Field(ge=1, description="1-based column, in characters")]
 Symbol = Annotated[str | None, Field(description="a name instead of a position: greet, Class.method, module.func")]
 Limit = Annotated[int, Field(ge=1, description="at most this many lines in the answer, then '... N more'")]
+Force = Annotated[bool, Field(description="replace a read-only file too")]
 
 
 class Tools:
@@ -145,6 +146,11 @@ def build_server(tools: Tools) -> MCPServer:
                                                                   **kwargs)))
         except ToolFailure as failure:
             return _error(failure)
+        except Exception as error:  # a fault of ours: one line for the agent, the traceback only in a -v log
+            logger.info("%s failed", method.__name__, exc_info=True)
+            logger.error("%s failed: %s: %s", method.__name__, type(error).__name__, error)
+            return _error(ToolFailure(f"{method.__name__} failed inside lsp-hub ({type(error).__name__}: {error}); "
+                                      "read the file before trying again"))
 
     @tool
     async def lsp(action: Annotated[LspAction, Field(description="what to ask")], file: File = None,
@@ -200,20 +206,20 @@ def build_server(tools: Tools) -> MCPServer:
     @tool
     async def write_file(path: Annotated[str, Field(description="the file to create or replace")],
                          content: Annotated[str, Field(description="the whole new content")],
-                         ctx: Context | None = None) -> CallToolResult:
+                         force: Force = False, ctx: Context | None = None) -> CallToolResult:
         """Create or replace a file inside the workspace. Refused, with nothing written, if the new content has a
         syntax error; otherwise written, formatted where a formatter runs, and answered with every language
         server's diagnostics on it."""
-        return await call(ctx, AgentTools.write_file, path, content)
+        return await call(ctx, AgentTools.write_file, path, content, force)
 
     @tool
     async def edit_file(path: Annotated[str, Field(description="the file to edit")],
                         old_text: Annotated[str, Field(description="exact text that occurs once in the file")],
                         new_text: Annotated[str, Field(description="the text to put in its place")],
-                        ctx: Context | None = None) -> CallToolResult:
+                        force: Force = False, ctx: Context | None = None) -> CallToolResult:
         """Replace old_text (which must occur exactly once) with new_text. Checked like write_file: refused if the
         result has a syntax error, else written and answered with every language server's diagnostics."""
-        return await call(ctx, AgentTools.edit_file, path, old_text, new_text)
+        return await call(ctx, AgentTools.edit_file, path, old_text, new_text, force)
 
     return app
 

@@ -132,7 +132,7 @@ def test_refusals_are_one_sentence_and_leave_the_file_alone(tmp_path: Path) -> N
     long_name = "n" * 240 + ".py"  # 243 characters: fine, the temporary file's name is short
     files.write(long_name, b"x\n")
     assert (root / long_name).read_text() == "x\n"
-    with pytest.raises(FileRefused, match="is 303 bytes long; file systems allow at most 255"):
+    with pytest.raises(FileRefused, match="is 303 bytes long; file systems allow at most 255 bytes"):
         files.write("n" * 300 + ".py", b"x\n")
 
     files.write("~user.py", b"tilde\n")  # a character, not a home directory
