@@ -235,6 +235,8 @@ class AgentTools:
                 report = self._diagnostics_of(workspace, written)
                 data["diagnostics_after"] = report
                 text += "\n" + self._diagnostics_text(report)
+            if not text and data.get("empty_detail"):
+                text = f"{_empty_text(name)}: {data['empty_detail']}"
             return ToolAnswer(text or _empty_text(name), data)
 
         return self._run(run)
@@ -432,8 +434,13 @@ class AgentTools:
         outcome = WriteOutcome(str(target), created=current is None)
         # 1. The syntax, before anything reaches the disk or the servers.
         result = self._syntax(workspace, target, content)
+        too_large = result.get("reason") == "too_large"
         if result.get("checked"):
             outcome.syntax_ok = bool(result.get("ok", True))
+        elif too_large:
+            outcome.syntax_skipped_reason = (
+                f"{self.display(target)} is {_size(result.get('size', len(content)))}, over the "
+                f"{_size(result.get('limit', 0))} limit for checks ([hub] max_document_bytes)")
         else:
             outcome.syntax_skipped_reason = str(result.get("reason") or "no parser for this language")
         if outcome.syntax_ok is False and result.get("errors"):
@@ -443,14 +450,18 @@ class AgentTools:
                               f"({_judge(result)}); the file is unchanged\n{problem}", outcome.as_json())
         if old is not None and content == old:
             outcome.unchanged = True  # writing a file's own bytes changes no byte: no formatting either
-        # 2. The servers see the new text; a formatting server may reformat it (in memory).
+        # 2. The servers see the new text; a formatting server may reformat it (in memory). A file over the size
+        # limit is not sent to them: it would keep them busy for minutes.
         uri = path_uri(target)
         workspace.texts[str(target)] = content
-        workspace.open(target)
-        if not outcome.unchanged:
-            content = self._format(workspace, target, uri, content, outcome)
+        if too_large:
+            outcome.format_skipped_reason = "too_large"
         else:
+            workspace.open(target)
+        if outcome.unchanged:
             outcome.format_skipped_reason = "unchanged"
+        elif not too_large:
+            content = self._format(workspace, target, uri, content, outcome)
         # 3. Atomically onto the disk, inside the workspace whatever races the path.
         self._disk_written = True
         try:
@@ -467,7 +478,10 @@ class AgentTools:
             connection.notify("workspace/didChangeWatchedFiles", {"changes": [{"uri": uri, "type": 1 if
                                                                                written.created else 2}]})
             # 4. Every server's verdict on exactly this text.
-            report = self._diagnostics_of(workspace, [str(target)], deadline)
+            report: dict[str, Any] = (
+                self._diagnostics_of(workspace, [str(target)], deadline) if not too_large else
+                {"diagnostics": [], "complete": False, "pending": [],
+                 "error": f"not sent to the servers: {outcome.syntax_skipped_reason}"})
         except QueryError as error:
             report = {"diagnostics": [], "complete": False, "pending": [], "error": _sentence(error)}
         except Exception as error:  # a fault of ours after the write: the answer still says it was written
@@ -580,6 +594,11 @@ def _judge(result: dict[str, Any]) -> str:
     """Which parser judged a syntax check: `cpython-3.11`, `typescript-5.9.3`, `json`, `tree-sitter python`."""
     checker, language = result.get("checker"), result.get("language")
     return f"{checker} {language}" if checker in (None, "tree-sitter") and language else str(checker or language)
+
+
+def _size(count: Any) -> str:
+    size = float(count) if isinstance(count, int | float) else 0.0
+    return f"{size / 1e6:.1f} MB" if size >= 1e6 else f"{size / 1e3:.0f} KB"
 
 
 def _empty_text(action: str) -> str:

@@ -68,6 +68,11 @@ class Forwarder:
         self._registrations: dict[str, tuple[int, str]] = {}  # hub registration id -> (uid, server id)
         self._commands: dict[str, int] = {}  # command -> backend uid
 
+    @property
+    def progress_tracked(self) -> int:
+        """Progress tokens created through the hub and not yet ended (a bounded number: ended ones are dropped)."""
+        return len(self._progress)
+
     # ------------------------------------------------------------------------------------------------ initialize
     def initialize_params(self, backend: Backend) -> dict[str, Any]:
         """What the hub tells a server: the client's capabilities, adjusted to what the hub itself provides."""
@@ -112,13 +117,17 @@ class Forwarder:
             return
         if method == "$/progress" and isinstance(params, dict):
             value = params.get("value")
-            backend.note_progress(params.get("token"), value.get("kind") if isinstance(value, dict) else None)
+            kind = value.get("kind") if isinstance(value, dict) else None
+            backend.note_progress(params.get("token"), kind, value.get("title") if isinstance(value, dict) else None)
             hub_token = f"lsp-hub/{backend.uid}/{params.get('token')}"
             if hub_token in self._progress:
                 # Created through the hub: each session asked to create it knows it under the hub's name.
                 for session in self._progress_audience.get(hub_token, []):
                     if session.state != "closed":
                         session.notify(method, {**params, "token": hub_token})
+                if kind == "end":  # an ended token is never used again: keep no record of it
+                    del self._progress[hub_token]
+                    self._progress_audience.pop(hub_token, None)
                 return
             # A workDoneToken a client itself put in a request: that client knows it as is.
             if (active := workspace.active) is not None and active.state != "closed":

@@ -243,9 +243,16 @@ class HubConnection:
                 self.process.wait()
         if self.stderr_file is not None:
             self.stderr_file.close()
-        for fd in {self.read_fd, self.write_fd}:
-            with contextlib.suppress(OSError):
-                os.close(fd)
+        if self.process is not None:  # its pipes' file objects own the descriptors: close them, not the numbers
+            for pipe in (self.process.stdin, self.process.stdout):
+                if pipe is not None:
+                    with contextlib.suppress(OSError):
+                        pipe.close()
+        else:
+            for fd in {self.read_fd, self.write_fd}:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        self.owned = False  # closed once: a second close must not close descriptor numbers reused since
 
 
 def spawn_hub(root: Path, env: dict[str, str] | None = None, owned: bool = True) -> HubConnection:
@@ -546,13 +553,18 @@ def write_changes(workspace: Workspace, changes: list[Change]) -> None:
         for change in changes:
             atomic_write(Path(change.path), change.new, workspace.files)
             workspace.texts[change.path] = change.new
-    for change in changes:  # documents the session has open get the new text, and are saved
-        uri = path_uri(change.path)
-        if uri in workspace.connection.documents:
-            workspace.update(uri, change.new)
-            workspace.connection.notify("textDocument/didSave", {"textDocument": {"uri": uri}})
-    workspace.connection.notify("workspace/didChangeWatchedFiles", {
-        "changes": [{"uri": path_uri(change.path), "type": 2} for change in changes]})
+    try:
+        for change in changes:  # documents the session has open get the new text, and are saved
+            uri = path_uri(change.path)
+            if uri in workspace.connection.documents:
+                workspace.update(uri, change.new)
+                workspace.connection.notify("textDocument/didSave", {"textDocument": {"uri": uri}})
+        workspace.connection.notify("workspace/didChangeWatchedFiles", {
+            "changes": [{"uri": path_uri(change.path), "type": 2} for change in changes]})
+    except HubFailed as error:  # the files are written: say so, or a retry would apply the edit twice
+        names = ", ".join(os.path.relpath(change.path, workspace.root) for change in changes)
+        raise HubFailed(f"lsp-hub query: wrote {names}; then {str(error).removeprefix('lsp-hub query: ')} "
+                        "(the servers were not told)") from None
 
 
 def atomic_write(target: Path, text: str, files: ConfinedRoot | None = None) -> None:
@@ -752,6 +764,49 @@ def _check_served(workspace: Workspace, path: Path) -> None:
                          f"{path.suffix or '(none)'}; see `lsp-hub query languages`)")
 
 
+EMPTY_REASONS = ("no_server", "missing", "disabled", "failed", "starting", "busy", "nothing")
+
+
+def why_empty(workspace: Workspace, path: Path) -> tuple[str, str]:
+    """Why a question about `path` got no answer, as (a word of EMPTY_REASONS, a sentence): no server for the
+    language, its servers missing, failed or starting, busy (work in progress, requests waiting), or a server
+    that answered with nothing."""
+    entry = language_entry(languages_of(workspace), path)
+    if entry is None:
+        return "no_server", f"no language server serves {path.name}"
+    servers = entry.get("servers", [])
+    if not servers:
+        return "no_server", f"no language server is configured for {entry.get('language', path.suffix)}"
+    states = {server["name"]: server.get("state", "") for server in servers}
+    statuses = {server["name"]: server for server in (hub_command(workspace, "lspHub.status") or {}).get(
+        "servers", []) if server.get("name") in states}
+    busy = []
+    for name, server in statuses.items():
+        work, waiting = server.get("workInProgress") or [], server.get("requestsInFlight") or 0
+        if work or waiting:
+            parts = ([", ".join(work[:2])] if work else []) + ([f"{waiting} request(s) waiting"] if waiting else [])
+            busy.append(f"{name} ({'; '.join(parts)})")
+    if busy:
+        return "busy", f"no answer yet: {', '.join(busy)} is busy; ask again shortly"
+    running = [name for name, state in states.items() if state == "running"]
+    if running:
+        return "nothing", f"{', '.join(running)} answered with nothing here"
+    for state, word, sentence in (("starting", "starting", "is still starting"), ("failed", "failed", "has failed"),
+                                  ("crashed", "failed", "crashed"), ("missing", "missing", "is not installed"),
+                                  ("disabled", "disabled", "is disabled")):
+        named = [name for name, server_state in states.items() if server_state == state]
+        if named:
+            error = statuses.get(named[0], {}).get("error")
+            return word, f"no server answered: {', '.join(named)} {sentence}" + (f" ({error})" if error else "")
+    return "nothing", f"no server answered for {path.name} ({', '.join(f'{n}: {s}' for n, s in states.items())})"
+
+
+def _with_empty_reason(answer: Answer, workspace: Workspace, path: Path) -> Answer:
+    if answer.empty:
+        answer.data["empty_reason"], answer.data["empty_detail"] = why_empty(workspace, path)
+    return answer
+
+
 def run_action(action: str, options: argparse.Namespace, workspace: Workspace) -> Answer:
     limit = options.limit
     connection, timeout = workspace.connection, workspace.timeout
@@ -767,16 +822,17 @@ def run_action(action: str, options: argparse.Namespace, workspace: Workspace) -
         if action in LOCATION_ACTIONS:
             params = {**where, "context": {"includeDeclaration": True}} if action == "references" else where
             locations = locations_json(workspace, connection.request(LOCATION_ACTIONS[action], params, timeout))
-            return Answer({"locations": locations, "complete": True}, locations_text(locations, limit),
-                          not locations)
+            return _with_empty_reason(Answer({"locations": locations, "complete": True},
+                                             locations_text(locations, limit), not locations), workspace, target.path)
         if action == "hover":
             text = hover_text(connection.request("textDocument/hover", where, timeout))
-            return Answer({"text": text, "complete": True}, text, not text)
+            return _with_empty_reason(Answer({"text": text, "complete": True}, text, not text), workspace,
+                                      target.path)
         if action == "rename":
             return _rename(workspace, where, options)
         if action == "code-actions":
             return _code_actions(workspace, target, uri, options)
-        return _calls(workspace, action, where, limit)
+        return _with_empty_reason(_calls(workspace, action, where, limit), workspace, target.path)
     if action == "symbols":
         if options.query is not None:
             result = connection.request("workspace/symbol", {"query": options.query}, timeout)
@@ -789,6 +845,8 @@ def run_action(action: str, options: argparse.Namespace, workspace: Workspace) -
             uri = workspace.open(path)
             result = connection.request("textDocument/documentSymbol", {"textDocument": {"uri": uri}}, timeout)
             symbols = flatten_symbols(workspace, result, str(path))
+            return _with_empty_reason(Answer({"symbols": symbols}, symbols_text(symbols, limit), not symbols),
+                                      workspace, path)
         return Answer({"symbols": symbols}, symbols_text(symbols, limit), not symbols)
     if action == "diagnostics":
         return _diagnostics(workspace, options)
@@ -1115,6 +1173,8 @@ def query_main(argv: list[str], *, out: TextIO | None = None, err: TextIO | None
         out.write(json.dumps(answer.data, ensure_ascii=False) + "\n" if options.json else
                   (answer.text + "\n" if answer.text else ""))
         out.flush()
+        if answer.empty and answer.data.get("empty_detail") and not options.json:
+            err.write(f"lsp-hub query {options.action}: {answer.data['empty_detail']}\n")
         return EXIT_EMPTY if answer.empty else EXIT_ANSWER
     except QueryError as error:
         err.write(f"{error}\n")

@@ -272,6 +272,8 @@ class Workspace:
                 "languages": languages_of.get(backend.name, []),
                 "restarts": backend.restarts,
                 "openDocuments": len(backend.open_documents),
+                "requestsInFlight": backend.requests_in_flight,
+                "workInProgress": [title or "work" for title in backend.work_in_progress.values()],
                 **({"error": backend.failure} if backend.failure else {}),
             }
             for backend in self.pool

@@ -158,3 +158,40 @@ def test_two_agents_editing_one_file_at_once_both_land(agents: Agents) -> None:
     text = target.read_text()
     assert [line for line in text.splitlines() if line.endswith("= 0")] == [], text
     assert text.count("= 1\n") == 24
+
+
+# ================================================================================================ honest answers
+def test_an_empty_point_answer_says_why(agents: Agents) -> None:
+    busy = {"on_initialized": [
+        {"request": "window/workDoneProgress/create", "params": {"token": "load"}},
+        {"notify": "$/progress",
+         "params": {"token": "load", "value": {"kind": "begin", "title": "Indexing 40 files"}}}]}
+    (agents.root / "m.alpha").write_text("alpha beta\n")
+    quiet = agents.tools({"fakeA": REPORTS})
+    answer = quiet.lsp("hover", file="m.alpha", line=1, column=1)
+    assert answer.data["empty_reason"] == "nothing"
+    assert answer.text == "no hover information here: fakeA answered with nothing here"
+    loaded = agents.tools({"fakeB": {**REPORTS, **busy}})
+    deadline = time.monotonic() + 10
+    while True:  # the progress arrives after the server's start
+        answer = loaded.lsp("hover", file="m.alpha", line=1, column=1)
+        if answer.data.get("empty_reason") == "busy" or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    assert answer.data["empty_reason"] == "busy", answer.text
+    assert "fakeB (Indexing 40 files) is busy" in answer.text
+    with pytest.raises(ToolFailure, match=r"no language server serves m\.txt"):
+        (agents.root / "m.txt").write_text("x\n")
+        quiet.lsp("hover", file="m.txt", line=1, column=1)
+
+
+def test_a_file_over_the_check_limit_is_written_and_says_why_it_was_not_checked(agents: Agents) -> None:
+    tools = agents.tools({"fakeA": REPORTS})
+    big = "x = 1\n" * 200_000  # 1.2 MB, over the default 1 MB limit
+    answer = tools.write_file("big.py", big)
+    assert (agents.root / "big.py").read_text() == big
+    assert answer.data["written"] is True and answer.data["syntax_ok"] is None
+    assert answer.data["syntax_skipped_reason"] == "big.py is 1.2 MB, over the 1.0 MB limit for checks " \
+        "([hub] max_document_bytes)"
+    assert "syntax not checked (big.py is 1.2 MB" in answer.text
+    assert answer.data["complete"] is False and "not sent to the servers" in answer.text

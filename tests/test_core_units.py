@@ -203,3 +203,24 @@ async def test_large_answers_nobody_awaits_are_not_kept() -> None:
         protocol.handle_message(json.loads(await reader.readexactly(len(body))))
         assert reader.stashed == 0
     future.exception()
+
+
+def test_ended_progress_leaves_no_record_in_the_forwarder() -> None:
+    """A daemon lives for days: basedpyright creates a progress token per check (33,289 in 20 minutes)."""
+    from types import SimpleNamespace
+
+    from lsp_hub.forwarding import Forwarder
+
+    noted: list[tuple[Any, Any, Any]] = []
+    workspace = SimpleNamespace(sessions=[], active=None)
+    backend = SimpleNamespace(uid=7, name="fake", note_progress=lambda *args: noted.append(args))
+    forwarder = Forwarder(workspace)  # type: ignore[arg-type]
+    for index in range(1000):
+        forwarder.server_request(backend, "window/workDoneProgress/create", {"token": index})  # type: ignore[arg-type]
+        for kind in ("begin", "report", "end"):
+            forwarder.server_notification(backend, "$/progress",  # type: ignore[arg-type]
+                                          {"token": index, "value": {"kind": kind, "title": "check"}})
+    assert forwarder.progress_tracked == 0
+    forwarder.server_request(backend, "window/workDoneProgress/create", {"token": "open"})  # type: ignore[arg-type]
+    assert forwarder.progress_tracked == 1
+    assert noted[0] == (0, "begin", "check")

@@ -44,6 +44,8 @@ logger = logging.getLogger(__name__)
 
 STREAM_LIMIT = 64 * 1024 * 1024  # a single frame header line or stderr chunk may be long; never choke on it
 STDERR_TAIL_LINES = 200
+MAX_WORK_IN_PROGRESS = 64  # progress begun and not ended that a backend remembers
+DIAGNOSTIC_PULLS = frozenset({"textDocument/diagnostic", "workspace/diagnostic"})
 
 try:
     _LIBC: ctypes.CDLL | None = ctypes.CDLL(None, use_errno=True)
@@ -154,7 +156,7 @@ FILE_CREATED = 1  # FileChangeType.Created
 class Pending:
     """A request to a backend: queued while it starts, then in flight with a deadline."""
 
-    __slots__ = ("backend", "cancelled", "future", "method", "msg_id", "params", "timer")
+    __slots__ = ("backend", "cancelled", "counted", "future", "method", "msg_id", "params", "timer")
 
     def __init__(self, backend: Backend, method: str, params: Any, future: asyncio.Future[Any]) -> None:
         self.backend = backend
@@ -164,8 +166,11 @@ class Pending:
         self.msg_id: int | None = None
         self.timer: asyncio.TimerHandle | None = None
         self.cancelled = False
+        self.counted = False  # in the backend's requests_in_flight
 
     def settled(self, future: asyncio.Future[Any]) -> None:
+        if self.counted:
+            self.backend.requests_in_flight -= 1
         if self.timer is not None:
             self.timer.cancel()
         if not future.cancelled():
@@ -214,6 +219,10 @@ class Backend:
         # Work-done progress the server reports while it loads its project, from its start until the first ends.
         self._loading_tokens: set[str] = set()
         self._project_loaded = asyncio.Event()
+        # Work the server says it is doing now (progress begun and not ended): token -> title. Bounded, for a
+        # server that never ends what it begins.
+        self.work_in_progress: dict[str, str] = {}
+        self.requests_in_flight = 0  # queued or sent, not yet answered
         self.open_documents: set[str] = set()
         self.restarts = 0
         self.failure: str | None = None
@@ -393,6 +402,7 @@ class Backend:
         logger.error("%s crashed (code %s). Last stderr: %s", self.name, returncode, tail or "(none)")
         self.capabilities = {}
         self.dynamic.clear()
+        self.work_in_progress.clear()
         self.host.on_backend_stopped(self, crashed=True)
         if was_failed:
             return
@@ -440,12 +450,23 @@ class Backend:
         else:
             self._outbox.append(send)
             self.ensure_started()
+        if method not in DIAGNOSTIC_PULLS:  # a server may hold a pull open on purpose: that is not a backlog
+            pending.counted = True
+            self.requests_in_flight += 1
         future.add_done_callback(pending.settled)
         return pending
 
     # ------------------------------------------------------------------------------------------------ project load
-    def note_progress(self, token: Any, kind: Any) -> None:
-        """A `$/progress` from the server: until its first progress ends, it is loading its project."""
+    def note_progress(self, token: Any, kind: Any, title: Any = None) -> None:
+        """A `$/progress` from the server: what it is busy with; until its first progress ends, it is loading its
+        project."""
+        key = str(token)
+        if kind == "begin":
+            if len(self.work_in_progress) >= MAX_WORK_IN_PROGRESS:
+                self.work_in_progress.pop(next(iter(self.work_in_progress)))
+            self.work_in_progress[key] = title if isinstance(title, str) else ""
+        elif kind == "end":
+            self.work_in_progress.pop(key, None)
         if self._project_loaded.is_set():
             return
         if kind == "begin":

@@ -194,7 +194,8 @@ def syntax_check(
     disk. A relative path is taken relative to the index root when an index is given. With `readable_roots` (the
     hub passes its workspace folders) a file is read from disk only when its path, symbolic links resolved, lies
     inside one of them: anything else raises ValueError, since the errors' messages quote the file. A text or file
-    over `max_file_size` is not checked (`checked: false, reason: "too_large"`; a file is not even read)."""
+    over `max_file_size` is not checked (`checked: false, reason: "too_large"`, with its `size` and the `limit` in
+    bytes; a file is not even read)."""
     args = _object(arguments, "syntaxCheck")
     uri = _string(args, "uri", required=True)
     assert uri is not None
@@ -220,14 +221,16 @@ def syntax_check(
         source = None
         if language is not None and resolved is not None and resolved.is_file():  # not a FIFO, nor a device
             try:
-                if resolved.stat().st_size > max_file_size:
+                size = resolved.stat().st_size
+                if size > max_file_size:
                     return {"ok": True, "checked": False, "language": language, "errors": [],
-                            "reason": REASON_TOO_LARGE}
+                            "reason": REASON_TOO_LARGE, "size": size, "limit": max_file_size}
                 source = resolved.read_bytes()
             except OSError:
                 source = None
     if source is not None and len(source) > max_file_size and language is not None:
-        return {"ok": True, "checked": False, "language": language, "errors": [], "reason": REASON_TOO_LARGE}
+        return {"ok": True, "checked": False, "language": language, "errors": [], "reason": REASON_TOO_LARGE,
+                "size": len(source), "limit": max_file_size}
     return syntax_check_result(source, language, str(path), checkers)
 
 
