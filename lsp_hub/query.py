@@ -719,6 +719,12 @@ def diagnostics_text(diagnostics: list[dict[str, Any]], limit: int, quote: Quote
     return "\n".join(out)
 
 
+def hub_wait_ms(timeout: float) -> int:
+    """How long the hub may wait (for diagnostics, say) within a request of `timeout` seconds: it must answer, with
+    what is still pending, before this side gives up on the request."""
+    return int(max(0.2, timeout - min(1.0, timeout / 4)) * 1000)
+
+
 def hub_command(workspace: Workspace, command: str, arguments: dict[str, Any] | None = None, *,
                 timeout: float | None = None) -> Any:
     """One of the hub's own `lspHub.*` commands; `timeout` defaults to the query's."""
@@ -742,7 +748,7 @@ def _open_for_servers(workspace: Workspace, arguments: dict[str, Any]) -> None:
         served = any(server.get("state") not in ("missing", "disabled") for server in language.get("servers", []))
         if served and path.is_file():
             uri = workspace.open(path)
-            hub_command(workspace, "lspHub.diagnostics", {"uri": uri, "timeoutMs": int(workspace.timeout * 1000)})
+            hub_command(workspace, "lspHub.diagnostics", {"uri": uri, "timeoutMs": hub_wait_ms(workspace.timeout)})
 
 
 def languages_of(workspace: Workspace) -> list[dict[str, Any]]:
@@ -790,7 +796,7 @@ def why_empty(workspace: Workspace, path: Path) -> tuple[str, str]:
         return "busy", f"no answer yet: {', '.join(busy)} is busy; ask again shortly"
     running = [name for name, state in states.items() if state == "running"]
     if running:
-        return "nothing", f"{', '.join(running)} answered with nothing here"
+        return "nothing", f"{', '.join(running)} found nothing here"
     for state, word, sentence in (("starting", "starting", "is still starting"), ("failed", "failed", "has failed"),
                                   ("crashed", "failed", "crashed"), ("missing", "missing", "is not installed"),
                                   ("disabled", "disabled", "is disabled")):
@@ -818,7 +824,7 @@ def run_action(action: str, options: argparse.Namespace, workspace: Workspace) -
         if action in PROJECT_WIDE_ACTIONS:
             # A server that just started answers from the open files only until it has found the project's
             # (basedpyright's first references are the file's own): its first report on the file says it has.
-            hub_command(workspace, "lspHub.diagnostics", {"uri": uri, "timeoutMs": int(timeout * 1000)})
+            hub_command(workspace, "lspHub.diagnostics", {"uri": uri, "timeoutMs": hub_wait_ms(timeout)})
         if action in LOCATION_ACTIONS:
             params = {**where, "context": {"includeDeclaration": True}} if action == "references" else where
             locations = locations_json(workspace, connection.request(LOCATION_ACTIONS[action], params, timeout))
@@ -897,7 +903,7 @@ def _rename(workspace: Workspace, where: dict[str, Any], options: argparse.Names
 def _code_actions(workspace: Workspace, target: Target, uri: str, options: argparse.Namespace) -> Answer:
     connection, timeout = workspace.connection, workspace.timeout
     # The diagnostics on that line, so servers offer their quick fixes (waited for, as `diagnostics` does).
-    report = hub_command(workspace, "lspHub.diagnostics", {"uri": uri, "timeoutMs": int(timeout * 1000)})
+    report = hub_command(workspace, "lspHub.diagnostics", {"uri": uri, "timeoutMs": hub_wait_ms(timeout)})
     line = target.position["line"]
     context = [d for d in (report or {}).get("diagnostics", [])
                if d["range"]["start"]["line"] <= line <= d["range"]["end"]["line"]]
@@ -1000,7 +1006,7 @@ def _diagnostics(workspace: Workspace, options: argparse.Namespace) -> Answer:
     for path in paths:
         if text is not None:
             workspace.texts[str(path)] = text  # the positions are in the text checked
-        arguments: dict[str, Any] = {"uri": workspace.open(path), "timeoutMs": int(workspace.timeout * 1000)}
+        arguments: dict[str, Any] = {"uri": workspace.open(path), "timeoutMs": hub_wait_ms(workspace.timeout)}
         if text is not None:
             arguments["text"] = text
         report = hub_command(workspace, "lspHub.diagnostics", arguments) or {}

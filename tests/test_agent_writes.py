@@ -170,7 +170,7 @@ def test_an_empty_point_answer_says_why(agents: Agents) -> None:
     quiet = agents.tools({"fakeA": REPORTS})
     answer = quiet.lsp("hover", file="m.alpha", line=1, column=1)
     assert answer.data["empty_reason"] == "nothing"
-    assert answer.text == "no hover information here: fakeA answered with nothing here"
+    assert answer.text == "no hover information here: fakeA found nothing here"
     loaded = agents.tools({"fakeB": {**REPORTS, **busy}})
     deadline = time.monotonic() + 10
     while True:  # the progress arrives after the server's start

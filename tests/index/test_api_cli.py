@@ -91,7 +91,8 @@ def test_syntax_check_prefers_document_text_then_argument_then_disk(tmp_path: Pa
 
 def test_syntax_check_leaves_text_and_files_over_the_size_cap_unchecked(tmp_path: Path) -> None:
     big = write(tmp_path, "big.py", "def f(:\n" + "x = 1\n" * 50)
-    too_large = {"ok": True, "checked": False, "language": "python", "errors": [], "reason": "too_large"}
+    too_large = {"ok": True, "checked": False, "language": "python", "errors": [], "reason": "too_large",
+                 "size": big.stat().st_size, "limit": 100}
     assert api.syntax_check({"uri": big.as_uri()}, max_file_size=100) == too_large
     assert api.syntax_check({"uri": big.as_uri(), "text": big.read_text()}, max_file_size=100) == too_large
     assert api.syntax_check({"uri": big.as_uri()}, document_text=big.read_text(), max_file_size=100) == too_large
