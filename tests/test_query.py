@@ -247,7 +247,8 @@ def test_empty_answer_exits_1(ask: Ask, sample: Path) -> None:
     assert (code, out) == (1, "")
     assert err == "lsp-hub query definition: basedpyright, ruff found nothing here\n"  # why it is empty
     code, out, _ = ask("definition", f"{sample / 'app' / 'service.py'}:2:1", "--json")
-    assert code == 1 and json.loads(out) == {"locations": [], "complete": True}
+    assert code == 1 and json.loads(out) == {"locations": [], "complete": True, "empty_reason": "nothing",
+                                             "empty_detail": "basedpyright, ruff found nothing here"}
 
 
 def test_index_answers_see_a_file_written_on_disk_just_before(ask: Ask, sample: Path) -> None:
