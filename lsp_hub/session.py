@@ -73,6 +73,7 @@ from lsp_hub.strategies import (
 from lsp_hub.transport_security import STDIO_CLIENT, ClientOrigin
 from lsp_hub.workspace import Workspace, Workspaces, under
 
+MAX_DIAGNOSTICS_URIS = 200  # documents one lspHub.diagnostics {uris} may wait for together
 logger = logging.getLogger(__name__)
 
 HubCommand = Callable[["Session", list[Any]], Any]
@@ -1009,8 +1010,28 @@ class Session:
 
     async def complete_diagnostics(self, arguments: list[Any]) -> dict[str, Any]:
         """lspHub.diagnostics {uri, text?, timeoutMs?}: the document's diagnostics once every server that serves it
-        has reported on its current content (with `text`: that content, applied first). Never a fixed sleep."""
+        has reported on its current content (with `text`: that content, applied first). Never a fixed sleep.
+        {uris: [...], timeoutMs?}: the same for several documents, waited for together: {reports: [one per uri,
+        with `error` instead for a file that cannot be read], complete}."""
         args = arguments[0] if arguments and isinstance(arguments[0], dict) else {}
+        uris = args.get("uris")
+        if uris is None:
+            return await self._complete_diagnostics_of(args)
+        if not isinstance(uris, list) or not all(isinstance(uri, str) for uri in uris) or \
+                len(uris) > MAX_DIAGNOSTICS_URIS or "text" in args:
+            raise ResponseFailure(INVALID_PARAMS, "lspHub.diagnostics {uris} needs a list of at most "
+                                                  f"{MAX_DIAGNOSTICS_URIS} strings (and no text)")
+
+        async def one(uri: str) -> dict[str, Any]:
+            try:
+                return await self._complete_diagnostics_of({**args, "uri": uri})
+            except ResponseFailure as failure:
+                return {"uri": uri, "diagnostics": [], "complete": False, "pending": [], "error": failure.message}
+
+        reports = list(await asyncio.gather(*(one(uri) for uri in uris)))
+        return {"reports": reports, "complete": all(report["complete"] for report in reports)}
+
+    async def _complete_diagnostics_of(self, args: dict[str, Any]) -> dict[str, Any]:
         uri, text, timeout_ms = args.get("uri"), args.get("text"), args.get("timeoutMs", 5000)
         timeout_ok = isinstance(timeout_ms, int | float) and not isinstance(timeout_ms, bool) and \
             0 <= timeout_ms <= 600_000

@@ -51,6 +51,20 @@ async def test_waits_for_every_server_on_the_new_text(start_hub: StartHub) -> No
     assert messages(answer) == ["pulled v2", "slow v2", "unversioned"]
 
 
+async def test_several_documents_are_waited_for_together(start_hub: StartHub) -> None:
+    hub = await start_hub({"fakeA": push("slow {uri}", diagnostics_delay=0.8), "fakeB": {}},
+                          languages={"alpha": {"extensions": ["alpha"], "servers": ["fakeA"]}})
+    paths = [hub.file(f"d{index}.alpha", "x\n") for index in range(4)]
+    started = time.monotonic()
+    answer = await diagnostics(hub, uris=[path.as_uri() for path in paths] + ["/etc/hostname"])
+    assert time.monotonic() - started < 3.0  # together: not four times the delay one after the other
+    *reports, outside = answer["reports"]
+    assert [report["uri"] for report in reports] == [path.as_uri() for path in paths]
+    assert all(report["complete"] and messages(report) == [f"slow {report['uri']}"] for report in reports)
+    assert outside["complete"] is False and "outside the workspace" in outside["error"]
+    assert answer["complete"] is False
+
+
 async def test_a_stale_report_is_not_taken_for_the_new_text(start_hub: StartHub) -> None:
     hub = await start_hub({"fakeA": push("v{version}", diagnostics_delay=0.5), "fakeB": {}},
                           languages={"alpha": {"extensions": ["alpha"], "servers": ["fakeA"]}})
