@@ -544,6 +544,7 @@ class IndexExtension(SessionExtension):
         return {
             "lspHub.repoMap": self._command("repo_map", ("focusFiles",)),
             "lspHub.relevantFiles": self._command("relevant_files", ("targets",)),
+            "lspHub.dependents": self._dependents,
             "lspHub.callers": self._callers,
             "lspHub.syntaxCheck": self._syntax_check,
         }
@@ -562,6 +563,23 @@ class IndexExtension(SessionExtension):
             return self._query(function, args, anchor)
 
         return run
+
+    def _dependents(self, session: Session, arguments: list[Any]) -> Any:
+        """`lspHub.dependents`: the index's answer, with the limit and the time budget of `[hub]`
+        (dependents_limit, dependents_timeout_ms) unless the request names a limit."""
+        args = _single_object(arguments)
+        files = args.get("files")
+        if not isinstance(files, list) or not all(isinstance(item, str) for item in files):
+            raise ResponseFailure(INVALID_PARAMS, "lspHub.dependents needs {files: [uri or path], limit?}")
+        options = session.config.hub
+        args = {**args, "limit": args.get("limit", options.dependents_limit)}
+
+        async def run() -> Any:
+            result = await self._query("dependents", args, files[0] if files else None)
+            result["timeoutMs"] = options.dependents_timeout_ms
+            return result
+
+        return run()
 
     async def _query(self, function: str | Callable[..., Any], args: dict[str, Any], anchor: str | None,
                      refresh: bool = True) -> Any:

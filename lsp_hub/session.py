@@ -1124,9 +1124,10 @@ class Session:
 
     def languages(self) -> dict[str, Any]:
         """lspHub.languages: each configured language, its extensions, whether verified writes format it
-        (`formatOnWrite`) and its servers in precedence order, each `running` (or another backend state) if it runs
+        (`formatOnWrite`) and apply the servers' preferred fixes (`autoCodeActions`), and its servers in precedence order, each `running` (or another backend state) if it runs
         at some root, else `disabled`, `missing` (no binary found) or `not started`, with the binary it would run
-        and, once it runs, whether it formats documents (`formats`)."""
+        and, once it runs, whether it formats documents (`formats`). `writes`: the [hub] options of verified
+        writes."""
         from lsp_hub.config.resolve import resolve_command
 
         root = Path(self.folders[0]) if self.folders else Path.cwd()
@@ -1148,11 +1149,17 @@ class Session:
                            ) if running else None
                 servers.append({"name": name, "state": state, "binary": binary, "formats": formats})
             format_on_write = language.format_on_write
+            auto_code_actions = language.auto_code_actions
             languages.append({"language": language.name, "extensions": list(language.extensions),
                               "filenames": list(language.filenames), "servers": servers,
                               "formatOnWrite": self.config.hub.format_on_write if format_on_write is None
-                              else format_on_write})
-        return {"languages": languages}
+                              else format_on_write,
+                              "autoCodeActions": self.config.hub.auto_code_actions if auto_code_actions is None
+                              else auto_code_actions})
+        hub = self.config.hub
+        return {"languages": languages,
+                "writes": {"dependentsLimit": hub.dependents_limit, "dependentsTimeoutMs": hub.dependents_timeout_ms,
+                           "undoDepth": hub.undo_depth, "autoCodeActions": hub.auto_code_actions}}
 
     # ================================================================================================ status
     def status(self) -> dict[str, Any]:

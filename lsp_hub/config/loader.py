@@ -77,6 +77,9 @@ NUMBER_BOUNDS: dict[str, tuple[float, float]] = {
     "max_restarts": (0, 1000),
     "restart_window_seconds": (0.0, 24 * 3600.0),
     "max_document_bytes": (1024, 1024 ** 3),
+    "dependents_limit": (0, 1000),
+    "dependents_timeout_ms": (0, 600_000),
+    "undo_depth": (0, 1000),
     "daemon_idle_exit_seconds": (0.0, 30 * 24 * 3600.0),  # 0 means never
 }
 # Set by the editor when its own workspace trust covers this workspace (VS Code sends the camelCase spelling).

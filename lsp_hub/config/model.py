@@ -90,6 +90,8 @@ class LanguageSpec:
     # Verified writes (`lsp-hub mcp`): format the written file with this language's formatting server. None: as
     # [hub] format_on_write says.
     format_on_write: bool | None = None
+    # Verified writes apply the servers' preferred fixes (see HubOptions.auto_code_actions). None: as [hub] says.
+    auto_code_actions: bool | None = None
 
 
 @attrs.define(frozen=True)
@@ -107,6 +109,15 @@ class HubOptions:
     daemon_idle_exit_seconds: float = 1800.0
     # Verified writes (`lsp-hub mcp` write_file/edit_file) format the file where a server of its language formats.
     format_on_write: bool = True
+    # Verified writes also check the written files' dependents (files importing them or using their names): at
+    # most this many, ranked, within this budget of milliseconds.
+    dependents_limit: int = 20
+    dependents_timeout_ms: int = 8000
+    # How many verified writes of one agent session `undo` can take back, one by one.
+    undo_depth: int = 20
+    # After a verified write, apply the fixes the language's servers mark preferred or offer as source.fixAll /
+    # source.organizeImports. Off: an agent's write changes only what it wrote unless the user asked for more.
+    auto_code_actions: bool = False
     # Set only by a client that knows the user trusts this workspace (VS Code's workspace trust).
     trust_workspace: bool = False
 

@@ -172,6 +172,33 @@ def relevant_files(index: WorkspaceIndex, arguments: Arguments, wait: float = 0.
     return result
 
 
+DEFAULT_DEPENDENTS_LIMIT = 20
+
+
+def dependents(index: WorkspaceIndex, arguments: Arguments, wait: float = 0.0) -> dict[str, Any]:
+    """`lspHub.dependents` {files: [uri or path], limit?=20} -> {files: [{path, uri, score, reasons}], total,
+    complete}: the files that import the given files or use names they define, best first."""
+    from lsp_hub.index import dependents as dependents_module
+
+    args = _object(arguments, "dependents")
+    written = [_workspace_path(index, value, "files") for value in _strings(args, "files")]
+    if not written:
+        raise ValueError("dependents needs files: a list of file URIs or paths")
+    limit = _integer(args, "limit", DEFAULT_DEPENDENTS_LIMIT, 0, 1000)
+    snapshot = _snapshot(index, wait)
+    found, total = dependents_module.dependents(snapshot, written, limit)
+    result: dict[str, Any] = {
+        "files": [{"path": dependent.path, "uri": (index.root / dependent.path).as_uri(),
+                   "score": round(dependent.score, 4), "reasons": dependent.reasons()} for dependent in found],
+        "total": total,
+    }
+    result.update(_completeness(index, snapshot))
+    if total > len(found):
+        result["complete"] = False
+        result["capped"] = total - len(found)
+    return result
+
+
 def _path_of_uri(uri: str) -> Path:
     if uri.startswith("file:"):
         return Path(unquote(urlparse(uri).path))

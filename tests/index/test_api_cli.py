@@ -200,3 +200,20 @@ def test_cli_verbs(copy_repo: Callable[[str], Path], tmp_path: Path, monkeypatch
     assert run_cli(["callers", "no-position"])[0] == 2
     assert run_cli(["relevant", str(root), "a", "b"])[0] == 2
     assert run_cli(["bogus"])[0] == 2
+
+
+def test_dependents_are_the_importers_and_users_of_a_file_ranked(pyapp_index: WorkspaceIndex) -> None:
+    result = api.dependents(pyapp_index, {"files": [(pyapp_index.root / "pyapp" / "models.py").as_uri()]})
+    paths = [entry["path"] for entry in result["files"]]
+    assert paths == ["pyapp/storage.py", "pyapp/service.py", "tests/test_storage.py"]
+    reasons = {entry["path"]: entry["reasons"] for entry in result["files"]}
+    assert reasons["pyapp/storage.py"][0] == "imports pyapp/models.py"
+    assert "UserCache" in reasons["pyapp/storage.py"][1] and "make_user" in reasons["pyapp/service.py"][1]
+    assert result["complete"] is True and result["total"] == 3
+    capped = api.dependents(pyapp_index, {"files": ["pyapp/models.py"], "limit": 1})
+    assert [entry["path"] for entry in capped["files"]] == ["pyapp/storage.py"]
+    assert capped["complete"] is False and capped["capped"] == 2
+    both = api.dependents(pyapp_index, {"files": ["pyapp/models.py", "pyapp/storage.py"]})
+    assert "pyapp/storage.py" not in [entry["path"] for entry in both["files"]]  # a written file is no dependent
+    with pytest.raises(ValueError, match="dependents needs files"):
+        api.dependents(pyapp_index, {"files": []})
