@@ -1124,10 +1124,10 @@ class Session:
 
     def languages(self) -> dict[str, Any]:
         """lspHub.languages: each configured language, its extensions, whether verified writes format it
-        (`formatOnWrite`) and apply the servers' preferred fixes (`autoCodeActions`), and its servers in precedence order, each `running` (or another backend state) if it runs
-        at some root, else `disabled`, `missing` (no binary found) or `not started`, with the binary it would run
-        and, once it runs, whether it formats documents (`formats`). `writes`: the [hub] options of verified
-        writes."""
+        (`formatOnWrite`) and apply the servers' preferred fixes (`autoCodeActions`), and its servers in precedence
+        order, each `running` (or another backend state) if it runs at some root, else `disabled`, `missing` (no
+        binary found) or `not started`, with the binary it would run and, once it runs, whether it formats
+        documents (`formats`). `writes`: the [hub] options of verified writes."""
         from lsp_hub.config.resolve import resolve_command
 
         root = Path(self.folders[0]) if self.folders else Path.cwd()
