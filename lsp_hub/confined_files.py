@@ -339,6 +339,33 @@ class ConfinedRoot:
                               "(pass force to replace it)")
         return mode
 
+    def remove(self, name: str | Path) -> Path:
+        """Delete a regular file under the root (undoing a write that created it); nothing there is fine."""
+        parts = self.parts(name)
+        if not HAS_DIR_FD:
+            self._refuse_links(parts)
+            path = self.path_of(parts)
+            with contextlib.suppress(FileNotFoundError):
+                if not stat.S_ISREG(os.stat(path, follow_symlinks=False).st_mode):
+                    raise FileRefused(f"not removed: {self.display(parts)} is not a regular file")
+                os.unlink(path)
+            return path
+        descriptor, parts, info = self._resolve_leaf(parts, create=False)
+        try:
+            if info is None:
+                return self.path_of(parts)
+            if not stat.S_ISREG(info.st_mode):
+                raise FileRefused(f"not removed: {self.display(parts)} is {_kind(info.st_mode)}")
+            try:
+                os.unlink(parts[-1], dir_fd=descriptor)
+            except FileNotFoundError:
+                pass
+            except OSError as error:
+                raise FileRefused(f"not removed: {self.display(parts)}: {reason(error)}") from None
+            return self.path_of(parts)
+        finally:
+            os.close(descriptor)
+
     # ======================================================================================== no dir_fd
     def _refuse_links(self, parts: list[str]) -> None:
         """Without dir_fd a link could be swapped in after any check: refuse every symbolic link in the path."""

@@ -28,26 +28,34 @@ class WriteLockError(Exception):
     """Another writer held the file for longer than the caller could wait, or no lock could be made."""
 
 
-def _lock_directory() -> Path:
-    """`locks/` in the daemon's private runtime directory; where that cannot be had (XDG_RUNTIME_DIR names a
-    directory that does not exist), a private directory of this user's under the temporary directory."""
+def _private_directory(name: str) -> Path:
+    """`name/` in the daemon's private runtime directory; where that cannot be had (XDG_RUNTIME_DIR names a
+    directory that does not exist), in a private directory of this user's under the temporary directory."""
     try:
-        directory = prepare_runtime_directory().directory / "locks"
+        base = prepare_runtime_directory().directory
     except DaemonError:
         uid = os.getuid() if hasattr(os, "getuid") else 0
-        directory = Path(tempfile.gettempdir()) / f"lsp-hub-locks-{uid}"
+        base = Path(tempfile.gettempdir()) / f"lsp-hub-files-{uid}"
         with contextlib.suppress(FileExistsError):
-            os.mkdir(directory, 0o700)
-        check_private_directory(directory)
-        return directory
+            os.mkdir(base, 0o700)
+        check_private_directory(base)
+    directory = base / name
     with contextlib.suppress(FileExistsError):
         os.mkdir(directory, 0o700)
     return directory
 
 
+def journal_directory() -> Path:
+    """Where the undo journal keeps what verified writes replaced: private to the user, like the locks."""
+    try:
+        return _private_directory("undo")
+    except (DaemonError, OSError) as error:
+        raise WriteLockError(f"cannot keep an undo journal: {error}") from None
+
+
 def lock_path(target: Path) -> Path:
     try:
-        directory = _lock_directory()
+        directory = _private_directory("locks")
     except (DaemonError, OSError) as error:
         raise WriteLockError(f"cannot lock {target} for writing: {error}") from None
     digest = hashlib.sha256(os.fsencode(os.path.realpath(target))).hexdigest()[:32]
