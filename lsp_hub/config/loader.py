@@ -6,7 +6,9 @@ key ruff got from earlier layers. Tables inside a server (`env`, `initialization
 takes it away from the languages of earlier layers, so a later layer can re-assign `py` without editing
 `[language.python]`.
 
-Errors never stop loading. A file that is not valid TOML is skipped whole. A value of the wrong type skips the
+Errors never stop loading. A file is read only if it is a regular file of at most 1 MB of UTF-8, nested at most
+100 levels, with dotted keys of at most 20 parts (`reading.py`); a project file's symbolic link must stay inside its
+workspace. A file refused for that, or that is not valid TOML, is skipped whole. A value of the wrong type skips the
 table that holds it (`[server.ruff]` of that file only: a half-applied server table could start a server with
 half its arguments). An unknown key is reported and dropped; the rest of its table still applies. So is a timing
 or count that is not finite or lies outside NUMBER_BOUNDS.
@@ -43,6 +45,13 @@ import cattrs
 
 from lsp_hub.config.model import Config, HubOptions, LanguageSpec, ServerSpec
 from lsp_hub.config.paths import PROJECT_CONFIG_NAME, user_config_file
+from lsp_hub.config.reading import (
+    MAX_NESTING,
+    ConfigFileRefused,
+    nests_deeper_than,
+    parse_config_toml,
+    read_config_text,
+)
 from lsp_hub.config.trust import TrustStore
 
 DEFAULTS_SOURCE = "built-in defaults"
@@ -104,7 +113,7 @@ class ConfigLayer:
 
     source: str
     kind: str  # "defaults", "user", "project", "cli", "client"
-    status: str  # "loaded", "not found", "invalid", "unreadable"
+    status: str  # "loaded", "not found", "invalid", "unreadable", "refused" (not a small regular file)
     trusted: bool = True
 
 
@@ -351,20 +360,22 @@ def _number_out_of_range(key: str, value: Any) -> str | None:
     return None
 
 
-def _read_toml(path: Path, source: str, problems: list[ConfigProblem], *, required: bool) -> tuple[Any, str]:
-    """The parsed file and a status; missing optional files are silently absent."""
+def _read_toml(path: Path, source: str, problems: list[ConfigProblem], *, required: bool,
+               confine_to: Path | None = None) -> tuple[Any, str]:
+    """The parsed file and a status; missing optional files are silently absent. `confine_to`: the workspace root
+    a project file's symbolic link must stay inside."""
     try:
-        text = path.read_text(encoding="utf-8")
+        return parse_config_toml(read_config_text(path, confine_to=confine_to)), "loaded"
     except FileNotFoundError:
         if required:
             problems.append(ConfigProblem(source, "", "file not found"))
         return None, "not found"
-    except (OSError, UnicodeDecodeError) as error:
-        reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
-        problems.append(ConfigProblem(source, "", f"cannot read file: {reason}"))
+    except ConfigFileRefused as refused:
+        problems.append(ConfigProblem(source, "", f"{refused.reason}; file ignored"))
+        return None, "refused"
+    except OSError as error:
+        problems.append(ConfigProblem(source, "", f"cannot read file: {error.strerror or error}"))
         return None, "unreadable"
-    try:
-        return tomllib.loads(text), "loaded"
     except tomllib.TOMLDecodeError as error:
         problems.append(ConfigProblem(source, "", f"invalid TOML, file ignored: {error}"))
         return None, "invalid"
@@ -589,7 +600,7 @@ def load_config(
             trusted_roots.update({root, root.resolve()})
         project_path = root / PROJECT_CONFIG_NAME
         source = str(project_path)
-        data, status = _read_toml(project_path, source, problems, required=False)
+        data, status = _read_toml(project_path, source, problems, required=False, confine_to=root)
         layers.append(ConfigLayer(source, "project", status, trusted))
         if data is not None:
             restrict = None if trusted else functools.partial(
@@ -608,6 +619,9 @@ def load_config(
             add_layer(data, str(cli_config), "cli")
 
     # 5. The client's initializationOptions.lspHub: the user's own editor settings when the client is the user's.
+    if client_options is not None and nests_deeper_than(client_options, MAX_NESTING):
+        problems.append(ConfigProblem(CLIENT_SOURCE, "", f"nests deeper than {MAX_NESTING} levels; ignored"))
+        client_options = None
     if client_options is not None:
         layers.append(ConfigLayer(CLIENT_SOURCE, "client", "loaded", client_may_choose_programs))
         restrict = None if client_may_choose_programs else functools.partial(
