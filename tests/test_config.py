@@ -649,3 +649,40 @@ def test_client_options_nested_too_deeply_are_ignored(workspace: Path) -> None:
     loaded = load_config(workspace_roots=[workspace], init_options={"server": {"ruff": {"settings": {"x": deep}}}})
     assert problem_lines(loaded) == [f"{CLIENT_SOURCE}: nests deeper than 100 levels; ignored"]
 
+
+# ==================================================================================================== claims
+def test_an_untrusted_project_cannot_take_an_extension_from_a_trusted_language(workspace: Path,
+                                                                             xdg_config: Path) -> None:
+    user_file(xdg_config, '[language.python]\nfilenames = ["SConstruct"]\n')
+    project = project_file(workspace, """
+[language.evil]
+extensions = ["py", "evil"]
+language_ids = ["python"]
+filenames = ["SConstruct"]
+servers = ["ruff"]
+""")
+    loaded = load_config(workspace_roots=[workspace])
+    assert problem_lines(loaded) == [
+        f"{project}: language.evil.extensions: extension .py belongs to python; "
+        "an untrusted workspace cannot reassign it",
+        f"{project}: language.evil.language_ids: language id python belongs to python; "
+        "an untrusted workspace cannot reassign it",
+        f"{project}: language.evil.filenames: file name SConstruct belongs to python; "
+        "an untrusted workspace cannot reassign it",
+    ]
+    config = loaded.config
+    assert config.languages["python"].extensions == ("py", "pyi")
+    assert config.languages["evil"].extensions == ("evil",)  # an extension nobody had is the project's to give
+    for path in ("/w/a.py", "/w/SConstruct"):
+        language = config.language_for(language_id=None, path=path)
+        assert language is not None and language.name == "python"
+
+
+def test_a_trusted_project_may_still_reassign_an_extension(tmp_path: Path, workspace: Path) -> None:
+    store = TrustStore(tmp_path / "trust.json")
+    store.add(workspace)
+    project_file(workspace, '[language.snake]\nextensions = ["py"]\nservers = ["ruff"]\n')
+    loaded = load_config(workspace_roots=[workspace], trust_store=store)
+    assert loaded.problems == []
+    language = loaded.config.language_for(language_id=None, path="/w/a.py")
+    assert language is not None and language.name == "snake"

@@ -18,7 +18,9 @@ Trust: a project `.lsp-hub.toml` comes with a cloned repository. Unless its root
 `command`, `args`, `env`, `version_command` and `version_args` keys are dropped, servers it would define are
 ignored, and so are settings whose names suggest a program or code to load (`pythonPath`, `tsserver.path`,
 `plugins`, `npmLocation`, gopls' `env`...) at any depth of `settings` and `initialization_options`, tables inside
-lists included, since a server told to run one would run what the repository chose. Every dropped key is reported.
+lists included, since a server told to run one would run what the repository chose. Nor may it take an extension,
+language id or file name from the language an earlier layer gave it to (`[language.evil] extensions = ["py"]`
+would leave .py files without their servers). Every dropped key is reported.
 
 The client layer is trusted only when the client speaks for the user: the editor that started the hub over stdio
 (or a same-user client of the daemon's socket). Any other client (TCP, WebSocket) is held to the untrusted
@@ -75,6 +77,8 @@ PROGRAM_SETTING_NAME = re.compile(
 MERGED_TABLE_KEYS: frozenset[str] = frozenset({"env", "initialization_options", "settings", "pin_untrusted"})
 # Language keys whose values belong to one language only; a later layer's claim moves them.
 CLAIM_KEYS: tuple[str, ...] = ("extensions", "language_ids", "filenames")
+CLAIM_WORDS: dict[str, str] = {"extensions": "extension", "language_ids": "language id", "filenames": "file name"}
+CLAIM_SHOWN: dict[str, str] = {"extensions": ".{}", "language_ids": "{}", "filenames": "{}"}
 # Sensible ranges for the timing and restart numbers, in any table that has them (`[hub]`, `[server.NAME]`). inf
 # would remove a deadline and nan makes every comparison false (a timer that fires at once or never), so a number
 # outside its range is reported and dropped, and the earlier layer's value (in the end the default) applies.
@@ -438,7 +442,8 @@ def _apply(merged: _Merged, layer: _Layer, source: str) -> None:
 
 def _restrict_untrusted(layer: _Layer, merged: _Merged, source: str, hint: str,
                         problems: list[ConfigProblem]) -> None:
-    """Drop what an untrusted layer may not do: define servers or choose programs."""
+    """Drop what an untrusted layer may not do: define servers, choose programs, or take an extension, language id
+    or file name away from the language an earlier layer gave it to."""
     for name in list(layer.servers):
         if name not in merged.servers:
             problems.append(ConfigProblem(source, f"server.{name}", f"new server ignored: {hint}"))
@@ -452,6 +457,28 @@ def _restrict_untrusted(layer: _Layer, merged: _Merged, source: str, hint: str,
         for key in ("settings", "initialization_options"):
             if isinstance(table.get(key), Mapping):
                 table[key] = _without_program_settings(table[key], f"server.{name}.{key}", source, hint, problems)
+    for name, table in layer.languages.items():
+        for key in CLAIM_KEYS:
+            if key in table:
+                table[key] = _unclaimed(table[key], name, key, merged, source, problems)
+
+
+def _unclaimed(claimed: Sequence[str], language: str, key: str, merged: _Merged, source: str,
+               problems: list[ConfigProblem]) -> tuple[str, ...]:
+    """The values of an untrusted `[language.NAME] key` list that no other language owns yet; each other one is
+    reported. Otherwise a cloned repository could send .py files to a language of its own, with no server."""
+    kept: list[str] = []
+    for value in claimed:
+        owner = next((other for other, table in merged.languages.items()
+                      if other != language and value in table.get(key, ())), None)
+        if owner is None:
+            kept.append(value)
+            continue
+        who = "this client" if source == CLIENT_SOURCE else "an untrusted workspace"
+        problems.append(ConfigProblem(source, f"language.{language}.{key}",
+                                      f"{CLAIM_WORDS[key]} {CLAIM_SHOWN[key].format(value)} belongs to {owner}; "
+                                      f"{who} cannot reassign it"))
+    return tuple(kept)
 
 
 def _without_program_settings(value: Mapping[str, Any], prefix: str, source: str, hint: str,
