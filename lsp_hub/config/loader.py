@@ -117,7 +117,7 @@ class ConfigLayer:
 
     source: str
     kind: str  # "defaults", "user", "project", "cli", "client"
-    status: str  # "loaded", "not found", "invalid", "unreadable", "refused" (not a small regular file)
+    status: str  # "loaded", "not found", "invalid", "unreadable", "refused" (not a small regular file), "not read"
     trusted: bool = True
 
 
@@ -576,6 +576,7 @@ def load_config(
     trust_store: TrustStore | None = None,
     user_config_path: Path | None = None,
     client_may_choose_programs: bool = True,
+    unread_project_reason: str | None = None,
 ) -> LoadedConfig:
     """Load every layer, later winning: defaults, user file, each root's `.lsp-hub.toml`, `--config`, the client.
 
@@ -583,6 +584,8 @@ def load_config(
     hold `trust_workspace`/`trustWorkspace: true`, meaning the editor trusts the workspace for this session.
     With `client_may_choose_programs` false (a network client), that flag and every program-choosing key of the
     client layer are dropped and listed in `refused_client_keys`.
+    With `unread_project_reason`, no root's project file is read: each is reported with that reason (the session
+    passes it when reading them took too long).
     Never raises for a bad layer: problems come back in `LoadedConfig.problems`.
     """
     problems: list[ConfigProblem] = []
@@ -627,6 +630,10 @@ def load_config(
             trusted_roots.update({root, root.resolve()})
         project_path = root / PROJECT_CONFIG_NAME
         source = str(project_path)
+        if unread_project_reason is not None:
+            problems.append(ConfigProblem(source, "", unread_project_reason))
+            layers.append(ConfigLayer(source, "project", "not read", trusted))
+            continue
         data, status = _read_toml(project_path, source, problems, required=False, confine_to=root)
         layers.append(ConfigLayer(source, "project", status, trusted))
         if data is not None:
