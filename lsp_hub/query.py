@@ -105,7 +105,8 @@ class HubConnection:
     """LSP to the hub over a pair of file descriptors (a pipe pair or one socket): synchronous, stdlib only.
 
     Requests the hub sends to the client are answered here (configuration: nulls; applyEdit: collected for
-    `code-actions --apply`); notifications are dropped."""
+    `code-actions --apply`); notifications are dropped, except a warning or error the hub shows about the
+    configuration (a project file it ignored...), written once to `notices` when that is set."""
 
     def __init__(self, read_fd: int, write_fd: int, *, process: subprocess.Popen[bytes] | None = None,
                  stderr_file: Any = None, owned: bool = True, description: str = "the hub") -> None:
@@ -120,6 +121,8 @@ class HubConnection:
         # server's) for another client's command is refused, not claimed as applied.
         self.accepting_edits = False
         self.documents: dict[str, tuple[int, str]] = {}  # what this session has open: uri -> (version, text)
+        self.notices: TextIO | None = None
+        self._noticed: set[str] = set()
         self._buffer = bytearray()
         self._next_id = 0
 
@@ -203,7 +206,8 @@ class HubConnection:
 
     def _on_hub_message(self, message: dict[str, Any]) -> None:
         if "id" not in message:
-            return  # a notification: diagnostics and progress are asked for, not listened to
+            self._notice(message)  # other notifications (diagnostics, progress) are asked for, not listened to
+            return
         method, params = message["method"], message.get("params") or {}
         result: Any = None
         if method == "workspace/configuration":
@@ -214,6 +218,18 @@ class HubConnection:
         elif method == "workspace/applyEdit":
             result = {"applied": False, "failureReason": "this client applies only the edits of its own commands"}
         self._write({"jsonrpc": "2.0", "id": message["id"], "result": result})
+
+    def _notice(self, message: dict[str, Any]) -> None:
+        """A window/showMessage warning or error about the configuration: one line, once."""
+        params = message.get("params")
+        if self.notices is None or message.get("method") != "window/showMessage" or not isinstance(params, dict):
+            return
+        text = " ".join(str(params.get("message", "")).split())
+        if params.get("type") not in (1, 2) or "configuration" not in text or text in self._noticed:
+            return
+        self._noticed.add(text)
+        self.notices.write(text + "\n")
+        self.notices.flush()
 
     def initialize(self, root: Path, timeout: float) -> None:
         if self.initialized_root is not None:
@@ -1174,6 +1190,7 @@ def query_main(argv: list[str], *, out: TextIO | None = None, err: TextIO | None
             else:
                 connection = connect_default(root)
         workspace.hub = connection
+        connection.notices = err
         connection.initialize(root, options.timeout)
         answer = run_action(options.action, options, workspace)
         out.write(json.dumps(answer.data, ensure_ascii=False) + "\n" if options.json else

@@ -4,7 +4,8 @@ it opened, its registrations, its hub commands, and the routing of every message
 
 Handlers run synchronously in arrival order and do their routing and sending before they return; only the
 waiting for answers happens in a task. That keeps every backend's view of a document in the order the client
-sent its changes.
+sent its changes. initialize too answers from a task: its configuration is read in a thread (`config_loading`),
+since on a daemon a file that stalls must not stall every other client.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from lsp_hub.jsonrpc import (
     INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
+    REQUEST_FAILED,
     SERVER_NOT_INITIALIZED,
     MsgId,
     RawProtocol,
@@ -127,6 +129,7 @@ class Session:
         self.cli_config = cli_config
         self._on_exit = on_exit or (lambda code: None)
         self.state = "new"  # new -> initialized -> shutdown -> closed
+        self._initializing = False  # initialize received, its configuration still loading
         self.documents = DocumentStore()  # this session's own copy of what it opened
         self.workspaces = workspaces or Workspaces()
         # Until initialize names the root and the configuration: an empty workspace of its own.
@@ -279,13 +282,20 @@ class Session:
             self._forward_notification(method, params)
 
     # ================================================================================================ lifecycle
-    def _initialize(self, params: Any) -> dict[str, Any]:
-        if self.state != "new":
+    def _initialize(self, params: Any) -> Awaitable[dict[str, Any]]:
+        if self.state != "new" or self._initializing:
             raise ResponseFailure(INVALID_REQUEST, "initialize was already received")
         if not isinstance(params, dict):
             raise ResponseFailure(INVALID_PARAMS, "initialize params must be an object")
+        self._initializing = True
+        return self._initialize_with_config(params)
+
+    async def _initialize_with_config(self, params: dict[str, Any]) -> dict[str, Any]:
+        """initialize, once the configuration is loaded; until then the session stays "new" (other requests are
+        refused as before initialize) and other sessions are served: the loading runs in a thread."""
         # Imported here: config loading is not on the hot path.
-        from lsp_hub.config.loader import CLIENT_SOURCE, load_config
+        from lsp_hub.config.loader import CLIENT_SOURCE
+        from lsp_hub.config_loading import ConfigLoadTimeout, load_config_in_time
 
         self.init_params = params
         self.client_capabilities = params.get("capabilities") or {}
@@ -294,12 +304,19 @@ class Session:
         self.folders = _workspace_folders(params)
         options = params.get("initializationOptions")
         hub_options = options.get("lspHub") if isinstance(options, dict) else None
-        loaded = load_config(
-            workspace_roots=[Path(folder) for folder in self.folders],
-            cli_config=self.cli_config,
-            init_options=hub_options if isinstance(hub_options, dict) else None,
-            client_may_choose_programs=self.client.may_choose_programs,
-        )
+        try:
+            loaded = await load_config_in_time({
+                "workspace_roots": [Path(folder) for folder in self.folders],
+                "cli_config": self.cli_config,
+                "init_options": hub_options if isinstance(hub_options, dict) else None,
+                "client_may_choose_programs": self.client.may_choose_programs,
+            })
+        except ConfigLoadTimeout as error:
+            raise ResponseFailure(REQUEST_FAILED, str(error)) from None
+        finally:
+            self._initializing = False
+        if self.state != "new":  # the client left while the configuration loaded
+            raise ResponseFailure(INVALID_REQUEST, f"initialize: the session is {self.state}")
         # Sessions of one root under the same effective configuration share one workspace.
         self.workspace = self.workspaces.join(self, loaded.config, frozenset(loaded.trusted_roots), self.folders)
         self.config_problems = [str(problem) for problem in loaded.problems]
@@ -308,7 +325,9 @@ class Session:
         self.state = "initialized"
         if self.config_problems:
             refused = {(CLIENT_SOURCE, key) for key in loaded.refused_client_keys}
-            others = [str(problem) for problem in loaded.problems if (problem.source, problem.key) not in refused]
+            # Files ignored whole first: a summary of three must not hide them behind single keys.
+            others = [str(problem) for problem in sorted(loaded.problems, key=lambda problem: problem.key != "")
+                      if (problem.source, problem.key) not in refused]
             self.spawn(self._report_config_problems(loaded.refused_client_keys, others))
         for extension in self.extensions:
             extension.on_initialized(self)

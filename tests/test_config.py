@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import threading
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -526,3 +529,160 @@ def test_corrupt_trust_file_is_reported_not_fatal(tmp_path: Path, workspace: Pat
     assert str(trust_path) in sources
     assert loaded.config.servers["ruff"].command == "ruff"  # treated as empty: nothing trusted
 
+
+
+# ==================================================================================================== unsafe files
+# A cloned repository chooses what sits at `.lsp-hub.toml`. Loading runs in a daemon thread here so that a
+# regression (a read that blocks on a FIFO) fails the test instead of hanging it.
+def load_within(seconds: float, **options: Any) -> LoadedConfig:
+    outcome: list[LoadedConfig] = []
+    reader = threading.Thread(target=lambda: outcome.append(load_config(**options)), daemon=True)
+    reader.start()
+    reader.join(seconds)
+    assert outcome, f"load_config did not return within {seconds} s"
+    return outcome[0]
+
+
+VALID_PROJECT = '[server.ruff]\ndisabled = true\n'
+
+
+def assert_only_problem(loaded: LoadedConfig, source: Path, message: str) -> None:
+    assert problem_lines(loaded) == [f"{source}: {message}; file ignored"]
+    assert loaded.config.servers["ruff"].command == "ruff"  # defaults still apply
+
+
+def test_a_project_file_that_is_a_fifo_is_ignored_not_waited_on(workspace: Path) -> None:
+    os.mkfifo(workspace / ".lsp-hub.toml")
+    loaded = load_within(5, workspace_roots=[workspace])
+    assert_only_problem(loaded, workspace / ".lsp-hub.toml", "is a FIFO, not a regular file")
+    assert [layer.status for layer in loaded.layers if layer.kind == "project"] == ["refused"]
+
+
+def test_a_project_file_linked_to_dev_zero_is_never_read(workspace: Path) -> None:
+    (workspace / ".lsp-hub.toml").symlink_to("/dev/zero")
+    loaded = load_within(5, workspace_roots=[workspace])
+    assert_only_problem(loaded, workspace / ".lsp-hub.toml", "is a symbolic link to /dev/zero, outside the workspace")
+
+
+def test_a_project_file_is_followed_only_to_a_file_inside_its_workspace(tmp_path: Path, workspace: Path) -> None:
+    (workspace / "config").mkdir()
+    (workspace / "config" / "hub.toml").write_text(VALID_PROJECT)
+    (workspace / ".lsp-hub.toml").symlink_to("config/hub.toml")
+    loaded = load_config(workspace_roots=[workspace])
+    assert loaded.problems == [] and loaded.config.servers["ruff"].disabled
+    outside = tmp_path / "outside.toml"
+    outside.write_text(VALID_PROJECT)
+    (workspace / ".lsp-hub.toml").unlink()
+    (workspace / ".lsp-hub.toml").symlink_to(outside)
+    loaded = load_config(workspace_roots=[workspace])
+    assert_only_problem(loaded, workspace / ".lsp-hub.toml", f"is a symbolic link to {outside}, outside the workspace")
+    assert not loaded.config.servers["ruff"].disabled
+
+
+def test_a_project_file_over_one_megabyte_is_not_read(workspace: Path) -> None:
+    project = workspace / ".lsp-hub.toml"
+    with project.open("wb") as file:
+        file.truncate(37 * 1024 * 1024)  # sparse: 37 MB of NUL bytes the old reader read whole
+    assert_only_problem(load_within(5, workspace_roots=[workspace]), project, "is 37.0 MB, over the 1 MB limit")
+    project.write_text("# " + "x" * (1024 * 1024 - 3) + "\n")  # exactly the limit
+    assert load_config(workspace_roots=[workspace]).problems == []
+
+
+@pytest.mark.parametrize(("text", "reason"), [
+    ("a = " + "[" * 100_000 + "]" * 100_000 + "\n", "nests deeper than 100 levels"),
+    ("a = " + "{b = " * 101 + "1" + "}" * 101 + "\n", "nests deeper than 100 levels"),
+    ("a" + ".b" * 100_000 + " = 1\n", "has a dotted key of more than 20 parts"),
+])
+def test_a_project_file_nested_too_deeply_is_refused_with_its_name(workspace: Path, text: str, reason: str) -> None:
+    project = project_file(workspace, text)
+    assert_only_problem(load_within(10, workspace_roots=[workspace]), project, reason)
+
+
+def test_nesting_is_counted_outside_strings_and_comments_and_up_to_the_limit(workspace: Path) -> None:
+    project_file(workspace, (
+        'a = "[[[[{{{{" # [[[[[[\n'
+        "b = '[[[[{{{{'\n"
+        'c = """\\"""[[[[ {{{{\n"""\n'
+        "d = '''[[[[ {{{{'''\n"
+        f"e = {'[' * 100}{']' * 100}\n"
+        f"{'.'.join(['f'] * 20)} = 1.5\n"
+        f"[server.ruff]\ndisabled = true\n"))
+    loaded = load_config(workspace_roots=[workspace])
+    assert loaded.config.servers["ruff"].disabled
+    assert all("unknown key" in problem.message for problem in loaded.problems), problem_lines(loaded)
+
+
+def test_a_project_file_that_is_not_utf8_or_a_directory_is_refused(workspace: Path) -> None:
+    project = workspace / ".lsp-hub.toml"
+    project.write_bytes(b"[server.ruff]\ndisabled = true\n# caf\xe9\n")
+    assert_only_problem(load_config(workspace_roots=[workspace]), project,
+                        "is not UTF-8 text (byte 0xe9 at offset 35)")
+    project.unlink()
+    project.mkdir()
+    assert_only_problem(load_config(workspace_roots=[workspace]), project, "is a directory, not a regular file")
+
+
+def test_the_user_file_and_cli_config_are_read_only_when_regular(tmp_path: Path, workspace: Path) -> None:
+    fifo = tmp_path / "fifo.toml"
+    os.mkfifo(fifo)
+    loaded = load_within(5, workspace_roots=[workspace], user_config_path=fifo)
+    assert_only_problem(loaded, fifo, "is a FIFO, not a regular file")
+    loaded = load_within(5, workspace_roots=[workspace], cli_config=fifo)
+    assert_only_problem(loaded, fifo, "is a FIFO, not a regular file")
+    # The user's own files may be links anywhere (dotfile repositories): only what they lead to is checked.
+    real = tmp_path / "dotfiles" / "lsp-hub.toml"
+    real.parent.mkdir()
+    real.write_text(VALID_PROJECT)
+    linked = tmp_path / "linked.toml"
+    linked.symlink_to(real)
+    assert load_config(workspace_roots=[workspace], user_config_path=linked).config.servers["ruff"].disabled
+    zero = tmp_path / "zero.toml"
+    zero.symlink_to("/dev/zero")
+    assert_only_problem(load_within(5, workspace_roots=[workspace], cli_config=zero), zero,
+                        "is a character device, not a regular file")
+
+
+def test_client_options_nested_too_deeply_are_ignored(workspace: Path) -> None:
+    deep: list[Any] = []
+    for _ in range(1000):
+        deep = [deep]
+    loaded = load_config(workspace_roots=[workspace], init_options={"server": {"ruff": {"settings": {"x": deep}}}})
+    assert problem_lines(loaded) == [f"{CLIENT_SOURCE}: nests deeper than 100 levels; ignored"]
+
+
+# ==================================================================================================== claims
+def test_an_untrusted_project_cannot_take_an_extension_from_a_trusted_language(workspace: Path,
+                                                                             xdg_config: Path) -> None:
+    user_file(xdg_config, '[language.python]\nfilenames = ["SConstruct"]\n')
+    project = project_file(workspace, """
+[language.evil]
+extensions = ["py", "evil"]
+language_ids = ["python"]
+filenames = ["SConstruct"]
+servers = ["ruff"]
+""")
+    loaded = load_config(workspace_roots=[workspace])
+    assert problem_lines(loaded) == [
+        f"{project}: language.evil.extensions: extension .py belongs to python; "
+        "an untrusted workspace cannot reassign it",
+        f"{project}: language.evil.language_ids: language id python belongs to python; "
+        "an untrusted workspace cannot reassign it",
+        f"{project}: language.evil.filenames: file name SConstruct belongs to python; "
+        "an untrusted workspace cannot reassign it",
+    ]
+    config = loaded.config
+    assert config.languages["python"].extensions == ("py", "pyi")
+    assert config.languages["evil"].extensions == ("evil",)  # an extension nobody had is the project's to give
+    for path in ("/w/a.py", "/w/SConstruct"):
+        language = config.language_for(language_id=None, path=path)
+        assert language is not None and language.name == "python"
+
+
+def test_a_trusted_project_may_still_reassign_an_extension(tmp_path: Path, workspace: Path) -> None:
+    store = TrustStore(tmp_path / "trust.json")
+    store.add(workspace)
+    project_file(workspace, '[language.snake]\nextensions = ["py"]\nservers = ["ruff"]\n')
+    loaded = load_config(workspace_roots=[workspace], trust_store=store)
+    assert loaded.problems == []
+    language = loaded.config.language_for(language_id=None, path="/w/a.py")
+    assert language is not None and language.name == "snake"

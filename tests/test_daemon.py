@@ -108,9 +108,10 @@ async def _bridge(daemon: Daemon, *python_flags: str) -> HubClient:
     return client
 
 
-async def _open_and_hover(client: HubClient, workspace: Path) -> dict[str, Any]:
+async def _open_and_hover(client: HubClient, workspace: Path, *, initialized: bool = False) -> dict[str, Any]:
     workspace.mkdir(parents=True, exist_ok=True)
-    await client.initialize(workspace)
+    if not initialized:
+        await client.initialize(workspace)
     path = workspace / "a.alpha"
     path.write_text("x\n")
     uri = client.open(path, "alpha")
@@ -248,6 +249,81 @@ async def test_the_daemon_exits_when_idle(daemon: Daemon) -> None:
     assert await asyncio.to_thread(_wait_gone, [pid], 10.0) == []
     assert time.monotonic() - left < 1.7
     assert not daemon.socket.exists()
+
+
+# ==================================================================================================== project files
+# A cloned repository chooses what sits at `.lsp-hub.toml` (issue #20): nothing there may stall the daemon.
+def _initialize_params(root: Path) -> dict[str, Any]:
+    return {"processId": os.getpid(), "rootUri": root.as_uri(), "capabilities": {},
+            "workspaceFolders": [{"uri": root.as_uri(), "name": root.name}]}
+
+
+def _config_messages(client: HubClient) -> list[str]:
+    return [params["message"] for method, params in client.notifications
+            if method == "window/showMessage" and "configuration" in params["message"]]
+
+
+async def test_a_fifo_project_file_stalls_no_other_client(daemon: Daemon) -> None:
+    """Workspace A's `.lsp-hub.toml` is a FIFO that nobody writes. A's initialize used to block the daemon's event
+    loop for good; now another client's initialize and request are answered within a second while A's session is
+    connected, and A's session works without its project file."""
+    first, second = daemon.tmp_path / "a", daemon.tmp_path / "b"
+    first.mkdir()
+    os.mkfifo(first / ".lsp-hub.toml")
+    stuck = await _bridge(daemon)
+    other = await _bridge(daemon)
+    _, stuck_answer = stuck.send_request("initialize", _initialize_params(first))
+    await asyncio.wait([stuck_answer], timeout=2.0)  # answered, or long enough for the daemon to be reading the FIFO
+    started = time.monotonic()
+    second.mkdir()
+    await asyncio.wait_for(other.initialize(second), 1.0)
+    status = await asyncio.wait_for(other.status(), 1.0)
+    assert time.monotonic() - started < 1.0
+    assert status["workspaceFolders"] == [str(second)]
+    daemon_status = await asyncio.to_thread(daemon.status)
+    assert daemon_status is not None and daemon_status["clients"] == 2
+    assert "capabilities" in await asyncio.wait_for(stuck_answer, 5.0)
+    stuck.notify("initialized", {})
+    await stuck.wait_for(lambda: _config_messages(stuck), 5.0, "the configuration message")
+    assert _config_messages(stuck) == [f"lsp-hub configuration problems: {first / '.lsp-hub.toml'}: is a FIFO, not "
+                                       "a regular file; file ignored. Valid settings still apply."]
+    assert (await _open_and_hover(stuck, first, initialized=True))["server"] == "fakeA"
+    assert await stuck.stop() == 0 and await other.stop() == 0
+
+
+def _link_to_dev_zero(project: Path) -> str:
+    project.symlink_to("/dev/zero")
+    return "is a symbolic link to /dev/zero, outside the workspace"
+
+
+def _thirty_seven_megabytes(project: Path) -> str:
+    with project.open("wb") as file:
+        file.write(b"[server.fakeA]\ndisabled = true\n")
+        file.truncate(37 * 1024 * 1024)  # the rest sparse: the daemon used to read it all
+    return "is 37.0 MB, over the 1 MB limit"
+
+
+def _nested_100_000_deep(project: Path) -> str:
+    project.write_text("a = " + "[" * 100_000 + "]" * 100_000 + "\n")
+    return "nests deeper than 100 levels"
+
+
+@pytest.mark.parametrize("make_project_file", [_link_to_dev_zero, _thirty_seven_megabytes, _nested_100_000_deep])
+async def test_a_project_file_the_daemon_refuses_is_named_and_the_session_works(
+        daemon: Daemon, make_project_file: Any) -> None:
+    workspace = daemon.tmp_path / "ws"
+    workspace.mkdir()
+    project = workspace / ".lsp-hub.toml"
+    reason = make_project_file(project)
+    client = await _bridge(daemon)
+    hover = await asyncio.wait_for(_open_and_hover(client, workspace), 20.0)
+    assert hover["server"] == "fakeA"  # working, and nothing of the file applied
+    await client.wait_for(lambda: _config_messages(client), 5.0, "the configuration message")
+    assert _config_messages(client) == [
+        f"lsp-hub configuration problems: {project}: {reason}; file ignored. Valid settings still apply."]
+    daemon_status = await asyncio.to_thread(daemon.status)
+    assert daemon_status is not None and [w["root"] for w in daemon_status["workspaces"]] == [str(workspace)]
+    assert await client.stop() == 0
 
 
 # ==================================================================================================== security

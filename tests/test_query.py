@@ -288,6 +288,18 @@ def test_hover_without_a_daemon_from_the_command_line(sample: Path, tmp_path: Pa
     assert missing.returncode == 2 and missing.stderr == "lsp-hub query: nothing.py: no such file\n"
 
 
+def test_a_project_file_the_hub_ignores_is_named_on_stderr_once(tmp_path: Path) -> None:
+    """A `.lsp-hub.toml` that is a FIFO: the hub ignores it and says so, and the query passes that on (it used to
+    wait for the FIFO until its timeout)."""
+    os.mkfifo(tmp_path / ".lsp-hub.toml")
+    done = lsp_hub("status", "--json", "--no-daemon", "--timeout", "10", cwd=tmp_path,
+                   env={"XDG_CONFIG_HOME": str(tmp_path / "cfg"), "XDG_CACHE_HOME": str(tmp_path / "cache")})
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["workspaceFolders"] == [str(tmp_path)]
+    assert done.stderr == (f"lsp-hub configuration problems: {tmp_path / '.lsp-hub.toml'}: is a FIFO, not a regular "
+                           "file; file ignored. Valid settings still apply.\n")
+
+
 def test_a_hub_that_cannot_be_reached_exits_3(tmp_path: Path) -> None:
     done = lsp_hub("status", "--socket", str(tmp_path / "none.sock"), cwd=tmp_path)
     assert done.returncode == 3 and done.stdout == ""

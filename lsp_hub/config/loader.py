@@ -6,7 +6,9 @@ key ruff got from earlier layers. Tables inside a server (`env`, `initialization
 takes it away from the languages of earlier layers, so a later layer can re-assign `py` without editing
 `[language.python]`.
 
-Errors never stop loading. A file that is not valid TOML is skipped whole. A value of the wrong type skips the
+Errors never stop loading. A file is read only if it is a regular file of at most 1 MB of UTF-8, nested at most
+100 levels, with dotted keys of at most 20 parts (`reading.py`); a project file's symbolic link must stay inside its
+workspace. A file refused for that, or that is not valid TOML, is skipped whole. A value of the wrong type skips the
 table that holds it (`[server.ruff]` of that file only: a half-applied server table could start a server with
 half its arguments). An unknown key is reported and dropped; the rest of its table still applies. So is a timing
 or count that is not finite or lies outside NUMBER_BOUNDS.
@@ -16,7 +18,9 @@ Trust: a project `.lsp-hub.toml` comes with a cloned repository. Unless its root
 `command`, `args`, `env`, `version_command` and `version_args` keys are dropped, servers it would define are
 ignored, and so are settings whose names suggest a program or code to load (`pythonPath`, `tsserver.path`,
 `plugins`, `npmLocation`, gopls' `env`...) at any depth of `settings` and `initialization_options`, tables inside
-lists included, since a server told to run one would run what the repository chose. Every dropped key is reported.
+lists included, since a server told to run one would run what the repository chose. Nor may it take an extension,
+language id or file name from the language an earlier layer gave it to (`[language.evil] extensions = ["py"]`
+would leave .py files without their servers). Every dropped key is reported.
 
 The client layer is trusted only when the client speaks for the user: the editor that started the hub over stdio
 (or a same-user client of the daemon's socket). Any other client (TCP, WebSocket) is held to the untrusted
@@ -43,6 +47,13 @@ import cattrs
 
 from lsp_hub.config.model import Config, HubOptions, LanguageSpec, ServerSpec
 from lsp_hub.config.paths import PROJECT_CONFIG_NAME, user_config_file
+from lsp_hub.config.reading import (
+    MAX_NESTING,
+    ConfigFileRefused,
+    nests_deeper_than,
+    parse_config_toml,
+    read_config_text,
+)
 from lsp_hub.config.trust import TrustStore
 
 DEFAULTS_SOURCE = "built-in defaults"
@@ -66,6 +77,8 @@ PROGRAM_SETTING_NAME = re.compile(
 MERGED_TABLE_KEYS: frozenset[str] = frozenset({"env", "initialization_options", "settings", "pin_untrusted"})
 # Language keys whose values belong to one language only; a later layer's claim moves them.
 CLAIM_KEYS: tuple[str, ...] = ("extensions", "language_ids", "filenames")
+CLAIM_WORDS: dict[str, str] = {"extensions": "extension", "language_ids": "language id", "filenames": "file name"}
+CLAIM_SHOWN: dict[str, str] = {"extensions": ".{}", "language_ids": "{}", "filenames": "{}"}
 # Sensible ranges for the timing and restart numbers, in any table that has them (`[hub]`, `[server.NAME]`). inf
 # would remove a deadline and nan makes every comparison false (a timer that fires at once or never), so a number
 # outside its range is reported and dropped, and the earlier layer's value (in the end the default) applies.
@@ -107,7 +120,7 @@ class ConfigLayer:
 
     source: str
     kind: str  # "defaults", "user", "project", "cli", "client"
-    status: str  # "loaded", "not found", "invalid", "unreadable"
+    status: str  # "loaded", "not found", "invalid", "unreadable", "refused" (not a small regular file), "not read"
     trusted: bool = True
 
 
@@ -354,20 +367,22 @@ def _number_out_of_range(key: str, value: Any) -> str | None:
     return None
 
 
-def _read_toml(path: Path, source: str, problems: list[ConfigProblem], *, required: bool) -> tuple[Any, str]:
-    """The parsed file and a status; missing optional files are silently absent."""
+def _read_toml(path: Path, source: str, problems: list[ConfigProblem], *, required: bool,
+               confine_to: Path | None = None) -> tuple[Any, str]:
+    """The parsed file and a status; missing optional files are silently absent. `confine_to`: the workspace root
+    a project file's symbolic link must stay inside."""
     try:
-        text = path.read_text(encoding="utf-8")
+        return parse_config_toml(read_config_text(path, confine_to=confine_to)), "loaded"
     except FileNotFoundError:
         if required:
             problems.append(ConfigProblem(source, "", "file not found"))
         return None, "not found"
-    except (OSError, UnicodeDecodeError) as error:
-        reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
-        problems.append(ConfigProblem(source, "", f"cannot read file: {reason}"))
+    except ConfigFileRefused as refused:
+        problems.append(ConfigProblem(source, "", f"{refused.reason}; file ignored"))
+        return None, "refused"
+    except OSError as error:
+        problems.append(ConfigProblem(source, "", f"cannot read file: {error.strerror or error}"))
         return None, "unreadable"
-    try:
-        return tomllib.loads(text), "loaded"
     except tomllib.TOMLDecodeError as error:
         problems.append(ConfigProblem(source, "", f"invalid TOML, file ignored: {error}"))
         return None, "invalid"
@@ -430,7 +445,8 @@ def _apply(merged: _Merged, layer: _Layer, source: str) -> None:
 
 def _restrict_untrusted(layer: _Layer, merged: _Merged, source: str, hint: str,
                         problems: list[ConfigProblem]) -> None:
-    """Drop what an untrusted layer may not do: define servers or choose programs."""
+    """Drop what an untrusted layer may not do: define servers, choose programs, or take an extension, language id
+    or file name away from the language an earlier layer gave it to."""
     for name in list(layer.servers):
         if name not in merged.servers:
             problems.append(ConfigProblem(source, f"server.{name}", f"new server ignored: {hint}"))
@@ -444,6 +460,28 @@ def _restrict_untrusted(layer: _Layer, merged: _Merged, source: str, hint: str,
         for key in ("settings", "initialization_options"):
             if isinstance(table.get(key), Mapping):
                 table[key] = _without_program_settings(table[key], f"server.{name}.{key}", source, hint, problems)
+    for name, table in layer.languages.items():
+        for key in CLAIM_KEYS:
+            if key in table:
+                table[key] = _unclaimed(table[key], name, key, merged, source, problems)
+
+
+def _unclaimed(claimed: Sequence[str], language: str, key: str, merged: _Merged, source: str,
+               problems: list[ConfigProblem]) -> tuple[str, ...]:
+    """The values of an untrusted `[language.NAME] key` list that no other language owns yet; each other one is
+    reported. Otherwise a cloned repository could send .py files to a language of its own, with no server."""
+    kept: list[str] = []
+    for value in claimed:
+        owner = next((other for other, table in merged.languages.items()
+                      if other != language and value in table.get(key, ())), None)
+        if owner is None:
+            kept.append(value)
+            continue
+        who = "this client" if source == CLIENT_SOURCE else "an untrusted workspace"
+        problems.append(ConfigProblem(source, f"language.{language}.{key}",
+                                      f"{CLAIM_WORDS[key]} {CLAIM_SHOWN[key].format(value)} belongs to {owner}; "
+                                      f"{who} cannot reassign it"))
+    return tuple(kept)
 
 
 def _without_program_settings(value: Mapping[str, Any], prefix: str, source: str, hint: str,
@@ -541,6 +579,7 @@ def load_config(
     trust_store: TrustStore | None = None,
     user_config_path: Path | None = None,
     client_may_choose_programs: bool = True,
+    unread_project_reason: str | None = None,
 ) -> LoadedConfig:
     """Load every layer, later winning: defaults, user file, each root's `.lsp-hub.toml`, `--config`, the client.
 
@@ -548,6 +587,8 @@ def load_config(
     hold `trust_workspace`/`trustWorkspace: true`, meaning the editor trusts the workspace for this session.
     With `client_may_choose_programs` false (a network client), that flag and every program-choosing key of the
     client layer are dropped and listed in `refused_client_keys`.
+    With `unread_project_reason`, no root's project file is read: each is reported with that reason (the session
+    passes it when reading them took too long).
     Never raises for a bad layer: problems come back in `LoadedConfig.problems`.
     """
     problems: list[ConfigProblem] = []
@@ -592,7 +633,11 @@ def load_config(
             trusted_roots.update({root, root.resolve()})
         project_path = root / PROJECT_CONFIG_NAME
         source = str(project_path)
-        data, status = _read_toml(project_path, source, problems, required=False)
+        if unread_project_reason is not None:
+            problems.append(ConfigProblem(source, "", unread_project_reason))
+            layers.append(ConfigLayer(source, "project", "not read", trusted))
+            continue
+        data, status = _read_toml(project_path, source, problems, required=False, confine_to=root)
         layers.append(ConfigLayer(source, "project", status, trusted))
         if data is not None:
             restrict = None if trusted else functools.partial(
@@ -611,6 +656,9 @@ def load_config(
             add_layer(data, str(cli_config), "cli")
 
     # 5. The client's initializationOptions.lspHub: the user's own editor settings when the client is the user's.
+    if client_options is not None and nests_deeper_than(client_options, MAX_NESTING):
+        problems.append(ConfigProblem(CLIENT_SOURCE, "", f"nests deeper than {MAX_NESTING} levels; ignored"))
+        client_options = None
     if client_options is not None:
         layers.append(ConfigLayer(CLIENT_SOURCE, "client", "loaded", client_may_choose_programs))
         restrict = None if client_may_choose_programs else functools.partial(
