@@ -4,6 +4,7 @@ changed. Pure: files in a temporary directory, no servers."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -186,6 +187,26 @@ def test_changes_outside_the_blocks() -> None:
     assert changes_outside(text, "a\nB\nc\nD\n", [LineBlock(1, 2)])
     assert changes_outside(text, "a\nb\nc\nd\nnew\n", [LineBlock(1, 2)])
     assert changes_outside(text, "a\nb\nc\nd", [LineBlock(1, 2)])  # the final newline is a line's end too
+    assert changes_outside(text, text + "e\n", [])  # nothing may be added where nothing changed
+    assert changes_outside("", "\n", []) and not changes_outside("", "\n", [LineBlock(0, 0)])
+    assert not changes_outside(text, "a\nb\nc\nnew\nd\n", [LineBlock(3, 3)])  # where lines were removed
+    # Any alignment that keeps the untouched lines will do: the block's `b` removed, not the untouched one.
+    assert not changes_outside("b\nb\nc\n", "b\nc\n", [LineBlock(0, 1)])
+
+
+def test_large_texts_are_compared_in_linear_time() -> None:
+    function = "export function f{i}(a: number): number {{\n  if (a) {{\n    return {i};\n  }}\n\n  return 2;\n}}\n\n"
+    old = "".join(function.format(i=i) for i in range(5000))  # 40,000 lines, most of them repeated
+    new = old.replace("return 17;", "return 18;\n    // x", 1)
+    started = time.perf_counter()
+    blocks = changed_blocks(old, new)
+    assert blocks == [LineBlock(138, 140)]
+    assert not changes_outside(new, new.replace("    // x", "    //  x"), blocks)
+    assert changes_outside(new, new.replace("  ", "    "), blocks)  # re-indented: every line
+    rewritten = new.replace("  ", "    ").replace("return 2;", "return 3;")
+    assert len(changed_blocks(new, rewritten)) == 10000
+    # difflib alone took minutes on the re-indented text.
+    assert time.perf_counter() - started < 5
 
 
 def test_lines_ranges_and_overlaps() -> None:
