@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lsp_hub import query, write_lock
+from lsp_hub import format_style, query, write_lock
 from lsp_hub.confined_files import ConfinedRoot, FileMissing, FileRefused
 from lsp_hub.query import HubConnection, HubFailed, HubLost, HubTimeout, QueryError, path_uri
 
@@ -78,7 +78,10 @@ class WriteOutcome:
     formatted: bool = False
     formatter: str | None = None  # the server that formatted it
     format_diff: str = ""  # what formatting changed, unified
-    format_skipped_reason: str | None = None  # off, no_formatter, formatter_failed, timeout, syntax_error
+    # off, no_formatter, formatter_failed, timeout, syntax_error, would_change_untouched_lines, unchanged, too_large
+    format_skipped_reason: str | None = None
+    format_options: dict[str, Any] | None = None  # the FormattingOptions sent, their source and config files
+    format_scope: str = "none"  # what the formatter was applied to: file, ranges (the changed lines), none
     syntax_skipped_reason: str | None = None  # why syntax_ok is None (no parser, a file too large, ...)
     unchanged: bool = False  # the content written is the file's own: no byte changes
     diagnostics: list[dict[str, Any]] = field(default_factory=list)
@@ -98,6 +101,9 @@ class WriteOutcome:
             data["formatter"], data["format_diff"] = self.formatter, self.format_diff
         if self.format_skipped_reason is not None:
             data["format_skipped_reason"] = self.format_skipped_reason
+        if self.format_options is not None:
+            data["format_options"] = self.format_options
+        data["format_scope"] = self.format_scope
         return data
 
 
@@ -461,7 +467,7 @@ class AgentTools:
         if outcome.unchanged:
             outcome.format_skipped_reason = "unchanged"
         elif not too_large:
-            content = self._format(workspace, target, uri, content, outcome)
+            content = self._format(workspace, target, uri, content, outcome, old)
         # 3. Atomically onto the disk, inside the workspace whatever races the path.
         self._disk_written = True
         try:
@@ -515,18 +521,24 @@ class AgentTools:
             pass
 
     def _format(self, workspace: query.Workspace, target: Path, uri: str, content: str,
-                outcome: WriteOutcome) -> str:
-        """The text formatted by the language's formatting server when format_on_write is on; the text as given
-        when it is off, there is no formatter, it fails or it is late (the reason in `format_skipped_reason`)."""
+                outcome: WriteOutcome, old: str | None) -> str:
+        """The text formatted by the language's formatting server, in the project's style (`format_style`), when
+        format_on_write is on. A write over an existing file (`old`) keeps every line the agent did not change: if
+        formatting the whole file would change one, only the agent's changed lines are formatted
+        (`textDocument/rangeFormatting`), or nothing is. The text as given when it is off, there is no formatter,
+        it fails or it is late (the reason in `format_skipped_reason`)."""
         language = query.language_entry(query.languages_of(workspace), target)
         if language is None or not language.get("formatOnWrite", True):
             outcome.format_skipped_reason = "off" if language is not None else "no_formatter"
             return content
+        style = format_style.project_style(target, self.root, old)
+        options = style.lsp_options()
+        outcome.format_options = {"options": options, "source": style.source,
+                                  "files": [self.display(path) for path in style.config_files]}
         connection = workspace.connection
         try:
-            edits = connection.request("textDocument/formatting", {
-                "textDocument": {"uri": uri}, "options": {"tabSize": 4, "insertSpaces": True}},
-                min(self.timeout, FORMAT_TIMEOUT_SECONDS))
+            edits = connection.request("textDocument/formatting", {"textDocument": {"uri": uri}, "options": options},
+                                       min(self.timeout, FORMAT_TIMEOUT_SECONDS))
         except HubTimeout:
             outcome.format_skipped_reason = "timeout"
             return content
@@ -535,22 +547,31 @@ class AgentTools:
             return content
         # Which server formatted (the hub asks the first in precedence order that formats); null from the hub is
         # also what it answers when none formats.
-        language = query.language_entry(query.languages_of(workspace), target) or {}
-        outcome.formatter = next((server["name"] for server in language.get("servers", []) if server.get("formats")),
-                                 None)
+        servers = (query.language_entry(query.languages_of(workspace), target) or {}).get("servers", [])
+        outcome.formatter = next((server["name"] for server in servers if server.get("formats")), None)
+        ranges_formatter = next((server["name"] for server in servers if server.get("formatsRanges")), None)
         if not edits:
             if outcome.formatter is None:
                 outcome.format_skipped_reason = "no_formatter"
+            else:
+                outcome.format_scope = "file"
             return content
         try:
             formatted = query.apply_text_edits(content, edits)
         except (KeyError, TypeError, ValueError):
             outcome.format_skipped_reason = "formatter_failed"
             return content
+        outcome.format_scope = "file"
+        changed = format_style.changed_blocks(old, content) if old is not None else None
+        if changed is not None and format_style.changes_outside(content, formatted, changed):
+            # The hub asks rangeFormatting of the first server that offers it: only ask when that is the formatter.
+            formatted = self._format_ranges(connection, uri, content, changed, options, outcome,
+                                            ranges_formatter is not None and ranges_formatter == outcome.formatter)
         if formatted == content:
             return content
         if self._syntax_problem(workspace, target, formatted) is not None:
             outcome.format_skipped_reason = "formatter_failed"  # never write a formatter's broken output
+            outcome.format_scope = "none"
             workspace.update(uri, content)
             return content
         workspace.texts[str(target)] = formatted
@@ -561,13 +582,46 @@ class AgentTools:
             content.splitlines(keepends=True), formatted.splitlines(keepends=True), f"a/{name}", f"b/{name}", n=0))
         return formatted
 
+    def _format_ranges(self, connection: HubConnection, uri: str, content: str,
+                       changed: list[format_style.LineBlock], options: dict[str, Any], outcome: WriteOutcome,
+                       formatter_formats_ranges: bool) -> str:
+        """`content` with only its `changed` blocks formatted (one rangeFormatting request each), if the formatter
+        formats ranges and its edits stay inside the blocks; else `content`, with the reason."""
+        outcome.format_scope, outcome.format_skipped_reason = "none", "would_change_untouched_lines"
+        blocks = [block for block in changed if block.end > block.start]
+        if not blocks or not formatter_formats_ranges:
+            return content
+        deadline = time.monotonic() + min(self.timeout, FORMAT_TIMEOUT_SECONDS)
+        edits: list[dict[str, Any]] = []
+        for block in blocks:
+            try:
+                answer = connection.request("textDocument/rangeFormatting", {
+                    "textDocument": {"uri": uri}, "range": format_style.block_range(block, content),
+                    "options": options}, max(0.1, deadline - time.monotonic()))
+            except HubTimeout:
+                outcome.format_skipped_reason = "timeout"
+                return content
+            except QueryError:
+                return content
+            edits.extend(answer or [])
+        try:
+            if format_style.edits_overlap(edits):
+                return content
+            formatted = query.apply_text_edits(content, edits)
+        except (KeyError, TypeError, ValueError):
+            return content
+        if format_style.changes_outside(content, formatted, changed):
+            return content
+        outcome.format_scope, outcome.format_skipped_reason = "ranges", None
+        return formatted
+
     def _write_summary(self, target: Path, content: str, outcome: WriteOutcome) -> str:
         lines = content.count("\n") + (0 if content.endswith("\n") or not content else 1)
         parts = [f"{'created' if outcome.created else 'wrote'} {self.display(target)} "
                  f"({lines} line{'' if lines == 1 else 's'})"]
         if outcome.formatted:
-            parts.append(f"formatted by {outcome.formatter or 'its formatting server'}")
-        elif outcome.format_skipped_reason not in (None, "off", "no_formatter"):
+            parts.append(_formatted_text(outcome))
+        elif outcome.format_skipped_reason not in (None, "off", "no_formatter", "unchanged"):
             parts.append(f"not formatted: {outcome.format_skipped_reason}")
         if outcome.syntax_ok is None:
             parts.append(f"syntax not checked ({outcome.syntax_skipped_reason or 'no parser for this language'})")
@@ -599,6 +653,22 @@ def _judge(result: dict[str, Any]) -> str:
 def _size(count: Any) -> str:
     size = float(count) if isinstance(count, int | float) else 0.0
     return f"{size / 1e6:.1f} MB" if size >= 1e6 else f"{size / 1e3:.0f} KB"
+
+
+def _formatted_text(outcome: WriteOutcome) -> str:
+    """`formatted by ruff (4 spaces, inferred from the file)`, `the changed lines formatted by ... (2 spaces, from
+    web/.editorconfig)`: what was formatted, and where the indentation asked for came from."""
+    text = f"formatted by {outcome.formatter or 'its formatting server'}"
+    if outcome.format_scope == "ranges":
+        text = "the changed lines " + text
+    if outcome.format_options is not None:
+        options, source, files = (outcome.format_options[key] for key in ("options", "source", "files"))
+        width = f"{options['tabSize']} spaces" if options["insertSpaces"] else "tabs"
+        where = files[-1] if files and "+" not in source else None
+        origin = ("by default" if source == "default" else f"inferred from {where or 'the file'}"
+                  if source == "inferred" else f"from {where or source}")
+        text += f" ({width}, {origin})"
+    return text
 
 
 def _empty_text(action: str) -> str:

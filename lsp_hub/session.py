@@ -1146,7 +1146,8 @@ class Session:
         (`formatOnWrite`) and apply the servers' preferred fixes (`autoCodeActions`), and its servers in precedence
         order, each `running` (or another backend state) if it runs at some root, else `disabled`, `missing` (no
         binary found) or `not started`, with the binary it would run and, once it runs, whether it formats
-        documents (`formats`). `writes`: the [hub] options of verified writes."""
+        documents (`formats`) and ranges of them (`formatsRanges`). `writes`: the [hub] options of verified
+        writes."""
         from lsp_hub.config.resolve import resolve_command
 
         root = Path(self.folders[0]) if self.folders else Path.cwd()
@@ -1162,11 +1163,13 @@ class Session:
                 state = ("disabled" if spec is None or spec.disabled else backends[0].state.value if backends
                          else "missing" if binary is None else "not started")
                 running = [backend for backend in backends if backend.state == State.RUNNING]
-                # Whether it formats documents: known once it runs (its capabilities), else null.
-                formats = (spec is not None and spec.allows("textDocument/formatting")
-                           and any(backend.supports("textDocument/formatting") for backend in running)
-                           ) if running else None
-                servers.append({"name": name, "state": state, "binary": binary, "formats": formats})
+                # Whether it formats documents, and ranges of them: known once it runs (its capabilities), else null.
+                formats, formats_ranges = ((spec is not None and spec.allows(method)
+                                            and any(backend.supports(method) for backend in running)
+                                            ) if running else None
+                                           for method in ("textDocument/formatting", "textDocument/rangeFormatting"))
+                servers.append({"name": name, "state": state, "binary": binary, "formats": formats,
+                                "formatsRanges": formats_ranges})
             format_on_write = language.format_on_write
             auto_code_actions = language.auto_code_actions
             languages.append({"language": language.name, "extensions": list(language.extensions),

@@ -254,7 +254,8 @@ def test_ruff_formats_a_write_and_the_answer_says_so(mcp: McpClient, sample: Pat
     assert (sample / "app" / "spaced.py").read_text() == "x = 1\ny = [1, 2]\nprint(x, y)\n"
     assert result.structured_content["formatter"] == "ruff" and "+x = 1\n" in result.structured_content["format_diff"]
     lines = result.content[0].text.splitlines()
-    assert lines[0] == "created app/spaced.py (3 lines); formatted by ruff"
+    # A new file's indentation is inferred from a sibling of its kind.
+    assert lines[0].startswith("created app/spaced.py (3 lines); formatted by ruff (4 spaces, inferred from app/")
     assert lines[1] == "formatting changed:" and "-x=1" in lines and "+x = 1" in lines
     # A language without a formatting server: written as given, and the reason is a word.
     plain = mcp.call("write_file", {"path": "scripts/twice.rb", "content": "def twice(x)\n    x  * 2\nend\n"})
