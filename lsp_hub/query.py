@@ -878,8 +878,11 @@ def run_action(action: str, options: argparse.Namespace, workspace: Workspace) -
         path = workspace.resolve(options.files[0])
         _check_served(workspace, path)
         uri = workspace.open(path)
+        from lsp_hub.format_style import project_style  # standard library only, like this module
+
+        style = project_style(path, workspace.root, workspace.text(path)).lsp_options()
         edits = connection.request("textDocument/formatting", {
-            "textDocument": {"uri": uri}, "options": {"tabSize": 4, "insertSpaces": True}}, timeout) or []
+            "textDocument": {"uri": uri}, "options": style}, timeout) or []
         changes = [change for change in changes_of(workspace, {str(path): edits}) if change.new != change.old]
         diff = unified_diff(changes, workspace)
         if options.apply and changes:
