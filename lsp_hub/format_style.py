@@ -54,10 +54,6 @@ class FormatStyle:
                 options[key] = value
         return options
 
-    def describe(self) -> str:
-        """`2 spaces` / `tabs`, for a sentence."""
-        return f"{self.tab_size} space{'' if self.tab_size == 1 else 's'}" if self.insert_spaces else "tabs"
-
 
 @dataclass
 class _Choice:
@@ -95,9 +91,9 @@ def project_style(path: Path, root: Path, existing_text: str | None) -> FormatSt
 
 # ==================================================================================================== .editorconfig
 def editorconfig_properties(path: Path, root: Path) -> tuple[dict[str, str], list[Path]]:
-    """The editorconfig properties of `path` (lowercase names; values lowercased, "unset" ones removed) and the
-    `.editorconfig` files that gave any, from `.editorconfig` files between the file's directory and `root`: the
-    nearest file wins, and within a file the last matching section."""
+    """The editorconfig properties of `path` (lowercase names, the values we read lowercased, "unset" ones removed)
+    and the `.editorconfig` files that gave any, from those between the file's directory and `root`: the nearest
+    file wins, and within a file the last matching section."""
     chain: list[tuple[Path, list[tuple[str, dict[str, str]]]]] = []
     for directory in _directories_up_to(path.parent, root):
         parsed = _read_editorconfig(directory / ".editorconfig")

@@ -118,6 +118,14 @@ def test_a_new_file_gets_the_editorconfig_indentation(mcp: McpClient, project: P
     assert data["format_options"] == {"options": {"tabSize": 2, "insertSpaces": True}, "source": "editorconfig",
                                       "files": ["src/lib/.editorconfig"]}
     assert "formatted by typescript-language-server (2 spaces, from src/lib/.editorconfig)" in result.content[0].text
+    # The file is now as the formatter writes it: an edit's formatting changes only the edit's lines, so the whole
+    # file is formatted.
+    edited = mcp.call("edit_file", {"path": "src/lib/half.ts", "old_text": "  return 0;", "new_text": "  return -1 ;"})
+    assert edited.structured_content["format_scope"] == "file" and edited.structured_content["formatted"] is True
+    assert (project / "src" / "lib" / "half.ts").read_text() == content.replace("    ", "  ").replace("0;", "-1;")
+    languages = {entry["language"]: entry for entry in
+                 mcp.call("lsp", {"action": "languages"}).structured_content["languages"]}
+    assert [server["formatsRanges"] for server in languages["typescript"]["servers"]] == [True]
 
 
 def test_ruff_keeps_the_lines_the_agent_did_not_touch(mcp: McpClient, project: Path) -> None:
