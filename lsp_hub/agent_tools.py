@@ -12,8 +12,6 @@ object (`ToolAnswer`)."""
 from __future__ import annotations
 
 import argparse
-import contextlib
-import difflib
 import logging
 import os
 import re
@@ -21,28 +19,31 @@ import select
 import socket
 import stat
 import threading
-import time
+import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lsp_hub import format_style, query, write_lock
+from lsp_hub import query
 from lsp_hub.confined_files import ConfinedRoot, FileMissing, FileRefused
-from lsp_hub.query import HubConnection, HubFailed, HubLost, HubTimeout, QueryError, path_uri
+from lsp_hub.query import HubConnection, HubFailed, HubLost, QueryError
+from lsp_hub.undo_journal import NothingToUndo, UndoJournal
+from lsp_hub.verified_write import (
+    FileWrite,
+    VerifiedWriter,
+    WriteAnswer,
+    WriteRefused,
+    conform,
+    judge,
+    replace_once,
+)
 
 logger = logging.getLogger("lsp_hub.mcp")
 LSP_ACTIONS = ("definition", "declaration", "type_definition", "implementation", "references", "hover", "symbols",
                "rename", "code_actions", "format", "incoming_calls", "outgoing_calls", "diagnostics", "languages",
                "status")
 DEFAULT_LIMIT = 50
-# How long a write waits for the formatter; past it the text is written as the agent gave it.
-FORMAT_TIMEOUT_SECONDS = 10.0
-FORMAT_DIFF_LINES = 12  # of the formatting diff shown in a write's answer
-# The hub's wait for diagnostics ends this long (at most) before the call's own deadline, so it answers with what is
-# pending instead of this side timing out; it waits at least the minimum.
-DIAGNOSTICS_MARGIN_SECONDS = 1.0
-MIN_DIAGNOSTICS_WAIT_SECONDS = 0.2
 FENCE_OPEN, FENCE_CLOSE = '<untrusted-data source="repository">', "</untrusted-data>"
 _PREFIX = re.compile(r"^lsp-hub query(?: [a-z-]+)?: ")
 
@@ -67,46 +68,6 @@ def fence(text: str) -> str:
     return f"{FENCE_OPEN}{inner}{FENCE_CLOSE}"
 
 
-@dataclass
-class WriteOutcome:
-    """What a verified write did (the structured result of write_file/edit_file)."""
-
-    path: str
-    written: bool = False
-    created: bool = False
-    syntax_ok: bool | None = None  # None: no parser for this language
-    formatted: bool = False
-    formatter: str | None = None  # the server that formatted it
-    format_diff: str = ""  # what formatting changed, unified
-    # off, no_formatter, formatter_failed, timeout, syntax_error, would_change_untouched_lines, unchanged, too_large
-    format_skipped_reason: str | None = None
-    format_options: dict[str, Any] | None = None  # the FormattingOptions sent, their source and config files
-    format_scope: str = "none"  # what the formatter was applied to: file, ranges (the changed lines), none
-    syntax_skipped_reason: str | None = None  # why syntax_ok is None (no parser, a file too large, ...)
-    unchanged: bool = False  # the content written is the file's own: no byte changes
-    diagnostics: list[dict[str, Any]] = field(default_factory=list)
-    complete: bool = False
-    pending: list[str] = field(default_factory=list)
-    diagnostics_error: str | None = None  # the file was written, but its diagnostics could not be had
-
-    def as_json(self) -> dict[str, Any]:
-        data = {"path": self.path, "written": self.written, "created": self.created, "syntax_ok": self.syntax_ok,
-                "formatted": self.formatted, "diagnostics": self.diagnostics, "complete": self.complete,
-                "pending": self.pending, "unchanged": self.unchanged}
-        if self.syntax_skipped_reason is not None:
-            data["syntax_skipped_reason"] = self.syntax_skipped_reason
-        if self.diagnostics_error is not None:
-            data["diagnostics_error"] = self.diagnostics_error
-        if self.formatted:
-            data["formatter"], data["format_diff"] = self.formatter, self.format_diff
-        if self.format_skipped_reason is not None:
-            data["format_skipped_reason"] = self.format_skipped_reason
-        if self.format_options is not None:
-            data["format_options"] = self.format_options
-        data["format_scope"] = self.format_scope
-        return data
-
-
 class AgentTools:
     """The tools over one hub session, for one workspace root. Thread-safe: calls run one at a time."""
 
@@ -114,6 +75,7 @@ class AgentTools:
                  fenced: bool = False) -> None:
         self.root = root.resolve()
         self.files = ConfinedRoot(self.root)
+        self.session_id = f"mcp-{uuid.uuid4().hex[:12]}"  # whose writes `undo` takes back
         self.timeout = timeout
         self.quote: Callable[[str], str] = fence if fenced else query.as_is
         self._connect = connect
@@ -181,6 +143,8 @@ class AgentTools:
                     raise ToolFailure(_sentence(error)) from None
                 except QueryError as error:
                     raise ToolFailure(_sentence(error)) from None
+                except WriteRefused as refused:
+                    raise ToolFailure(str(refused), refused.data) from None
             raise AssertionError("unreachable")
 
     # ============================================================================================ paths
@@ -230,17 +194,23 @@ class AgentTools:
             raise ToolFailure("rename needs new_name")
 
         def run(workspace: query.Workspace) -> ToolAnswer:
-            written: list[str] = []
-            workspace.before_write = lambda changes: self._check_changes(workspace, changes, written)
+            writes: list[WriteAnswer] = []
+            writer = self._writer(workspace)
+            # A rename, format or code action lands as a verified write (syntax, dependents, journal), like
+            # write_file: the servers' edits are applied to the texts they read, refused if the disk changed since.
+            workspace.write_through = lambda changes: writes.append(writer.write(
+                [FileWrite(Path(change.path), _writing_exactly(change.new), expected=change.old)
+                 for change in changes], journal=self._journal(writer), format_files=False, fixes=False))
             options.resolved_target = (query.resolve_target(workspace, options.target, None)
                                        if options.target else None)
             answer = query.run_action(name, options, workspace)
             text = self._render(name, answer, options.limit)
             data = dict(answer.data)
-            if written:  # a write through the hub is answered with fresh diagnostics, as write_file is
-                report = self._diagnostics_of(workspace, written)
-                data["diagnostics_after"] = report
-                text += "\n" + self._diagnostics_text(report)
+            for written in writes:  # answered with fresh diagnostics and the dependents, as write_file is
+                data["write"] = written.data
+                data["diagnostics_after"] = {key: written.data.get(key) for key in ("diagnostics", "complete",
+                                                                                   "pending")}
+                text += "\n" + written.text
             if not text and data.get("empty_detail"):
                 text = f"{_empty_text(name)}: {data['empty_detail']}"
             return ToolAnswer(text or _empty_text(name), data)
@@ -266,33 +236,6 @@ class AgentTools:
         if not report.get("complete", True):
             text += f"\n(incomplete: no report from {', '.join(report.get('pending') or [])} in time)"
         return text
-
-    def _check_changes(self, workspace: query.Workspace, changes: list[query.Change], written: list[str]) -> None:
-        """Before a rename, format or code action lands: every new text must parse."""
-        for change in changes:
-            problem = self._syntax_problem(workspace, Path(change.path), change.new)
-            if problem is not None:
-                raise QueryError(f"not written: the edit would break {self.display(change.path)}: {problem}")
-        written.extend(change.path for change in changes)
-        self._disk_written = True
-
-    def _diagnostics_of(self, workspace: query.Workspace, paths: list[str],
-                        deadline: float | None = None) -> dict[str, Any]:
-        """Every server's diagnostics of `paths`, waited for by the hub until shortly before this call's own
-        deadline: the hub answers `complete: false` with what is pending rather than this side timing out."""
-        diagnostics: list[dict[str, Any]] = []
-        pending: set[str] = set()
-        complete = True
-        for path in paths:
-            remaining = (deadline if deadline is not None else time.monotonic() + self.timeout) - time.monotonic()
-            wait = max(MIN_DIAGNOSTICS_WAIT_SECONDS, remaining - min(DIAGNOSTICS_MARGIN_SECONDS, remaining / 4))
-            report = self._command(workspace, "lspHub.diagnostics", {
-                "uri": workspace.open(Path(path)), "timeoutMs": int(wait * 1000)},
-                timeout=wait + DIAGNOSTICS_MARGIN_SECONDS) or {}
-            diagnostics.extend(query.diagnostics_json(workspace, path, report.get("diagnostics") or []))
-            complete = complete and bool(report.get("complete"))
-            pending.update(report.get("pending") or [])
-        return {"diagnostics": diagnostics, "complete": complete, "pending": sorted(pending)}
 
     # ============================================================================================ the index
     def repo_map(self, focus_files: list[str] | None = None, mentioned: list[str] | None = None,
@@ -344,290 +287,108 @@ class AgentTools:
 
         def run(workspace: query.Workspace) -> ToolAnswer:
             text = content if content is not None else workspace.text(path)
-            result = self._syntax(workspace, path, text)
+            writer = self._writer(workspace)
+            result = writer.syntax(path, text)
             if not result.get("checked"):
                 return ToolAnswer(f"{self.display(path)}: not checked ({result.get('reason', 'no parser')})", result)
             if result.get("ok"):
-                return ToolAnswer(f"{self.display(path)}: no syntax errors ({_judge(result)})", result)
-            lines = [self._syntax_error_text(path, text, error) for error in result.get("errors", [])[:10]]
+                return ToolAnswer(f"{self.display(path)}: no syntax errors ({judge(result)})", result)
+            lines = [writer.syntax_error_text(path, text, error) for error in result.get("errors", [])[:10]]
             more = len(result.get("errors", [])) - len(lines)
             return ToolAnswer("\n".join(lines + ([f"... {more} more"] if more > 0 else [])), result)
 
         return self._run(run)
 
-    def _syntax(self, workspace: query.Workspace, path: Path, text: str) -> dict[str, Any]:
-        return self._command(workspace, "lspHub.syntaxCheck", {"uri": path_uri(path), "text": text}) or {}
-
-    def _syntax_problem(self, workspace: query.Workspace, path: Path, text: str) -> str | None:
-        """The first syntax error of `text` as `path:line:col — message` and its line, else None."""
-        result = self._syntax(workspace, path, text)
-        if not result.get("checked") or result.get("ok", True) or not result.get("errors"):
-            return None
-        return self._syntax_error_text(path, text, result["errors"][0])
-
-    def _syntax_error_text(self, path: Path, text: str, error: dict[str, Any]) -> str:
-        start = error["range"]["start"]
-        lines = text.split("\n")
-        line_text = lines[start["line"]].rstrip("\r") if start["line"] < len(lines) else ""
-        column = query.character_column(line_text, start["character"]) + 1
-        pointer = f"\n    {start['line'] + 1} | {self.quote(line_text)}" if line_text.strip() else ""
-        return f"{self.display(path)}:{start['line'] + 1}:{column} — {error['message']}{pointer}"
-
     # ============================================================================================ writes
+    def _writer(self, workspace: query.Workspace) -> VerifiedWriter:
+        return VerifiedWriter(workspace, self.files, timeout=self.timeout, quote=self.quote, display=self.display,
+                              on_disk=self._mark_written)
+
+    def _mark_written(self) -> None:
+        self._disk_written = True
+
+    def _journal(self, writer: VerifiedWriter) -> UndoJournal:
+        depth = int(writer.write_options().get("undoDepth", 20))
+        return UndoJournal(self.root, self.session_id, depth)
+
     def write_file(self, path: str, content: str, force: bool = False) -> ToolAnswer:
         target = self.path(path, must_exist=False)
         if target.is_dir():
             raise ToolFailure(f"{path} is a directory")
-        return self._verified_write(target, lambda old: content if old is None else conform(content, old), force)
+        return self._verified_write([FileWrite(target, _writing(content))], force)
 
     def edit_file(self, path: str, old_text: str, new_text: str, force: bool = False) -> ToolAnswer:
         target = self.path(path)
         if not old_text:
             raise ToolFailure("old_text is empty; give the exact text to replace (write_file replaces a whole file)")
+        return self._verified_write([FileWrite(target, self._editing(target, [(old_text, new_text)]))], force)
 
+    def apply_edits(self, edits: list[dict[str, Any]], force: bool = False) -> ToolAnswer:
+        """Several files' edits as one verified write: every resulting file's syntax is checked before any is
+        written; all are written or none. An edit is {path, old_text, new_text} or {path, content}; several edits
+        of one file apply in order."""
+        if not isinstance(edits, list) or not edits:
+            raise ToolFailure("apply_edits needs edits: a list of {path, old_text, new_text} or {path, content}")
+        per_file: dict[Path, list[dict[str, Any]]] = {}
+        for number, edit in enumerate(edits, 1):
+            if not isinstance(edit, dict) or not isinstance(edit.get("path"), str):
+                raise ToolFailure(f"edit {number}: give path, and old_text with new_text, or content")
+            has_content = isinstance(edit.get("content"), str)
+            has_replace = isinstance(edit.get("old_text"), str) and isinstance(edit.get("new_text"), str)
+            if has_content == has_replace:
+                raise ToolFailure(f"edit {number} ({edit['path']}): give either old_text with new_text, or content")
+            if has_replace and not edit["old_text"]:
+                raise ToolFailure(f"edit {number} ({edit['path']}): old_text is empty")
+            target = self.path(edit["path"], must_exist=has_replace)
+            if target.is_dir():
+                raise ToolFailure(f"edit {number}: {edit['path']} is a directory")
+            per_file.setdefault(target, []).append(edit)
+        requests = [FileWrite(target, self._chain(target, file_edits)) for target, file_edits in per_file.items()]
+        return self._verified_write(requests, force)
+
+    def _chain(self, target: Path, edits: list[dict[str, Any]]) -> Callable[[str | None], str]:
+        def build(old: str | None) -> str:
+            text = old
+            for edit in edits:
+                if "content" in edit:
+                    text = _writing(edit["content"])(text)
+                else:
+                    text = self._editing(target, [(edit["old_text"], edit["new_text"])])(text)
+            assert text is not None
+            return text
+
+        return build
+
+    def _editing(self, target: Path, replacements: list[tuple[str, str]]) -> Callable[[str | None], str]:
         def edit(old: str | None) -> str:
             if old is None:
-                raise ToolFailure(f"{self.display(target)} is not UTF-8 text; edit_file cannot edit it "
-                                  "(write_file can replace it)")
-            find, replace = old_text, new_text
-            count = old.count(find)
-            crlf = line_ending(old) == "\r\n"
-            if crlf:  # an agent writes "\n" (or copies "\r\n"); what it inserts takes the file's line ends
-                replace = _with_line_ends(replace, "\r\n")
-            if count == 0 and crlf:
-                find = _with_line_ends(find, "\r\n")
-                count = old.count(find)
-            elif count == 0 and "\r\n" in find:
-                find, replace = find.replace("\r\n", "\n"), replace.replace("\r\n", "\n")
-                count = old.count(find)
-            if count != 1:
-                where = self.display(target)
-                raise ToolFailure(f"old_text was not found in {where}; nothing written (read the file again)"
-                                  if count == 0 else
-                                  f"old_text occurs {count} times in {where}; nothing written (include more "
-                                  "surrounding lines so it occurs once)")
-            return conform(old.replace(find, replace, 1), old)
+                raise WriteRefused(f"{self.display(target)} is not UTF-8 text (or does not exist); old_text cannot "
+                                   "be found in it (write_file can replace it)")
+            for old_text, new_text in replacements:
+                old = replace_once(old, old_text, new_text, self.display(target))
+            return old
 
-        return self._verified_write(target, edit, force)
+        return edit
 
-    def _verified_write(self, target: Path, build: Callable[[str | None], str], force: bool = False) -> ToolAnswer:
-        """Read, build, check, write and verify one file while holding its write lock, so that another agent's
-        write to it waits and then starts from what this one wrote."""
-        deadline = time.monotonic() + self.timeout
+    def _verified_write(self, requests: list[FileWrite], force: bool = False) -> ToolAnswer:
+        """One verified write (verified_write.VerifiedWriter), journaled for undo."""
 
         def run(workspace: query.Workspace) -> ToolAnswer:
-            try:
-                with write_lock.exclusive(target, max(1.0, deadline - time.monotonic())):
-                    return self._write_locked(workspace, target, build, force, deadline)
-            except write_lock.WriteLockError as error:
-                raise ToolFailure(f"not written: {error}") from None
+            writer = self._writer(workspace)
+            answer = writer.write(requests, force=force, journal=self._journal(writer))
+            return ToolAnswer(answer.text, answer.data)
 
         return self._run(run)
 
-    def _write_locked(self, workspace: query.Workspace, target: Path, build: Callable[[str | None], str],
-                      force: bool, deadline: float) -> ToolAnswer:
-        try:
-            current: bytes | None = self.files.read(target).data
-        except FileMissing:
-            current = None
-        except FileRefused as refusal:
-            raise ToolFailure(str(refusal)) from None
-        old: str | None = None  # None: no such file, or not UTF-8 text
-        if current is not None:
-            with contextlib.suppress(UnicodeDecodeError):
-                old = current.decode("utf-8")
-        content = build(old)
-        outcome = WriteOutcome(str(target), created=current is None)
-        # 1. The syntax, before anything reaches the disk or the servers.
-        result = self._syntax(workspace, target, content)
-        too_large = result.get("reason") == "too_large"
-        if result.get("checked"):
-            outcome.syntax_ok = bool(result.get("ok", True))
-        elif too_large:
-            outcome.syntax_skipped_reason = (
-                f"{self.display(target)} is {_size(result.get('size', len(content)))}, over the "
-                f"{_size(result.get('limit', 0))} limit for checks ([hub] max_document_bytes)")
-        else:
-            outcome.syntax_skipped_reason = str(result.get("reason") or "no parser for this language")
-        if outcome.syntax_ok is False and result.get("errors"):
-            problem = self._syntax_error_text(target, content, result["errors"][0])
-            outcome.format_skipped_reason = "syntax_error"
-            raise ToolFailure(f"not written: {self.display(target)} would have a syntax error "
-                              f"({_judge(result)}); the file is unchanged\n{problem}", outcome.as_json())
-        if old is not None and content == old:
-            outcome.unchanged = True  # writing a file's own bytes changes no byte: no formatting either
-        # 2. The servers see the new text; a formatting server may reformat it (in memory). A file over the size
-        # limit is not sent to them: it would keep them busy for minutes.
-        uri = path_uri(target)
-        workspace.texts[str(target)] = content
-        if too_large:
-            outcome.format_skipped_reason = "too_large"
-        else:
-            workspace.open(target)
-        if outcome.unchanged:
-            outcome.format_skipped_reason = "unchanged"
-        elif not too_large:
-            content = self._format(workspace, target, uri, content, outcome, old)
-        # 3. Atomically onto the disk, inside the workspace whatever races the path.
-        self._disk_written = True
-        try:
-            written = self.files.write(target, content.encode("utf-8"), force=force)
-        except FileRefused as refusal:
-            self._disk_written = False
-            self._restore_servers_text(workspace, uri, old)
-            raise ToolFailure(str(refusal), outcome.as_json()) from None
-        outcome.written = True
-        # From here on the file is written, whatever happens: the answer says so, and says what was not checked.
-        try:
-            connection = workspace.connection
-            connection.notify("textDocument/didSave", {"textDocument": {"uri": uri}})
-            connection.notify("workspace/didChangeWatchedFiles", {"changes": [{"uri": uri, "type": 1 if
-                                                                               written.created else 2}]})
-            # 4. Every server's verdict on exactly this text.
-            report: dict[str, Any] = (
-                self._diagnostics_of(workspace, [str(target)], deadline) if not too_large else
-                {"diagnostics": [], "complete": False, "pending": [],
-                 "error": f"not sent to the servers: {outcome.syntax_skipped_reason}"})
-        except QueryError as error:
-            report = {"diagnostics": [], "complete": False, "pending": [], "error": _sentence(error)}
-        except Exception as error:  # a fault of ours after the write: the answer still says it was written
-            logger.exception("diagnostics after writing %s", target)
-            report = {"diagnostics": [], "complete": False, "pending": [],
-                      "error": f"lsp-hub failed while asking for them ({type(error).__name__}: {error})"}
-        outcome.diagnostics, outcome.complete, outcome.pending = (report["diagnostics"], report["complete"],
-                                                                  report["pending"])
-        outcome.diagnostics_error = report.get("error")
-        text = self._write_summary(target, content, outcome)
-        if outcome.format_diff:  # the agent's next edit_file must quote the text as it now is
-            diff_lines = outcome.format_diff.splitlines()
-            text += "\nformatting changed:\n" + "\n".join(diff_lines[2:][:FORMAT_DIFF_LINES]) + (
-                f"\n... {len(diff_lines) - 2 - FORMAT_DIFF_LINES} more" if len(diff_lines) - 2 > FORMAT_DIFF_LINES
-                else "")
-        return ToolAnswer(text + "\n" + self._diagnostics_text(report), outcome.as_json())
+    def undo(self) -> ToolAnswer:
+        """Take back this session's last verified write, unless one of its files changed since."""
 
-    def _restore_servers_text(self, workspace: query.Workspace, uri: str, old: str | None) -> None:
-        """A write that did not land: the servers go back to the file's text (they were shown the new one), or
-        forget a file that does not exist."""
-        connection = workspace.connection
-        if uri not in connection.documents:
-            return
-        try:
-            if old is None:
-                connection.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
-                del connection.documents[uri]
-            else:
-                workspace.update(uri, old)
-        except QueryError:
-            pass
+        def run(workspace: query.Workspace) -> ToolAnswer:
+            writer = self._writer(workspace)
+            journal = self._journal(writer)
+            return _undo(writer, journal, self.display)
 
-    def _format(self, workspace: query.Workspace, target: Path, uri: str, content: str,
-                outcome: WriteOutcome, old: str | None) -> str:
-        """The text formatted by the language's formatting server, in the project's style (`format_style`), when
-        format_on_write is on. A write over an existing file (`old`) keeps every line the agent did not change: if
-        formatting the whole file would change one, only the agent's changed lines are formatted
-        (`textDocument/rangeFormatting`), or nothing is. The text as given when it is off, there is no formatter,
-        it fails or it is late (the reason in `format_skipped_reason`)."""
-        language = query.language_entry(query.languages_of(workspace), target)
-        if language is None or not language.get("formatOnWrite", True):
-            outcome.format_skipped_reason = "off" if language is not None else "no_formatter"
-            return content
-        style = format_style.project_style(target, self.root, old)
-        options = style.lsp_options()
-        outcome.format_options = {"options": options, "source": style.source,
-                                  "files": [self.display(path) for path in style.config_files]}
-        connection = workspace.connection
-        try:
-            edits = connection.request("textDocument/formatting", {"textDocument": {"uri": uri}, "options": options},
-                                       min(self.timeout, FORMAT_TIMEOUT_SECONDS))
-        except HubTimeout:
-            outcome.format_skipped_reason = "timeout"
-            return content
-        except QueryError:
-            outcome.format_skipped_reason = "formatter_failed"
-            return content
-        # Which server formatted (the hub asks the first in precedence order that formats); null from the hub is
-        # also what it answers when none formats.
-        servers = (query.language_entry(query.languages_of(workspace), target) or {}).get("servers", [])
-        outcome.formatter = next((server["name"] for server in servers if server.get("formats")), None)
-        ranges_formatter = next((server["name"] for server in servers if server.get("formatsRanges")), None)
-        if not edits:
-            if outcome.formatter is None:
-                outcome.format_skipped_reason = "no_formatter"
-            else:
-                outcome.format_scope = "file"
-            return content
-        try:
-            formatted = query.apply_text_edits(content, edits)
-        except (KeyError, TypeError, ValueError):
-            outcome.format_skipped_reason = "formatter_failed"
-            return content
-        outcome.format_scope = "file"
-        changed = format_style.changed_blocks(old, content) if old is not None else None
-        if changed is not None and format_style.changes_outside(content, formatted, changed):
-            # The hub asks rangeFormatting of the first server that offers it: only ask when that is the formatter.
-            formatted = self._format_ranges(connection, uri, content, changed, options, outcome,
-                                            ranges_formatter is not None and ranges_formatter == outcome.formatter)
-        if formatted == content:
-            return content
-        if self._syntax_problem(workspace, target, formatted) is not None:
-            outcome.format_skipped_reason = "formatter_failed"  # never write a formatter's broken output
-            outcome.format_scope = "none"
-            workspace.update(uri, content)
-            return content
-        workspace.texts[str(target)] = formatted
-        workspace.update(uri, formatted)
-        outcome.formatted = True
-        name = self.display(target)
-        outcome.format_diff = "".join(difflib.unified_diff(
-            content.splitlines(keepends=True), formatted.splitlines(keepends=True), f"a/{name}", f"b/{name}", n=0))
-        return formatted
-
-    def _format_ranges(self, connection: HubConnection, uri: str, content: str,
-                       changed: list[format_style.LineBlock], options: dict[str, Any], outcome: WriteOutcome,
-                       formatter_formats_ranges: bool) -> str:
-        """`content` with only its `changed` blocks formatted (one rangeFormatting request each), if the formatter
-        formats ranges and its edits stay inside the blocks; else `content`, with the reason."""
-        outcome.format_scope, outcome.format_skipped_reason = "none", "would_change_untouched_lines"
-        blocks = [block for block in changed if block.end > block.start]
-        if not blocks or not formatter_formats_ranges:
-            return content
-        deadline = time.monotonic() + min(self.timeout, FORMAT_TIMEOUT_SECONDS)
-        edits: list[dict[str, Any]] = []
-        for block in blocks:
-            try:
-                answer = connection.request("textDocument/rangeFormatting", {
-                    "textDocument": {"uri": uri}, "range": format_style.block_range(block, content),
-                    "options": options}, max(0.1, deadline - time.monotonic()))
-            except HubTimeout:
-                outcome.format_skipped_reason = "timeout"
-                return content
-            except QueryError:
-                return content
-            edits.extend(answer or [])
-        try:
-            if format_style.edits_overlap(edits):
-                return content
-            formatted = query.apply_text_edits(content, edits)
-        except (KeyError, TypeError, ValueError):
-            return content
-        if format_style.changes_outside(content, formatted, changed):
-            return content
-        outcome.format_scope, outcome.format_skipped_reason = "ranges", None
-        return formatted
-
-    def _write_summary(self, target: Path, content: str, outcome: WriteOutcome) -> str:
-        lines = content.count("\n") + (0 if content.endswith("\n") or not content else 1)
-        parts = [f"{'created' if outcome.created else 'wrote'} {self.display(target)} "
-                 f"({lines} line{'' if lines == 1 else 's'})"]
-        if outcome.formatted:
-            parts.append(_formatted_text(outcome))
-        elif outcome.format_skipped_reason not in (None, "off", "no_formatter", "unchanged"):
-            parts.append(f"not formatted: {outcome.format_skipped_reason}")
-        if outcome.syntax_ok is None:
-            parts.append(f"syntax not checked ({outcome.syntax_skipped_reason or 'no parser for this language'})")
-        if outcome.unchanged:
-            parts.append("unchanged: the content is the file's own")
-        return "; ".join(parts)
+        return self._run(run)
 
     # ============================================================================================ helpers
     def _command(self, workspace: query.Workspace, command: str, arguments: dict[str, Any] | None = None, *,
@@ -642,33 +403,6 @@ def _options(**values: Any) -> argparse.Namespace:
         "text_file": None, "mention": [], "budget": 1024, "description": None, "top": 10, "depth": 1,
         "target": None, "resolved_target": None}
     return argparse.Namespace(**{**defaults, **values})
-
-
-def _judge(result: dict[str, Any]) -> str:
-    """Which parser judged a syntax check: `cpython-3.11`, `typescript-5.9.3`, `json`, `tree-sitter python`."""
-    checker, language = result.get("checker"), result.get("language")
-    return f"{checker} {language}" if checker in (None, "tree-sitter") and language else str(checker or language)
-
-
-def _size(count: Any) -> str:
-    size = float(count) if isinstance(count, int | float) else 0.0
-    return f"{size / 1e6:.1f} MB" if size >= 1e6 else f"{size / 1e3:.0f} KB"
-
-
-def _formatted_text(outcome: WriteOutcome) -> str:
-    """`formatted by ruff (4 spaces, inferred from the file)`, `the changed lines formatted by ... (2 spaces, from
-    web/.editorconfig)`: what was formatted, and where the indentation asked for came from."""
-    text = f"formatted by {outcome.formatter or 'its formatting server'}"
-    if outcome.format_scope == "ranges":
-        text = "the changed lines " + text
-    if outcome.format_options is not None:
-        options, source, files = (outcome.format_options[key] for key in ("options", "source", "files"))
-        width = f"{options['tabSize']} spaces" if options["insertSpaces"] else "tabs"
-        where = files[-1] if files and "+" not in source else None
-        origin = ("by default" if source == "default" else f"inferred from {where or 'the file'}"
-                  if source == "inferred" else f"from {where or source}")
-        text += f" ({width}, {origin})"
-    return text
 
 
 def _empty_text(action: str) -> str:
@@ -699,25 +433,38 @@ def _closed(connection: HubConnection) -> bool:
         return True
 
 
-# ================================================================================================ the file's form
-def line_ending(text: str) -> str:
-    """The file's line end: "\r\n" when most of its lines end so, else "\n"."""
-    crlf = text.count("\r\n")
-    return "\r\n" if crlf and crlf >= text.count("\n") - crlf else "\n"
+def _writing_exactly(content: str) -> Callable[[str | None], str]:
+    return lambda _old: content
 
 
-def _with_line_ends(text: str, ending: str) -> str:
-    return text.replace("\r\n", "\n").replace("\n", ending)
+def _writing(content: str) -> Callable[[str | None], str]:
+    """write_file's new text: the content, in the form (line ends, byte-order mark, final newline) of the file it
+    replaces."""
+    return lambda old: content if old is None else conform(content, old)
 
 
-def conform(new: str, old: str) -> str:
-    """`new` in the form of the file it replaces: its line ends (an agent writes "\n"), its byte-order mark and
-    its final newline. What the agent wrote is otherwise left as it is."""
-    if line_ending(old) == "\r\n" and "\r\n" not in new:
-        new = _with_line_ends(new, "\r\n")
-    if old.startswith("\ufeff") and not new.startswith("\ufeff"):
-        new = "\ufeff" + new
-    ending = line_ending(old)
-    if old.endswith(("\n", "\r\n")) and new and not new.endswith("\n"):
-        new += ending
-    return new
+def _undo(writer: VerifiedWriter, journal: UndoJournal, display: Callable[[str | Path], str]) -> ToolAnswer:
+    try:
+        entry = journal.last()
+        journal.check_unchanged(entry, writer.files)
+    except NothingToUndo as nothing:
+        raise ToolFailure(str(nothing)) from None
+    requests = [FileWrite(Path(item.path), _restoring(item.before), remove=item.before is None)
+                for item in entry.files]
+    answer = writer.write(requests, force=True, check_syntax=False, format_files=False, journal=None, fixes=False)
+    journal.forget(entry)
+    names = ", ".join(display(item.path) for item in entry.files)
+    return ToolAnswer(f"undid the write of {names}\n{answer.text}", {**answer.data, "undone": [
+        display(item.path) for item in entry.files]})
+
+
+def _restoring(before: bytes | None) -> Callable[[str | None], str]:
+    def build(_old: str | None) -> str:
+        if before is None:
+            return ""
+        try:
+            return before.decode("utf-8")
+        except UnicodeDecodeError:
+            raise WriteRefused("cannot undo: the file held bytes that are not UTF-8 text before that write") from None
+
+    return build

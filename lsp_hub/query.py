@@ -355,6 +355,8 @@ class Workspace:
     texts: dict[str, str] = field(default_factory=dict)  # real path -> text
     # Sees every set of changes before it is written and may refuse it (QueryError): `lsp-hub mcp` checks syntax.
     before_write: Callable[[list[Change]], None] | None = None
+    # Writes the changes instead (`lsp-hub mcp` and `--apply`: the verified write, verified_write.py).
+    write_through: Callable[[list[Change]], None] | None = None
     _files: ConfinedRoot | None = field(default=None, repr=False)
 
     @property
@@ -550,6 +552,9 @@ def write_changes(workspace: Workspace, changes: list[Change]) -> None:
     """Atomically (a temporary file beside each, then rename, inside the root whatever races the paths), holding
     each file's write lock and after checking no file changed on disk since the servers read it; then tell the
     servers (didChangeWatchedFiles)."""
+    if workspace.write_through is not None:
+        workspace.write_through(changes)
+        return
     with contextlib.ExitStack() as locks:
         try:
             for change in sorted(changes, key=lambda change: change.path):  # one order: no two writers deadlock

@@ -129,7 +129,7 @@ def test_format_code_actions_and_rename_write_and_answer_with_diagnostics(mcp: M
     assert applied.structured_content["applied"] is True
     assert messy.read_text() == "import sys\n\nx = 1\nprint(sys.argv, x)\n"
     assert applied.structured_content["diagnostics_after"]["complete"] is True
-    assert applied.content[0].text.rstrip().endswith("no issues")
+    assert "\nno issues\n[dependents] " in applied.content[0].text
 
     listed = mcp.call("lsp", {"action": "code_actions", "file": "app/fixme.py", "line": 1, "column": 8})
     titles = [action["title"] for action in listed.structured_content["actions"]]
@@ -226,7 +226,8 @@ def test_a_type_error_comes_back_in_the_same_answer_and_the_fix_comes_back_clean
     fixed = mcp.call("edit_file", {"path": "app/loop.py", "old_text": 'return "x"', "new_text": "return 1"})
     assert not fixed.is_error, fixed.content[0].text
     assert fixed.structured_content["diagnostics"] == [] and fixed.structured_content["complete"] is True
-    assert fixed.content[0].text.splitlines()[-1] == "no issues"
+    assert fixed.content[0].text.splitlines()[-2:] == ["no issues",
+                                                       "[dependents] no other file depends on this (by the index)"]
     assert (sample / "app" / "loop.py").read_text() == "def count() -> int:\n    return 1\n"
 
 
