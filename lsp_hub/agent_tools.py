@@ -34,9 +34,11 @@ from lsp_hub.verified_write import (
     VerifiedWriter,
     WriteAnswer,
     WriteRefused,
-    conform,
+    edit_requests,
+    editing,
     judge,
-    replace_once,
+    undo_last,
+    writing,
 )
 
 logger = logging.getLogger("lsp_hub.mcp")
@@ -315,60 +317,24 @@ class AgentTools:
         target = self.path(path, must_exist=False)
         if target.is_dir():
             raise ToolFailure(f"{path} is a directory")
-        return self._verified_write([FileWrite(target, _writing(content))], force)
+        return self._verified_write([FileWrite(target, writing(content))], force)
 
     def edit_file(self, path: str, old_text: str, new_text: str, force: bool = False) -> ToolAnswer:
         target = self.path(path)
         if not old_text:
             raise ToolFailure("old_text is empty; give the exact text to replace (write_file replaces a whole file)")
-        return self._verified_write([FileWrite(target, self._editing(target, [(old_text, new_text)]))], force)
+        return self._verified_write([FileWrite(target, editing(target, old_text, new_text, self.display))], force)
 
     def apply_edits(self, edits: list[dict[str, Any]], force: bool = False) -> ToolAnswer:
         """Several files' edits as one verified write: every resulting file's syntax is checked before any is
         written; all are written or none. An edit is {path, old_text, new_text} or {path, content}; several edits
         of one file apply in order."""
-        if not isinstance(edits, list) or not edits:
-            raise ToolFailure("apply_edits needs edits: a list of {path, old_text, new_text} or {path, content}")
-        per_file: dict[Path, list[dict[str, Any]]] = {}
-        for number, edit in enumerate(edits, 1):
-            if not isinstance(edit, dict) or not isinstance(edit.get("path"), str):
-                raise ToolFailure(f"edit {number}: give path, and old_text with new_text, or content")
-            has_content = isinstance(edit.get("content"), str)
-            has_replace = isinstance(edit.get("old_text"), str) and isinstance(edit.get("new_text"), str)
-            if has_content == has_replace:
-                raise ToolFailure(f"edit {number} ({edit['path']}): give either old_text with new_text, or content")
-            if has_replace and not edit["old_text"]:
-                raise ToolFailure(f"edit {number} ({edit['path']}): old_text is empty")
-            target = self.path(edit["path"], must_exist=has_replace)
-            if target.is_dir():
-                raise ToolFailure(f"edit {number}: {edit['path']} is a directory")
-            per_file.setdefault(target, []).append(edit)
-        requests = [FileWrite(target, self._chain(target, file_edits)) for target, file_edits in per_file.items()]
+        try:
+            requests = edit_requests(edits, lambda name, existing: self.path(name, must_exist=existing),
+                                     self.display)
+        except WriteRefused as refused:
+            raise ToolFailure(str(refused)) from None
         return self._verified_write(requests, force)
-
-    def _chain(self, target: Path, edits: list[dict[str, Any]]) -> Callable[[str | None], str]:
-        def build(old: str | None) -> str:
-            text = old
-            for edit in edits:
-                if "content" in edit:
-                    text = _writing(edit["content"])(text)
-                else:
-                    text = self._editing(target, [(edit["old_text"], edit["new_text"])])(text)
-            assert text is not None
-            return text
-
-        return build
-
-    def _editing(self, target: Path, replacements: list[tuple[str, str]]) -> Callable[[str | None], str]:
-        def edit(old: str | None) -> str:
-            if old is None:
-                raise WriteRefused(f"{self.display(target)} is not UTF-8 text (or does not exist); old_text cannot "
-                                   "be found in it (write_file can replace it)")
-            for old_text, new_text in replacements:
-                old = replace_once(old, old_text, new_text, self.display(target))
-            return old
-
-        return edit
 
     def _verified_write(self, requests: list[FileWrite], force: bool = False) -> ToolAnswer:
         """One verified write (verified_write.VerifiedWriter), journaled for undo."""
@@ -385,8 +351,11 @@ class AgentTools:
 
         def run(workspace: query.Workspace) -> ToolAnswer:
             writer = self._writer(workspace)
-            journal = self._journal(writer)
-            return _undo(writer, journal, self.display)
+            try:
+                answer = undo_last(writer, self._journal(writer))
+            except NothingToUndo as nothing:
+                raise ToolFailure(str(nothing)) from None
+            return ToolAnswer(answer.text, answer.data)
 
         return self._run(run)
 
@@ -435,36 +404,3 @@ def _closed(connection: HubConnection) -> bool:
 
 def _writing_exactly(content: str) -> Callable[[str | None], str]:
     return lambda _old: content
-
-
-def _writing(content: str) -> Callable[[str | None], str]:
-    """write_file's new text: the content, in the form (line ends, byte-order mark, final newline) of the file it
-    replaces."""
-    return lambda old: content if old is None else conform(content, old)
-
-
-def _undo(writer: VerifiedWriter, journal: UndoJournal, display: Callable[[str | Path], str]) -> ToolAnswer:
-    try:
-        entry = journal.last()
-        journal.check_unchanged(entry, writer.files)
-    except NothingToUndo as nothing:
-        raise ToolFailure(str(nothing)) from None
-    requests = [FileWrite(Path(item.path), _restoring(item.before), remove=item.before is None)
-                for item in entry.files]
-    answer = writer.write(requests, force=True, check_syntax=False, format_files=False, journal=None, fixes=False)
-    journal.forget(entry)
-    names = ", ".join(display(item.path) for item in entry.files)
-    return ToolAnswer(f"undid the write of {names}\n{answer.text}", {**answer.data, "undone": [
-        display(item.path) for item in entry.files]})
-
-
-def _restoring(before: bytes | None) -> Callable[[str | None], str]:
-    def build(_old: str | None) -> str:
-        if before is None:
-            return ""
-        try:
-            return before.decode("utf-8")
-        except UnicodeDecodeError:
-            raise WriteRefused("cannot undo: the file held bytes that are not UTF-8 text before that write") from None
-
-    return build

@@ -3,12 +3,12 @@
     lsp-hub mcp [--root DIR] [--no-daemon | --socket PATH] [--http PORT] [--fence] [--timeout S]
 
 Tools: `lsp` (one tool for code intelligence, with an `action`), `repo_map`, `relevant_files`, `callers`,
-`check_syntax`, and the verified writes `write_file` and `edit_file`. The work is `agent_tools.AgentTools`'s; this
-module declares the tools (names, descriptions, JSON schemas from the signatures), turns answers into
-`CallToolResult`s (compact text plus `structuredContent`; `isError` with one sentence when a tool cannot do its
-job), picks the workspace (`--root`, else the client's first root, else the current directory) and the hub:
-the user's daemon (started when absent), `--socket PATH`, or with `--no-daemon` a hub in this process, serving a
-private unix socket on this event loop.
+`check_syntax`, and the verified writes `write_file`, `edit_file`, `apply_edits` and `undo`. The work is
+`agent_tools.AgentTools`'s; this module declares the tools (names, descriptions, JSON schemas from the signatures),
+turns answers into `CallToolResult`s (compact text plus `structuredContent`; `isError` with one sentence when a
+tool cannot do its job), picks the workspace (`--root`, else the client's first root, else the current directory)
+and the hub: the user's daemon (started when absent), `--socket PATH`, or with `--no-daemon` a hub in this process,
+serving a private unix socket on this event loop.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent
-from pydantic import Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from lsp_hub import __version__, query
 from lsp_hub.agent_tools import LSP_ACTIONS, AgentTools, ToolAnswer, ToolFailure
@@ -43,8 +43,9 @@ ROOTS_TIMEOUT_SECONDS = 5.0
 INSTRUCTIONS = (
     "Code intelligence for this repository from its real language servers (basedpyright, ruff, "
     "typescript-language-server, clangd, ...) and lsp-hub's own index. Lines and columns are 1-based. Write files "
-    "with write_file/edit_file: each write is syntax-checked before it lands and answered with every server's "
-    "diagnostics on the new content.")
+    "with write_file/edit_file (several files at once: apply_edits): each write is syntax-checked before it lands "
+    "and answered with every server's diagnostics on the new content and on the files that depend on it; undo "
+    "takes your last write back.")
 
 LspAction = Literal["definition", "declaration", "type_definition", "implementation", "references", "hover",
                     "symbols", "rename", "code_actions", "format", "incoming_calls", "outgoing_calls",
@@ -57,6 +58,15 @@ Column = Annotated[int | None, Field(ge=1, description="1-based column, in chara
 Symbol = Annotated[str | None, Field(description="a name instead of a position: greet, Class.method, module.func")]
 Limit = Annotated[int, Field(ge=1, description="at most this many lines in the answer, then '... N more'")]
 Force = Annotated[bool, Field(description="replace a read-only file too")]
+
+
+class EditItem(BaseModel):
+    """One edit of apply_edits."""
+
+    path: str = Field(description="the file, relative to the workspace root or absolute")
+    old_text: str | None = Field(default=None, description="exact text that occurs once in the file")
+    new_text: str | None = Field(default=None, description="the text to put in its place")
+    content: str | None = Field(default=None, description="instead of old_text/new_text: the whole new content")
 
 
 class Tools:
@@ -220,6 +230,22 @@ def build_server(tools: Tools) -> MCPServer:
         """Replace old_text (which must occur exactly once) with new_text. Checked like write_file: refused if the
         result has a syntax error, else written and answered with every language server's diagnostics."""
         return await call(ctx, AgentTools.edit_file, path, old_text, new_text, force)
+
+    @tool
+    async def apply_edits(edits: Annotated[list[EditItem], Field(
+                              description="{path, old_text, new_text} or {path, content} per edit; several edits "
+                                          "of one file apply in order")],
+                          force: Force = False, ctx: Context | None = None) -> CallToolResult:
+        """Edit several files as one write: every resulting file's syntax is checked before any is written, and all
+        are written or none. Answered like write_file, for all of them."""
+        items = [{key: value for key, value in item.model_dump().items() if value is not None} for item in edits]
+        return await call(ctx, AgentTools.apply_edits, items, force)
+
+    @tool
+    async def undo(ctx: Context | None = None) -> CallToolResult:
+        """Take back this session's last write (write_file, edit_file, apply_edits, or an applied rename, format or
+        code action), unless one of its files changed since. Repeat to go further back."""
+        return await call(ctx, AgentTools.undo)
 
     return app
 

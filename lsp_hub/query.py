@@ -49,7 +49,7 @@ TARGET_ACTIONS = (*LOCATION_ACTIONS, "hover", "rename", "code-actions", "incomin
 SERVER_CALLERS_SECONDS = 5.0  # at least this long for the servers that confirm `callers`
 PROJECT_WIDE_ACTIONS = ("references", "implementation", "rename", "incoming-calls")
 ACTIONS = (*TARGET_ACTIONS, "symbols", "diagnostics", "format", "repomap", "relevant", "callers", "syntax",
-           "status", "languages")
+           "status", "languages", "apply", "undo")
 SYMBOL_KINDS = {1: "file", 2: "module", 3: "namespace", 4: "package", 5: "class", 6: "method", 7: "property",
                 8: "field", 9: "constructor", 10: "enum", 11: "interface", 12: "function", 13: "variable",
                 14: "constant", 15: "string", 16: "number", 17: "boolean", 18: "array", 19: "object", 20: "key",
@@ -622,10 +622,10 @@ class Answer:
     empty: bool = False
 
 
-def _display(path: str) -> str:
+def _display(path: str | Path) -> str:
     """A path as a model reads it best: relative to the current directory when inside it."""
     relative = os.path.relpath(path)
-    return path if relative.startswith("..") else relative
+    return str(path) if relative.startswith("..") else relative
 
 
 def _capped(lines: list[str], limit: int) -> list[str]:
@@ -894,6 +894,8 @@ def run_action(action: str, options: argparse.Namespace, workspace: Workspace) -
             write_changes(workspace, changes)
         return Answer({"diff": diff, "applied": bool(options.apply and changes)},
                       diff or "already formatted", not changes)
+    if action in ("apply", "undo"):
+        return _verified_write_action(workspace, action, options)
     if action in ("repomap", "relevant", "callers", "syntax"):
         return _index_action(workspace, action, options)
     if action == "status":
@@ -1102,6 +1104,68 @@ def _index_action(workspace: Workspace, action: str, options: argparse.Namespace
 
 
 # ============================================================================================= the command line
+def shell_writer(workspace: Workspace) -> Any:
+    """The verified writer of `lsp-hub query`'s writes (--apply, apply, undo), journaled as the shell's session."""
+    from lsp_hub.undo_journal import SHELL_SESSION, UndoJournal
+    from lsp_hub.verified_write import VerifiedWriter  # standard library only, like this module
+
+    writer = VerifiedWriter(workspace, workspace.files, timeout=workspace.timeout, quote=as_is, display=_display)
+    journal = UndoJournal(workspace.root, SHELL_SESSION, int(writer.write_options().get("undoDepth", 20)))
+    return writer, journal
+
+
+def write_through_verified(workspace: Workspace, results: list[Any]) -> Callable[[list[Change]], None]:
+    """`--apply`: the servers' edits land as one verified write (syntax, dependents, journal)."""
+    from lsp_hub.verified_write import FileWrite, WriteRefused
+
+    def write(changes: list[Change]) -> None:
+        writer, journal = shell_writer(workspace)
+        try:
+            results.append(writer.write([FileWrite(Path(change.path), _exactly(change.new), expected=change.old)
+                                         for change in changes], journal=journal, format_files=False, fixes=False))
+        except WriteRefused as refused:
+            raise QueryError(f"lsp-hub query: {refused}") from None
+        for change in changes:
+            workspace.texts[change.path] = change.new
+
+    return write
+
+
+def _exactly(text: str) -> Callable[[str | None], str]:
+    return lambda _old: text
+
+
+def _verified_write_action(workspace: Workspace, action: str, options: argparse.Namespace) -> Answer:
+    from lsp_hub.undo_journal import NothingToUndo
+    from lsp_hub.verified_write import WriteRefused, edit_requests, undo_last
+
+    writer, journal = shell_writer(workspace)
+    try:
+        if action == "undo":
+            answer = undo_last(writer, journal)
+        else:
+            try:
+                with open(options.edits, encoding="utf-8") as file:
+                    edits = json.load(file)
+            except (OSError, ValueError) as error:
+                raise QueryError(f"lsp-hub query apply: cannot read --edits {options.edits}: {error}") from None
+            edits = edits.get("edits") if isinstance(edits, dict) else edits
+
+            def resolve(name: str, _existing: bool) -> Path:
+                try:
+                    path, _info = workspace.files.stat(name if os.path.isabs(name) else os.path.abspath(name))
+                except FileRefused as refusal:
+                    raise WriteRefused(str(refusal)) from None
+                return path
+
+            answer = writer.write(edit_requests(edits, resolve, _display), force=options.force, journal=journal)
+    except NothingToUndo as nothing:
+        raise QueryError(f"lsp-hub query undo: {nothing}", EXIT_EMPTY) from None
+    except WriteRefused as refused:
+        raise QueryError(f"lsp-hub query {action}: {refused}") from None
+    return Answer(answer.data, answer.text)
+
+
 def _parser() -> _UsageParser:
     parser = _UsageParser(prog="lsp-hub query", description="Ask the hub one question; one answer on stdout.")
     parser.add_argument("action", choices=ACTIONS, metavar="ACTION", help=", ".join(ACTIONS))
@@ -1123,6 +1187,8 @@ def _parser() -> _UsageParser:
     parser.add_argument("--description", help="relevant: the task")
     parser.add_argument("--top", type=int, default=10, help="relevant: how many files")
     parser.add_argument("--depth", type=int, default=1, help="callers: depth")
+    parser.add_argument("--edits", help="apply: a JSON file of edits, [{path, old_text, new_text} | {path, content}]")
+    parser.add_argument("--force", action="store_true", help="apply: replace read-only files too")
     return parser
 
 
@@ -1152,6 +1218,8 @@ def _normalize(options: argparse.Namespace) -> None:
         if options.apply is True:
             raise QueryError("lsp-hub query code-actions: --apply takes the number of an action")
         options.apply = int(options.apply)
+    if options.action == "apply" and not options.edits:
+        raise QueryError("lsp-hub query apply: give --edits FILE.json")
     if options.apply is not None and options.action not in ("rename", "format", "code-actions"):
         raise QueryError(f"lsp-hub query {options.action}: --apply only goes with rename, format, code-actions")
     if options.timeout <= 0 or options.limit < 1:
@@ -1200,7 +1268,13 @@ def query_main(argv: list[str], *, out: TextIO | None = None, err: TextIO | None
         workspace.hub = connection
         connection.notices = err
         connection.initialize(root, options.timeout)
+        applied: list[Any] = []
+        if options.apply is not None:
+            workspace.write_through = write_through_verified(workspace, applied)
         answer = run_action(options.action, options, workspace)
+        for written in applied:  # --apply: what the verified write found, after the diff
+            answer.data["write"] = written.data
+            answer.text = f"{answer.text}\n{written.text}" if answer.text else written.text
         out.write(json.dumps(answer.data, ensure_ascii=False) + "\n" if options.json else
                   (answer.text + "\n" if answer.text else ""))
         out.flush()

@@ -832,3 +832,85 @@ def replace_once(old: str, old_text: str, new_text: str, where: str) -> str:
                            else f"old_text occurs {count} times in {where}; nothing written (include more "
                                 "surrounding lines so it occurs once)")
     return conform(old.replace(find, replace, 1), old)
+
+
+# ================================================================================================ what is asked
+def writing(content: str) -> Callable[[str | None], str]:
+    """write_file's new text: the content, in the form (line ends, byte-order mark, final newline) of the file it
+    replaces."""
+    return lambda old: content if old is None else conform(content, old)
+
+
+def editing(target: Path, old_text: str, new_text: str,
+            display: Callable[[str | Path], str]) -> Callable[[str | None], str]:
+    """edit_file's new text: `old_text` (exactly once) replaced."""
+
+    def edit(old: str | None) -> str:
+        if old is None:
+            raise WriteRefused(f"{display(target)} is not UTF-8 text (or does not exist); old_text cannot be found "
+                               "in it (write_file can replace it)")
+        return replace_once(old, old_text, new_text, display(target))
+
+    return edit
+
+
+def edit_requests(edits: Any, resolve: Callable[[str, bool], Path],
+                  display: Callable[[str | Path], str]) -> list[FileWrite]:
+    """apply_edits' list ({path, old_text, new_text} | {path, content}) as one request per file, its edits
+    applied in order. `resolve(name, must_exist)` names a file inside the workspace or raises."""
+    if not isinstance(edits, list) or not edits:
+        raise WriteRefused("apply_edits needs edits: a list of {path, old_text, new_text} or {path, content}")
+    per_file: dict[Path, list[dict[str, Any]]] = {}
+    for number, edit in enumerate(edits, 1):
+        if not isinstance(edit, dict) or not isinstance(edit.get("path"), str):
+            raise WriteRefused(f"edit {number}: give path, and old_text with new_text, or content")
+        has_content = isinstance(edit.get("content"), str)
+        has_replace = isinstance(edit.get("old_text"), str) and isinstance(edit.get("new_text"), str)
+        if has_content == has_replace:
+            raise WriteRefused(f"edit {number} ({edit['path']}): give either old_text with new_text, or content")
+        if has_replace and not edit["old_text"]:
+            raise WriteRefused(f"edit {number} ({edit['path']}): old_text is empty")
+        target = resolve(edit["path"], False)
+        if target.is_dir():
+            raise WriteRefused(f"edit {number}: {edit['path']} is a directory")
+        if has_replace and target not in per_file and not target.is_file():
+            raise WriteRefused(f"edit {number}: {edit['path']}: no such file in the workspace")
+        per_file.setdefault(target, []).append(edit)
+
+    def chain(target: Path, file_edits: list[dict[str, Any]]) -> Callable[[str | None], str]:
+        def build(old: str | None) -> str:
+            text = old
+            for edit in file_edits:
+                text = (writing(edit["content"])(text) if "content" in edit else
+                        editing(target, edit["old_text"], edit["new_text"], display)(text))
+            return text or ""
+
+        return build
+
+    return [FileWrite(target, chain(target, file_edits)) for target, file_edits in per_file.items()]
+
+
+def undo_last(writer: VerifiedWriter, journal: UndoJournal) -> WriteAnswer:
+    """Take back the journal's last write: each file back to its bytes before (a file it created, removed),
+    refused with the names of files changed since (undo_journal.NothingToUndo)."""
+    entry = journal.last()
+    journal.check_unchanged(entry, writer.files)
+    requests = [FileWrite(Path(item.path), _restoring(item.before), remove=item.before is None)
+                for item in entry.files]
+    answer = writer.write(requests, force=True, check_syntax=False, format_files=False, journal=None, fixes=False)
+    journal.forget(entry)
+    names = [writer.display(item.path) for item in entry.files]
+    return WriteAnswer(f"undid the write of {', '.join(names)}\n{answer.text}", {**answer.data, "undone": names})
+
+
+def _restoring(before: bytes | None) -> Callable[[str | None], str]:
+    def build(_old: str | None) -> str:
+        if before is None:
+            return ""
+        try:
+            return before.decode("utf-8")
+        except UnicodeDecodeError:
+            raise WriteRefused("cannot undo: the file held bytes that are not UTF-8 text before that write") from None
+
+    return build
+
