@@ -23,7 +23,7 @@ INDEX_VERBS = ("repomap", "relevant", "syntax", "callers", "index")
 USAGE = """lsp-hub [--tcp PORT | --ws PORT [--allow-origin URL]...] [--host HOST] [--config PATH] [--log-file PATH] [-v]
        lsp-hub --connect [--config PATH]            (stdio, through the per-user daemon)
        lsp-hub daemon start|stop|status [--json]
-       lsp-hub doctor [ROOT] [--config PATH]
+       lsp-hub doctor [ROOT] [--config PATH] [--verbose] [--json]
        lsp-hub trust PATH | --list | --remove PATH
        lsp-hub repomap|relevant|syntax|callers|index ...   (run `lsp-hub VERB --help`)
        lsp-hub query ACTION [FILE:LINE:COL | --symbol NAME] [args] [--json]   (run `lsp-hub query --help`)
@@ -174,10 +174,14 @@ def _main(argv: list[str] | None) -> int:
         parser = argparse.ArgumentParser(prog="lsp-hub doctor", description="Check the configured servers.")
         parser.add_argument("root", nargs="?", type=Path, default=Path.cwd())
         parser.add_argument("--config", type=Path)
+        parser.add_argument("-v", "--verbose", action="store_true",
+                            help="each server's root, root markers and the places searched for it")
+        parser.add_argument("--json", action="store_true", help="one JSON object with every detail")
         args = parser.parse_args(argv[1:])
         from lsp_hub.doctor import run_doctor
 
-        return run_doctor(args.root.resolve(), cli_config=args.config, out=sys.stdout)
+        return run_doctor(args.root.resolve(), cli_config=args.config, out=sys.stdout, verbose=args.verbose,
+                          as_json=args.json)
     if verb == "trust":
         from lsp_hub.config.trust import trust_main
 

@@ -155,7 +155,9 @@ main() {
     step_npm_servers
     step_vscode_extension
     step_debian_packages
-    say "done in $((SECONDS - started)) s (log: .tools/setup.log; put the tools on PATH with: . scripts/env.sh)"
+    say "done in $((SECONDS - started)) s (log: .tools/setup.log)"
+    # .venv/bin/lsp-hub finds the servers in .venv/bin and .tools/npm by itself; env.sh is for a developer's shell.
+    say "run .venv/bin/lsp-hub (it finds these servers itself); . scripts/env.sh puts pytest, ruff... on PATH"
 }
 
 main "$@"

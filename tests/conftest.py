@@ -35,14 +35,10 @@ _put_project_tools_on_path()
 
 
 def copy_sample(target: Path) -> Path:
-    """A private copy of examples/sample, with files for the writing actions of `lsp-hub query` and `lsp-hub mcp`:
-    one to format, one with an unused import, one function to rename."""
+    """A private copy of examples/sample (which has the README's files for the writing actions: app/messy.py to
+    format, net_price in app/pricing.py to rename), with one more file: app/fixme.py, with an unused import."""
     shutil.copytree(EXAMPLES_DIR / "sample", target, ignore=shutil.ignore_patterns(".ruff_cache", "node_modules"))
-    (target / "app" / "messy.py").write_text("import sys\nx=1\nprint(sys.argv, x)\n")
     (target / "app" / "fixme.py").write_text("import os\n\n\ndef one() -> int:\n    return 1\n")
-    (target / "app" / "pricing.py").write_text("def net_price(gross: float) -> float:\n    return gross / 1.2\n")
-    (target / "app" / "checkout.py").write_text(
-        "from app.pricing import net_price\n\n\ndef pay() -> float:\n    return net_price(12.0)\n")
     return target
 
 

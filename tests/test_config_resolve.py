@@ -1,15 +1,25 @@
-"""Finding a server's executable: workspace tool directories (trusted only), then PATH."""
+"""Finding a server's executable: workspace tool directories (trusted only), then PATH, then the hub's own."""
 
 from __future__ import annotations
 
 import os
 import stat
+import subprocess
 from pathlib import Path
 
 import pytest
 
+from lsp_hub.config import resolve
 from lsp_hub.config.model import ServerSpec
 from lsp_hub.config.resolve import child_search_path, prepare_launch, resolve_command
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def no_hub_directories(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The PATH rules are tested alone; tests of the hub's own directories set them."""
+    monkeypatch.setattr(resolve, "hub_tool_directories", lambda: ())
 
 
 def executable(path: Path) -> Path:
@@ -168,6 +178,56 @@ def test_servers_inherit_the_cleaned_path(tmp_path: Path, monkeypatch: pytest.Mo
     assert own.spec.env == {"PATH": "bin"}
     monkeypatch.delenv("PATH")
     assert child_search_path(root, trusted=False) is None
+
+
+# ======================================================================================= the hub's own directories
+def test_the_hubs_own_directories_come_after_path_and_servers_inherit_them(
+        tmp_path: Path, layout: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    root, on_path = layout
+    own = tmp_path / "hub" / ".venv" / "bin"
+    own_tool = executable(own / "tool")
+    only_own = executable(own / "only-own")
+    monkeypatch.setattr(resolve, "hub_tool_directories", lambda: (str(own),))
+    found = resolve_command(spec("tool"), root, trusted=False)
+    assert found.path == str(on_path / "tool")  # the user's PATH wins
+    assert found.searched == ["PATH", f"lsp-hub's own {own}"]
+    assert resolve_command(spec("only-own"), root, trusted=False).path == str(only_own)
+    assert child_search_path(root, trusted=False) == f"{on_path}{os.pathsep}{own}"
+    monkeypatch.setenv("PATH", "")  # an empty PATH still finds the hub's own servers, and gives them to servers
+    assert resolve_command(spec("tool"), root, trusted=False).path == str(own_tool)
+    monkeypatch.delenv("PATH")  # no PATH: the system's default one, as a program run without PATH would search
+    assert child_search_path(root, trusted=False) == f"{os.defpath}{os.pathsep}{own}"
+    # Already on PATH (scripts/env.sh sourced): searched once, in PATH's place.
+    monkeypatch.setenv("PATH", f"{own}{os.pathsep}{on_path}")
+    assert resolve_command(spec("tool"), root, trusted=False).searched == ["PATH"]
+    assert child_search_path(root, trusted=False) == f"{own}{os.pathsep}{on_path}"
+
+
+def test_the_hubs_own_directories_inside_an_untrusted_workspace_are_still_the_hubs(
+        tmp_path: Path, layout: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    """lsp-hub's checkout opened as a workspace: its .venv/bin is the running hub's own, not the workspace's."""
+    root, _ = layout
+    own_tool = executable(root / ".venv" / "bin" / "hub-tool")
+    monkeypatch.setattr(resolve, "hub_tool_directories", lambda: (str(root / ".venv" / "bin"),))
+    found = resolve_command(spec("hub-tool"), root, trusted=False)
+    assert (found.path, found.skipped_local) == (str(own_tool), None)
+
+
+def test_hub_tool_directories_of_this_checkout_without_any_environment() -> None:
+    """What a fresh interpreter of this checkout's venv finds, with no PATH and no VIRTUAL_ENV: its own scripts
+    directory and the checkout's .tools/npm (make setup), found from the package's location."""
+    venv_python = REPO_ROOT / ".venv" / "bin" / "python"
+    if not venv_python.exists():
+        pytest.skip("no .venv: run `make setup`")
+    code = "from lsp_hub.config.resolve import hub_tool_directories; print('\\n'.join(hub_tool_directories()))"
+    env = {"PYTHONPATH": str(REPO_ROOT)}
+    printed = subprocess.run([str(venv_python), "-c", code], env=env, capture_output=True, text=True,
+                             check=True, cwd="/").stdout.split()
+    real = [os.path.realpath(directory) for directory in printed]
+    assert os.path.realpath(REPO_ROOT / ".venv" / "bin") in real
+    npm_bin = REPO_ROOT / ".tools" / "npm" / "node_modules" / ".bin"
+    if npm_bin.is_dir():
+        assert os.path.realpath(npm_bin) in real
 
 
 # ==================================================================================================== pin_untrusted

@@ -1,4 +1,5 @@
-"""Finding a server's executable: the workspace's own tool directories first (if trusted), then PATH.
+"""Finding a server's executable: the workspace's own tool directories first (if trusted), then PATH, then the
+hub's own tool directories.
 
 An untrusted workspace must never get to choose the program lsp-hub starts, so its `.venv/bin` and
 `node_modules/.bin` are only looked at to tell the user what was passed over. PATH gets the same rule: relative
@@ -6,12 +7,22 @@ entries (`node_modules/.bin:.venv/bin:$PATH`, common in project shells) are neve
 directory a process happens to run in, and for an untrusted workspace absolute entries inside it are passed over
 too. The result is always an absolute path. Servers inherit the same cleaned PATH (`child_search_path`), or a
 `#!/usr/bin/env node` script started in the workspace would find the workspace's `node`.
+
+The hub's own tool directories (`hub_tool_directories`: the scripts directory of the interpreter running lsp-hub,
+and the `.tools/npm` that `make setup` fills in the checkout lsp-hub runs from) are searched after PATH, so a
+server installed with lsp-hub is found with no sourced script or variable, even with an empty PATH, while a user
+who puts another copy on PATH still gets that one. They are the hub's, not the workspace's, so the workspace rule
+does not pass them over: whoever can write there already chose the code of the hub that is running.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
+import site
+import sys
+import sysconfig
 from pathlib import Path
 from typing import Any
 
@@ -34,9 +45,50 @@ class CommandResolution:
 class SearchPath:
     """PATH as the hub uses it for one root: the directories searched, and what was left out."""
 
-    directories: list[str]
+    directories: list[str]  # in search order: PATH's kept entries, then the hub's own directories not already there
     ignored_relative: list[str]  # relative entries ("" included, which means the current directory)
     inside_workspace: list[str]  # absolute entries inside an untrusted workspace
+    hub_directories: list[str] = attrs.field(factory=list)  # the hub's own, searched after PATH (in directories)
+
+
+# A checkout of lsp-hub holds these; its `.tools/npm` is searched only where both exist, so a venv that merely sits
+# beside some other project's `.tools` directory does not make the hub run that project's programs.
+_CHECKOUT_MARKERS: tuple[str, ...] = ("scripts/setup.sh", "lsp_hub/__init__.py")
+_CHECKOUT_NPM_BIN = ".tools/npm/node_modules/.bin"
+
+
+def _installed_scripts_directories() -> list[str]:
+    """Where the installation running lsp-hub put its programs (`.venv/bin`, a pipx venv's bin, ~/.local/bin)."""
+    candidates = [sysconfig.get_path("scripts"), os.path.dirname(os.path.abspath(sys.executable))]
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    user_site = site.getusersitepackages() if site.ENABLE_USER_SITE else None
+    if user_site and is_within(package, Path(user_site)):  # `pip install --user`: its scripts go to ~/.local/bin
+        candidates.append(sysconfig.get_path("scripts", f"{os.name}_user"))
+    return [candidate for candidate in candidates if candidate]
+
+
+def _checkout_tool_directories() -> list[str]:
+    """`.tools/npm/node_modules/.bin` of the lsp-hub checkout this code (editable install) or its venv lives in."""
+    package_parent = Path(__file__).resolve().parent.parent.parent  # <checkout>/lsp_hub/config/resolve.py
+    venv_parent = Path(sys.prefix).parent  # <checkout>/.venv
+    found = []
+    for checkout in (package_parent, venv_parent):
+        if all((checkout / marker).is_file() for marker in _CHECKOUT_MARKERS):
+            found.append(str(checkout / _CHECKOUT_NPM_BIN))
+    return found
+
+
+@functools.cache
+def hub_tool_directories() -> tuple[str, ...]:
+    """The hub's own tool directories that exist, absolute and without duplicates (symbolic links resolved)."""
+    seen: set[str] = set()
+    directories: list[str] = []
+    for candidate in (*_installed_scripts_directories(), *_checkout_tool_directories()):
+        real = os.path.realpath(candidate)
+        if os.path.isabs(candidate) and os.path.isdir(candidate) and real not in seen:
+            seen.add(real)
+            directories.append(os.path.abspath(candidate))
+    return tuple(directories)
 
 
 def _is_executable(path: Path) -> bool:
@@ -51,7 +103,7 @@ def is_within(path: str, directory: Path) -> bool:
 
 def search_path(root: Path, *, trusted: bool, workspace: Path | None = None,
                 path_value: str | None = None) -> SearchPath:
-    """The PATH directories a program for `root` may come from.
+    """The directories a program for `root` may come from: PATH's, then the hub's own (`hub_tool_directories`).
 
     Relative entries are dropped. Unless `trusted`, so are entries inside `workspace` (the workspace folder that
     holds `root`; default `root` itself): the workspace rule applied to PATH. `path_value` defaults to $PATH.
@@ -68,12 +120,16 @@ def search_path(root: Path, *, trusted: bool, workspace: Path | None = None,
             inside.append(entry)
         else:
             kept.append(entry)
-    return SearchPath(kept, relative, inside)
+    already = {os.path.realpath(entry) for entry in kept}
+    own = [directory for directory in hub_tool_directories() if os.path.realpath(directory) not in already]
+    return SearchPath([*kept, *own], relative, inside, own)
 
 
 def child_search_path(root: Path, *, trusted: bool, workspace: Path | None = None) -> str | None:
-    """The PATH a server started at `root` inherits (see search_path), or None when the hub has no PATH."""
-    if "PATH" not in os.environ:
+    """The PATH a server started at `root` inherits (see search_path): the hub's own directories included, since a
+    server found there may start its neighbours (basedpyright-langserver runs node). None when the hub has no PATH
+    and no directories of its own."""
+    if "PATH" not in os.environ and not hub_tool_directories():
         return None
     return os.pathsep.join(search_path(root, trusted=trusted, workspace=workspace).directories)
 
@@ -85,6 +141,14 @@ def _describe_path_search(path: SearchPath) -> str:
     if path.inside_workspace:
         notes.append(f"passed over inside the untrusted workspace: {', '.join(path.inside_workspace)}")
     return f"PATH ({'; '.join(notes)})" if notes else "PATH"
+
+
+def describe_search(path: SearchPath) -> list[str]:
+    """The places a PATH-like search looks, for `CommandResolution.searched`: PATH, then each hub directory."""
+    return [_describe_path_search(path), *(f"{HUB_DIRECTORY_LABEL} {directory}" for directory in path.hub_directories)]
+
+
+HUB_DIRECTORY_LABEL = "lsp-hub's own"
 
 
 def resolve_program(command: str, root: Path, *, trusted: bool, workspace: Path | None = None) -> CommandResolution:
@@ -118,9 +182,11 @@ def resolve_program(command: str, root: Path, *, trusted: bool, workspace: Path 
     path = search_path(root, trusted=trusted, workspace=workspace)
     if skipped_local is None and path.inside_workspace:
         skipped_local = shutil.which(expanded, path=os.pathsep.join(path.inside_workspace))
-    searched.append(_describe_path_search(path))
+    searched.extend(describe_search(path))
     # shutil.which(path="") would look in the current directory: with no directory left, nothing is found.
     found = shutil.which(expanded, path=os.pathsep.join(path.directories)) if path.directories else None
+    if found is not None and skipped_local is not None and os.path.realpath(found) == os.path.realpath(skipped_local):
+        skipped_local = None  # the workspace's copy is the hub's own (lsp-hub's checkout as the workspace): used
     return CommandResolution(found, searched, skipped_local)
 
 
@@ -129,8 +195,8 @@ def resolve_command(spec: ServerSpec, root: Path, *, trusted: bool,
     """Where `spec.command` is for a server running at `root` (in the workspace folder `workspace`, default root).
 
     Order: `<root>/.venv/bin`, `<root>/node_modules/.bin` (both only when `trusted`), then PATH's absolute entries
-    (those inside an untrusted workspace passed over). An absolute command is used as is if it is executable; a
-    relative path with a slash is taken inside the root, trusted only.
+    (those inside an untrusted workspace passed over), then the hub's own tool directories. An absolute command is
+    used as is if it is executable; a relative path with a slash is taken inside the root, trusted only.
     """
     return resolve_program(spec.command, root, trusted=trusted, workspace=workspace)
 

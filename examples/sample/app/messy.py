@@ -1,0 +1,3 @@
+import sys
+x=1
+print(sys.argv, x)

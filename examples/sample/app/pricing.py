@@ -1,0 +1,2 @@
+def net_price(gross: float) -> float:
+    return gross / 1.2
