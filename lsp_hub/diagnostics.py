@@ -238,6 +238,10 @@ class ReportTracker:
     the hub pulled. Reports on older content never count. A server that puts versions in its reports sends an
     unversioned one only for a document that is not open (basedpyright, when a document closes): such a report
     never counts, though it may arrive after the document was opened again.
+
+    For a server whose diagnostics of one file depend on others (`has_reported_on(..., after=)`), a report counts
+    only if it came after the last change the server was told of in another document (`changed`): a pull made
+    after it, or a push that arrived after it.
     """
 
     def __init__(self) -> None:
@@ -246,18 +250,36 @@ class ReportTracker:
         self._reported: dict[tuple[int, str], tuple[int | None, int]] = {}  # (owner, uri) -> (version, when)
         self._waiters: set[asyncio.Event] = set()
         self._versioned: set[int] = set()  # owners seen putting a version in a report
+        # Per owner, the latest changes it was told of, newest first, at most two documents: enough to know the
+        # latest change of a document other than any one asked about.
+        self._changes: dict[int, list[tuple[str, int]]] = {}
+
+    def now(self) -> int:
+        """A moment on the tracker's clock (when a pull or an ask is sent: its answer counts from then)."""
+        return next(self._clock)
 
     def sent(self, owner: int, uri: str, version: int) -> None:
         self._sent[(owner, uri)] = (version, next(self._clock))
 
-    def reported(self, owner: int, uri: str, version: int | None, *, asked: bool = False) -> None:
+    def changed(self, owner: int, uri: str) -> None:
+        """`owner` was told `uri` changed (its text, a save, or the file on disk)."""
+        latest = [(uri, next(self._clock))] + [entry for entry in self._changes.get(owner, []) if entry[0] != uri]
+        self._changes[owner] = latest[:2]
+
+    def last_change_besides(self, owner: int, uri: str) -> int:
+        """When `owner` was last told of a change to a document other than `uri` (0: never)."""
+        return next((when for changed_uri, when in self._changes.get(owner, []) if changed_uri != uri), 0)
+
+    def reported(self, owner: int, uri: str, version: int | None, *, asked: bool = False,
+                 when: int | None = None) -> None:
         """A report from `owner` about `uri` (on `version` when it names one). `asked`: an answer to the hub's own
-        request for that version, which says nothing about what the server puts in its pushes."""
+        request for that version, which says nothing about what the server puts in its pushes. `when`: the moment
+        it is about (the hub's request was sent then), else now."""
         if version is not None and not asked:
             self._versioned.add(owner)
         elif owner in self._versioned:
             return  # about a document that is not open (a closed one's clearing), not about the one open now
-        self._reported[(owner, uri)] = (version, next(self._clock))
+        self._reported[(owner, uri)] = (version, next(self._clock) if when is None else when)
         self.wake()
 
     def wake(self) -> None:
@@ -265,11 +287,14 @@ class ReportTracker:
         for waiter in self._waiters:
             waiter.set()
 
-    def has_reported_on(self, owner: int, uri: str, version: int) -> bool:
+    def has_reported_on(self, owner: int, uri: str, version: int, *, after: int = 0) -> bool:
+        """Whether `owner` has reported on `version` of `uri` (and, with `after`, since that moment)."""
         sent, report = self._sent.get((owner, uri)), self._reported.get((owner, uri))
         if sent is None or report is None or sent[0] < version:
             return False
         reported_version, reported_when = report
+        if reported_when <= after:
+            return False
         if reported_version is not None:
             return reported_version >= version
         return reported_when > sent[1]

@@ -471,6 +471,8 @@ class Session:
             concerned = [c for c in changes if under(uri_to_path(c.get("uri", "")), backend.root)]
             if concerned:
                 backend.notify("workspace/didChangeWatchedFiles", {"changes": concerned})
+                for change in concerned:
+                    self.reports.changed(backend.uid, change.get("uri", ""))
         for extension in self.extensions:
             extension.on_watched_files_changed(self, changes)
 
@@ -1045,7 +1047,8 @@ class Session:
             try:
                 return await self._complete_diagnostics_of({**args, "uri": uri})
             except ResponseFailure as failure:
-                return {"uri": uri, "diagnostics": [], "complete": False, "pending": [], "error": failure.message}
+                return {"uri": uri, "diagnostics": [], "complete": False, "pending": [], "checkedBy": [],
+                        "notChecked": [], "error": failure.message}
 
         reports = list(await asyncio.gather(*(one(uri) for uri in uris)))
         return {"reports": reports, "complete": all(report["complete"] for report in reports)}
@@ -1070,31 +1073,63 @@ class Session:
         assert document is not None
         version = document.version
         sent = self.workspace.shared_version(uri)  # what the backends have: the latest writer's text
-        servers = self.backends_for_uri(uri, "diagnostics")
+        on = sent if sent is not None else version
+        coverage = self.workspace.diagnostics_coverage(uri)
+        servers = coverage.backends
+        # A server whose diagnostics of this file depend on other files must report after the last change it was
+        # told of elsewhere; a per-file server (a linter) only on this file's content.
+        since = {b.uid: self.reports.last_change_besides(b.uid, uri) if self.workspace.diagnostics_cross_files(b)
+                 else 0 for b in servers}
+
+        def reported(backend: Backend) -> bool:
+            return self.reports.has_reported_on(backend.uid, uri, on, after=since[backend.uid])
 
         unanswered: set[int] = set()  # servers whose verdict was asked for and not given: not waited for
 
         def waiting() -> list[Backend]:
-            return [b for b in servers if b.state != State.FAILED and b.uid not in unanswered and
-                    not self.reports.has_reported_on(b.uid, uri, sent if sent is not None else version)]
+            return [b for b in servers if b.state != State.FAILED and b.uid not in unanswered and not reported(b)]
 
-        asked = [self._ask_tsserver(backend, uri, sent if sent is not None else version, unanswered)
-                 for backend in waiting() if backend.spec.diagnostics_via_tsserver]
+        stale = waiting()
+        asked = [self._ask_tsserver(backend, uri, on, unanswered) for backend in stale
+                 if backend.spec.diagnostics_via_tsserver]
+        for backend in stale:
+            if since[backend.uid] and not backend.spec.diagnostics_via_tsserver:
+                self.workspace.pull_now(backend, uri)  # its last pull was before that change (if it pulls)
         try:
             await self.reports.wait_until(lambda: not waiting(), timeout_ms / 1000)
         finally:
             for task in asked:
                 task.cancel()
-        pending = [b.name for b in servers if b.state == State.FAILED or b.uid in unanswered] + \
-            [b.name for b in waiting()]
-        return {"uri": uri, "version": version, "diagnostics": self.diagnostics.get(uri), "complete": not pending,
-                "pending": pending}
+        checked_by: list[str] = []
+        not_checked = list(coverage.cannot)
+        pending: list[str] = []
+        for backend in servers:
+            if reported(backend) and backend.uid not in unanswered:
+                checked_by.append(backend.name)
+                continue
+            pending.append(backend.name)
+            if backend.state == State.FAILED:
+                not_checked.append({"server": backend.name, "reason": "failed",
+                                    "detail": backend.failure or "failed while checking"})
+            elif backend.uid in unanswered:
+                not_checked.append({"server": backend.name, "reason": "failed",
+                                    "detail": "could not be asked for its diagnostics"})
+            elif backend.state in (State.STARTING, State.STOPPED):
+                not_checked.append({"server": backend.name, "reason": "starting", "detail": "still starting"})
+            else:
+                not_checked.append({"server": backend.name, "reason": "timeout",
+                                    "detail": f"no report within {timeout_ms / 1000:g} s"})
+        checked_by = list(dict.fromkeys(checked_by))
+        return {"uri": uri, "version": version, "language": coverage.language,
+                "diagnostics": self.diagnostics.get(uri), "complete": not pending and bool(checked_by),
+                "pending": pending, "checkedBy": checked_by, "notChecked": not_checked}
 
     def _ask_tsserver(self, backend: Backend, uri: str, version: int, unanswered: set[int]) -> asyncio.Task[None]:
         """Ask typescript-language-server's tsserver for its diagnostics of `uri` as it is now (sent after the
         change, so about that content) and record them as its report on `version`. A server that cannot answer
         (an older one without `typescript.tsserverRequest`) goes into `unanswered` at once: named as pending, not
         waited for until the timeout."""
+        asked_when = self.reports.now()  # its verdict is about the workspace as it is now
         pendings = [backend.request("workspace/executeCommand", {
             "command": "typescript.tsserverRequest", "arguments": [kind, {"file": uri}]})
             for kind in TSSERVER_DIAGNOSTIC_REQUESTS]
@@ -1110,7 +1145,7 @@ class Session:
                     return
                 diagnostics.extend(tsserver_diagnostics(result.get("body")))
             if self.workspace.shared_version(uri) == version:  # else a newer change is being waited for
-                self.workspace.accept_asked_diagnostics(backend, uri, diagnostics, version)
+                self.workspace.accept_asked_diagnostics(backend, uri, diagnostics, version, asked_when)
 
         return self.spawn(run())
 

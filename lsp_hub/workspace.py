@@ -12,6 +12,7 @@ import hashlib
 import logging
 import os
 from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -31,6 +32,15 @@ def config_fingerprint(config: Config, trusted_roots: frozenset[Path]) -> str:
     """Sessions share a workspace only when their effective configuration is the same."""
     text = repr(config) + "\0" + "\0".join(sorted(str(root) for root in trusted_roots))
     return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True, slots=True)
+class DiagnosticsCoverage:
+    """Who may check a document's diagnostics, and who cannot (`{server, reason, detail}`)."""
+
+    language: str | None
+    backends: list[Backend]
+    cannot: list[dict[str, Any]]
 
 
 class Attachment(Protocol):
@@ -210,6 +220,53 @@ class Workspace:
         self._launch_specs[key] = launch.spec
         return self.pool.get_or_create(key)
 
+    def diagnostics_coverage(self, uri: str) -> DiagnosticsCoverage:
+        """Who may check `uri`'s diagnostics (the backends, in precedence order, not failed) and who cannot, with
+        why: its language's servers that are disabled, missing (not installed, or refused in an untrusted root),
+        failed; or no server at all (`server` None)."""
+        document = self._documents.get(uri)
+        path = uri_to_path(uri) or os.path.join(self.folders[0] if self.folders else os.getcwd(), "untitled")
+        language = self.router.language(language_id=document.language_id if document else None, path=path)
+        if language is None:
+            return DiagnosticsCoverage(None, [], [{"server": None, "reason": "no_server", "detail":
+                                                   f"no language is configured for {os.path.basename(path)}"}])
+        backends: list[Backend] = []
+        cannot: list[dict[str, Any]] = []
+        routes = {route.key.server: route for route in self.router.routes(path, language)}
+        for name in language.servers:
+            spec = self.config.servers.get(name)
+            if spec is None:
+                cannot.append({"server": name, "reason": "missing", "detail": f"no [server.{name}] is configured"})
+                continue
+            if not spec.allows("diagnostics"):
+                continue  # not a diagnostics server here: nobody expects its verdict
+            route = routes.get(name)
+            if spec.disabled or route is None:
+                cannot.append({"server": name, "reason": "disabled", "detail": "disabled in the configuration"})
+                continue
+            backend = self._backend(route.spec, route.key)
+            if backend is None:
+                cannot.append({"server": name, "reason": "missing",
+                               "detail": self._missing.get(route.key, "not installed")})
+            elif backend.state == State.FAILED:
+                cannot.append({"server": name, "reason": "failed", "detail": backend.failure or "failed"})
+            else:
+                backends.append(backend)
+        if not backends and not cannot:
+            cannot.append({"server": None, "reason": "no_server",
+                           "detail": f"no server of {language.name} reports diagnostics"})
+        return DiagnosticsCoverage(language.name, backends, cannot)
+
+    @staticmethod
+    def diagnostics_cross_files(backend: Backend) -> bool:
+        """Whether the backend's diagnostics of a file may change when another file changes: a pull server's
+        `interFileDependencies`, else its configuration (`cross_file_diagnostics`)."""
+        if backend.supports("textDocument/diagnostic"):
+            options = backend.registered_options("textDocument/diagnostic") or backend.capabilities.get(
+                "diagnosticProvider")
+            return isinstance(options, dict) and bool(options.get("interFileDependencies"))
+        return backend.spec.cross_file_diagnostics
+
     def backends_for_uri(self, uri: str, feature: str) -> list[Backend]:
         """The backends that may serve `feature` for a document, in precedence order."""
         document = self._documents.get(uri)
@@ -343,6 +400,7 @@ class Workspace:
         for backend in self.open_in(shared.uri):
             backend.change_document(shared, changes)
             self.reports.sent(backend.uid, shared.uri, shared.version)
+            self.reports.changed(backend.uid, shared.uri)
             self._schedule_pull(backend, shared.uri)
 
     def save(self, document: Document, params: dict[str, Any]) -> None:
@@ -351,6 +409,7 @@ class Workspace:
             return
         for backend in self.open_in(document.uri):
             backend.save_document(shared, params)
+            self.reports.changed(backend.uid, document.uri)
             self._schedule_pull(backend, document.uri)
 
     def close(self, session: ClientView, uri: str) -> None:
@@ -418,12 +477,13 @@ class Workspace:
             self.diagnostics.put(uri, Part(backend.uid, "push", backend.name), diagnostics, params.get("version"))
 
     def accept_asked_diagnostics(self, backend: Backend, uri: str, diagnostics: list[dict[str, Any]],
-                                 version: int) -> None:
-        """A server's verdict on `version` of a document, asked for by the hub (`diagnostics_via_tsserver`): it
-        replaces the server's pushed diagnostics and counts as its report on that version."""
+                                 version: int, asked_when: int) -> None:
+        """A server's verdict on `version` of a document, asked for by the hub (`diagnostics_via_tsserver`) at
+        `asked_when` (on the report tracker's clock): it replaces the server's pushed diagnostics and counts as its
+        report on that version, made then."""
         if not backend.spec.allows("diagnostics"):
             return
-        self.reports.reported(backend.uid, uri, version, asked=True)
+        self.reports.reported(backend.uid, uri, version, asked=True, when=asked_when)
         self.diagnostics.put(uri, Part(backend.uid, "push", backend.name), diagnostics, version)
 
     def _schedule_pull(self, backend: Backend, uri: str, delay: float | None = None) -> None:
@@ -440,6 +500,10 @@ class Workspace:
         self._pull_timers[key] = asyncio.get_running_loop().call_later(
             wait, lambda: self.spawn(self._pull(backend, uri))
         )
+
+    def pull_now(self, backend: Backend, uri: str) -> None:
+        """Pull `uri`'s diagnostics from `backend` at once (if it pulls): a report made from here on."""
+        self._schedule_pull(backend, uri, delay=0.0)
 
     async def refresh_pulled_diagnostics(self, backend: Backend) -> None:
         for uri in list(backend.open_documents):
@@ -460,6 +524,7 @@ class Workspace:
             params["previousResultId"] = self._pull_result_ids[key]
         document = self._documents.get(uri)
         pulled_version = document.version if document else None
+        pulled_when = self.reports.now()  # the report is about the workspace as it is now
         try:
             report = await backend.request("textDocument/diagnostic", params).future
         except ResponseFailure as exc:
@@ -472,7 +537,7 @@ class Workspace:
         if document is not self._documents.get(uri):
             return  # closed (and maybe opened again) meanwhile: this report is about a document that is gone
         if pulled_version is not None:
-            self.reports.reported(backend.uid, uri, pulled_version)
+            self.reports.reported(backend.uid, uri, pulled_version, when=pulled_when)
         if report.get("kind") == "full":
             self.diagnostics.put(uri, Part(backend.uid, "pull", backend.name), report.get("items") or [])
 

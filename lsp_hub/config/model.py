@@ -56,6 +56,10 @@ class ServerSpec:
     # publishes in parts (syntax first, the types later) and only what changed, so a change that leaves a clean
     # file clean is never reported and a first report may be the syntax alone.
     diagnostics_via_tsserver: bool = False
+    # Its diagnostics of one file may change when another file changes (a type checker; not a linter like ruff):
+    # after a change, lspHub.diagnostics of another file waits for a report of it made after that change. For
+    # a server that pulls, its diagnosticProvider's `interFileDependencies` decides instead.
+    cross_file_diagnostics: bool = False
     # How `lsp-hub doctor` asks for a version: `version_command` (default: `command`) run with `version_args`;
     # empty version_args means the server prints no version and is not asked.
     version_args: tuple[str, ...] = ("--version",)
