@@ -168,7 +168,12 @@ class VerifiedWriter:
         for plan in planned:
             if not plan.request.remove:
                 self._check_syntax(plan, refuse=check_syntax)
-        # 2. The dependents, and their diagnostics as they are (the servers still see the old texts).
+        # 2. The dependents, and their diagnostics as they are. The servers see the old texts first, so the new
+        # ones reach them as a change: a type checker re-checks a changed file's importers, not an opened one's.
+        for plan in planned:
+            if plan.old is not None and not plan.too_large and not plan.outcome.unchanged:
+                self.workspace.texts[str(plan.request.target)] = plan.old
+                self.workspace.open(plan.request.target)
         dependents = Dependents(self, [plan.request.target for plan in planned], deadline)
         dependents.before()
         # 3. The servers see the new texts; a formatting server may reformat them (in memory).
@@ -240,7 +245,7 @@ class VerifiedWriter:
         if plan.too_large:
             outcome.format_skipped_reason = "too_large"
             return
-        workspace.open(plan.request.target)
+        workspace.open(plan.request.target)  # a change from the old text when it is open, else an open
         if outcome.unchanged:
             outcome.format_skipped_reason = "unchanged"
         elif format_files:
@@ -700,8 +705,9 @@ class Dependents:
                 checked.append(shown)
             before_keys = {_key(diagnostic) for diagnostic in was.get("diagnostics", [])}
             after_keys = {_key(diagnostic) for diagnostic in now.get("diagnostics", [])}
-            new.extend(diagnostic for diagnostic in now.get("diagnostics", []) if _key(diagnostic) not in before_keys)
-            resolved.extend(diagnostic for diagnostic in was.get("diagnostics", [])
+            new.extend({**diagnostic, "path": shown} for diagnostic in now.get("diagnostics", [])
+                       if _key(diagnostic) not in before_keys)
+            resolved.extend({**diagnostic, "path": shown} for diagnostic in was.get("diagnostics", [])
                             if _key(diagnostic) not in after_keys)
         report = {"checked": checked, "new": new, "resolved": resolved, "pending": pending,
                   "complete": not pending and not not_checked and bool(after.get("complete")) and bool(
@@ -731,10 +737,13 @@ def dependents_text(report: dict[str, Any], quote: Quote) -> str:
     if new:
         files = {diagnostic["path"] for diagnostic in new}
         lines.append(f"[dependents] {len(new)} new issue(s) in {len(files)} other file(s):")
-        for diagnostic in new[:DEPENDENT_LINES]:
+        rank = {"error": 0, "warning": 1, "information": 2, "hint": 3}
+        ordered = sorted(new, key=lambda d: (rank.get(d.get("severity", "error"), 0), d["path"], d["line"]))
+        for diagnostic in ordered[:DEPENDENT_LINES]:
             message = " ".join(diagnostic["message"].split())
             source = f" [{diagnostic['source']}]" if diagnostic.get("source") else ""
-            lines.append(f"  {query._display(diagnostic['path'])}:{diagnostic['line']}:{diagnostic['column']} — "
+            severity = "" if diagnostic.get("severity", "error") == "error" else f"{diagnostic['severity']}: "
+            lines.append(f"  {diagnostic['path']}:{diagnostic['line']}:{diagnostic['column']} — {severity}"
                          f"{quote(message)}{source}")
         if len(new) > DEPENDENT_LINES:
             lines.append(f"  ... {len(new) - DEPENDENT_LINES} more")

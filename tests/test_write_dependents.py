@@ -1,0 +1,172 @@
+"""Verified writes against the real servers, through `lsp-hub mcp` and the MCP SDK's client: what an edit broke in
+the files that depend on it, multi-file edits that land whole or not at all, undo, and two agents on one file."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import find_required_binary
+from tests.mcp_client import McpClient
+
+pytestmark = pytest.mark.real_server
+
+LIB_PY = "def price(amount: int) -> int:\n    return amount * 2\n"
+ONE_PY = "from shop.lib import price\n\n\ndef one() -> int:\n    return price(1)\n"
+TWO_PY = "from shop import lib\n\n\ndef two() -> int:\n    return lib.price(2)\n"
+# Broken before any write: its error is not the write's doing, so never reported as new.
+THREE_PY = "from shop.lib import price\n\n\ndef three() -> int:\n    return price(3)\n\n\nbad: int = \"x\"\n"
+OTHER_PY = "def other() -> int:\n    return 0\n"
+
+LIB_TS = "export function price(amount: number): number {\n  return amount * 2;\n}\n"
+ONE_TS = "import { price } from \"./lib\";\n\nexport function one(): number {\n  return price(1);\n}\n"
+TWO_TS = "import * as lib from \"./lib\";\n\nexport function two(): number {\n  return lib.price(2);\n}\n"
+
+
+def _env(home: Path) -> dict[str, str]:
+    return {"XDG_CONFIG_HOME": str(home / "cfg"), "XDG_CACHE_HOME": str(home / "cache"),
+            "XDG_RUNTIME_DIR": str(home / "run")}
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("dependents") / "project"
+    (root / "shop").mkdir(parents=True)
+    (root / "pyproject.toml").write_text("[project]\nname = \"shop\"\nversion = \"0\"\n")
+    (root / ".git").mkdir()
+    for name, text in (("__init__.py", ""), ("lib.py", LIB_PY), ("one.py", ONE_PY), ("two.py", TWO_PY),
+                       ("three.py", THREE_PY), ("other.py", OTHER_PY)):
+        (root / "shop" / name).write_text(text)
+    web = root / "web"
+    web.mkdir()
+    (web / "tsconfig.json").write_text(json.dumps({"compilerOptions": {"strict": True, "target": "es2020",
+                                                                       "module": "commonjs"}}))
+    for name, text in (("lib.ts", LIB_TS), ("one.ts", ONE_TS), ("two.ts", TWO_TS)):
+        (web / name).write_text(text)
+    return root
+
+
+@pytest.fixture(scope="module")
+def mcp(project: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[McpClient]:
+    for binary in ("basedpyright-langserver", "ruff", "typescript-language-server"):
+        find_required_binary(binary)
+    home = tmp_path_factory.mktemp("home")
+    (home / "run").mkdir(mode=0o700)
+    client = McpClient("--no-daemon", "--root", str(project), "--timeout", "60", env=_env(home))
+    yield client
+    client.close()
+
+
+def _new_paths(answer: Any) -> list[str]:
+    return sorted({diagnostic["path"] for diagnostic in answer.structured_content["dependents"]["new"]})
+
+
+def test_a_signature_change_is_answered_with_what_it_broke_in_other_files_and_the_fix_with_it_resolved(
+        mcp: McpClient, project: Path) -> None:
+    changed = mcp.call("edit_file", {"path": "shop/lib.py", "old_text": "def price(amount: int)",
+                                     "new_text": "def price(amount: int, rate: int)"})
+    assert not changed.is_error, changed.content[0].text
+    dependents = changed.structured_content["dependents"]
+    assert {"shop/one.py", "shop/two.py", "shop/three.py"} <= set(dependents["checked"])
+    assert "shop/other.py" not in dependents["checked"]  # it neither imports lib nor uses price
+    assert _new_paths(changed) == ["shop/one.py", "shop/three.py", "shop/two.py"]
+    assert all(d["source"] == "basedpyright" for d in dependents["new"])
+    assert not any("bad" in d["message"] or d["line"] == 8 for d in dependents["new"])  # three.py's old error
+    text = changed.content[0].text
+    errors = [d for d in dependents["new"] if d["severity"] == "error"]
+    assert sorted(d["path"] for d in errors) == ["shop/one.py", "shop/three.py", "shop/two.py"]
+    assert all('Argument missing for parameter "rate"' in d["message"] for d in errors)
+    assert f"[dependents] {len(dependents['new'])} new issue(s) in 3 other file(s):" in text
+    assert 'shop/one.py:5:12 — Argument missing for parameter "rate" [basedpyright]' in text
+
+    fixed = mcp.call("edit_file", {"path": "shop/lib.py", "old_text": "def price(amount: int, rate: int)",
+                                   "new_text": "def price(amount: int)"})
+    assert not fixed.is_error, fixed.content[0].text
+    assert fixed.structured_content["dependents"]["new"] == []
+    resolved = fixed.structured_content["dependents"]["resolved"]
+    assert len(resolved) == len(dependents["new"])
+    assert f"[dependents] {len(resolved)} issue(s) resolved in other files" in fixed.content[0].text
+
+
+def test_typescript_dependents_are_checked_by_typescript_language_server(mcp: McpClient) -> None:
+    changed = mcp.call("edit_file", {"path": "web/lib.ts", "old_text": "price(amount: number)",
+                                     "new_text": "price(amount: number, rate: number)"})
+    assert not changed.is_error, changed.content[0].text
+    assert _new_paths(changed) == ["web/one.ts", "web/two.ts"]
+    fixed = mcp.call("edit_file", {"path": "web/lib.ts", "old_text": "price(amount: number, rate: number)",
+                                   "new_text": "price(amount: number)"})
+    assert not fixed.is_error and fixed.structured_content["dependents"]["new"] == []
+    assert len(fixed.structured_content["dependents"]["resolved"]) == len(changed.structured_content["dependents"][
+        "new"])
+
+
+def test_apply_edits_writes_all_or_nothing_and_undo_takes_writes_back(mcp: McpClient, project: Path) -> None:
+    one, other = project / "shop" / "one.py", project / "shop" / "other.py"
+    before = {path: path.read_bytes() for path in (one, other)}
+    refused = mcp.call("apply_edits", {"edits": [
+        {"path": "shop/other.py", "old_text": "return 0", "new_text": "return 10"},
+        {"path": "shop/one.py", "old_text": "return price(1)", "new_text": "return price(1"}]})
+    assert refused.is_error and "shop/one.py would have a syntax error" in refused.content[0].text
+    assert {path: path.read_bytes() for path in before} == before  # neither file written
+
+    applied = mcp.call("apply_edits", {"edits": [
+        {"path": "shop/other.py", "old_text": "return 0", "new_text": "return 10"},
+        {"path": "shop/new.py", "content": "NEW = 1\n"},
+        {"path": "shop/one.py", "old_text": "return price(1)", "new_text": "return price(11)"}]})
+    assert not applied.is_error, applied.content[0].text
+    data = applied.structured_content
+    assert data["written"] is True and [item["path"].rsplit("/", 1)[-1] for item in data["files"]] == [
+        "other.py", "new.py", "one.py"]
+    assert "return 10" in other.read_text() and "price(11)" in one.read_text()
+
+    undone = mcp.call("undo", {})
+    assert not undone.is_error, undone.content[0].text
+    assert {path: path.read_bytes() for path in before} == before
+    assert not (project / "shop" / "new.py").exists()  # the write created it: undo removes it
+    assert sorted(undone.structured_content["undone"]) == ["shop/new.py", "shop/one.py", "shop/other.py"]
+
+    mcp.call("edit_file", {"path": "shop/other.py", "old_text": "return 0", "new_text": "return 5"})
+    other.write_text(other.read_text() + "# the user's own line\n")  # changed since that write
+    refused_undo = mcp.call("undo", {})
+    assert refused_undo.is_error and "shop/other.py changed since that write" in refused_undo.content[0].text
+    assert other.read_text().endswith("# the user's own line\n")
+    other.write_bytes(before[other])
+
+
+def test_two_agents_editing_one_file_at_once_lose_nothing(project: Path,
+                                                          tmp_path_factory: pytest.TempPathFactory) -> None:
+    target = project / "shop" / "many.py"
+    target.write_text("".join(f"def a{index}() -> int:\n    return 0\n\n\ndef b{index}() -> int:\n    return 0\n\n\n"
+                              for index in range(20)))
+    home = tmp_path_factory.mktemp("agents")
+    (home / "run").mkdir(mode=0o700)
+    agents = [McpClient("--no-daemon", "--root", str(project), "--timeout", "60", env=_env(home))
+              for _ in range(2)]
+    failures: list[str] = []
+
+    def edit(agent: McpClient, name: str) -> None:
+        for index in range(20):
+            answer = agent.call("edit_file", {"path": "shop/many.py",
+                                              "old_text": f"def {name}{index}() -> int:\n    return 0",
+                                              "new_text": f"def {name}{index}() -> int:\n    return 1"})
+            if answer.is_error:
+                failures.append(answer.content[0].text)
+
+    try:
+        threads = [threading.Thread(target=edit, args=(agent, name)) for agent, name in zip(agents, "ab",
+                                                                                            strict=True)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(300)
+    finally:
+        for agent in agents:
+            agent.close()
+    assert failures == []
+    text = target.read_text()
+    assert text.count("return 1") == 40 and "return 0" not in text
