@@ -172,7 +172,7 @@ class AgentTools:
     # ============================================================================================ lsp
     def lsp(self, action: str, *, file: str | None = None, line: int | None = None, column: int | None = None,
             symbol: str | None = None, query_text: str | None = None, new_name: str | None = None,
-            apply: bool | int | None = None, limit: int = DEFAULT_LIMIT) -> ToolAnswer:
+            apply: bool | int | str | None = None, limit: int = DEFAULT_LIMIT) -> ToolAnswer:
         if action not in LSP_ACTIONS:
             raise ToolFailure(f"unknown action {action!r}; one of: {', '.join(LSP_ACTIONS)}")
         name = action.replace("_", "-")
@@ -189,8 +189,10 @@ class AgentTools:
         if apply not in (None, False):
             if name not in ("rename", "format", "code-actions"):
                 raise ToolFailure("apply goes with rename, format and code_actions only")
-            if name == "code-actions" and (apply is True or not isinstance(apply, int)):
-                raise ToolFailure("code_actions: apply takes the number of the action to apply (1-based)")
+            if name == "code-actions" and (apply is True or not isinstance(apply, int | str)):
+                raise ToolFailure("code_actions: apply takes the number (1-based) or the title of the action")
+            if name != "code-actions" and apply is not True:
+                raise ToolFailure(f"{action}: apply takes true")
             options.apply = apply
         if name == "rename" and not new_name:
             raise ToolFailure("rename needs new_name")

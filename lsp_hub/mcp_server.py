@@ -167,9 +167,9 @@ def build_server(tools: Tools) -> MCPServer:
                   line: Line = None, column: Column = None, symbol: Symbol = None,
                   query: Annotated[str | None, Field(description="symbols: search the workspace for this")] = None,
                   new_name: Annotated[str | None, Field(description="rename: the new name")] = None,
-                  apply: Annotated[bool | int | None, Field(
-                      description="rename/format: true writes the change; code_actions: the number of the "
-                                  "action to apply")] = None,
+                  apply: Annotated[bool | int | str | None, Field(
+                      description="rename/format: true writes the change; code_actions: the number or the title "
+                                  "of the action to apply")] = None,
                   limit: Limit = 50, ctx: Context | None = None) -> CallToolResult:
         """Code intelligence from the project's language servers: definition, references, hover, symbols, rename,
         code actions, format, call hierarchy, diagnostics. Give file+line+column (1-based) or symbol."""

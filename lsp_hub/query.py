@@ -942,14 +942,29 @@ def _code_actions(workspace: Workspace, target: Target, uri: str, options: argpa
     applied: Any = False
     diff = ""
     if options.apply is not None:
-        if not 1 <= options.apply <= len(result):
-            raise QueryError(f"lsp-hub query code-actions: --apply takes 1 to {len(result)}, not {options.apply}")
-        diff = _apply_action(workspace, result[options.apply - 1])
-        applied = options.apply
+        number = _action_number(actions, options.apply)
+        diff = _apply_action(workspace, result[number - 1])
+        applied = number
     lines = [f"{number}. {action['title']}" + (f"  ({action['kind']}, {action['server']})" if action["kind"] else "")
              for number, action in enumerate(actions, 1)]
     return Answer({"actions": actions, "applied": applied, **({"diff": diff} if applied else {})},
                   "\n".join(lines) + (f"\n{diff}" if diff else ""), not actions)
+
+
+def _action_number(actions: list[dict[str, Any]], choice: int | str) -> int:
+    """The 1-based number of the action chosen by number or by title (exact, else the one title containing it)."""
+    if isinstance(choice, int):
+        if not 1 <= choice <= len(actions):
+            raise QueryError(f"lsp-hub query code-actions: --apply takes 1 to {len(actions)}, not {choice}")
+        return choice
+    exact = [number for number, action in enumerate(actions, 1) if action["title"] == choice]
+    near = [number for number, action in enumerate(actions, 1) if choice.lower() in action["title"].lower()]
+    chosen = exact or near
+    if len(chosen) != 1:
+        titles = "; ".join(action["title"] for action in actions) or "none"
+        raise QueryError(f"lsp-hub query code-actions: {'no' if not chosen else 'more than one'} action is titled "
+                         f"{choice!r} (the actions: {titles})")
+    return chosen[0]
 
 
 def _origin(item: dict[str, Any], servers: dict[int, str]) -> str:
@@ -1179,7 +1194,7 @@ def _parser() -> _UsageParser:
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_SECONDS, help="seconds per request")
     parser.add_argument("--limit", type=int, default=DEFAULT_LIMIT, help="lines of text output (default 50)")
     parser.add_argument("--apply", nargs="?", const=True, default=None,
-                        help="rename, format: write the files; code-actions --apply N: apply action N")
+                        help="rename, format: write the files; code-actions --apply N|TITLE: apply that action")
     parser.add_argument("--query", help="symbols: search the workspace")
     parser.add_argument("--text-file", help="diagnostics: check this text as FILE's new content")
     parser.add_argument("--budget", type=int, default=1024, help="repomap: token budget")
@@ -1195,7 +1210,12 @@ def _parser() -> _UsageParser:
 def _normalize(options: argparse.Namespace) -> None:
     """Spread the positional operands over what each action takes."""
     operands: list[str] = list(options.operands)
-    if isinstance(options.apply, str) and not (options.action == "code-actions" and options.apply.isdigit()):
+    if options.action == "code-actions" and isinstance(options.apply, str) and not options.apply.isdigit() and \
+            not _looks_like_location(options.apply):
+        options.apply = options.apply.strip()  # a title
+        if not options.apply:
+            raise QueryError("lsp-hub query code-actions: --apply takes a number or a title")
+    elif isinstance(options.apply, str) and not (options.action == "code-actions" and options.apply.isdigit()):
         # `format --apply FILE`: argparse took the operand as the option's value.
         operands.append(options.apply)
         options.apply = True
@@ -1216,14 +1236,23 @@ def _normalize(options: argparse.Namespace) -> None:
         raise QueryError(f"lsp-hub query {options.action}: unexpected {' '.join(operands)}")
     if options.action == "code-actions" and options.apply is not None:
         if options.apply is True:
-            raise QueryError("lsp-hub query code-actions: --apply takes the number of an action")
-        options.apply = int(options.apply)
+            raise QueryError("lsp-hub query code-actions: --apply takes the number or the title of an action")
+        if isinstance(options.apply, str) and options.apply.isdigit():
+            options.apply = int(options.apply)
     if options.action == "apply" and not options.edits:
         raise QueryError("lsp-hub query apply: give --edits FILE.json")
     if options.apply is not None and options.action not in ("rename", "format", "code-actions"):
         raise QueryError(f"lsp-hub query {options.action}: --apply only goes with rename, format, code-actions")
     if options.timeout <= 0 or options.limit < 1:
         raise QueryError("lsp-hub query: --timeout and --limit must be positive")
+
+
+def _looks_like_location(text: str) -> bool:
+    try:
+        parse_location(text)
+    except QueryError:
+        return False
+    return True
 
 
 def _root(options: argparse.Namespace) -> Path:
