@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from lsp_hub.config import resolve
 from lsp_hub.index.syntax import check_syntax
 from lsp_hub.index.syntax_checkers import (
     CPYTHON_CHECKER,
@@ -145,6 +146,7 @@ def test_no_node_or_no_typescript_falls_back_to_tree_sitter(tmp_path: Path, monk
     node = find_required_binary("node")
     workspace = tmp_path / "workspace"
     workspace.mkdir()
+    monkeypatch.setattr(resolve, "hub_tool_directories", lambda: ())  # only PATH: no TypeScript of lsp-hub's own
     monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
     no_node = syntax_checkers_for(workspace, trusted=False)
     assert no_node.typescript is None and "node not found" in no_node.typescript_missing
