@@ -8,6 +8,11 @@ the size of the `lsp` tool's answers beside the raw LSP JSON of the same answers
   call, as the client sees it, is a verified write: the text on disk and every server's verdict on it. One round
   first is not counted (the hub and its servers start). Beside it: what an agent does today, write the file and
   sleep a fixed 3 s (stated, not slept: bench/agent_latency.py measures what such a sleep finds).
+- dependents: a signature change used from two other files (`app/sig_lib.py`'s `rate`, called in `app/sig_a.py` and
+  `app/sig_b.py`), then its revert, as `edit_file` calls: in one MCP session with the dependents checked (the
+  default), and in another with `[hub] dependents_limit = 0`, alternating, where the agent then asks
+  `lsp diagnostics` of each dependent itself. Each broken write must name both dependents' new errors; each
+  revert, none.
 - answer size: the `lsp` tool's text answers (what a model reads) for hover, references and diagnostics, in
   tokens (characters / 4), beside the raw LSP JSON results of the same questions (textDocument/hover,
   textDocument/references, the lspHub.diagnostics command), asked of a hub of its own over stdio (`HubClient`).
@@ -16,7 +21,7 @@ Everything runs in a temporary directory (removed on the way out, Ctrl-C and err
 server's and the hub's language servers found on PATH with this checkout's .venv/bin and .tools/npm first, as
 scripts/env.sh puts them. About 20 s on 2 cores; no new round starts after --max-seconds (90).
 
-    python bench/agent_loop.py [--rounds 20] [--max-seconds 90]
+    python bench/agent_loop.py [--rounds 20] [--max-seconds 90] [--dependent-rounds 10]
 """
 
 from __future__ import annotations
@@ -115,7 +120,7 @@ def fixed_problem(result: Any) -> str | None:
         return problem
     data = result.structured_content or {}
     text = result.content[0].text if result.content else ""
-    if data.get("diagnostics") or not text.endswith("\nno issues"):
+    if data.get("diagnostics") or "\nno issues" not in text:
         return f"{len(data.get('diagnostics') or [])} diagnostics left"
     return None
 
@@ -224,6 +229,95 @@ def report_loop(loop: Loop, phases: dict[str, float]) -> None:
          f"it, and bench/agent_latency.py shows how often a {SLEEP_SECONDS:g} s sleep finds both servers' findings.")
 
 
+# ============================================================================================= dependents
+SIG_LIB = "def rate(amount: int) -> int:\n    return amount * 2\n"
+SIG_USERS = {"app/sig_a.py": "from app.sig_lib import rate\n\n\ndef a() -> int:\n    return rate(1)\n",
+             "app/sig_b.py": "from app import sig_lib\n\n\ndef b() -> int:\n    return sig_lib.rate(2)\n"}
+SIG_OLD, SIG_NEW = "def rate(amount: int)", "def rate(amount: int, factor: int)"
+
+
+@dataclass
+class DependentTimes:
+    with_dependents: list[float] = field(default_factory=list)  # the write, dependents checked in it
+    without: list[float] = field(default_factory=list)  # the write alone ([hub] dependents_limit = 0)
+    follow_up: list[float] = field(default_factory=list)  # the write alone plus `lsp diagnostics` per dependent
+    failures: list[str] = field(default_factory=list)
+
+
+async def dependents_rounds(world: World, rounds: int, deadline: float) -> DependentTimes:
+    """Signature change and revert, alternating a session that checks dependents with one that does not."""
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    (world.sample / "app" / "sig_lib.py").write_text(SIG_LIB)
+    for name, text in SIG_USERS.items():
+        (world.sample / name).write_text(text)
+    off = world.directory / "no-dependents.toml"
+    off.write_text("[hub]\ndependents_limit = 0\n")
+    times = DependentTimes()
+    base = ["-m", "lsp_hub", "mcp", "--no-daemon", "--root", str(world.sample)]
+    params = [StdioServerParameters(command=sys.executable, args=base, env=world.env, cwd=str(world.sample)),
+              StdioServerParameters(command=sys.executable, args=[*base, "--config", str(off)], env=world.env,
+                                    cwd=str(world.sample))]
+    with (world.directory / "dependents-stderr.log").open("w") as errlog:
+        async with (stdio_client(params[0], errlog=errlog) as (read_a, write_a),
+                    ClientSession(read_a, write_a, read_timeout_seconds=REQUEST_TIMEOUT) as checking,
+                    stdio_client(params[1], errlog=errlog) as (read_b, write_b),
+                    ClientSession(read_b, write_b, read_timeout_seconds=REQUEST_TIMEOUT) as plain):
+            await checking.initialize()
+            await plain.initialize()
+            for number in range(rounds + 1):  # the first pair warms both sessions up and is not counted
+                if time.monotonic() > deadline:
+                    print(f"  (time bound reached: stopped after {number - 1} rounds)")
+                    break
+                counted = number > 0
+                for session, checks in ((checking, True), (plain, False)) if number % 2 else ((plain, False),
+                                                                                             (checking, True)):
+                    for old, new, broken in ((SIG_OLD, SIG_NEW, True), (SIG_NEW, SIG_OLD, False)):
+                        seconds, result = await timed_call(session, "edit_file", {
+                            "path": "app/sig_lib.py", "old_text": old, "new_text": new})
+                        problem = None if not result.is_error else result.content[0].text
+                        if checks and problem is None:
+                            found = sorted({d["path"] for d in (result.structured_content or {}).get(
+                                "dependents", {}).get("new", []) if d.get("severity") == "error"})
+                            if found != (sorted(SIG_USERS) if broken else []):
+                                problem = f"dependents' new errors {found}"
+                        follow = 0.0
+                        if not checks and problem is None:
+                            for name in SIG_USERS:
+                                asked, answer = await timed_call(session, "lsp", {"action": "diagnostics",
+                                                                                  "file": name})
+                                follow += asked
+                                errors = [d for d in (answer.structured_content or {}).get("diagnostics", [])
+                                          if d.get("severity") == "error"]
+                                if bool(errors) != broken:
+                                    problem = f"{name}: {len(errors)} errors after {'change' if broken else 'revert'}"
+                        if problem is not None:
+                            times.failures.append(f"{'checking' if checks else 'plain'} "
+                                                  f"{'change' if broken else 'revert'}: {problem[:300]}")
+                            print(f"  NOT VERIFIED: {times.failures[-1]}")
+                        elif counted and checks:
+                            times.with_dependents.append(seconds)
+                        elif counted:
+                            times.without.append(seconds)
+                            times.follow_up.append(seconds + follow)
+    return times
+
+
+def report_dependents(times: DependentTimes) -> None:
+    row("", "with dependents", "write alone", "alone + 2 asks")
+    columns = (times.with_dependents, times.without, times.follow_up)
+    for label, fraction in (("median", None), ("p95", 0.95)):
+        row(label, *(ms(statistics.median(values) if fraction is None else percentile(values, fraction))
+                     if values else "-" for values in columns))
+    row("writes", *(str(len(values)) for values in columns))
+    if times.with_dependents and times.without:
+        added = statistics.median(times.with_dependents) - statistics.median(times.without)
+        note(f"Dependents add {ms(added)} at the median to a verified edit_file (target: at most 1.5 s); the agent "
+             "that checks them itself pays the last column, and learns of the broken callers only if it knows "
+             "which files to ask about. Each change must name both dependents' new errors, each revert none.")
+
+
 # ============================================================================================= raw LSP
 async def raw_answers(world: World) -> dict[str, Any]:
     """The JSON-RPC results of the same three questions, from a hub of its own over stdio."""
@@ -315,8 +409,15 @@ async def run(world: World, options: argparse.Namespace) -> int:
           "(a type error and an unused variable) then edit_file (the fix), each answer checked")
     loop, answers, phases = await mcp_session(world, options.rounds, time.monotonic() + options.max_seconds)
     report_loop(loop, phases)
+    print("dependents: a signature change used from two other files and its revert (edit_file), checked by the "
+          "write or asked after it")
+    times = await dependents_rounds(world, options.dependent_rounds, time.monotonic() + options.max_seconds)
+    report_dependents(times)
     print("answer size: the MCP lsp tool's text beside the raw LSP JSON of the same answer")
     report_sizes(answers, await raw_answers(world))
+    if times.failures:
+        print(f"agent_loop: {len(times.failures)} dependents writes were not verified (see above)")
+        return 1
     if loop.failures or not loop.rounds:
         print(f"agent_loop: {len(loop.failures)} of {2 * loop.rounds} writes were not verified (see above)")
         return 1
@@ -329,6 +430,8 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=20, help="counted write/fix rounds (default 20)")
     parser.add_argument("--max-seconds", type=float, default=90,
                         help="start no new round after this long (default 90)")
+    parser.add_argument("--dependent-rounds", type=int, default=10,
+                        help="counted signature change/revert rounds per session (default 10)")
     options = parser.parse_args()
     world = World(deadline=math.inf)
     try:
