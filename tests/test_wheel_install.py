@@ -54,7 +54,7 @@ def _pip(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str
 
 def _wheelhouse(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
     """A directory of wheels kept between runs (pytest's cache), so that only the first run downloads."""
-    cache = request.config.cache
+    cache = getattr(request.config, "cache", None)  # absent under -p no:cacheprovider
     return cache.mkdir("lsp-hub-wheelhouse") if cache is not None else tmp_path / "wheelhouse"
 
 
