@@ -256,10 +256,8 @@ class AgentTools:
     def _diagnostics_text(self, report: dict[str, Any], limit: int = DEFAULT_LIMIT) -> str:
         if report.get("error"):
             return f"diagnostics not checked: {report['error']}"
-        text = query.diagnostics_text(report["diagnostics"], limit, self.quote) or "no issues"
-        if not report.get("complete", True):
-            text += f"\n(incomplete: no report from {', '.join(report.get('pending') or [])} in time)"
-        return text
+        # "no issues" only when a server checked; otherwise who could not, and why.
+        return query.diagnostics_answer_text(report, limit, self.quote)
 
     def _check_changes(self, workspace: query.Workspace, changes: list[query.Change], written: list[str]) -> None:
         """Before a rename, format or code action lands: every new text must parse."""
@@ -274,19 +272,15 @@ class AgentTools:
                         deadline: float | None = None) -> dict[str, Any]:
         """Every server's diagnostics of `paths`, waited for by the hub until shortly before this call's own
         deadline: the hub answers `complete: false` with what is pending rather than this side timing out."""
-        diagnostics: list[dict[str, Any]] = []
-        pending: set[str] = set()
-        complete = True
+        summary = query.DiagnosticsSummary()  # with who checked (checkedBy) and who could not (notChecked)
         for path in paths:
             remaining = (deadline if deadline is not None else time.monotonic() + self.timeout) - time.monotonic()
             wait = max(MIN_DIAGNOSTICS_WAIT_SECONDS, remaining - min(DIAGNOSTICS_MARGIN_SECONDS, remaining / 4))
             report = self._command(workspace, "lspHub.diagnostics", {
                 "uri": workspace.open(Path(path)), "timeoutMs": int(wait * 1000)},
                 timeout=wait + DIAGNOSTICS_MARGIN_SECONDS) or {}
-            diagnostics.extend(query.diagnostics_json(workspace, path, report.get("diagnostics") or []))
-            complete = complete and bool(report.get("complete"))
-            pending.update(report.get("pending") or [])
-        return {"diagnostics": diagnostics, "complete": complete, "pending": sorted(pending)}
+            summary.add(workspace, path, report)
+        return summary.as_json()
 
     # ============================================================================================ the index
     def repo_map(self, focus_files: list[str] | None = None, mentioned: list[str] | None = None,
