@@ -156,3 +156,17 @@ def test_mcp_diagnostics_and_writes_say_not_checked(project: Project) -> None:
     written = tools.write_file("new.alpha", "bad again\n")
     assert written.data["written"] is True and written.data["complete"] is False
     assert "no issues" not in written.text and "fakeA is not installed" in written.text, written.text
+
+
+def test_a_clean_clone_without_the_servers_on_path_is_not_checked(tmp_path: Path) -> None:
+    """Issue #21: the sample's broken file, the built-in configuration, no server on PATH: exit 2, not `no issues`."""
+    from tests.conftest import copy_sample
+
+    sample = copy_sample(tmp_path / "sample")
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "PATH": "/usr/bin:/bin",
+           "XDG_CONFIG_HOME": str(tmp_path / "cfg"), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    done = subprocess.run([sys.executable, "-m", "lsp_hub", "query", "diagnostics", "app/broken.py", "--no-daemon"],
+                          cwd=sample, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, done
+    assert "no issues" not in done.stdout
+    assert "no python server ran — basedpyright is not installed; ruff is not installed" in done.stderr, done.stderr
