@@ -1162,6 +1162,7 @@ def _diagnostics(workspace: Workspace, options: argparse.Namespace) -> Answer:
         text_out += f"\n(not checked: {too_large} file(s) over {MAX_CHECKED_FILE_BYTES // 1024} KB)"
     if not paths:
         text_out = "not checked: no file here is of a language a server serves"
+        data["complete"] = False
     # The linters' convention: 1 issues found, 2 a file no server checked (said on stderr), 0 checked and clean.
     nobody = data["uncheckedFiles"]
     warning = "; ".join(coverage_notes({"uncheckedFiles": nobody})) if nobody else None if paths else text_out

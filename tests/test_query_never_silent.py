@@ -120,6 +120,10 @@ def test_a_directory_is_checked_file_by_file(project: Project) -> None:
     assert answer["files"] == 2 and answer["complete"] is False and answer["skippedFiles"]["limit"] == 1
     code, out, err = project.ask("diagnostics", str(project.root / "src"), "--limit", "2")
     assert "1 more file(s) past --limit 2" in out, out
+    # A directory with nothing a server serves is not a clean one.
+    project.file("docs/readme.txt", "bad\n")
+    code, out, err = project.ask("diagnostics", str(project.root / "docs"), "--json")
+    assert code == 2 and json.loads(out)["complete"] is False and "no file here" in err, (code, out, err)
 
 
 def test_a_directory_with_a_missing_server_says_so(project: Project) -> None:
