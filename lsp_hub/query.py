@@ -1088,7 +1088,8 @@ def coverage_notes(data: dict[str, Any], limit: int = DEFAULT_LIMIT) -> list[str
         if entry.get("reason") in ("timeout", "starting"):
             late.append(entry["server"])
         else:
-            notes.append(f"(not checked by {not_checked_phrase(entry)})")
+            predicate = not_checked_phrase(entry).removeprefix(f"{entry['server']} ")
+            notes.append(f"(not checked by {entry['server']}: it {predicate})")
     pending = sorted(set(late) | set(data.get("pending") or []))
     if pending:
         notes.append(f"(incomplete: no report from {', '.join(pending)} in time)")

@@ -92,7 +92,7 @@ def test_exit_codes_follow_the_linters(project: Project) -> None:
     clean, broken = project.file("clean.alpha", "fine\n"), project.file("broken.alpha", "bad\n")
     code, out, err = project.ask("diagnostics", str(clean))
     assert code == 0 and out.splitlines()[0] == "no issues", (code, out, err)
-    assert "(not checked by fakeB is not installed)" in out  # a server that could not check is named, still
+    assert "(not checked by fakeB: it is not installed)" in out  # a server that could not check is named, still
     code, out, err = project.ask("diagnostics", str(broken))
     assert code == 1 and "bad here" in out and err == "", (code, out, err)
     code, out, err = project.ask("diagnostics", str(project.file("notes.zeta", "bad\n")))
