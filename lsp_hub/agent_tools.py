@@ -236,10 +236,8 @@ class AgentTools:
     def _diagnostics_text(self, report: dict[str, Any], limit: int = DEFAULT_LIMIT) -> str:
         if report.get("error"):
             return f"diagnostics not checked: {report['error']}"
-        text = query.diagnostics_text(report["diagnostics"], limit, self.quote) or "no issues"
-        if not report.get("complete", True):
-            text += f"\n(incomplete: no report from {', '.join(report.get('pending') or [])} in time)"
-        return text
+        # "no issues" only when a server checked; otherwise who could not, and why.
+        return query.diagnostics_answer_text(report, limit, self.quote)
 
     # ============================================================================================ the index
     def repo_map(self, focus_files: list[str] | None = None, mentioned: list[str] | None = None,

@@ -9,8 +9,9 @@ it talks to is, in order: `--socket PATH` (or $LSP_HUB_SOCKET), else `--no-daemo
 process over pipes, for this one query), else `connect_default()`, which the daemon's `ensure_daemon()` replaces.
 
 Positions are 1-based lines and 1-based columns in characters here, 0-based UTF-16 in LSP; both ways are converted
-with the file's text. Exit codes: 0 an answer, 1 an empty answer, 2 bad input or an ambiguous symbol, 3 the hub or a
-server failed.
+with the file's text. Exit codes (EXIT_CODES, shown by `query --help`): 0 an answer, 1 an empty answer, 2 bad input
+or an ambiguous symbol, 3 the hub or a server failed; `diagnostics` follows the linters: 0 checked and clean, 1
+issues, 2 not checked by any server.
 """
 
 from __future__ import annotations
@@ -370,15 +371,15 @@ class Workspace:
             self._files = ConfinedRoot(self.root)
         return self._files
 
-    def resolve(self, name: str) -> Path:
-        """An existing file inside the root, symbolic links resolved; else one clear error. (The shell expands a
-        `~` it means; here it is a character of the name.)"""
+    def resolve(self, name: str, *, directories: bool = False) -> Path:
+        """An existing file (or with `directories`, a directory) inside the root, symbolic links resolved; else one
+        clear error. (The shell expands a `~` it means; here it is a character of the name.)"""
         path = Path(name)
         path = (Path.cwd() / path) if not path.is_absolute() else path
         if not path.exists():
             raise QueryError(f"lsp-hub query: {name}: no such file")
         real = path.resolve()
-        if not real.is_file():
+        if not real.is_file() and not (directories and real.is_dir()):
             raise QueryError(f"lsp-hub query: {name}: not a file")
         if real != self.root and self.root not in real.parents:
             raise QueryError(f"lsp-hub query: {name} is outside the workspace root {self.root} (see --root)")
@@ -620,6 +621,8 @@ class Answer:
     data: dict[str, Any]
     text: str
     empty: bool = False
+    exit_code: int | None = None  # instead of empty/answer (diagnostics: the linters' convention)
+    warning: str | None = None  # one line for stderr, even with --json
 
 
 def _display(path: str | Path) -> str:
@@ -1026,14 +1029,146 @@ def _calls(workspace: Workspace, action: str, where: dict[str, Any], limit: int)
     return Answer({"calls": calls}, "\n".join(_capped(lines, limit)), not calls)
 
 
+# A directory's files: these directories are not entered (as the index's walk: dependencies, virtual environments,
+# build output, caches, version control), nor any hidden one; larger files are passed over.
+SKIPPED_DIRECTORIES = frozenset((
+    "node_modules", "bower_components", "jspm_packages", ".venv", "venv", ".env", "virtualenv", ".tox", ".nox",
+    "site-packages", "dist", "build", "out", "target", "vendor", "obj", "__pycache__", "coverage", "htmlcov"))
+MAX_CHECKED_FILE_BYTES = 1_048_576
+DIAGNOSTICS_BATCH = 50  # files opened and waited for together (`lspHub.diagnostics {uris}` takes at most 200)
+NOT_CHECKED_WORDS = {"missing": "is not installed", "disabled": "is disabled", "failed": "failed",
+                     "starting": "was still starting", "timeout": "sent no report in time"}
+
+
+def files_under(directory: Path, served: Callable[[Path], bool]) -> tuple[list[Path], int]:
+    """The files under `directory` that `served` accepts, sorted, and how many were passed over for their size.
+    Symbolic links to directories are not followed (no loops, nothing outside)."""
+    found: list[Path] = []
+    too_large = 0
+    stack = [directory]
+    while stack:
+        current = stack.pop()
+        try:
+            entries = list(os.scandir(current))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if not entry.name.startswith(".") and entry.name not in SKIPPED_DIRECTORIES:
+                        stack.append(Path(entry.path))
+                elif entry.is_file() and served(Path(entry.path)):
+                    if entry.stat().st_size > MAX_CHECKED_FILE_BYTES:
+                        too_large += 1
+                    else:
+                        found.append(Path(entry.path))
+            except OSError:
+                continue
+    return sorted(found), too_large
+
+
+def not_checked_phrase(entry: dict[str, Any]) -> str:
+    """Why one server did not check, in words ("basedpyright is not installed")."""
+    if entry.get("server") is None:
+        return str(entry.get("detail") or "no language server serves it")
+    phrase = f"{entry['server']} {NOT_CHECKED_WORDS.get(entry.get('reason', ''), entry.get('reason', ''))}"
+    return phrase + (f" ({entry['detail']})" if entry.get("reason") == "failed" and entry.get("detail") else "")
+
+
+@dataclass
+class DiagnosticsSummary:
+    """Several files' `lspHub.diagnostics` reports as one answer: their diagnostics, who checked (`checkedBy`), who
+    could not and why (`notChecked`, with the files each entry concerns), and the files nobody checked."""
+
+    diagnostics: list[dict[str, Any]] = field(default_factory=list)
+    checked_by: set[str] = field(default_factory=set)
+    not_checked: dict[tuple[Any, str], dict[str, Any]] = field(default_factory=dict)
+    unchecked: list[dict[str, Any]] = field(default_factory=list)  # {path, language, why}
+    pending: set[str] = field(default_factory=set)
+    complete: bool = True
+
+    def add(self, workspace: Workspace, path: str, report: dict[str, Any]) -> None:
+        self.diagnostics.extend(diagnostics_json(workspace, path, report.get("diagnostics") or []))
+        self.complete = self.complete and bool(report.get("complete"))
+        self.pending.update(report.get("pending") or [])
+        checked_by = report.get("checkedBy") or []
+        self.checked_by.update(checked_by)
+        entries = report.get("notChecked") or []
+        for entry in entries:
+            merged = self.not_checked.setdefault((entry.get("server"), entry.get("reason", "")),
+                                                 {**entry, "paths": []})
+            merged["paths"].append(path)
+        if not checked_by and ("checkedBy" in report or report.get("error")):  # (a hub before checkedBy: unknown)
+            why = "; ".join(not_checked_phrase(entry) for entry in entries) or report.get("error") or \
+                "no server reported"
+            self.unchecked.append({"path": path, "language": report.get("language"), "why": why})
+
+    def as_json(self) -> dict[str, Any]:
+        return {"diagnostics": self.diagnostics, "complete": self.complete and not self.unchecked,
+                "pending": sorted(self.pending), "checkedBy": sorted(self.checked_by),
+                "notChecked": list(self.not_checked.values()), "uncheckedFiles": self.unchecked}
+
+
+def coverage_notes(data: dict[str, Any], limit: int = DEFAULT_LIMIT) -> list[str]:
+    """What was not checked, in words: the files no server checked ("not checked: no python server ran —
+    basedpyright is not installed"), then the servers that did not check files others did."""
+    groups: dict[tuple[Any, str], list[str]] = {}
+    for file in data.get("uncheckedFiles") or []:
+        groups.setdefault((file.get("language"), file["why"]), []).append(file["path"])
+    notes = []
+    for (language, why), paths in groups.items():
+        who = f"no {language} server ran" if language else "no language server ran"
+        where = f" for {_display(paths[0])}" if len(paths) == 1 else \
+            f" for {len(paths)} files ({', '.join(_display(p) for p in paths[:3])}{', ...' if len(paths) > 3 else ''})"
+        notes.append(f"not checked{where}: {who} — {why}")
+    unchecked_paths = {file["path"] for file in data.get("uncheckedFiles") or []}
+    late: list[str] = []
+    for entry in data.get("notChecked") or []:
+        if all(path in unchecked_paths for path in entry.get("paths") or []) or entry.get("server") is None:
+            continue  # said above
+        if entry.get("reason") in ("timeout", "starting"):
+            late.append(entry["server"])
+        else:
+            predicate = not_checked_phrase(entry).removeprefix(f"{entry['server']} ")
+            notes.append(f"(not checked by {entry['server']}: it {predicate})")
+    pending = sorted(set(late) | set(data.get("pending") or []))
+    if pending:
+        notes.append(f"(incomplete: no report from {', '.join(pending)} in time)")
+    return _capped(notes, limit)
+
+
+def diagnostics_answer_text(data: dict[str, Any], limit: int, quote: Quote = as_is) -> str:
+    """The diagnostics, or "no issues" when a server checked, then what was not checked."""
+    text = diagnostics_text(data["diagnostics"], limit, quote)
+    if not text and data.get("checkedBy"):
+        text = "no issues"
+    return "\n".join(filter(None, [text, *coverage_notes(data, limit)]))
+
+
 def _diagnostics(workspace: Workspace, options: argparse.Namespace) -> Answer:
     if not options.files:
-        raise QueryError("lsp-hub query diagnostics: give one or more FILEs")
+        raise QueryError("lsp-hub query diagnostics: give one or more FILEs or DIRs")
     if options.text_file and len(options.files) != 1:
         raise QueryError("lsp-hub query diagnostics: --text-file goes with one FILE")
-    paths = [workspace.resolve(name) for name in options.files]
-    for path in paths:
-        _check_served(workspace, path)
+    named = [workspace.resolve(name, directories=True) for name in options.files]
+    paths = [path for path in named if not path.is_dir()]
+    if options.text_file and not paths:
+        raise QueryError("lsp-hub query diagnostics: --text-file goes with a FILE, not a directory")
+    directories = [path for path in named if path.is_dir()]
+    too_large = left_over = 0
+    if directories:
+        languages = [entry for entry in languages_of(workspace) if entry.get("servers")]
+
+        def served(path: Path) -> bool:
+            return language_entry(languages, path) is not None
+
+        for directory in directories:
+            found, large = files_under(directory, served)
+            paths.extend(found)
+            too_large += large
+        paths = list(dict.fromkeys(paths))
+        if len(paths) > options.limit:  # --limit caps the files of a directory, too
+            left_over, paths = len(paths) - options.limit, paths[:options.limit]
     text = None
     if options.text_file:
         try:
@@ -1041,26 +1176,40 @@ def _diagnostics(workspace: Workspace, options: argparse.Namespace) -> Answer:
         except (OSError, UnicodeDecodeError) as error:
             reason = error.strerror if isinstance(error, OSError) else "not UTF-8 text"
             raise QueryError(f"lsp-hub query: cannot read {options.text_file}: {reason}") from None
-    diagnostics: list[dict[str, Any]] = []
-    pending: set[str] = set()
-    complete = True
-    for path in paths:
-        if text is not None:
-            workspace.texts[str(path)] = text  # the positions are in the text checked
-        arguments: dict[str, Any] = {"uri": workspace.open(path), "timeoutMs": hub_wait_ms(workspace.timeout)}
-        if text is not None:
-            arguments["text"] = text
-        report = hub_command(workspace, "lspHub.diagnostics", arguments) or {}
-        if text is not None and isinstance(report.get("version"), int):
-            workspace.connection.documents[arguments["uri"]] = (report["version"], text)
-        diagnostics.extend(diagnostics_json(workspace, str(path), report.get("diagnostics") or []))
-        complete = complete and bool(report.get("complete"))
-        pending.update(report.get("pending") or [])
-    text_out = diagnostics_text(diagnostics, options.limit) or "no issues"
-    if not complete:
-        text_out += f"\n(incomplete: no report from {', '.join(sorted(pending))} in time)"
-    return Answer({"diagnostics": diagnostics, "complete": complete, "pending": sorted(pending)}, text_out,
-                  not diagnostics)
+    summary = DiagnosticsSummary()
+    wait_ms = hub_wait_ms(workspace.timeout)
+    if text is not None:
+        [path] = paths
+        workspace.texts[str(path)] = text  # the positions are in the text checked
+        uri = workspace.open(path)
+        report = hub_command(workspace, "lspHub.diagnostics", {"uri": uri, "timeoutMs": wait_ms, "text": text}) or {}
+        if isinstance(report.get("version"), int):
+            workspace.connection.documents[uri] = (report["version"], text)
+        summary.add(workspace, str(path), report)
+    for start in range(0, len(paths) if text is None else 0, DIAGNOSTICS_BATCH):
+        batch = paths[start:start + DIAGNOSTICS_BATCH]
+        uris = [workspace.open(path) for path in batch]
+        answer = hub_command(workspace, "lspHub.diagnostics", {"uris": uris, "timeoutMs": wait_ms}) or {}
+        for path, report in zip(batch, answer.get("reports") or [], strict=False):
+            summary.add(workspace, str(path), report)
+    data = summary.as_json()
+    data["files"] = len(paths)
+    if left_over or too_large:
+        data["complete"] = False
+        data["skippedFiles"] = {"limit": left_over, "too_large": too_large}
+    text_out = diagnostics_answer_text(data, options.limit)
+    if left_over:
+        text_out += f"\n(not checked: {left_over} more file(s) past --limit {options.limit})"
+    if too_large:
+        text_out += f"\n(not checked: {too_large} file(s) over {MAX_CHECKED_FILE_BYTES // 1024} KB)"
+    if not paths:
+        text_out = "not checked: no file here is of a language a server serves"
+        data["complete"] = False
+    # The linters' convention: 1 issues found, 2 a file no server checked (said on stderr), 0 checked and clean.
+    nobody = data["uncheckedFiles"]
+    warning = "; ".join(coverage_notes({"uncheckedFiles": nobody})) if nobody else None if paths else text_out
+    exit_code = EXIT_EMPTY if data["diagnostics"] else EXIT_USAGE if warning else EXIT_ANSWER
+    return Answer(data, text_out, not data["diagnostics"], exit_code, warning)
 
 
 def _index_action(workspace: Workspace, action: str, options: argparse.Namespace) -> Answer:
@@ -1180,11 +1329,29 @@ def _verified_write_action(workspace: Workspace, action: str, options: argparse.
         raise QueryError(f"lsp-hub query {action}: {refused}") from None
     return Answer(answer.data, answer.text)
 
+EXIT_CODES = """exit codes (every action: 2 bad input -- a bad position, a missing file, a file outside the root,
+an unknown or ambiguous symbol -- and 3 the hub or a server failed, or no answer within --timeout):
+  diagnostics       0 checked by a server and clean, 1 issues found, 2 a file no server checked (stderr
+                    says who could not and why: not installed, disabled, failed, starting, no report in time,
+                    no server for the language)
+  definition, declaration, type-definition, implementation, references, hover, symbols, incoming-calls,
+  outgoing-calls, callers, repomap, relevant, languages
+                    0 an answer, 1 an empty answer (stderr says why, for a file's question)
+  rename, format    0 edits shown (or applied with --apply), 1 nothing to change
+  code-actions      0 actions listed (or an action applied with --apply N|TITLE), 1 no action offered
+  syntax            0 no syntax errors (or not checked), 1 syntax errors (as `lsp-hub syntax`)
+  apply             0 written (the answer says what the servers and the dependents found), 2 refused (nothing
+                    written: a syntax error, old_text not found, a file changed since)
+  undo              0 undone, 1 nothing to undo, 2 refused (a file changed since that write)
+  status            0"""
+
 
 def _parser() -> _UsageParser:
-    parser = _UsageParser(prog="lsp-hub query", description="Ask the hub one question; one answer on stdout.")
+    parser = _UsageParser(prog="lsp-hub query", description="Ask the hub one question; one answer on stdout.",
+                          epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("action", choices=ACTIONS, metavar="ACTION", help=", ".join(ACTIONS))
-    parser.add_argument("operands", nargs="*", help="FILE:LINE:COL (or FILE...), then NEW_NAME for rename")
+    parser.add_argument("operands", nargs="*", help="FILE:LINE:COL (or FILE...; diagnostics: FILE or DIR...), "
+                                                    "then NEW_NAME for rename")
     parser.add_argument("--symbol", help="a name (greet, Class.method, module.func) instead of FILE:LINE:COL")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--no-daemon", action="store_true", help="run a hub for this one query")
@@ -1192,7 +1359,8 @@ def _parser() -> _UsageParser:
                         help="talk to the hub listening on this unix socket (default $LSP_HUB_SOCKET)")
     parser.add_argument("--root", help="the workspace root (default: the nearest ancestor with a root marker)")
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_SECONDS, help="seconds per request")
-    parser.add_argument("--limit", type=int, default=DEFAULT_LIMIT, help="lines of text output (default 50)")
+    parser.add_argument("--limit", type=int, default=DEFAULT_LIMIT,
+                        help="lines of text output; diagnostics DIR: files checked (default 50)")
     parser.add_argument("--apply", nargs="?", const=True, default=None,
                         help="rename, format: write the files; code-actions --apply N|TITLE: apply that action")
     parser.add_argument("--query", help="symbols: search the workspace")
@@ -1286,7 +1454,7 @@ def query_main(argv: list[str], *, out: TextIO | None = None, err: TextIO | None
         # Positions and files are checked before a hub is reached (or started).
         options.resolved_target = resolve_target(workspace, options.target, None) if options.target else None
         for name in options.files:
-            workspace.resolve(name)
+            workspace.resolve(name, directories=options.action == "diagnostics")
         if connection is None:
             if options.socket and not options.no_daemon:
                 connection = connect_socket(options.socket)
@@ -1309,6 +1477,10 @@ def query_main(argv: list[str], *, out: TextIO | None = None, err: TextIO | None
         out.flush()
         if answer.empty and answer.data.get("empty_detail") and not options.json:
             err.write(f"lsp-hub query {options.action}: {answer.data['empty_detail']}\n")
+        if answer.warning:
+            err.write(f"lsp-hub query {options.action}: {answer.warning}\n")
+        if answer.exit_code is not None:
+            return answer.exit_code
         return EXIT_EMPTY if answer.empty else EXIT_ANSWER
     except QueryError as error:
         err.write(f"{error}\n")

@@ -1117,8 +1117,12 @@ class Session:
             elif backend.state in (State.STARTING, State.STOPPED):
                 not_checked.append({"server": backend.name, "reason": "starting", "detail": "still starting"})
             else:
-                not_checked.append({"server": backend.name, "reason": "timeout",
-                                    "detail": f"no report within {timeout_ms / 1000:g} s"})
+                # Its verdict on this content may be stale only because another file changed since (a push
+                # server that publishes only what changed): said so, since that is what to look at.
+                stale_only = since[backend.uid] and self.reports.has_reported_on(backend.uid, uri, on)
+                not_checked.append({"server": backend.name, "reason": "timeout", "detail": (
+                    "no report since another file changed" if stale_only else "no report") +
+                    f" within {timeout_ms / 1000:g} s"})
         checked_by = list(dict.fromkeys(checked_by))
         return {"uri": uri, "version": version, "language": coverage.language,
                 "diagnostics": self.diagnostics.get(uri), "complete": not pending and bool(checked_by),

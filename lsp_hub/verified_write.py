@@ -92,11 +92,14 @@ class WriteOutcome:
     complete: bool = False
     pending: list[str] = field(default_factory=list)
     diagnostics_error: str | None = None  # the file was written, but its diagnostics could not be had
+    checked_by: list[str] = field(default_factory=list)  # the servers whose verdict on this text counted
+    not_checked: list[dict[str, Any]] = field(default_factory=list)  # {server, reason, detail}: who could not
 
     def as_json(self) -> dict[str, Any]:
         data = {"path": self.path, "written": self.written, "created": self.created, "syntax_ok": self.syntax_ok,
                 "formatted": self.formatted, "diagnostics": self.diagnostics, "complete": self.complete,
-                "pending": self.pending, "unchanged": self.unchanged}
+                "pending": self.pending, "unchanged": self.unchanged, "checkedBy": self.checked_by,
+                "notChecked": self.not_checked}
         if self.removed:
             data["removed"] = True
         if self.syntax_skipped_reason is not None:
@@ -339,6 +342,8 @@ class VerifiedWriter:
             elif own is not None:
                 outcome.diagnostics, outcome.complete, outcome.pending = (own["diagnostics"], own["complete"],
                                                                           own["pending"])
+                outcome.checked_by = list(own.get("checkedBy") or [])
+                outcome.not_checked = list(own.get("notChecked") or [])
             if plan.request.remove:
                 outcome.complete = True
         return report
@@ -400,10 +405,8 @@ class VerifiedWriter:
     def diagnostics_text(self, report: dict[str, Any], limit: int = 50) -> str:
         if report.get("error"):
             return f"diagnostics not checked: {report['error']}"
-        text = query.diagnostics_text(report["diagnostics"], limit, self.quote) or "no issues"
-        if not report.get("complete", True):
-            text += f"\n(incomplete: no report from {', '.join(report.get('pending') or [])} in time)"
-        return text
+        # "no issues" only when a server checked; otherwise who could not, and why.
+        return query.diagnostics_answer_text(report, limit, self.quote)
 
     # ============================================================================================ the hub
     def command(self, command: str, arguments: dict[str, Any] | None = None, *,
@@ -451,23 +454,18 @@ class VerifiedWriter:
         uris = [self.workspace.open(Path(path)) if Path(path).is_file() else path_uri(path) for path in paths]
         answer = self.command("lspHub.diagnostics", {"uris": uris, "timeoutMs": int(wait * 1000)},
                               timeout=wait + DIAGNOSTICS_MARGIN_SECONDS) or {}
-        diagnostics: list[dict[str, Any]] = []
-        pending: set[str] = set()
+        summary = query.DiagnosticsSummary()  # with who checked (checkedBy) and who could not (notChecked)
         files: dict[str, dict[str, Any]] = {}
-        complete = True
         for path, report in zip(paths, answer.get("reports") or [], strict=False):
+            summary.add(self.workspace, path, report)
             if report.get("error"):
                 files[path] = {"diagnostics": [], "complete": False, "pending": [], "error": report["error"]}
-                complete = False
                 continue
             found = query.diagnostics_json(self.workspace, path, report.get("diagnostics") or [])
             files[path] = {**{key: value for key, value in report.items() if key not in ("diagnostics", "uri")},
                            "diagnostics": found, "complete": bool(report.get("complete")),
                            "pending": list(report.get("pending") or [])}
-            diagnostics.extend(found)
-            complete = complete and bool(report.get("complete"))
-            pending.update(report.get("pending") or [])
-        return {"diagnostics": diagnostics, "complete": complete, "pending": sorted(pending), "files": files}
+        return {**summary.as_json(), "files": files}
 
     # ============================================================================================ formatting
     def format(self, target: Path, uri: str, content: str, outcome: WriteOutcome, old: str | None) -> str:
@@ -698,11 +696,16 @@ class Dependents:
             if now.get("error"):
                 not_checked.append({"path": shown, "reason": now["error"]})
                 continue
-            if now.get("checkedBy") == [] or (not now.get("complete") and not now.get("diagnostics") and
-                                              not now.get("checkedBy")):
-                pending.append(shown)
-            else:
+            if now.get("checkedBy"):
                 checked.append(shown)
+            else:
+                reasons = [entry for entry in now.get("notChecked") or []
+                           if entry.get("reason") not in ("timeout", "starting")]
+                if reasons:  # nobody can check it: no server for its language, or it is missing or failed
+                    not_checked.append({"path": shown, "reason": "; ".join(
+                        query.not_checked_phrase(entry) for entry in reasons)})
+                else:
+                    pending.append(shown)
             before_keys = {_key(diagnostic) for diagnostic in was.get("diagnostics", [])}
             after_keys = {_key(diagnostic) for diagnostic in now.get("diagnostics", [])}
             new.extend({**diagnostic, "path": shown} for diagnostic in now.get("diagnostics", [])

@@ -174,3 +174,17 @@ async def test_a_save_or_a_file_changed_on_disk_counts_as_a_change(start_hub: St
     await asyncio.sleep(0.05)
     answer = await diagnostics(hub, uri=b_uri, timeoutMs=10000)
     assert answer["complete"] and messages(answer) == ["fresh"], answer
+
+
+async def test_a_cross_file_push_server_that_does_not_publish_again_is_named_late(start_hub: StartHub) -> None:
+    """Its verdict on b predates the change to a: not counted, and the answer says why it is missing."""
+    hub = await start_hub({"fakeA": {**push("old"), "_config": {"cross_file_diagnostics": True}}, "fakeB": {}},
+                          languages=ALPHA_ONLY)
+    a_uri, b_uri = await _warm(hub, hub.file("a.alpha", "one\n"), hub.file("b.alpha", "one\n"))
+    hub.client.notify("textDocument/didChange", {"textDocument": {"uri": a_uri, "version": 2},
+                                                  "contentChanges": [{"text": "two\n"}]})
+    answer = await diagnostics(hub, uri=b_uri, timeoutMs=800)
+    assert answer["complete"] is False and answer["checkedBy"] == [] and reasons(answer) == [("fakeA", "timeout")]
+    assert answer["notChecked"][0]["detail"].startswith("no report since another file changed")
+    # a itself: its own change does not make its own report stale.
+    assert (await diagnostics(hub, uri=a_uri, timeoutMs=5000))["complete"] is True

@@ -40,6 +40,11 @@ SLOW = "90"  # --timeout for the first answers of cold servers on a loaded 2-cor
 HEAVY_MODULES = ("pygls", "lsprotocol", "networkx", "tree_sitter", "tree_sitter_language_pack", "attrs", "cattrs")
 
 Ask = Callable[..., tuple[int, str, str]]
+# b imports a: a change to a's signature breaks b (see test_another_files_diagnostics_right_after_a_change_...).
+CROSS_FILE_PAIRS = {"app/dep_a.py": "def f() -> int:\n    return 1\n",
+                    "app/dep_b.py": "from app.dep_a import f\n\nx: int = f()\n",
+                    "web/src/dep_a.ts": "export function f(): number {\n  return 1;\n}\n",
+                    "web/src/dep_b.ts": 'import { f } from "./dep_a";\nexport const x: number = f();\n'}
 
 
 @pytest.fixture(scope="module")
@@ -47,6 +52,8 @@ def sample(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A private copy of examples/sample, with files of its own for the writing actions and an ambiguous name."""
     target = copy_sample(tmp_path_factory.mktemp("query") / "sample")
     (target / "app" / "extra.py").write_text('def report() -> None:\n    """A second `report`."""\n')
+    for name, text in CROSS_FILE_PAIRS.items():  # before the servers start: they know every file from then on
+        (target / name).write_text(text)
     return target
 
 
@@ -73,9 +80,9 @@ def ask(hub: HubConnection) -> Ask:
     return run
 
 
-def ask_json(ask: Ask, *argv: str) -> dict[str, Any]:
+def ask_json(ask: Ask, *argv: str, exit_code: int = 0) -> dict[str, Any]:
     code, out, err = ask(*argv, "--json")
-    assert code == 0, (code, out, err)
+    assert code == exit_code, (code, out, err)
     return json.loads(out)
 
 
@@ -106,8 +113,9 @@ def test_references_hover_and_symbols(ask: Ask, sample: Path) -> None:
 
 
 def test_diagnostics_are_complete_from_both_servers(ask: Ask, sample: Path) -> None:
-    answer = ask_json(ask, "diagnostics", str(sample / "app" / "broken.py"))
+    answer = ask_json(ask, "diagnostics", str(sample / "app" / "broken.py"), exit_code=1)  # 1: issues found
     assert answer["complete"] is True and answer["pending"] == []
+    assert answer["checkedBy"] == ["basedpyright", "ruff"] and answer["notChecked"] == []
     codes = {(d["source"], d["code"]) for d in answer["diagnostics"]}
     assert ("Ruff", "F401") in codes and ("basedpyright", "reportReturnType") in codes
     wrong = next(d for d in answer["diagnostics"] if d["code"] == "reportReturnType")
@@ -115,7 +123,7 @@ def test_diagnostics_are_complete_from_both_servers(ask: Ask, sample: Path) -> N
         str(sample / "app" / "broken.py"), 14, 12, "error")
     # The text form: `[server] N issue(s):` blocks, errors first.
     code, text, _ = ask("diagnostics", str(sample / "app" / "broken.py"))
-    assert code == 0
+    assert code == 1
     lines = text.splitlines()
     assert lines[0] == "[basedpyright] 2 issue(s):", text
     assert lines[1].endswith("— Type \"int\" is not assignable to return type \"str\" \"int\" is not assignable to "
@@ -126,7 +134,7 @@ def test_diagnostics_are_complete_from_both_servers(ask: Ask, sample: Path) -> N
 def test_diagnostics_of_unsaved_text(ask: Ask, sample: Path, tmp_path: Path) -> None:
     draft = tmp_path / "draft.py"
     draft.write_text('"""Not saved yet."""\n\nimport json\n')
-    answer = ask_json(ask, "diagnostics", str(sample / "app" / "fixme.py"), "--text-file", str(draft))
+    answer = ask_json(ask, "diagnostics", str(sample / "app" / "fixme.py"), "--text-file", str(draft), exit_code=1)
     assert answer["complete"] is True
     assert {(d["source"], d["code"], d["line"], d["column"]) for d in answer["diagnostics"]} >= {
         ("Ruff", "F401", 3, 8)}, answer
@@ -444,3 +452,24 @@ def test_typescript_diagnostics_are_its_verdict_on_each_text(ask: Ask, sample: P
         answer = diagnostics_of(text)
         assert answer["complete"] and answer["diagnostics"] == [], answer
         assert time.monotonic() - started < 15  # its verdict, not the timeout
+
+
+@pytest.mark.parametrize(("a_name", "a_changed", "b_name", "code"), [
+    ("app/dep_a.py", "def f() -> str:\n    return ''\n", "app/dep_b.py", "reportAssignmentType"),
+    ("web/src/dep_a.ts", "export function f(): string {\n  return '';\n}\n", "web/src/dep_b.ts", "2322"),
+])
+def test_another_files_diagnostics_right_after_a_change_are_about_the_new_state(
+        ask: Ask, sample: Path, tmp_path: Path, a_name: str, a_changed: str, b_name: str, code: str) -> None:
+    """Issue #21: b's diagnostics asked right after a change to a (which b imports) said "no issues", complete; and
+    after the change was undone still listed the errors. b is asked at once each time: its servers' earlier
+    verdict must not count."""
+    a, b = sample / a_name, sample / b_name
+    assert ask_json(ask, "diagnostics", str(a), str(b))["diagnostics"] == []
+    draft = tmp_path / Path(a_name).name
+    draft.write_text(a_changed)
+    ask("diagnostics", str(a), "--text-file", str(draft), "--json")  # the servers see a's new text
+    broken = ask_json(ask, "diagnostics", str(b), exit_code=1)
+    assert broken["complete"] and [d["code"] for d in broken["diagnostics"]] == [code], broken
+    ask("diagnostics", str(a), "--json")  # back to a's text on disk
+    fixed = ask_json(ask, "diagnostics", str(b))
+    assert fixed["complete"] and fixed["diagnostics"] == [], fixed
