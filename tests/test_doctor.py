@@ -321,3 +321,9 @@ def test_the_venvs_lsp_hub_finds_the_servers_make_setup_installed_with_no_enviro
     assert os.path.realpath(lsp_hub.parent) in [os.path.realpath(directory) for directory in own], text
     assert "python (*.py, *.pyi): basedpyright at" in text
     assert [line for line in text.splitlines() if len(line) > OUTPUT_WIDTH] == []
+    # ... and a query through that lsp-hub is answered by them: the broken file's findings, not "no issues".
+    env["XDG_CONFIG_HOME"], env["XDG_CACHE_HOME"] = str(tmp_path / "cfg"), str(tmp_path / "cache")
+    asked = subprocess.run([str(lsp_hub), "query", "diagnostics", "app/broken.py", "--no-daemon"], cwd=sample,
+                           env=env, capture_output=True, text=True, timeout=120)
+    assert asked.returncode == 1, asked  # issues found
+    assert "[basedpyright] " in asked.stdout and "[Ruff] " in asked.stdout and "F401" in asked.stdout, asked.stdout
