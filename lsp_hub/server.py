@@ -52,6 +52,10 @@ logger = logging.getLogger(__name__)
 ExtensionFactory = Callable[[], list[SessionExtension]]
 
 
+# A peer that closed or reset its end: routine for a client that leaves as soon as it has its answer.
+CLIENT_LEFT = (BrokenPipeError, ConnectionResetError, ConnectionAbortedError)
+
+
 class Endpoint(JsonRPCServer):
     """pygls' server object for one connection; its protocol keeps payloads raw."""
 
@@ -65,6 +69,8 @@ class Endpoint(JsonRPCServer):
         if isinstance(error, ValueError):
             logger.warning("client sent a body that is not JSON: %s", error)
             self.protocol.send_response(None, error=parse_error_response(error))
+        elif isinstance(error, CLIENT_LEFT):
+            logger.debug("the client left: %s", error)
         else:
             logger.error("transport error: %s", error)
 
@@ -214,7 +220,10 @@ class Hub:
             self.sessions.discard(session)
             protocol.flush()  # before the transport closes or the process leaves
         if reading.done() and not reading.cancelled() and (error := reading.exception()) is not None:
-            logger.error("connection ended with an error: %s", error)
+            if isinstance(error, CLIENT_LEFT):  # routine: a client that closes as soon as it has its answer
+                logger.debug("the client left: %s", error)
+            else:
+                logger.error("connection ended with an error: %s", error)
         return exit_code
 
     async def stop(self) -> None:

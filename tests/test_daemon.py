@@ -12,7 +12,9 @@ import json
 import os
 import shutil
 import signal
+import socket
 import stat
+import struct
 import subprocess
 import sys
 import tempfile
@@ -417,3 +419,35 @@ def test_the_fallback_directory_is_created_private_and_serves(daemon: Daemon) ->
     fallback.chmod(0o700 | 0o007)
     with pytest.raises(DaemonError, match="mode is 0707"):
         check_private_directory(fallback)
+
+
+# ==================================================================================================== the log
+def test_clients_that_leave_after_their_answer_leave_no_error_in_the_log(daemon: Daemon) -> None:
+    """A query that closes its connection as soon as it has its answer, or one that leaves mid-request, is routine:
+    the daemon's log keeps ERROR for what a user should look at (20 minutes of queries left 5 that were not)."""
+    daemon.start("--log-file", str(daemon.tmp_path / "daemon.log"))
+    workspace = daemon.tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / ".git").mkdir()
+    (workspace / "a.alpha").write_text("x\n")
+    env = {**daemon.env, "LSP_HUB_SOCKET": str(daemon.socket)}
+    for _ in range(6):
+        done = subprocess.run([sys.executable, "-m", "lsp_hub", "query", "hover", "a.alpha:1:1"], cwd=workspace,
+                              env=env, capture_output=True, text=True, timeout=60)
+        assert done.returncode in (0, 1), done.stderr
+    for _ in range(6):  # gone before the answer: the daemon writes into a closed socket
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client:
+            client.connect(str(daemon.socket))
+            for message in ({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                             "params": {"processId": None, "rootUri": workspace.as_uri(), "capabilities": {}}},
+                            {"jsonrpc": "2.0", "method": "initialized", "params": {}},
+                            {"jsonrpc": "2.0", "id": 2, "method": "textDocument/hover", "params": {
+                                "textDocument": {"uri": (workspace / "a.alpha").as_uri()},
+                                "position": {"line": 0, "character": 0}}}):
+                body = json.dumps(message).encode()
+                client.sendall(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+            client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # a reset, not a FIN
+    assert daemon.status() is not None  # still serving
+    time.sleep(0.5)
+    errors = [line for line in (daemon.tmp_path / "daemon.log").read_text().splitlines() if " ERROR " in line]
+    assert errors == []
