@@ -15,7 +15,7 @@ SETUP_INPUTS := pyproject.toml scripts/setup.sh scripts/npm-tools/package.json s
 SETUP_OUTPUTS_PRESENT := $(and $(wildcard .venv/bin/lsp-hub),$(wildcard .tools/npm/node_modules/.bin/typescript-language-server),$(wildcard clients/vscode/node_modules/.bin/tsc))
 SETUP_FORCE := $(if $(SETUP_OUTPUTS_PRESENT),,setup-force)
 
-.PHONY: help setup setup-force test demo lint bench vsix
+.PHONY: help setup setup-force test demo lint bench soak vsix
 
 help:
 	@echo "make demo    install everything, then run a scripted session through lsp-hub on examples/sample"
@@ -45,11 +45,16 @@ lint: setup
 
 # Helpers that bench scripts start (a fake backend serving on stdin, a byte-copying proxy) are not benchmarks themselves.
 BENCH_HELPERS := bench/fast_backend.py bench/copy_proxy.py bench/processes.py
-BENCH_SCRIPTS := $(filter-out $(BENCH_HELPERS),$(wildcard bench/*.py))
+# Runs for minutes by design (`make soak`, or bench/soak.py --minutes N): not part of `make bench`.
+BENCH_LONG := bench/soak.py
+BENCH_SCRIPTS := $(filter-out $(BENCH_HELPERS) $(BENCH_LONG),$(wildcard bench/*.py))
 
 bench: setup
 	@if [[ -z "$(BENCH_SCRIPTS)" ]]; then echo "make bench: no bench/*.py yet" >&2; exit 1; fi
 	@. scripts/env.sh; for script in $(BENCH_SCRIPTS); do echo "== $$script"; python "$$script" </dev/null; done
+
+soak: setup
+	$(WITH_ENV) python bench/soak.py --minutes 20
 
 vsix: setup
 	$(WITH_ENV) cd clients/vscode && npm run build && npm run package
