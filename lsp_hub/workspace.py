@@ -428,6 +428,10 @@ class Workspace:
         closed_in = self.open_in(uri)
         for backend in closed_in:
             backend.close_document(uri)
+            self._pull_result_ids.pop((backend.uid, uri), None)  # a closed document is pulled afresh
+            timer = self._pull_timers.pop((backend.uid, uri), None)
+            if timer is not None:
+                timer.cancel()
         self.reports.closed(uri)
         del self._documents[uri]
         self.diagnostics.clear_uri(uri)  # published to this session, the last that had it open
