@@ -135,5 +135,5 @@ def test_a_wheel_install_with_the_servers_extra_works_as_the_editable_one(
     assert checked["broken_syntax.py"]["checker"] == f"cpython-{sys.version_info.major}.{sys.version_info.minor}"
 
     diagnostics = run("query", "diagnostics", "app/broken.py", "--no-daemon")
-    assert diagnostics.returncode == 0, (diagnostics.stdout, diagnostics.stderr)
+    assert diagnostics.returncode == 1, (diagnostics.stdout, diagnostics.stderr)  # 1: issues found, as linters
     assert "[basedpyright]" in diagnostics.stdout and "reportReturnType" in diagnostics.stdout, diagnostics.stdout
