@@ -50,12 +50,9 @@ FENCE_OPEN, FENCE_CLOSE = '<untrusted-data source="repository">', "</untrusted-d
 _PREFIX = re.compile(r"^lsp-hub query(?: [a-z-]+)?: ")
 
 
-class ToolFailure(Exception):
-    """The tool cannot do its job; the message is one sentence for the model."""
-
-    def __init__(self, message: str, data: dict[str, Any] | None = None) -> None:
-        super().__init__(message)
-        self.data = data
+class ToolFailure(WriteRefused):
+    """The tool cannot do its job; the message is one sentence for the model (with the structured outcome, if
+    any). A refused write is one."""
 
 
 @dataclass

@@ -238,7 +238,7 @@ class ConfinedRoot:
             if info is None:
                 raise FileMissing(f"{self.display(parts)}: no such file in the workspace")
             if not stat.S_ISREG(info.st_mode):
-                raise FileRefused(f"{self.display(parts)} is {_kind(info.st_mode)}, not a regular file")
+                raise FileRefused(f"{self.display(parts)} is {file_kind(info.st_mode)}, not a regular file")
             try:
                 handle = os.open(parts[-1], os.O_RDONLY | _O_NOFOLLOW | _O_NONBLOCK | _O_CLOEXEC | _O_BINARY,
                                  dir_fd=descriptor)
@@ -254,7 +254,7 @@ class ConfinedRoot:
         try:
             info = os.fstat(handle)
             if not stat.S_ISREG(info.st_mode):  # swapped since the lstat
-                raise FileRefused(f"{self.display(parts)} is {_kind(info.st_mode)}, not a regular file")
+                raise FileRefused(f"{self.display(parts)} is {file_kind(info.st_mode)}, not a regular file")
             chunks = []
             while chunk := os.read(handle, 1 << 20):
                 chunks.append(chunk)
@@ -332,7 +332,7 @@ class ConfinedRoot:
         if stat.S_ISDIR(info.st_mode):
             raise FileRefused(f"not written: {where} is a directory")
         if not stat.S_ISREG(info.st_mode):
-            raise FileRefused(f"not written: {where} is {_kind(info.st_mode)}, not a regular file")
+            raise FileRefused(f"not written: {where} is {file_kind(info.st_mode)}, not a regular file")
         mode = stat.S_IMODE(info.st_mode)
         if mode & 0o222 == 0 and not force:
             raise FileRefused(f"not written: {where} is read-only (mode {mode:o}); the file is unchanged "
@@ -355,7 +355,7 @@ class ConfinedRoot:
             if info is None:
                 return self.path_of(parts)
             if not stat.S_ISREG(info.st_mode):
-                raise FileRefused(f"not removed: {self.display(parts)} is {_kind(info.st_mode)}")
+                raise FileRefused(f"not removed: {self.display(parts)} is {file_kind(info.st_mode)}")
             try:
                 os.unlink(parts[-1], dir_fd=descriptor)
             except FileNotFoundError:
@@ -438,13 +438,16 @@ def _umask() -> int:
     return mask
 
 
-def _kind(mode: int) -> str:
+def file_kind(mode: int) -> str:
+    """What a file that is not a regular one is, in words ("a FIFO", "a character device", ...)."""
     if stat.S_ISDIR(mode):
         return "a directory"
     if stat.S_ISFIFO(mode):
         return "a FIFO"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
     if stat.S_ISSOCK(mode):
         return "a socket"
     if stat.S_ISLNK(mode):

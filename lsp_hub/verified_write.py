@@ -47,7 +47,6 @@ DIAGNOSTICS_MARGIN_SECONDS = 1.0
 MIN_DIAGNOSTICS_WAIT_SECONDS = 0.2
 DEPENDENT_LINES = 20  # new dependents' diagnostics shown in a write's text
 AUTO_FIX_KINDS = ("source.fixAll", "source.organizeImports")
-MAX_AUTO_FIX_ROUNDS = 1  # fixes applied after a write are verified once more, not chased further
 
 
 class WriteRefused(Exception):

@@ -17,6 +17,8 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from lsp_hub.confined_files import file_kind
+
 MAX_CONFIG_BYTES = 1024 * 1024
 MAX_NESTING = 100  # arrays, inline tables and tables inside one another
 MAX_KEY_PARTS = 20  # `a.b.c = 1` has 3; a table header's parts count apart from its keys'
@@ -32,26 +34,9 @@ class ConfigFileRefused(Exception):
         self.reason = reason
 
 
-def _kind_of(mode: int) -> str | None:
-    """What a non-regular file is, in words; None for a regular file."""
-    if stat.S_ISREG(mode):
-        return None
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISDIR(mode):
-        return "a directory"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISCHR(mode):
-        return "a character device"
-    if stat.S_ISBLK(mode):
-        return "a block device"
-    return "not a regular file"
-
-
 def _refuse_unless_regular(mode: int) -> None:
-    kind = _kind_of(mode)
-    if kind is not None:
+    if not stat.S_ISREG(mode):
+        kind = file_kind(mode)
         raise ConfigFileRefused(f"is {kind}, not a regular file" if kind.startswith("a ") else f"is {kind}")
 
 
