@@ -222,3 +222,66 @@ async def test_a_client_with_its_own_unsaved_text_takes_the_lead(tmp_path: Path)
             await client.disconnect()
         process.terminate()
         await asyncio.wait_for(process.wait(), 15)
+
+
+# ================================================================================================ the agent surfaces
+def _tcp_connection(port: int) -> Any:
+    import socket
+
+    from lsp_hub.query import HubConnection
+
+    def connect(_root: Path) -> HubConnection:
+        connection = socket.create_connection(("127.0.0.1", port))
+        fd = connection.detach()
+        return HubConnection(fd, fd, description="the test's hub")
+
+    return connect
+
+
+@pytest.mark.asyncio
+async def test_the_agent_tools_say_why_a_line_is_not_answered_and_do_not_write_under_unsaved_edits(
+        tmp_path: Path) -> None:
+    from lsp_hub.agent_tools import AgentTools, ToolFailure
+
+    process, port = await start_daemon(tmp_path, "--tcp", servers=SERVERS)
+    root = tmp_path / "ws"
+    root.mkdir()
+    path = root / "mod.alpha"
+    path.write_text(DISK)
+    uri = path.as_uri()
+    editor = await _client(port, root, "editor")
+    tools = AgentTools(root, _tcp_connection(port), timeout=8.0)  # fakeB never reports: a bounded wait
+    try:
+        editor.open(path, "alpha")
+        await _running(editor)
+        editor.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 2}, "contentChanges": [
+            {"range": _range(0, 0, 9), "text": "UNSAVED 1\nUNSAVED 2\nUNSAVED 3\nimport sys"}]})
+        assert (await editor.request("fake/getDocument", {"uri": uri}))["text"] == EDITOR
+
+        # mod.alpha:5:5 is `def beta` on disk: answered from the server's line 7.
+        hover = await asyncio.to_thread(tools.lsp, "hover", file="mod.alpha", line=5, column=5)
+        assert hover.data["text"] == "fakeA saw 7:4" and hover.data["complete"] is True
+        # mod.alpha:1:3 is a line the editor changed: not answered, and said why.
+        refused = await asyncio.to_thread(tools.lsp, "hover", file="mod.alpha", line=1, column=3)
+        assert refused.data["complete"] is False and refused.data["empty_reason"] == "unsaved_elsewhere"
+        assert "this line has unsaved changes in another client (editor)" in refused.text
+
+        # A write to the file is refused, naming the client; the file and the servers' text are left alone.
+        with pytest.raises(ToolFailure) as failure:
+            await asyncio.to_thread(tools.write_file, "mod.alpha", DISK.replace("return 2", "return 3"))
+        assert "another client has unsaved changes in mod.alpha (editor)" in str(failure.value)
+        assert failure.value.data is not None
+        assert failure.value.data["conflicts"] == [{"client": "editor", "path": "mod.alpha", "uri": uri}]
+        assert path.read_text() == DISK
+        assert (await editor.request("fake/getDocument", {"uri": uri}))["text"] == EDITOR
+        # With force it is written, and the answer still says over whose unsaved changes.
+        forced = await asyncio.to_thread(tools.write_file, "mod.alpha", DISK.replace("return 2", "return 3"),
+                                         force=True)
+        assert forced.data["written"] is True and forced.data["conflicts"][0]["client"] == "editor"
+        assert "written over unsaved changes in another client: mod.alpha (editor)" in forced.text
+        assert path.read_text() == DISK.replace("return 2", "return 3")
+    finally:
+        await asyncio.to_thread(tools.close)
+        await editor.disconnect()
+        process.terminate()
+        await asyncio.wait_for(process.wait(), 15)
