@@ -1185,7 +1185,7 @@ class Session:
         document = self.documents.get(uri)
         assert document is not None
         version = document.version
-        sent = self.workspace.shared_version(uri)  # what the backends have: the latest writer's text
+        sent = self.workspace.shared_version(uri)  # what the backends have: the leading session's text
         on = sent if sent is not None else version
         coverage = self.workspace.diagnostics_coverage(uri)
         servers = coverage.backends
