@@ -270,7 +270,7 @@ class Session:
         if params is not None and not isinstance(params, dict | list):
             raise ResponseFailure(INVALID_PARAMS, f"{method}: params must be an object")
         strategy = strategy_for(method)
-        uri = _document_uri(params)
+        uri = _document_uri(params) or _item_uri(params)
         line_map = self.line_map(uri) if uri is not None and strategy not in _MAPPED_ELSEWHERE else None
         if line_map is not None:
             return self._run_mapped(strategy, method, params, uri or "", line_map)
@@ -1379,6 +1379,12 @@ def _document_uri(params: Any) -> str | None:
         if isinstance(document, dict) and isinstance(document.get("uri"), str):
             return document["uri"]
     return None
+
+
+def _item_uri(params: Any) -> str | None:
+    """The document of a hierarchy follow-up's item (callHierarchy/incomingCalls ...), whose positions are in it."""
+    item = params.get("item") if isinstance(params, dict) else None
+    return item["uri"] if isinstance(item, dict) and isinstance(item.get("uri"), str) else None
 
 
 def _without_partial(params: Any) -> Any:

@@ -137,6 +137,10 @@ class PositionMapper:
         for key, item in value.items():
             if key in _OPAQUE_KEYS:
                 result[key] = item
+            elif key == "fromRanges":  # an incoming call's are in its caller's document, an outgoing one's here
+                caller = value.get("from")
+                caller_uri = caller.get("uri") if isinstance(caller, dict) else None
+                result[key] = self._value(item, caller_uri == self.uri if isinstance(caller_uri, str) else inside)
             elif key in _TARGET_KEYS and isinstance(target_uri, str):
                 result[key] = self._value(item, target_uri == self.uri)
             elif key == "changes" and isinstance(item, dict):  # WorkspaceEdit.changes: uri -> TextEdit[]

@@ -285,3 +285,19 @@ async def test_the_agent_tools_say_why_a_line_is_not_answered_and_do_not_write_u
         await editor.disconnect()
         process.terminate()
         await asyncio.wait_for(process.wait(), 15)
+
+
+def test_call_hierarchy_ranges_are_mapped_in_the_document_they_are_in() -> None:
+    uri, other = "file:///ws/mod.alpha", "file:///ws/other.alpha"
+    back = LineMap.between(DISK, EDITOR).reversed()
+    mapper = PositionMapper(uri, back, lenient=True)
+    incoming = [{"from": {"uri": other, "name": "f", "range": _range(7, 0, 1), "selectionRange": _range(7, 0, 1)},
+                 "fromRanges": [_range(7, 0, 1)]},
+                {"from": {"uri": uri, "name": "g", "range": _range(7, 0, 1), "selectionRange": _range(7, 0, 1)},
+                 "fromRanges": [_range(8, 0, 1)]}]
+    mapped = mapper.map(incoming)
+    assert mapped[0] == incoming[0]  # all in the other document
+    assert mapped[1]["from"]["range"] == _range(4, 0, 1) and mapped[1]["fromRanges"] == [_range(5, 0, 1)]
+    outgoing = [{"to": {"uri": other, "name": "h", "range": _range(7, 0, 1), "selectionRange": _range(7, 0, 1)},
+                 "fromRanges": [_range(7, 2, 3)]}]  # the calls are in the asked document
+    assert mapper.map(outgoing)[0]["fromRanges"] == [_range(4, 2, 3)]
