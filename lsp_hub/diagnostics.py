@@ -192,10 +192,14 @@ class ClientDiagnostics:
         return {"kind": "full", "resultId": result_id, "items": items}
 
     def workspace_report(self, store: DiagnosticStore, previous: dict[str, Any],
-                         version_of: Callable[[str], int | None]) -> dict[str, Any]:
+                         version_of: Callable[[str], int | None],
+                         diagnostics_of: Callable[[str], list[dict[str, Any]]] | None = None) -> dict[str, Any]:
+        """Every document's report; `diagnostics_of` gives a document's diagnostics as this client sees them (in
+        its own text), else the store's."""
         reports = []
         for uri in store.uris():
-            report = self.document_report(uri, previous.get(uri), store.get(uri))
+            items = diagnostics_of(uri) if diagnostics_of is not None else store.get(uri)
+            report = self.document_report(uri, previous.get(uri), items)
             reports.append({**report, "uri": uri, "version": version_of(uri)})
         return {"items": reports}
 

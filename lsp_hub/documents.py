@@ -155,8 +155,8 @@ class DocumentStore:
 
 
 class SharedDocument:
-    """What a workspace's backends see of one URI: the text of the session that wrote it last (`source`, that
-    session's own `Document`), under the workspace's own version numbers, which only grow."""
+    """What a workspace's backends see of one URI: the text of the session that leads it (`source`, that session's
+    own `Document`; see `Workspace._takes_lead`), under the workspace's own version numbers, which only grow."""
 
     __slots__ = ("opened_in", "source", "source_changed", "uri", "version")
 

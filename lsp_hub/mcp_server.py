@@ -57,7 +57,8 @@ Line = Annotated[int | None, Field(ge=1, description="1-based line")]
 Column = Annotated[int | None, Field(ge=1, description="1-based column, in characters")]
 Symbol = Annotated[str | None, Field(description="a name instead of a position: greet, Class.method, module.func")]
 Limit = Annotated[int, Field(ge=1, description="at most this many lines in the answer, then '... N more'")]
-Force = Annotated[bool, Field(description="replace a read-only file too")]
+Force = Annotated[bool, Field(description="replace a read-only file too, or a file another client (an editor) "
+                                           "has unsaved changes in")]
 
 
 class EditItem(BaseModel):

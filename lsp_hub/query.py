@@ -38,6 +38,9 @@ from lsp_hub.confined_files import ConfinedRoot, FileRefused
 
 EXIT_ANSWER, EXIT_EMPTY, EXIT_USAGE, EXIT_FAILED = 0, 1, 2, 3
 DEFAULT_TIMEOUT_SECONDS = 30.0
+# How the hub's log message starts when it did not answer a request here (session.NOT_MAPPED_NOTICE; this module
+# imports none of the hub's).
+NOT_ANSWERED_NOTICE = "lsp-hub: not answered here: "
 DEFAULT_LIMIT = 50
 # The nearest ancestor holding one of these is the workspace root; version-control roots win over project files.
 REPOSITORY_MARKERS = (".git", ".hg", ".lsp-hub.toml")
@@ -124,6 +127,9 @@ class HubConnection:
         self.documents: dict[str, tuple[int, str]] = {}  # what this session has open: uri -> (version, text)
         self.notices: TextIO | None = None
         self._noticed: set[str] = set()
+        # Why the hub answered a request of this session with nothing, or with items left out: a line of this
+        # session's text that another client's unsaved text does not share (session.py's NOT_MAPPED_NOTICE).
+        self.not_answered: list[str] = []
         self._buffer = bytearray()
         self._next_id = 0
 
@@ -221,8 +227,13 @@ class HubConnection:
         self._write({"jsonrpc": "2.0", "id": message["id"], "result": result})
 
     def _notice(self, message: dict[str, Any]) -> None:
-        """A window/showMessage warning or error about the configuration: one line, once."""
+        """A window/showMessage warning or error about the configuration: one line, once. A log message saying a
+        request was not answered here is kept for the answer (`not_answered`)."""
         params = message.get("params")
+        if message.get("method") == "window/logMessage" and isinstance(params, dict) and \
+                str(params.get("message", "")).startswith(NOT_ANSWERED_NOTICE):
+            self.not_answered.append(str(params["message"])[len(NOT_ANSWERED_NOTICE):])
+            return
         if self.notices is None or message.get("method") != "window/showMessage" or not isinstance(params, dict):
             return
         text = " ".join(str(params.get("message", "")).split())
@@ -794,7 +805,7 @@ def _check_served(workspace: Workspace, path: Path) -> None:
                          f"{path.suffix or '(none)'}; see `lsp-hub query languages`)")
 
 
-EMPTY_REASONS = ("no_server", "missing", "disabled", "failed", "starting", "busy", "nothing")
+EMPTY_REASONS = ("no_server", "missing", "disabled", "failed", "starting", "busy", "nothing", "unsaved_elsewhere")
 
 
 def why_empty(workspace: Workspace, path: Path) -> tuple[str, str]:
@@ -832,6 +843,15 @@ def why_empty(workspace: Workspace, path: Path) -> tuple[str, str]:
 
 
 def _with_empty_reason(answer: Answer, workspace: Workspace, path: Path) -> Answer:
+    not_answered = workspace.connection.not_answered
+    if not_answered:  # on a line another client's unsaved text does not share: never an answer about another line
+        answer.data["complete"] = False
+        answer.data["not_answered"] = list(not_answered)
+        if answer.empty:
+            answer.data["empty_reason"], answer.data["empty_detail"] = "unsaved_elsewhere", not_answered[0]
+        else:
+            answer.text += "\n" + "\n".join(f"(incomplete: {reason})" for reason in not_answered)
+        return answer
     if answer.empty:
         answer.data["empty_reason"], answer.data["empty_detail"] = why_empty(workspace, path)
     return answer
@@ -840,6 +860,7 @@ def _with_empty_reason(answer: Answer, workspace: Workspace, path: Path) -> Answ
 def run_action(action: str, options: argparse.Namespace, workspace: Workspace) -> Answer:
     limit = options.limit
     connection, timeout = workspace.connection, workspace.timeout
+    connection.not_answered.clear()  # only this action's
     if action in TARGET_ACTIONS:
         target = options.resolved_target or resolve_target(workspace, None, options.symbol)
         _check_served(workspace, target.path)

@@ -72,9 +72,16 @@ from lsp_hub.strategies import (
     tag_items,
     untag_item,
 )
+from lsp_hub.text_mapping import LineMap, PositionMapper, Unmappable, map_diagnostics, map_semantic_tokens
 from lsp_hub.transport_security import STDIO_CLIENT, ClientOrigin
-from lsp_hub.workspace import Workspace, Workspaces, under
+from lsp_hub.workspace import Workspace, Workspaces, client_name, under
 
+# What starts the window/logMessage that says a request was answered with nothing (or with items left out) because
+# its position is on a line this client's text does not share with the servers' (another client's unsaved text).
+# `lsp-hub query` (query.py, which cannot import this module) matches the same words.
+NOT_MAPPED_NOTICE = "lsp-hub: not answered here: "
+# Answered from the hub's own diagnostic store, already mapped into each client's text (`diagnostics_for_client`).
+_MAPPED_ELSEWHERE = frozenset({Strategy.DOCUMENT_DIAGNOSTIC, Strategy.WORKSPACE_DIAGNOSTIC})
 MAX_DIAGNOSTICS_URIS = 200  # documents one lspHub.diagnostics {uris} may wait for together
 logger = logging.getLogger(__name__)
 
@@ -146,6 +153,7 @@ class Session:
             "lspHub.restartServer": lambda session, args: session.restart_server(args),
             "lspHub.diagnostics": lambda session, args: session.complete_diagnostics(args),
             "lspHub.languages": lambda session, args: session.languages(),
+            "lspHub.unsavedElsewhere": lambda session, args: session.unsaved_elsewhere(args),
         }
         for extension in self.extensions:
             self.commands.update(extension.commands())
@@ -155,6 +163,8 @@ class Session:
         self._completion_owner: int | None = None
         self._token_legend: HubLegend | None = None  # made at first use, once the client's capabilities are known
         self._token_registration: tuple[str, int] | None = None  # (registration id, legend version) the client has
+        # Per URI: this session's text mapped to the servers' (None: the same text), and the key it was made for.
+        self._line_maps: dict[str, tuple[tuple[int, ...], LineMap | None]] = {}
         self._runners: dict[Strategy, Callable[[str, Any], Any]] = {
             Strategy.FIRST: self._run_first,
             Strategy.FIRST_NON_EMPTY: self._run_first_non_empty,
@@ -259,7 +269,12 @@ class Session:
             return self._shutdown()
         if params is not None and not isinstance(params, dict | list):
             raise ResponseFailure(INVALID_PARAMS, f"{method}: params must be an object")
-        return self._runners[strategy_for(method)](method, params)
+        strategy = strategy_for(method)
+        uri = _document_uri(params) or _item_uri(params)
+        line_map = self.line_map(uri) if uri is not None and strategy not in _MAPPED_ELSEWHERE else None
+        if line_map is not None:
+            return self._run_mapped(strategy, method, params, uri or "", line_map)
+        return self._runners[strategy](method, params)
 
     def on_notification(self, method: str, params: Any) -> None:
         self.workspace.touch(self)
@@ -445,7 +460,7 @@ class Session:
         document = self.documents.get(uri)
         if document is None:
             return
-        self.workspace.save(document, params)
+        self.workspace.save(self, document, params)
         for extension in self.extensions:
             extension.on_document_saved(self, uri)
 
@@ -455,6 +470,7 @@ class Session:
         if document is None:
             return
         self.documents.close(uri)
+        self._line_maps.pop(uri, None)
         self.workspace.close(self, uri)  # closed in the backends once no session has it open
         for extension in self.extensions:
             extension.on_document_closed(self, uri)
@@ -577,7 +593,19 @@ class Session:
 
     def publish_diagnostics(self, uri: str, diagnostics: list[dict[str, Any]]) -> None:
         if self.state != "closed":
-            self.client_diagnostics.publish(uri, diagnostics)
+            self.client_diagnostics.publish(uri, self._diagnostics_in_own_text(uri, diagnostics)[0])
+
+    def diagnostics_for_client(self, uri: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """The workspace's diagnostics of `uri` in this session's text, and those left out (on lines this session's
+        text does not share with the servers')."""
+        return self._diagnostics_in_own_text(uri, self.diagnostics.get(uri))
+
+    def _diagnostics_in_own_text(self, uri: str, diagnostics: list[dict[str, Any]]
+                                 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        line_map = self.line_map(uri)
+        if line_map is None:
+            return diagnostics, []
+        return map_diagnostics(diagnostics, uri, line_map.reversed())
 
     def _push_diagnostics(self, uri: str, diagnostics: list[dict[str, Any]]) -> None:
         payload: dict[str, Any] = {"uri": uri, "diagnostics": diagnostics}
@@ -667,6 +695,89 @@ class Session:
         if not answers and failures:
             raise failures[0]
         return answers
+
+    # ======================================================================================== position mapping
+    # A client whose text of a document differs from the servers' (another client leads it, see workspace.py) is
+    # answered through a line map: its positions are mapped into the servers' text before any runner sees the
+    # request, and the answer's positions of that document back into its text. Runners never know.
+    def line_map(self, uri: str) -> LineMap | None:
+        """This session's text of `uri` mapped to the servers' text; None when they are the same (or it is not
+        open here). Kept per (this session's version, the servers' version)."""
+        document = self.documents.get(uri)
+        shared = self.workspace.document(uri)
+        if document is None or shared is None or shared.source is document:
+            return None
+        key = (id(document), document.version, id(shared.source), shared.version)
+        cached = self._line_maps.get(uri)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        ours, theirs = document.text, shared.text
+        line_map = None if ours == theirs else LineMap.between(ours, theirs)
+        self._line_maps[uri] = (key, line_map)
+        return line_map
+
+    def _run_mapped(self, strategy: Strategy, method: str, params: Any, uri: str, line_map: LineMap) -> Any:
+        document = self.documents.get(uri)
+        assert document is not None  # a line map exists only for a document open here
+        try:
+            asked = PositionMapper(uri, line_map, lenient=False).map(params)
+        except Unmappable as unmappable:
+            self._tell_not_mapped(method, uri, f"line {unmappable.line + 1} is not in the text the servers have "
+                                               "and was not answered")
+            return None
+        tokens = strategy == Strategy.SEMANTIC_TOKENS
+        if tokens and method == DELTA:  # the client's previous tokens are in its text, the server's in its own
+            method, asked = FULL, {k: v for k, v in asked.items() if k != "previousResultId"}
+        back = line_map.reversed()
+
+        def to_client(result: Any) -> Any:
+            result = materialize(result)
+            if tokens:
+                if not isinstance(result, dict) or not isinstance(result.get("data"), list):
+                    return result
+                # Without a resultId: a later delta would be computed on the servers' text, not this one.
+                return {"data": map_semantic_tokens(result["data"], back)}
+            mapper = PositionMapper(uri, back, lenient=True, version=document.version)
+            try:
+                mapped = mapper.map(result)
+            except Unmappable:
+                self._tell_not_mapped(method, uri, "its answer is about lines not in this client's text")
+                return None
+            if mapper.left_out:
+                self._tell_not_mapped(method, uri, f"{len(mapper.left_out)} item(s) of the answer were left out, "
+                                                   "being on lines not in this client's text")
+            return mapped
+
+        answer = self._runners[strategy](method, asked)
+        if asyncio.isfuture(answer) or asyncio.iscoroutine(answer):
+            async def run() -> Any:
+                return to_client(await answer)
+
+            return run()
+        return to_client(answer)
+
+    def _tell_not_mapped(self, method: str, uri: str, what: str) -> None:
+        """Say why a request was answered with nothing or with less: a log message, which editors keep out of the
+        user's way (an error response would pop up in some for what is only a line the user is typing elsewhere);
+        `lsp-hub query` and the MCP tools turn it into `complete: false`."""
+        leader = self.workspace.leader(uri)
+        if leader is not None and self.workspace.has_unsaved_edits(leader, uri):
+            why = f"this line has unsaved changes in another client ({client_name(leader)})"
+        else:
+            why = "this client's text differs there from the text the servers have " \
+                  f"({client_name(leader) if leader is not None else 'another client'}'s)"
+        path = uri_to_path(uri) or uri
+        self.notify("window/logMessage", {"type": 3, "message": f"{NOT_MAPPED_NOTICE}{method} on "
+                                                                 f"{os.path.basename(path)}: {what}: {why}"})
+
+    def unsaved_elsewhere(self, arguments: list[Any]) -> list[dict[str, str]]:
+        """lspHub.unsavedElsewhere {uris}: [{uri, client}] for each of the files another session of this workspace
+        has unsaved changes in (changed since opened or saved, and unlike the disk)."""
+        args = arguments[0] if arguments and isinstance(arguments[0], dict) else {}
+        uris = args.get("uris")
+        if not isinstance(uris, list) or not all(isinstance(uri, str) for uri in uris):
+            raise ResponseFailure(INVALID_PARAMS, "lspHub.unsavedElsewhere needs {uris: [string]}")
+        return self.workspace.unsaved_elsewhere(self, uris)
 
     def _document_backends(self, method: str, params: Any) -> list[Backend]:
         uri = _document_uri(params)
@@ -896,7 +1007,8 @@ class Session:
         uri = _document_uri(params)
         if uri is None:
             raise ResponseFailure(INVALID_PARAMS, "textDocument/diagnostic needs textDocument.uri")
-        return self.client_diagnostics.document_report(uri, params.get("previousResultId"), self.diagnostics.get(uri))
+        return self.client_diagnostics.document_report(uri, params.get("previousResultId"),
+                                                       self.diagnostics_for_client(uri)[0])
 
     def _run_workspace_diagnostic(self, method: str, params: Any) -> Any:
         previous = params.get("previousResultIds") if isinstance(params, dict) else None
@@ -906,7 +1018,8 @@ class Session:
             document = self.documents.get(uri)
             return document.version if document else None
 
-        return self.client_diagnostics.workspace_report(self.diagnostics, known, version_of)
+        return self.client_diagnostics.workspace_report(self.diagnostics, known, version_of,
+                                                        lambda uri: self.diagnostics_for_client(uri)[0])
 
     def _run_semantic_tokens(self, method: str, params: Any) -> Awaitable[Any]:
         """The first server in precedence order that provides tokens answers, remapped into the hub's legend; a
@@ -1072,7 +1185,7 @@ class Session:
         document = self.documents.get(uri)
         assert document is not None
         version = document.version
-        sent = self.workspace.shared_version(uri)  # what the backends have: the latest writer's text
+        sent = self.workspace.shared_version(uri)  # what the backends have: the leading session's text
         on = sent if sent is not None else version
         coverage = self.workspace.diagnostics_coverage(uri)
         servers = coverage.backends
@@ -1124,9 +1237,17 @@ class Session:
                     "no report since another file changed" if stale_only else "no report") +
                     f" within {timeout_ms / 1000:g} s"})
         checked_by = list(dict.fromkeys(checked_by))
-        return {"uri": uri, "version": version, "language": coverage.language,
-                "diagnostics": self.diagnostics.get(uri), "complete": not pending and bool(checked_by),
-                "pending": pending, "checkedBy": checked_by, "notChecked": not_checked}
+        diagnostics, left_out = self.diagnostics_for_client(uri)
+        answer = {"uri": uri, "version": version, "language": coverage.language,
+                  "diagnostics": diagnostics, "complete": not pending and bool(checked_by),
+                  "pending": pending, "checkedBy": checked_by, "notChecked": not_checked}
+        if left_out:
+            leader = self.workspace.leader(uri)
+            reason = ("on lines with unsaved changes in another client"
+                      f" ({client_name(leader) if leader is not None else 'gone'})")
+            answer["leftOut"] = [{"message": d.get("message"), "source": d.get("source"), "reason": reason}
+                                 for d in left_out]
+        return answer
 
     def _ask_tsserver(self, backend: Backend, uri: str, version: int, unanswered: set[int]) -> asyncio.Task[None]:
         """Ask typescript-language-server's tsserver for its diagnostics of `uri` as it is now (sent after the
@@ -1258,6 +1379,12 @@ def _document_uri(params: Any) -> str | None:
         if isinstance(document, dict) and isinstance(document.get("uri"), str):
             return document["uri"]
     return None
+
+
+def _item_uri(params: Any) -> str | None:
+    """The document of a hierarchy follow-up's item (callHierarchy/incomingCalls ...), whose positions are in it."""
+    item = params.get("item") if isinstance(params, dict) else None
+    return item["uri"] if isinstance(item, dict) and isinstance(item.get("uri"), str) else None
 
 
 def _without_partial(params: Any) -> Any:

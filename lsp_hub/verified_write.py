@@ -166,6 +166,12 @@ class VerifiedWriter:
     def _write_locked(self, requests: list[FileWrite], *, force: bool, check_syntax: bool, format_files: bool,
                       journal: UndoJournal | None, deadline: float, fixes: bool) -> WriteAnswer:
         planned = [self._plan(request) for request in requests]
+        # 0. Another client's unsaved changes in a file: a write would put the file under the user's edits.
+        conflicts = self._unsaved_elsewhere(planned)
+        if conflicts and not force:
+            names = ", ".join(f"{self.display(query.uri_path(c['uri']))} ({c['client']})" for c in conflicts)
+            raise WriteRefused(f"not written: another client has unsaved changes in {names}; the file is unchanged "
+                               "(force writes it anyway)", {"written": False, "conflicts": conflicts})
         # 1. The syntax of every new text, before anything reaches the disk or the servers.
         for plan in planned:
             if not plan.request.remove:
@@ -196,7 +202,28 @@ class VerifiedWriter:
             applied_fixes = self._auto_fixes(planned, deadline)
             if applied_fixes:
                 report = self._after_write(planned, deadline)
-        return self._answer(planned, report, dependents_report, applied_fixes)
+        answer = self._answer(planned, report, dependents_report, applied_fixes)
+        if conflicts:
+            answer.data["conflicts"] = conflicts
+            answer.text += "\nwritten over unsaved changes in another client: " + ", ".join(
+                f"{self.display(query.uri_path(c['uri']))} ({c['client']})" for c in conflicts)
+        return answer
+
+    def _unsaved_elsewhere(self, planned: list[_Planned]) -> list[dict[str, Any]]:
+        """[{client, path, uri}] for each file to change that another session of the hub has unsaved changes in
+        (`lspHub.unsavedElsewhere`); none from a hub that cannot tell."""
+        uris = [plan.uri for plan in planned if not plan.outcome.unchanged]
+        if not uris:
+            return []
+        try:
+            found = self.command("lspHub.unsavedElsewhere", {"uris": uris})
+        except (query.HubLost, HubTimeout):
+            raise
+        except QueryError as failure:  # an older hub without the command
+            logger.info("cannot ask which files have unsaved changes elsewhere: %s", failure)
+            return []
+        return [{"client": entry.get("client"), "path": str(self.display(query.uri_path(entry["uri"]))),
+                 "uri": entry["uri"]} for entry in found or [] if isinstance(entry, dict) and "uri" in entry]
 
     def _plan(self, request: FileWrite) -> _Planned:
         try:

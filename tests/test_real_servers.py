@@ -268,3 +268,73 @@ async def test_callers_are_confirmed_and_completed_by_basedpyright(tmp_path: Pat
     assert found == [("checkout", 4, "server"), ("direct", 8, "both")], json.dumps(result)
     assert result["complete"] is True
     assert result["servers"] == [{"name": "basedpyright", "method": "callHierarchy/incomingCalls", "complete": True}]
+
+
+async def test_a_query_is_answered_about_the_disk_while_an_editor_has_unsaved_lines(  # type: ignore[no-untyped-def]
+        tmp_path: Path, require_binary) -> None:
+    """Issue #22: an editor inserts three unsaved lines at the top of mod.py; an agent (a long session opened from
+    disk, and `lsp-hub query hover`) asks about `def beta` at its disk line 5; the editor keeps its own text."""
+    import contextlib
+    import os
+    import subprocess
+    import sys
+    import tempfile
+
+    from tests.hubclient import REPO_ROOT
+
+    require_binary("basedpyright-langserver")
+    runtime = Path(tempfile.mkdtemp(prefix="lhu-", dir="/tmp"))  # a short socket path
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "pyproject.toml").write_text("[project]\nname = 'proj'\n")
+    disk = 'import os\n\nprint(os.sep)\n\ndef beta() -> str:\n    return "b"\n'
+    path = root / "mod.py"
+    path.write_text(disk)
+    uri = path.as_uri()
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "XDG_RUNTIME_DIR": str(runtime),
+           "XDG_CONFIG_HOME": str(tmp_path / "cfg"), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    bridge = [sys.executable, "-m", "lsp_hub", "--connect"]
+    editor, agent = HubClient(), HubClient()
+    try:
+        await editor.start(command=bridge, env=env, cwd=str(root))
+        await editor.initialize(root)
+        editor.open(path, "python")
+        editor.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{
+            "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 9}},
+            "text": "a = 1\nb = 2\nc = 3\nimport os, sys"}]})  # and the disk's first line changed
+
+        async def hover(client: HubClient, line: int) -> str:
+            answer = await client.request("textDocument/hover", {
+                "textDocument": {"uri": uri}, "position": {"line": line, "character": 4}}, timeout=SLOW)
+            return str((answer or {}).get("contents", {}).get("value", ""))
+
+        assert "def beta() -> str" in await hover(editor, 7)
+        await agent.start(command=bridge, env=env, cwd=str(root))
+        await agent.initialize(root)
+        agent.open(path, "python")
+        assert "def beta() -> str" in await hover(agent, 4)  # its line 5, the servers' line 8
+        assert "def beta() -> str" in await hover(editor, 7)  # the agent's open did not replace the editor's text
+        editor.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 3}, "contentChanges": [{
+            "range": {"start": {"line": 0, "character": 5}, "end": {"line": 0, "character": 5}}, "text": "0"}]})
+        assert "def beta() -> str" in await hover(agent, 4)  # after the editor typed again
+
+        done = await asyncio.to_thread(
+            subprocess.run, [sys.executable, "-m", "lsp_hub", "query", "hover", "mod.py:5:5", "--json"],
+            env=env, capture_output=True, text=True, timeout=SLOW, cwd=str(root))
+        assert done.returncode == 0, done.stderr
+        answer = json.loads(done.stdout)
+        assert "def beta() -> str" in answer.get("result", answer)["text"]
+        unmapped = await asyncio.to_thread(
+            subprocess.run, [sys.executable, "-m", "lsp_hub", "query", "hover", "mod.py:1:8", "--json"],
+            env=env, capture_output=True, text=True, timeout=SLOW, cwd=str(root))
+        refused = json.loads(unmapped.stdout)
+        refused = refused.get("result", refused)
+        assert refused["complete"] is False and refused["empty_reason"] == "unsaved_elsewhere", refused
+        assert "def beta() -> str" in await hover(editor, 7)
+    finally:
+        for client in (agent, editor):
+            with contextlib.suppress(Exception):
+                await client.stop()
+        subprocess.run([sys.executable, "-m", "lsp_hub", "daemon", "stop"], env=env, capture_output=True,
+                       timeout=60)
+        shutil.rmtree(runtime, ignore_errors=True)
