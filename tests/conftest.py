@@ -8,12 +8,15 @@ means the setup is broken and a green run would hide it.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+
+from lsp_hub.query import HubConnection, spawn_hub
 
 # The fixtures that start lsp-hub in front of fake servers (start_hub).
 pytest_plugins = ["tests.hub_fixtures"]
@@ -76,6 +79,35 @@ def find_required_binary(name: str) -> str:
     if running_under_ci():
         pytest.fail(message, pytrace=False)
     pytest.skip(message)
+
+
+REAL_SERVERS = ("basedpyright-langserver", "ruff", "typescript-language-server")
+
+
+def require_real_servers() -> None:
+    """basedpyright, ruff and typescript-language-server on PATH (see find_required_binary)."""
+    for binary in REAL_SERVERS:
+        find_required_binary(binary)
+
+
+def isolated_env(home: Path, *, runtime: bool = False) -> dict[str, str]:
+    """XDG directories of a test's own under `home` (a private runtime directory too, with `runtime`)."""
+    env = {"XDG_CONFIG_HOME": str(home / "cfg"), "XDG_CACHE_HOME": str(home / "cache")}
+    if runtime:
+        (home / "run").mkdir(mode=0o700, parents=True, exist_ok=True)
+        env["XDG_RUNTIME_DIR"] = str(home / "run")
+    return env
+
+
+@contextlib.contextmanager
+def shared_hub(root: Path, home: Path) -> Iterator[HubConnection]:
+    """One hub (`python -m lsp_hub` over pipes) at `root`, initialized, shared by a module's queries."""
+    require_real_servers()
+    connection = spawn_hub(root, env=isolated_env(home), owned=False)
+    connection.initialize(root, 30.0)
+    yield connection
+    connection.owned = True
+    connection.close()
 
 
 @pytest.fixture(scope="session")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import find_required_binary
+from tests.conftest import isolated_env, require_real_servers
 from tests.mcp_client import McpClient
 
 pytestmark = pytest.mark.real_server
@@ -62,12 +62,9 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def mcp(project: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[McpClient]:
-    for binary in ("basedpyright-langserver", "ruff", "typescript-language-server"):
-        find_required_binary(binary)
-    home = tmp_path_factory.mktemp("format-home")
-    env = {"XDG_CONFIG_HOME": str(home / "cfg"), "XDG_CACHE_HOME": str(home / "cache"),
-           "XDG_RUNTIME_DIR": str(home / "run")}
-    client = McpClient("--no-daemon", "--root", str(project), "--timeout", "90", env=env)
+    require_real_servers()
+    client = McpClient("--no-daemon", "--root", str(project), "--timeout", "90",
+                       env=isolated_env(tmp_path_factory.mktemp("format-home"), runtime=True))
     yield client
     client.close()
 

@@ -28,11 +28,10 @@ from lsp_hub.query import (
     changes_of,
     character_column,
     query_main,
-    spawn_hub,
     utf16_column,
     write_changes,
 )
-from tests.conftest import REPO_ROOT, copy_sample, find_required_binary
+from tests.conftest import REPO_ROOT, copy_sample, find_required_binary, shared_hub
 
 pytestmark = pytest.mark.real_server
 
@@ -59,15 +58,8 @@ def sample(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def hub(sample: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[HubConnection]:
-    for binary in ("basedpyright-langserver", "ruff", "typescript-language-server"):
-        find_required_binary(binary)
-    home = tmp_path_factory.mktemp("query-xdg")
-    connection = spawn_hub(sample, env={"XDG_CONFIG_HOME": str(home / "cfg"), "XDG_CACHE_HOME": str(home / "cache")},
-                           owned=False)
-    connection.initialize(sample, 30.0)
-    yield connection
-    connection.owned = True
-    connection.close()
+    with shared_hub(sample, tmp_path_factory.mktemp("query-xdg")) as connection:
+        yield connection
 
 
 @pytest.fixture

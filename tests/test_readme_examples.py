@@ -18,8 +18,8 @@ from pathlib import Path
 import attrs
 import pytest
 
-from lsp_hub.query import HubConnection, query_main, spawn_hub
-from tests.conftest import EXAMPLES_DIR, REPO_ROOT, find_required_binary
+from lsp_hub.query import HubConnection, query_main
+from tests.conftest import EXAMPLES_DIR, REPO_ROOT, shared_hub
 
 pytestmark = pytest.mark.real_server
 
@@ -84,15 +84,8 @@ def sample(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def hub(sample: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[HubConnection]:
-    for binary in ("basedpyright-langserver", "ruff", "typescript-language-server"):
-        find_required_binary(binary)
-    home = tmp_path_factory.mktemp("readme-xdg")
-    connection = spawn_hub(sample, env={"XDG_CONFIG_HOME": str(home / "cfg"), "XDG_CACHE_HOME": str(home / "cache")},
-                           owned=False)
-    connection.initialize(sample, 30.0)
-    yield connection
-    connection.owned = True
-    connection.close()
+    with shared_hub(sample, tmp_path_factory.mktemp("readme-xdg")) as connection:
+        yield connection
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=[example.line for example in EXAMPLES])

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import find_required_binary
+from tests.conftest import isolated_env, require_real_servers
 from tests.mcp_client import McpClient
 
 pytestmark = pytest.mark.real_server
@@ -26,11 +26,6 @@ OTHER_PY = "def other() -> int:\n    return 0\n"
 LIB_TS = "export function price(amount: number): number {\n  return amount * 2;\n}\n"
 ONE_TS = "import { price } from \"./lib\";\n\nexport function one(): number {\n  return price(1);\n}\n"
 TWO_TS = "import * as lib from \"./lib\";\n\nexport function two(): number {\n  return lib.price(2);\n}\n"
-
-
-def _env(home: Path) -> dict[str, str]:
-    return {"XDG_CONFIG_HOME": str(home / "cfg"), "XDG_CACHE_HOME": str(home / "cache"),
-            "XDG_RUNTIME_DIR": str(home / "run")}
 
 
 @pytest.fixture(scope="module")
@@ -53,11 +48,9 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def mcp(project: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[McpClient]:
-    for binary in ("basedpyright-langserver", "ruff", "typescript-language-server"):
-        find_required_binary(binary)
-    home = tmp_path_factory.mktemp("home")
-    (home / "run").mkdir(mode=0o700)
-    client = McpClient("--no-daemon", "--root", str(project), "--timeout", "60", env=_env(home))
+    require_real_servers()
+    client = McpClient("--no-daemon", "--root", str(project), "--timeout", "60",
+                       env=isolated_env(tmp_path_factory.mktemp("home"), runtime=True))
     yield client
     client.close()
 
@@ -143,10 +136,8 @@ def test_two_agents_editing_one_file_at_once_lose_nothing(project: Path,
     target = project / "shop" / "many.py"
     target.write_text("".join(f"def a{index}() -> int:\n    return 0\n\n\ndef b{index}() -> int:\n    return 0\n\n\n"
                               for index in range(20)))
-    home = tmp_path_factory.mktemp("agents")
-    (home / "run").mkdir(mode=0o700)
-    agents = [McpClient("--no-daemon", "--root", str(project), "--timeout", "60", env=_env(home))
-              for _ in range(2)]
+    env = isolated_env(tmp_path_factory.mktemp("agents"), runtime=True)
+    agents = [McpClient("--no-daemon", "--root", str(project), "--timeout", "60", env=env) for _ in range(2)]
     failures: list[str] = []
 
     def edit(agent: McpClient, name: str) -> None:
