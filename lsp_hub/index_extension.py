@@ -701,10 +701,11 @@ class IndexExtension(SessionExtension):
             document = session.workspace.document(file_uri(index.root, path))
             return document.text if document is not None else _read_quietly(str(index.root / path))
 
-        found = await self._query(lambda index, query: api.references(index, query, text_of=text_of), args, uri,
-                                  refresh=wait_for_build)
         locations = [entry for entry in from_servers if isinstance(entry, dict)] \
             if isinstance(from_servers, list) else None
+        found = await self._query(
+            lambda index, query: api.references(index, query, text_of=text_of, server_locations=locations), args,
+            uri, refresh=wait_for_build)
         covered = cover_server_locations(found["references"], locations)
         return {**{key: value for key, value in found.items() if key != "references"}, **covered}
 

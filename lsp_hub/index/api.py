@@ -303,10 +303,12 @@ def callers_with_server_sites(
 
 
 def references(index: WorkspaceIndex, arguments: Arguments, wait: float = 0.0,
-               text_of: Callable[[str], str | None] | None = None) -> dict[str, Any]:
+               text_of: Callable[[str], str | None] | None = None,
+               server_locations: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """`lspHub.references` {uri, position, includeDeclaration?=true} | {symbol} -> {symbol, definitions,
-    references: [{location, kind}], complete}: every use of the definition the index can resolve. `text_of` (a
-    workspace-relative path -> its text as the servers see it) defaults to the file on disk."""
+    references: [{location, kind, name}], complete}: every use of the definition the index can resolve. `text_of`
+    (a workspace-relative path -> its text as the servers see it) defaults to the file on disk. With a server's
+    answer (`server_locations`), only the definitions it agrees on count (`references.agreed_targets`)."""
     from lsp_hub.index import callers as callers_module
     from lsp_hub.index import references as references_module
     from lsp_hub.index import symbols
@@ -334,6 +336,8 @@ def references(index: WorkspaceIndex, arguments: Arguments, wait: float = 0.0,
         except OSError:
             return None
 
+    if server_locations:
+        targets = references_module.agreed_targets(snapshot, targets, server_locations, include_declaration)
     result = references_module.find_references(snapshot, targets, include_declaration, text_of or from_disk)
     result.update(_completeness(index, snapshot))
     return result

@@ -95,6 +95,19 @@ def find_references(snapshot: Snapshot, targets: list[tuple[str, Definition]], i
     }
 
 
+def agreed_targets(snapshot: Snapshot, targets: list[tuple[str, Definition]],
+                   server_locations: list[dict[str, Any]], include_declaration: bool) -> list[tuple[str, Definition]]:
+    """The index's definitions for a position that a server's (non-empty) references answer agrees on: those it
+    lists (with the declaration asked for), else none, since the server resolved another symbol (`x.save()` may
+    mean any `save` to the index, one to the server). Without the declaration there is nothing to compare: only a
+    single definition is trusted. Sites of the wrong symbol would be renamed with the right one."""
+    if not include_declaration:
+        return targets if len(targets) == 1 else []
+    return [(path, definition) for path, definition in targets
+            if any(_same_site(location(snapshot, path, definition.name_span), entry) for entry in server_locations
+                   if isinstance(entry, dict) and isinstance(entry.get("uri"), str) and "range" in entry)]
+
+
 def _import_sites(snapshot: Snapshot, judge: _CallJudge, target: _Target, text_of: TextOf) -> list[tuple[str, Span]]:
     """Where import statements name the target (`from m import name`, `from m import name as other`, `import {
     name } from`), in the files whose import of the name leads to the target's file (through re-exports)."""
