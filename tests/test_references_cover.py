@@ -27,6 +27,9 @@ FILES = {
                            "    assert compute_total([1, 2]) == 3\n"),
     "tests/test_alias.py": ("from pkg.core import compute_total as total\n\n\ndef test_alias():\n"
                             "    assert total([1]) == 1\n"),
+    # Read, not called (the name in the comment and the string is not a use).
+    "tests/test_handlers.py": ("from pkg.core import compute_total\n\n"
+                               "HANDLERS = [compute_total]  # compute_total, 'compute_total'\n"),
 }
 
 
@@ -82,7 +85,8 @@ async def test_an_lsp_clients_references_include_the_index_uses_in_files_the_ser
     root = hub.workspace
     params = {**where(root, "pkg/core.py", 0, 6), "context": {"includeDeclaration": True}}
     expected_from_index = [("tests/test_alias.py", 0, 21), ("tests/test_alias.py", 4, 11),
-                           ("tests/test_core.py", 0, 21), ("tests/test_core.py", 4, 11)]
+                           ("tests/test_core.py", 0, 21), ("tests/test_core.py", 4, 11),
+                           ("tests/test_handlers.py", 0, 21), ("tests/test_handlers.py", 2, 12)]
     answer: list[dict[str, Any]] = []
     for _ in range(100):  # the index may still be building its first time round
         answer = await hub.client.request("textDocument/references", params)
@@ -101,7 +105,7 @@ async def test_an_lsp_clients_references_include_the_index_uses_in_files_the_ser
     assert listed(covered["locations"], root) == [
         ("pkg/core.py", 0, 4, "both"), ("pkg/user.py", 0, 21, "both"), ("pkg/user.py", 4, 11, "both"),
         *[(*site, "index") for site in expected_from_index]]
-    assert [Path(uri).name for uri in covered["uncovered"]] == ["test_alias.py", "test_core.py"]
+    assert [Path(uri).name for uri in covered["uncovered"]] == ["test_alias.py", "test_core.py", "test_handlers.py"]
     assert covered["servers"] == [{"name": "fakeA", "complete": True}] and covered["complete"] is True
 
 
@@ -137,9 +141,11 @@ def test_references_through_the_agent_tools_carry_their_origin(agent: Agent) -> 
                for entry in answer.data["locations"]}
     assert origins == {("pkg/core.py", 1): "both", ("pkg/user.py", 1): "both", ("pkg/user.py", 5): "both",
                        ("tests/test_alias.py", 1): "index", ("tests/test_alias.py", 5): "index",
-                       ("tests/test_core.py", 1): "index", ("tests/test_core.py", 5): "index"}
-    assert [Path(path).name for path in answer.data["uncovered"]] == ["test_alias.py", "test_core.py"]
-    assert "[index]" in answer.text and "no server listed anything in 2 file(s)" in answer.text
+                       ("tests/test_core.py", 1): "index", ("tests/test_core.py", 5): "index",
+                       ("tests/test_handlers.py", 1): "index", ("tests/test_handlers.py", 3): "index"}
+    assert [Path(path).name for path in answer.data["uncovered"]] == ["test_alias.py", "test_core.py",
+                                                                      "test_handlers.py"]
+    assert "[index]" in answer.text and "no server listed anything in 3 file(s)" in answer.text
 
 
 def test_a_rename_applied_covers_the_files_the_server_left_out(agent: Agent) -> None:
@@ -154,9 +160,12 @@ def test_a_rename_applied_covers_the_files_the_server_left_out(agent: Agent) -> 
     # A use under an alias keeps the alias; its import names the new name.
     assert (agent.root / "tests/test_alias.py").read_text() == FILES["tests/test_alias.py"].replace(
         "compute_total", "grand_total")
+    assert (agent.root / "tests/test_handlers.py").read_text() == (
+        "from pkg.core import grand_total\n\nHANDLERS = [grand_total]  # compute_total, 'compute_total'\n")
     assert sorted((entry["path"], entry["line"]) for entry in answer.data["from_index"]) == sorted([
         (str(agent.root / "tests/test_alias.py"), 1), (str(agent.root / "tests/test_core.py"), 1),
-        (str(agent.root / "tests/test_core.py"), 5)])
+        (str(agent.root / "tests/test_core.py"), 5), (str(agent.root / "tests/test_handlers.py"), 1),
+        (str(agent.root / "tests/test_handlers.py"), 3)])
 
 
 def test_a_rename_that_would_miss_a_use_is_refused_naming_it(agent: Agent, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -229,5 +238,7 @@ def test_basedpyright_with_tests_left_out_of_its_include_still_gets_the_uses_the
     # ... and the index's in the files it leaves out.
     assert {site: origin for site, origin in found.items() if site[0].startswith("tests/")} == {
         ("tests/test_core.py", 1, 22): "index", ("tests/test_core.py", 5, 12): "index",
-        ("tests/test_alias.py", 1, 22): "index", ("tests/test_alias.py", 5, 12): "index"}
-    assert sorted(Path(path).name for path in answer["uncovered"]) == ["test_alias.py", "test_core.py"]
+        ("tests/test_alias.py", 1, 22): "index", ("tests/test_alias.py", 5, 12): "index",
+        ("tests/test_handlers.py", 1, 22): "index", ("tests/test_handlers.py", 3, 13): "index"}
+    assert sorted(Path(path).name for path in answer["uncovered"]) == ["test_alias.py", "test_core.py",
+                                                                       "test_handlers.py"]

@@ -4,8 +4,9 @@ A server answers `textDocument/references` only for the files it analyses (based
 include = ["src"]` knows nothing of `tests/`); the index holds every file. A use counts for a definition as a call
 counts in `callers.find_callers` (`_CallJudge`: the same import, scoping and receiver rules), over every reference
 the extractor records (calls, decorators, base classes, annotations), plus the name in the import statements that
-bind it (`from m import name`). Plain-name uses that are not calls (`handlers = [name]`) are not extracted, so the
-index's answer is a floor, not the truth: the server's answer stands wherever it has one.
+bind it (`from m import name`), plus, in Python files that use the name, its other reads found by the tokenizer
+(`handlers = [name]`, `name.attribute`). It is a floor, not the truth: the server's answer stands wherever it has
+one.
 
 `cover_server_locations` is the merge: the server's locations first (origin `server`, or `both` when the index has
 the site too); the index's sites only in files where the server listed nothing (origin `index`), and those files
@@ -82,6 +83,11 @@ def find_references(snapshot: Snapshot, targets: list[tuple[str, Definition]], i
         for source, span in _import_sites(snapshot, judge, target, text_of):
             if not add(source, span, KIND_IMPORT, name):
                 break
+        # Files that import the name but record no use of it (`run_command.make_context(...)`) are read too.
+        importers = [(source, local) for source, local in _local_names(snapshot, name).items()]
+        for source, span, written in _python_name_uses(snapshot, judge, target, uses + importers, text_of):
+            if not add(source, span, KIND_USE, written):
+                break
     completeness = snapshot.completeness()
     if truncated:
         completeness["complete"] = False
@@ -112,14 +118,10 @@ def _import_sites(snapshot: Snapshot, judge: _CallJudge, target: _Target, text_o
     """Where import statements name the target (`from m import name`, `from m import name as other`, `import {
     name } from`), in the files whose import of the name leads to the target's file (through re-exports)."""
     name = target.definition.name
-    local_names: dict[str, str] = {}  # importing file -> the local name its import binds
-    for source, bound in import_bindings(snapshot).items():
-        if name in bound and source != target.path:
-            local_names[source] = name
-    for source, local in alias_users(snapshot).get(name, ()):
-        local_names.setdefault(source, local)
     found: list[tuple[str, Span]] = []
-    for source, local in sorted(local_names.items()):
+    for source, local in sorted(_local_names(snapshot, name).items()):
+        if source == target.path:
+            continue
         if target.path not in judge.resolver.targets(source, local, None):
             continue
         record = snapshot.files[source]
@@ -133,6 +135,74 @@ def _import_sites(snapshot: Snapshot, judge: _CallJudge, target: _Target, text_o
         for statement in sorted(statements):
             found.extend((source, span) for span in _name_in_statement(lines, statement, name, record.language))
     return found
+
+
+def _python_name_uses(snapshot: Snapshot, judge: _CallJudge, target: _Target, uses: list[tuple[str, str]],
+                      text_of: TextOf) -> list[tuple[str, Span, str]]:
+    """The uses the extractor does not record, in the Python files that use the name: the name read but not
+    called (`raises(Error, find_app, x)`, `run_command.make_context(...)`, `handlers = [name]`), found by
+    Python's tokenizer (so never in a string or a comment). A bare name counts in a file whose import of it leads
+    to the target and that does not define the name itself; `module.name` counts where the resolver says that
+    module leads to the target. A keyword argument's name (`f(name=1)`) is not a use."""
+    import io
+    import tokenize
+
+    name = target.definition.name
+    found: list[tuple[str, Span, str]] = []
+    for source, used_name in sorted(set(uses)):
+        record = snapshot.files[source]
+        if record.language != "python" or source == target.path:
+            continue
+        bare_counts = used_name not in record.defined_names() and \
+            target.path in judge.resolver.targets(source, used_name, None)
+        bindings = judge.resolver.bindings.get(source, {})
+        text = text_of(source)
+        if text is None:
+            continue
+        try:
+            tokens = [token for token in tokenize.generate_tokens(io.StringIO(text).readline)
+                      if token.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT, tokenize.INDENT,
+                                            tokenize.DEDENT)]
+        except (tokenize.TokenError, SyntaxError, IndentationError):
+            continue  # a file Python cannot tokenize: its recorded uses stand alone
+        lines = text.split("\n")
+        depth = 0
+        for position, token in enumerate(tokens):
+            if token.type == tokenize.OP and token.string in "([{":
+                depth += 1
+            elif token.type == tokenize.OP and token.string in ")]}":
+                depth = max(0, depth - 1)
+            if token.type != tokenize.NAME or token.string != used_name:
+                continue
+            before = tokens[position - 1] if position else None
+            after = tokens[position + 1] if position + 1 < len(tokens) else None
+            if depth and after is not None and after.string == "=":
+                continue  # `f(name=...)`: a keyword argument of the call
+            if before is not None and before.string == ".":
+                receiver = tokens[position - 2] if position >= 2 else None
+                chained = position >= 3 and tokens[position - 3].string == "."  # `app.json.name`: not a module's
+                if used_name != name or receiver is None or receiver.type != tokenize.NAME or chained or \
+                        receiver.string not in bindings or \
+                        target.path not in judge.resolver.targets(source, used_name, receiver.string):
+                    continue  # an attribute of something that does not lead to the target
+            elif not bare_counts or (before is not None and before.string in ("def", "class", "import", "as")):
+                continue
+            line, column = token.start[0] - 1, token.start[1]
+            utf16_column = _utf16(lines[line], column) if line < len(lines) else column
+            found.append((source, Span(line, utf16_column, line, utf16_column + _utf16_length(used_name)),
+                          used_name))
+    return found
+
+
+def _local_names(snapshot: Snapshot, name: str) -> dict[str, str]:
+    """Importing file -> the local name its import of `name` binds (`name`, or the alias)."""
+    local_names: dict[str, str] = {}
+    for source, bound in import_bindings(snapshot).items():
+        if name in bound:
+            local_names[source] = name
+    for source, local in alias_users(snapshot).get(name, ()):
+        local_names.setdefault(source, local)
+    return local_names
 
 
 _STRING = re.compile(r"""'[^'\n]*'|"[^"\n]*"|`[^`\n]*`""")
