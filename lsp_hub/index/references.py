@@ -155,7 +155,12 @@ def _python_name_uses(snapshot: Snapshot, judge: _CallJudge, target: _Target, us
             continue
         bare_counts = used_name not in record.defined_names() and \
             target.path in judge.resolver.targets(source, used_name, None)
-        bindings = judge.resolver.bindings.get(source, {})
+        # Imported modules (or classes) through which `name` leads to the target: `flask` in `flask.url_for`.
+        module_receivers = {local for local, bound in judge.resolver.bindings.get(source, {}).items()
+                            if bound and used_name == name
+                            and target.path in judge.resolver.targets(source, name, local)}
+        if not bare_counts and not module_receivers:
+            continue  # nothing in this file can mean the target: not worth tokenizing (a common name has hundreds)
         text = text_of(source)
         if text is None:
             continue
@@ -181,9 +186,7 @@ def _python_name_uses(snapshot: Snapshot, judge: _CallJudge, target: _Target, us
             if before is not None and before.string == ".":
                 receiver = tokens[position - 2] if position >= 2 else None
                 chained = position >= 3 and tokens[position - 3].string == "."  # `app.json.name`: not a module's
-                if used_name != name or receiver is None or receiver.type != tokenize.NAME or chained or \
-                        receiver.string not in bindings or \
-                        target.path not in judge.resolver.targets(source, used_name, receiver.string):
+                if receiver is None or chained or receiver.string not in module_receivers:
                     continue  # an attribute of something that does not lead to the target
             elif not bare_counts or (before is not None and before.string in ("def", "class", "import", "as")):
                 continue
