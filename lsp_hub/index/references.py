@@ -15,13 +15,14 @@ named as `uncovered`. In a file the server analysed, its answer is taken as the 
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Callable
 from typing import Any
 
 from lsp_hub.index.callers import ORIGIN_BOTH, ORIGIN_INDEX, ORIGIN_SERVER, _CallJudge, _range_key, _same_site, _Target
 from lsp_hub.index.graph import alias_users, import_bindings, language_family, name_tables
-from lsp_hub.index.model import Definition, Span
+from lsp_hub.index.model import Definition, FileIndex, Reference, Span
 from lsp_hub.index.records import I_NAMES, R_NAME, unpack_reference
 from lsp_hub.index.symbols import definitions_named, enclosing_definition, location, qualified_name
 from lsp_hub.index.workspace import Snapshot
@@ -40,6 +41,7 @@ def find_references(snapshot: Snapshot, targets: list[tuple[str, Definition]], i
     `text_of` gives a file's text, read only for files whose import statements bind the name (the extractor keeps
     an import's statement span, not its names' positions)."""
     judge = _CallJudge(snapshot)
+    reads = _FileReads(snapshot, judge, text_of)
     tables = name_tables(snapshot)
     sites: list[dict[str, Any]] = []
     seen: set[tuple[str, int, int]] = set()
@@ -68,24 +70,19 @@ def find_references(snapshot: Snapshot, targets: list[tuple[str, Definition]], i
         uses = [(source, name) for source in tables.referencers.get(name, ())]
         uses.extend(alias_users(snapshot).get(name, ()))
         for source, used_name in uses:
-            record = snapshot.files[source]
-            outline = record.outline()
-            for packed in record.references:
-                if packed[R_NAME] != used_name:
-                    continue
-                reference = unpack_reference(packed)
+            outline = reads.outline(source)
+            for reference, caller in reads.references(source, used_name):
                 if used_name != name and reference.receiver is not None:
                     continue  # `x.other` is not the alias
-                caller = enclosing_definition(outline, reference.span)
                 if judge.counts(source, outline, used_name, reference.receiver, caller, target, definition_count) \
                         and not add(source, reference.span, KIND_CALL if reference.is_call else KIND_USE, used_name):
                     break
-        for source, span in _import_sites(snapshot, judge, target, text_of):
+        for source, span in _import_sites(snapshot, reads, target):
             if not add(source, span, KIND_IMPORT, name):
                 break
         # Files that import the name but record no use of it (`run_command.make_context(...)`) are read too.
         importers = [(source, local) for source, local in _local_names(snapshot, name).items()]
-        for source, span, written in _python_name_uses(snapshot, judge, target, uses + importers, text_of):
+        for source, span, written in _python_name_uses(snapshot, reads, target, uses + importers):
             if not add(source, span, KIND_USE, written):
                 break
     completeness = snapshot.completeness()
@@ -101,6 +98,63 @@ def find_references(snapshot: Snapshot, targets: list[tuple[str, Definition]], i
     }
 
 
+class _FileReads:
+    """What one query reads of each file, once for all its targets (a common name has dozens of definitions, and
+    the same files use them all): references by name with their enclosing function, outlines, texts, and where
+    the resolver says a use leads."""
+
+    def __init__(self, snapshot: Snapshot, judge: _CallJudge, text_of: TextOf) -> None:
+        self.snapshot = snapshot
+        self.resolver = judge.resolver
+        self._text_of = text_of
+        self._outlines: dict[str, FileIndex] = {}
+        self._references: dict[str, dict[str, list[tuple[Any, ...]]]] = {}  # packed, by name
+        self._enclosed: dict[tuple[str, str], list[tuple[Reference, Definition | None]]] = {}
+        self._texts: dict[str, str | None] = {}
+        self._python: dict[str, _PythonText | None] = {}
+        self._targets: dict[tuple[str, str, str | None], tuple[str, ...]] = {}
+
+    def outline(self, source: str) -> FileIndex:
+        outline = self._outlines.get(source)
+        if outline is None:
+            outline = self._outlines[source] = self.snapshot.files[source].outline()
+        return outline
+
+    def references(self, source: str, name: str) -> list[tuple[Reference, Definition | None]]:
+        """The file's references of `name` (decoded once per file), each with its enclosing function."""
+        key = (source, name)
+        found = self._enclosed.get(key)
+        if found is None:
+            by_name = self._references.get(source)
+            if by_name is None:
+                by_name = self._references[source] = {}
+                for packed in self.snapshot.files[source].references:
+                    by_name.setdefault(packed[R_NAME], []).append(packed)  # objects only for the names asked
+            outline = self.outline(source)
+            references = [unpack_reference(packed) for packed in by_name.get(name, ())]
+            found = self._enclosed[key] = [(reference, enclosing_definition(outline, reference.span))
+                                           for reference in references]
+        return found
+
+    def targets(self, source: str, name: str, receiver: str | None) -> tuple[str, ...]:
+        key = (source, name, receiver)
+        found = self._targets.get(key)
+        if found is None:
+            found = self._targets[key] = self.resolver.targets(source, name, receiver)
+        return found
+
+    def text(self, source: str) -> str | None:
+        if source not in self._texts:
+            self._texts[source] = self._text_of(source)
+        return self._texts[source]
+
+    def python(self, source: str) -> _PythonText | None:
+        if source not in self._python:
+            text = self.text(source)
+            self._python[source] = _PythonText(text) if text is not None else None
+        return self._python[source]
+
+
 def agreed_targets(snapshot: Snapshot, targets: list[tuple[str, Definition]],
                    server_locations: list[dict[str, Any]], include_declaration: bool) -> list[tuple[str, Definition]]:
     """The index's definitions for a position that a server's (non-empty) references answer agrees on: those it
@@ -114,7 +168,7 @@ def agreed_targets(snapshot: Snapshot, targets: list[tuple[str, Definition]],
                    if isinstance(entry, dict) and isinstance(entry.get("uri"), str) and "range" in entry)]
 
 
-def _import_sites(snapshot: Snapshot, judge: _CallJudge, target: _Target, text_of: TextOf) -> list[tuple[str, Span]]:
+def _import_sites(snapshot: Snapshot, reads: _FileReads, target: _Target) -> list[tuple[str, Span]]:
     """Where import statements name the target (`from m import name`, `from m import name as other`, `import {
     name } from`), in the files whose import of the name leads to the target's file (through re-exports)."""
     name = target.definition.name
@@ -122,13 +176,13 @@ def _import_sites(snapshot: Snapshot, judge: _CallJudge, target: _Target, text_o
     for source, local in sorted(_local_names(snapshot, name).items()):
         if source == target.path:
             continue
-        if target.path not in judge.resolver.targets(source, local, None):
+        if target.path not in reads.targets(source, local, None):
             continue
         record = snapshot.files[source]
         statements = {raw[3] for raw in record.imports if name in raw[I_NAMES] and raw[3] is not None}
         if not statements:
             continue
-        text = text_of(source)
+        text = reads.text(source)
         if text is None:
             continue
         lines = text.split("\n")
@@ -137,16 +191,13 @@ def _import_sites(snapshot: Snapshot, judge: _CallJudge, target: _Target, text_o
     return found
 
 
-def _python_name_uses(snapshot: Snapshot, judge: _CallJudge, target: _Target, uses: list[tuple[str, str]],
-                      text_of: TextOf) -> list[tuple[str, Span, str]]:
+def _python_name_uses(snapshot: Snapshot, reads: _FileReads, target: _Target,
+                      uses: list[tuple[str, str]]) -> list[tuple[str, Span, str]]:
     """The uses the extractor does not record, in the Python files that use the name: the name read but not
-    called (`raises(Error, find_app, x)`, `run_command.make_context(...)`, `handlers = [name]`), found by
-    Python's tokenizer (so never in a string or a comment). A bare name counts in a file whose import of it leads
-    to the target and that does not define the name itself; `module.name` counts where the resolver says that
-    module leads to the target. A keyword argument's name (`f(name=1)`) is not a use."""
-    import io
-    import tokenize
-
+    called (`raises(Error, find_app, x)`, `run_command.make_context(...)`, `handlers = [name]`), never in a string
+    or a comment (`_PythonText`). A bare name counts in a file whose import of it leads to the target and that does
+    not define the name itself; `module.name` counts where the resolver says that module leads to the target. A
+    keyword argument's name (`f(name=1)`) and a def, class or alias name are not uses."""
     name = target.definition.name
     found: list[tuple[str, Span, str]] = []
     for source, used_name in sorted(set(uses)):
@@ -154,47 +205,69 @@ def _python_name_uses(snapshot: Snapshot, judge: _CallJudge, target: _Target, us
         if record.language != "python" or source == target.path:
             continue
         bare_counts = used_name not in record.defined_names() and \
-            target.path in judge.resolver.targets(source, used_name, None)
+            target.path in reads.targets(source, used_name, None)
         # Imported modules (or classes) through which `name` leads to the target: `flask` in `flask.url_for`.
-        module_receivers = {local for local, bound in judge.resolver.bindings.get(source, {}).items()
-                            if bound and used_name == name
-                            and target.path in judge.resolver.targets(source, name, local)}
+        module_receivers = {local for local, bound in reads.resolver.bindings.get(source, {}).items()
+                            if bound and used_name == name and target.path in reads.targets(source, name, local)}
         if not bare_counts and not module_receivers:
-            continue  # nothing in this file can mean the target: not worth tokenizing (a common name has hundreds)
-        text = text_of(source)
-        if text is None:
+            continue  # nothing in this file can mean the target: not worth reading (a common name has hundreds)
+        python = reads.python(source)
+        if python is None:
             continue
-        try:
-            tokens = [token for token in tokenize.generate_tokens(io.StringIO(text).readline)
-                      if token.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT, tokenize.INDENT,
-                                            tokenize.DEDENT)]
-        except (tokenize.TokenError, SyntaxError, IndentationError):
-            continue  # a file Python cannot tokenize: its recorded uses stand alone
-        lines = text.split("\n")
-        depth = 0
-        for position, token in enumerate(tokens):
-            if token.type == tokenize.OP and token.string in "([{":
-                depth += 1
-            elif token.type == tokenize.OP and token.string in ")]}":
-                depth = max(0, depth - 1)
-            if token.type != tokenize.NAME or token.string != used_name:
+        text = python.text
+        for offset in python.occurrences(used_name):
+            before = text[max(0, offset - 200):offset]
+            after = text[offset + len(used_name):offset + len(used_name) + 3].lstrip(" \t")
+            if _KEYWORD_ARGUMENT.search(before) and after.startswith("=") and not after.startswith("=="):
+                continue  # `f(name=...)`, `f(a, name=...)`: a keyword argument of the call
+            attribute = _ATTRIBUTE_OF.search(before)
+            if attribute is not None:
+                if attribute.group("chained") or attribute.group("receiver") not in module_receivers:
+                    continue  # `x.name` of something that does not lead to the target (`app.json.name`)
+            elif not bare_counts or _DECLARING.search(before):
                 continue
-            before = tokens[position - 1] if position else None
-            after = tokens[position + 1] if position + 1 < len(tokens) else None
-            if depth and after is not None and after.string == "=":
-                continue  # `f(name=...)`: a keyword argument of the call
-            if before is not None and before.string == ".":
-                receiver = tokens[position - 2] if position >= 2 else None
-                chained = position >= 3 and tokens[position - 3].string == "."  # `app.json.name`: not a module's
-                if receiver is None or chained or receiver.string not in module_receivers:
-                    continue  # an attribute of something that does not lead to the target
-            elif not bare_counts or (before is not None and before.string in ("def", "class", "import", "as")):
-                continue
-            line, column = token.start[0] - 1, token.start[1]
-            utf16_column = _utf16(lines[line], column) if line < len(lines) else column
-            found.append((source, Span(line, utf16_column, line, utf16_column + _utf16_length(used_name)),
-                          used_name))
+            line, column = python.position(offset)
+            found.append((source, Span(line, column, line, column + _utf16_length(used_name)), used_name))
     return found
+
+
+_KEYWORD_ARGUMENT = re.compile(r"[(,]\s*\Z")
+_ATTRIBUTE_OF = re.compile(r"(?P<chained>\.\s*)?(?<![\w$])(?P<receiver>[A-Za-z_]\w*)\s*\.\s*\Z")
+_DECLARING = re.compile(r"\b(?:def|class|import|as)\s+\Z")
+# What is not code in Python: comments, and strings (triple-quoted ones across lines; any prefix). A name inside
+# an f-string's braces is skipped with the string: a use missed, never a string renamed.
+_PYTHON_NOT_CODE = re.compile(
+    r"#[^\n]*"
+    r"|[rRbBuUfF]{0,2}(?:\"\"\"(?:\\.|[^\\])*?\"\"\"|'''(?:\\.|[^\\])*?'''"
+    r"|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*')", re.S)
+
+
+class _PythonText:
+    """A Python file's text: which offsets are not code, and offsets as (line, UTF-16 column). One regular
+    expression pass in C: Python's tokenizer took 9 s for the 84 files that use `Thread` in the standard library."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        spans = [(match.start(), match.end()) for match in _PYTHON_NOT_CODE.finditer(text)]
+        self._starts = [start for start, _end in spans]
+        self._ends = [end for _start, end in spans]
+        self._line_starts = [0, *(match.end() for match in re.finditer("\n", text))]
+
+    def skipped(self, offset: int) -> bool:
+        index = bisect.bisect_right(self._starts, offset) - 1
+        return index >= 0 and offset < self._ends[index]
+
+    def occurrences(self, name: str) -> list[int]:
+        """The offsets where `name` stands as a whole identifier in code."""
+        if name not in self.text:
+            return []
+        return [match.start() for match in re.finditer(rf"(?<![\w$]){re.escape(name)}(?!\w)", self.text)
+                if not self.skipped(match.start())]
+
+    def position(self, offset: int) -> tuple[int, int]:
+        line = bisect.bisect_right(self._line_starts, offset) - 1
+        start = self._line_starts[line]
+        return line, _utf16(self.text[start:offset], offset - start)
 
 
 def _local_names(snapshot: Snapshot, name: str) -> dict[str, str]:
