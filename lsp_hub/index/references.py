@@ -207,9 +207,10 @@ def _python_name_uses(snapshot: Snapshot, reads: _FileReads, target: _Target,
         bare_counts = used_name not in record.defined_names() and \
             target.path in reads.targets(source, used_name, None)
         # Imported modules (or classes) through which `name` leads to the target: `flask` in `flask.url_for`.
-        module_receivers = {local for local, bound in reads.resolver.bindings.get(source, {}).items()
-                            if bound and used_name == name and target.path in reads.targets(source, name, local)}
-        if not bare_counts and not module_receivers:
+        bindings = reads.resolver.bindings.get(source, {})
+        through_imports = used_name == name and any(
+            bound and target.path in reads.targets(source, name, local) for local, bound in bindings.items())
+        if not bare_counts and not through_imports:
             continue  # nothing in this file can mean the target: not worth reading (a common name has hundreds)
         python = reads.python(source)
         if python is None:
@@ -222,8 +223,13 @@ def _python_name_uses(snapshot: Snapshot, reads: _FileReads, target: _Target,
                 continue  # `f(name=...)`, `f(a, name=...)`: a keyword argument of the call
             attribute = _ATTRIBUTE_OF.search(before)
             if attribute is not None:
-                if attribute.group("chained") or attribute.group("receiver") not in module_receivers:
-                    continue  # `x.name` of something that does not lead to the target (`app.json.name`)
+                if attribute.group("receiver") is None:
+                    continue  # an attribute of an expression (`make().name`, `items[0].name`)
+                receiver = re.sub(r"\s+", "", attribute.group("receiver"))
+                bound_by_import = bindings.get(receiver) or bindings.get(receiver.split(".", 1)[0])  # `import a.b`
+                if not through_imports or not bound_by_import or \
+                        target.path not in reads.targets(source, name, receiver):
+                    continue  # `x.name` of something no import leads from to the target (`app.json.name`)
             elif not bare_counts or _DECLARING.search(before):
                 continue
             line, column = python.position(offset)
@@ -232,7 +238,8 @@ def _python_name_uses(snapshot: Snapshot, reads: _FileReads, target: _Target,
 
 
 _KEYWORD_ARGUMENT = re.compile(r"[(,]\s*\Z")
-_ATTRIBUTE_OF = re.compile(r"(?P<chained>\.\s*)?(?<![\w$])(?P<receiver>[A-Za-z_]\w*)\s*\.\s*\Z")
+# `receiver.` right before the name: `flask.`, `pkg.core.` (an expression such as `f().` has no receiver here).
+_ATTRIBUTE_OF = re.compile(r"(?<![\w$.])(?P<receiver>[A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*)\s*\.\s*\Z|\.\s*\Z")
 _DECLARING = re.compile(r"\b(?:def|class|import|as)\s+\Z")
 # What is not code in Python: comments, and strings (triple-quoted ones across lines; any prefix). A name inside
 # an f-string's braces is skipped with the string: a use missed, never a string renamed.
