@@ -223,7 +223,8 @@ class AgentTools:
         if self.quote is query.as_is:
             return answer.text
         if "locations" in answer.data:
-            return query.locations_text(answer.data["locations"], limit, self.quote)
+            text = query.locations_text(answer.data["locations"], limit, self.quote)
+            return "\n".join(part for part in (text, query.uncovered_note(answer.data)) if part)
         if action == "hover":
             return self.quote(answer.text) if answer.text else ""
         if action == "diagnostics":

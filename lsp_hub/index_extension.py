@@ -13,7 +13,7 @@ import contextlib
 import logging
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -546,6 +546,7 @@ class IndexExtension(SessionExtension):
             "lspHub.relevantFiles": self._command("relevant_files", ("targets",)),
             "lspHub.dependents": self._dependents,
             "lspHub.callers": self._callers,
+            "lspHub.references": self._references,
             "lspHub.syntaxCheck": self._syntax_check,
         }
 
@@ -621,6 +622,92 @@ class IndexExtension(SessionExtension):
             return merged
 
         return run()
+
+    def _references(self, session: Session, arguments: list[Any]) -> Any:
+        """`lspHub.references` {uri, position, includeDeclaration?=true}: the document's servers' references (asked
+        as `textDocument/references` is) completed with the index's uses in the files they listed nothing in, each
+        location with its `origin` (server, index, both), `uncovered` naming those files, and `servers`."""
+        args = _single_object(arguments)
+        uri, position = args.get("uri"), args.get("position")
+        include_declaration = args.get("includeDeclaration", True)
+        if not isinstance(uri, str) or not isinstance(position, dict) or not isinstance(include_declaration, bool):
+            raise ResponseFailure(INVALID_PARAMS, "lspHub.references needs {uri, position, includeDeclaration?}")
+        params = {"textDocument": {"uri": uri}, "position": position,
+                  "context": {"includeDeclaration": include_declaration}}
+        from_servers = session.locations_from_servers(REFERENCES, params)
+        asked = [backend.name for backend in session.backends_for_uri(uri, REFERENCES)]
+
+        async def run() -> Any:
+            failure: str | None = None
+            try:
+                answer = await from_servers
+            except ResponseFailure as error:  # the index still answers; the result says the servers did not
+                answer, failure = None, error.message
+            try:
+                covered = await self.covering_references(session, params, answer, wait_for_build=True)
+            except ResponseFailure as error:  # a file the index does not hold: the servers' answer alone
+                from lsp_hub.index.references import cover_server_locations
+
+                covered = {**cover_server_locations([], answer if isinstance(answer, list) else None),
+                           "complete": False, "indexError": error.message}
+            covered["servers"] = [{"name": name, "complete": failure is None} for name in asked]
+            if failure is not None:
+                covered["complete"] = False
+                covered["serverError"] = failure
+            return covered
+
+        return run()
+
+    def complete_references(self, session: Session, params: Any, from_servers: Any) -> Awaitable[Any] | None:
+        """An LSP client's `textDocument/references`: the servers' Locations and the index's in the files they left
+        out, as plain Locations (the spec's shape; `lspHub.references` says where each came from). An index still
+        building adds nothing rather than delay the answer."""
+        if self.shared is None or not self.shared.built.is_set() or not isinstance(params, dict):
+            return None
+
+        async def run() -> Any:
+            try:
+                covered = await self.covering_references(session, params, from_servers, wait_for_build=False)
+            except ResponseFailure as error:  # a file outside the index, say: the servers' answer stands
+                logger.debug("references not completed from the index: %s", error.message)
+                return from_servers
+            if not covered["uncovered"]:
+                return from_servers
+            logger.info("references: %d location(s) from the index in %d file(s) no server listed",
+                        sum(1 for entry in covered["locations"] if entry["origin"] == "index"),
+                        len(covered["uncovered"]))
+            return [{"uri": entry["uri"], "range": entry["range"]} for entry in covered["locations"]]
+
+        return run()
+
+    async def covering_references(self, session: Session, params: dict[str, Any], from_servers: Any, *,
+                                  wait_for_build: bool) -> dict[str, Any]:
+        """`{symbol, definitions, locations: [{uri, range, origin}], uncovered: [uri], complete}`: the servers'
+        Locations (`from_servers`) completed with the index's uses of the same definition."""
+        from lsp_hub.index import api
+        from lsp_hub.index.references import cover_server_locations
+        from lsp_hub.index.workspace import file_uri
+
+        uri = (params.get("textDocument") or {}).get("uri")
+        if not isinstance(uri, str) or self.shared is None:
+            raise ResponseFailure(INVALID_PARAMS, "references need textDocument.uri")
+        include_declaration = bool((params.get("context") or {}).get("includeDeclaration", True))
+        args = {"uri": uri, "position": params.get("position"), "includeDeclaration": include_declaration}
+        index = self.index_for(uri)
+
+        def text_of(path: str) -> str | None:  # the text the servers see (an open document), else the disk
+            if index is None:
+                return None
+            document = session.workspace.document(file_uri(index.root, path))
+            return document.text if document is not None else _read_quietly(str(index.root / path))
+
+        locations = [entry for entry in from_servers if isinstance(entry, dict)] \
+            if isinstance(from_servers, list) else None
+        found = await self._query(
+            lambda index, query: api.references(index, query, text_of=text_of, server_locations=locations), args,
+            uri, refresh=wait_for_build)
+        covered = cover_server_locations(found["references"], locations)
+        return {**{key: value for key, value in found.items() if key != "references"}, **covered}
 
     def _syntax_check(self, session: Session, arguments: list[Any]) -> Any:
         from lsp_hub.index import api

@@ -21,6 +21,7 @@ import contextlib
 import difflib
 import json
 import os
+import re
 import select
 import socket
 import subprocess
@@ -657,8 +658,11 @@ def locations_json(workspace: Workspace, result: Any) -> list[dict[str, Any]]:
         path = uri_path(uri)
         line, column = workspace.position_out(path, range_["start"])
         end_line, end_column = workspace.position_out(path, range_["end"])
-        locations.append({"path": path, "line": line, "column": column, "end_line": end_line,
-                          "end_column": end_column, "text": workspace.line_text(path, line)})
+        entry = {"path": path, "line": line, "column": column, "end_line": end_line, "end_column": end_column,
+                 "text": workspace.line_text(path, line)}
+        if "origin" in item:  # `lspHub.references`: server, index or both
+            entry["origin"] = item["origin"]
+        locations.append(entry)
     return locations
 
 
@@ -672,9 +676,20 @@ Quote = Callable[[str], str]  # how text from the repository is shown (`lsp-hub 
 
 def locations_text(locations: list[dict[str, Any]], limit: int, quote: Quote = as_is) -> str:
     ordered = sorted(locations, key=lambda entry: (entry["path"], entry["line"], entry["column"]))
+    # A location only the index knows is marked: no server analyses its file (see `uncovered_note`).
     lines = [f"{_display(entry['path'])}:{entry['line']}:{entry['column']}  {quote(entry['text'])}"
-             for entry in ordered]
+             + ("  [index]" if entry.get("origin") == "index" else "") for entry in ordered]
     return "\n".join(_capped(lines, limit))
+
+
+def uncovered_note(data: dict[str, Any]) -> str:
+    """For references and renames: which files no server analysed, whose uses come from the index."""
+    uncovered = data.get("uncovered") or []
+    if not uncovered:
+        return ""
+    names = ", ".join(_display(path) for path in uncovered[:8]) + (f" and {len(uncovered) - 8} more"
+                                                                   if len(uncovered) > 8 else "")
+    return f"(no server listed anything in {len(uncovered)} file(s) where the index found uses: {names})"
 
 
 def hover_text(result: Any) -> str:
@@ -870,8 +885,10 @@ def run_action(action: str, options: argparse.Namespace, workspace: Workspace) -
             # A server that just started answers from the open files only until it has found the project's
             # (basedpyright's first references are the file's own): its first report on the file says it has.
             hub_command(workspace, "lspHub.diagnostics", {"uri": uri, "timeoutMs": hub_wait_ms(timeout)})
+        if action == "references":
+            return _with_empty_reason(_references(workspace, where, limit), workspace, target.path)
         if action in LOCATION_ACTIONS:
-            params = {**where, "context": {"includeDeclaration": True}} if action == "references" else where
+            params = where
             locations = locations_json(workspace, connection.request(LOCATION_ACTIONS[action], params, timeout))
             return _with_empty_reason(Answer({"locations": locations, "complete": True},
                                              locations_text(locations, limit), not locations), workspace, target.path)
@@ -937,17 +954,120 @@ def run_action(action: str, options: argparse.Namespace, workspace: Workspace) -
     return Answer(languages, "\n".join(lines), not lines)
 
 
+def _covering_references(workspace: Workspace, where: dict[str, Any]) -> dict[str, Any]:
+    """`lspHub.references`: the servers' references and the index's uses in the files they listed nothing in."""
+    return hub_command(workspace, "lspHub.references", {
+        "uri": where["textDocument"]["uri"], "position": where["position"], "includeDeclaration": True}) or {}
+
+
+def _references(workspace: Workspace, where: dict[str, Any], limit: int) -> Answer:
+    result = _covering_references(workspace, where)
+    locations = locations_json(workspace, result.get("locations"))
+    uncovered = [uri_path(uri) for uri in result.get("uncovered") or []]
+    data = {"locations": locations, "complete": bool(result.get("complete", True)), "uncovered": uncovered,
+            "servers": result.get("servers") or []}
+    text = "\n".join(part for part in (locations_text(locations, limit), uncovered_note(data)) if part)
+    return Answer(data, text, not locations)
+
+
+@dataclass
+class IndexRenameSites:
+    """What a rename must also change where no server answered: the index's uses as edits, and the uses it found
+    but cannot rename exactly (the text there is not the old name)."""
+
+    edits: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # path -> TextEdits
+    missed: list[str] = field(default_factory=list)  # "path:line:column  why"
+    uncovered: list[str] = field(default_factory=list)
+    incomplete: str = ""  # why the references found are not all there are, if they are not
+
+
+def index_rename_sites(workspace: Workspace, where: dict[str, Any], old_name: str, new_name: str,
+                       server_files: set[str]) -> IndexRenameSites:
+    """The index's uses of the renamed definition in the files the servers' references left out: an edit at each
+    exact occurrence of `old_name` (a use through an alias keeps the alias: `b` of `import a as b`)."""
+    result = _covering_references(workspace, where)
+    sites = IndexRenameSites(uncovered=[uri_path(uri) for uri in result.get("uncovered") or []])
+    late = [server["name"] for server in result.get("servers") or [] if not server.get("complete")]
+    if late or result.get("serverError"):
+        sites.incomplete = f"no complete answer from {', '.join(late) or 'the servers'}"
+    elif result.get("truncated") or result.get("indexState") == "building" or result.get("indexError"):
+        sites.incomplete = result.get("truncated") or result.get("indexError") or "the index is still building"
+    for location in result.get("locations") or []:
+        if location.get("origin") != "index":
+            continue
+        path = os.path.realpath(uri_path(location["uri"]))
+        if path in server_files:
+            continue  # the servers' edit covers this file
+        start, end = location["range"]["start"], location["range"]["end"]
+        line_number, column = workspace.position_out(path, start)
+        try:
+            line = workspace.text(path).split("\n")[start["line"]]
+        except (QueryError, IndexError):
+            sites.missed.append(f"{_display(path)}:{line_number}:{column}  unreadable")
+            continue
+        found = line[character_column(line, start["character"]):character_column(line, end["character"])]
+        if location.get("name", old_name) != old_name:
+            continue  # a use of the name under an alias: the alias stays
+        if found != old_name:
+            sites.missed.append(f"{_display(path)}:{line_number}:{column}  reads {found!r}, not {old_name!r}")
+            continue
+        sites.edits.setdefault(path, []).append({"range": location["range"], "newText": new_name})
+    return sites
+
+
+_IDENTIFIER = re.compile(r"[\w$]+")
+
+
+def name_at(workspace: Workspace, uri: str, position: dict[str, Any]) -> str:
+    """The identifier at an LSP position of a file."""
+    try:
+        line = workspace.text(uri_path(uri)).split("\n")[int(position["line"])]
+    except (QueryError, IndexError):
+        return ""
+    column = character_column(line, int(position["character"]))
+    for match in _IDENTIFIER.finditer(line):
+        if match.start() <= column <= match.end():
+            return match.group()
+    return ""
+
+
 def _rename(workspace: Workspace, where: dict[str, Any], options: argparse.Namespace) -> Answer:
+    """The servers' rename, and the index's edits in the files the servers do not analyse (their references list
+    nothing there): a rename applied covers every use found, or is refused naming what it would miss."""
     if not options.new_name:
         raise QueryError("lsp-hub query rename: give NEW_NAME")
     edit = workspace.connection.request("textDocument/rename", {**where, "newName": options.new_name},
                                         workspace.timeout)
-    changes = changes_of(workspace, workspace_edit_files(edit or {}))
+    files = workspace_edit_files(edit or {})
+    old_name = name_at(workspace, where["textDocument"]["uri"], where["position"])
+    index_sites = IndexRenameSites()
+    if edit and old_name:  # nothing to complete when no server renames (or no name is there)
+        index_sites = index_rename_sites(workspace, where, old_name, options.new_name,
+                                         {os.path.realpath(path) for path in files})
+        for path, edits in index_sites.edits.items():
+            files.setdefault(path, []).extend(edits)
+    changes = changes_of(workspace, files)
     diff = unified_diff(changes, workspace)
+    index_edits = [{"path": path, "line": workspace.position_out(path, edit["range"]["start"])[0],
+                    "column": workspace.position_out(path, edit["range"]["start"])[1]}
+                   for path, edits in index_sites.edits.items() for edit in edits]
+    refusal = ""
+    if index_sites.missed:
+        refusal = (f"{len(index_sites.missed)} use(s) found by the index cannot be renamed exactly: "
+                   + "; ".join(index_sites.missed[:20]))
+    elif index_sites.incomplete:
+        refusal = f"the uses found may not be all: {index_sites.incomplete}"
+    if options.apply and changes and refusal:
+        raise QueryError(f"lsp-hub query rename: nothing written: {refusal}", EXIT_FAILED)
     if options.apply and changes:
         write_changes(workspace, changes)
-    data = {"files": files_json(changes, workspace), "diff": diff, "applied": bool(options.apply and changes)}
-    return Answer(data, diff or "nothing to rename", not changes)
+    data = {"files": files_json(changes, workspace), "diff": diff, "applied": bool(options.apply and changes),
+            "from_index": index_edits, "uncovered": index_sites.uncovered, "missed": index_sites.missed}
+    notes = [uncovered_note(data)] if index_edits else []
+    if refusal:
+        notes.append(f"(not safe to apply: {refusal})")
+    text = "\n".join(part for part in (diff or "nothing to rename", *notes) if part)
+    return Answer(data, text, not changes)
 
 
 def _code_actions(workspace: Workspace, target: Target, uri: str, options: argparse.Namespace) -> Answer:

@@ -111,6 +111,11 @@ class SessionExtension:
         """An answer for a request no running server could answer, or None to leave it unanswered."""
         return None
 
+    def complete_references(self, session: Session, params: Any, from_servers: Any) -> Awaitable[Any] | None:
+        """`textDocument/references` as the servers answered it (merged Locations, or None), completed with what
+        they left out; None to leave it as it is."""
+        return None
+
     async def close(self) -> None: ...
 
 
@@ -173,6 +178,7 @@ class Session:
             Strategy.CODE_ACTION: self._run_code_action,
             Strategy.CONCAT_TAGGED: self._run_concat_tagged,
             Strategy.LOCATIONS: self._run_locations,
+            Strategy.REFERENCES: self._run_references,
             Strategy.WORKSPACE_SYMBOL: self._run_workspace_symbol,
             Strategy.RESOLVE: self._run_resolve,
             Strategy.BY_ITEM_ORIGIN: self._run_by_item_origin,
@@ -913,6 +919,24 @@ class Session:
         async def run() -> Any:
             answers = self._successes_or_raise(await self._gather(pendings))
             return merge_locations([result for _, result in answers])
+
+        return run()
+
+    def locations_from_servers(self, method: str, params: Any) -> Awaitable[Any]:
+        """The document's servers asked for locations (references, say) as the LOCATIONS strategy asks them, their
+        answers merged: for a feature of the hub's own that completes them (`lspHub.references`)."""
+        return self._run_locations(method, params)
+
+    def _run_references(self, method: str, params: Any) -> Awaitable[Any]:
+        from_servers = self._run_locations(method, params)  # sent now, in the client's order
+
+        async def run() -> Any:
+            answer = await from_servers
+            for extension in self.extensions:
+                completed = extension.complete_references(self, params, answer)
+                if completed is not None:
+                    return await completed
+            return answer
 
         return run()
 

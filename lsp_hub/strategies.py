@@ -23,6 +23,7 @@ class Strategy(enum.Enum):
     CODE_ACTION = "code_action"  # ask all, each with its own diagnostics; concatenate, tag origins
     CONCAT_TAGGED = "concat_tagged"  # ask all; concatenate lists, tag origins (codeLens, inlayHint, links)
     LOCATIONS = "locations"  # ask all; union without duplicate locations
+    REFERENCES = "references"  # LOCATIONS, completed by the extensions (the index's uses in files no server covers)
     WORKSPACE_SYMBOL = "workspace_symbol"  # every running server of the session; union
     RESOLVE = "resolve"  # back to the server that made the item
     BY_ITEM_ORIGIN = "by_item_origin"  # call/type hierarchy follow-ups: to the server that made the item
@@ -80,7 +81,7 @@ METHOD_STRATEGIES: dict[str, Strategy] = {
     "textDocument/codeLens": Strategy.CONCAT_TAGGED,
     "textDocument/inlayHint": Strategy.CONCAT_TAGGED,
     "textDocument/documentLink": Strategy.CONCAT_TAGGED,
-    "textDocument/references": Strategy.LOCATIONS,
+    "textDocument/references": Strategy.REFERENCES,
     "workspace/symbol": Strategy.WORKSPACE_SYMBOL,
     "completionItem/resolve": Strategy.RESOLVE,
     "codeAction/resolve": Strategy.RESOLVE,

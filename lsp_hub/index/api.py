@@ -302,6 +302,47 @@ def callers_with_server_sites(
     return {**found, "callers": merged}
 
 
+def references(index: WorkspaceIndex, arguments: Arguments, wait: float = 0.0,
+               text_of: Callable[[str], str | None] | None = None,
+               server_locations: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """`lspHub.references` {uri, position, includeDeclaration?=true} | {symbol} -> {symbol, definitions,
+    references: [{location, kind, name}], complete}: every use of the definition the index can resolve. `text_of`
+    (a workspace-relative path -> its text as the servers see it) defaults to the file on disk. With a server's
+    answer (`server_locations`), only the definitions it agrees on count (`references.agreed_targets`)."""
+    from lsp_hub.index import callers as callers_module
+    from lsp_hub.index import references as references_module
+    from lsp_hub.index import symbols
+
+    args = _object(arguments, "references")
+    symbol = _string(args, "symbol")
+    uri = _string(args, "uri")
+    include_declaration = args.get("includeDeclaration", True)
+    if not isinstance(include_declaration, bool):
+        raise ValueError("includeDeclaration must be true or false")
+    snapshot = _snapshot(index, wait)
+    if symbol is not None and symbol.strip():
+        targets = callers_module.resolve_targets_by_name(snapshot, symbol)
+    elif uri is not None:
+        path = _workspace_path(index, uri, "uri")
+        line, character = _position(args)
+        # The name under the cursor only: a position inside a function body is not a question about the function.
+        targets = symbols.definition_targets(snapshot, path, line, character)
+    else:
+        raise ValueError("references needs {uri, position} or {symbol}")
+
+    def from_disk(path: str) -> str | None:
+        try:
+            return (index.root / path).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return None
+
+    if server_locations:
+        targets = references_module.agreed_targets(snapshot, targets, server_locations, include_declaration)
+    result = references_module.find_references(snapshot, targets, include_declaration, text_of or from_disk)
+    result.update(_completeness(index, snapshot))
+    return result
+
+
 def status(index: WorkspaceIndex) -> dict[str, Any]:
     """The `index` part of `lspHub.status`: {state, files, symbols, languages, lastBuildSeconds} (+ skip counts)."""
     statistics = index.statistics()
