@@ -366,8 +366,6 @@ class Workspace:
     timeout: float
     hub: HubConnection | None = None  # None while the input is checked: bad input costs no hub
     texts: dict[str, str] = field(default_factory=dict)  # real path -> text
-    # Sees every set of changes before it is written and may refuse it (QueryError): `lsp-hub mcp` checks syntax.
-    before_write: Callable[[list[Change]], None] | None = None
     # Writes the changes instead (`lsp-hub mcp` and `--apply`: the verified write, verified_write.py).
     write_through: Callable[[list[Change]], None] | None = None
     _files: ConfinedRoot | None = field(default=None, repr=False)
@@ -582,8 +580,6 @@ def write_changes(workspace: Workspace, changes: list[Change]) -> None:
             if current != change.old:
                 raise QueryError(f"lsp-hub query: {change.path} changed on disk since the servers read it; "
                                  "nothing written, ask again")
-        if workspace.before_write is not None:
-            workspace.before_write(changes)
         for change in changes:
             atomic_write(Path(change.path), change.new, workspace.files)
             workspace.texts[change.path] = change.new

@@ -268,22 +268,28 @@ def callers(index: WorkspaceIndex, arguments: Arguments, wait: float = 0.0) -> d
     args = _object(arguments, "callers")
     depth = _integer(args, "depth", 1, 1, callers_module.MAX_DEPTH)
     symbol = _string(args, "symbol")
-    uri = _string(args, "uri")
     snapshot = _snapshot(index, wait)
-    if symbol is not None and symbol.strip():
-        targets = callers_module.resolve_targets_by_name(snapshot, symbol)
-    elif uri is not None:
-        path = _workspace_path(index, uri, "uri")
-        line, character = _position(args)
-        targets = callers_module.resolve_targets_at(snapshot, path, line, character)
-    else:
-        raise ValueError("callers needs {uri, position} or {symbol}")
+    targets = _targets(index, snapshot, args, "callers", callers_module.resolve_targets_at)
     result = callers_module.find_callers(snapshot, targets, depth)
     result["callers"] = callers_module.merge_callers(result["callers"], None)  # each with origin "index"
     if symbol is not None and result["symbol"] is None:
         result["symbol"] = symbol.strip()
     result.update(_completeness(index, snapshot))
     return result
+
+
+def _targets(index: WorkspaceIndex, snapshot: Snapshot, args: Mapping[str, Any], command: str,
+             at_position: Callable[[Snapshot, str, int, int], Any]) -> Any:
+    """The definitions a command is about: by `symbol` (name path), else at {uri, position} (`at_position`)."""
+    from lsp_hub.index import callers as callers_module
+
+    symbol, uri = _string(args, "symbol"), _string(args, "uri")
+    if symbol is not None and symbol.strip():
+        return callers_module.resolve_targets_by_name(snapshot, symbol)
+    if uri is not None:
+        line, character = _position(args)
+        return at_position(snapshot, _workspace_path(index, uri, "uri"), line, character)
+    raise ValueError(f"{command} needs {{uri, position}} or {{symbol}}")
 
 
 def callers_with_server_sites(
@@ -309,26 +315,16 @@ def references(index: WorkspaceIndex, arguments: Arguments, wait: float = 0.0,
     references: [{location, kind, name}], complete}: every use of the definition the index can resolve. `text_of`
     (a workspace-relative path -> its text as the servers see it) defaults to the file on disk. With a server's
     answer (`server_locations`), only the definitions it agrees on count (`references.agreed_targets`)."""
-    from lsp_hub.index import callers as callers_module
     from lsp_hub.index import references as references_module
     from lsp_hub.index import symbols
 
     args = _object(arguments, "references")
-    symbol = _string(args, "symbol")
-    uri = _string(args, "uri")
     include_declaration = args.get("includeDeclaration", True)
     if not isinstance(include_declaration, bool):
         raise ValueError("includeDeclaration must be true or false")
     snapshot = _snapshot(index, wait)
-    if symbol is not None and symbol.strip():
-        targets = callers_module.resolve_targets_by_name(snapshot, symbol)
-    elif uri is not None:
-        path = _workspace_path(index, uri, "uri")
-        line, character = _position(args)
-        # The name under the cursor only: a position inside a function body is not a question about the function.
-        targets = symbols.definition_targets(snapshot, path, line, character)
-    else:
-        raise ValueError("references needs {uri, position} or {symbol}")
+    # The name under the cursor only: a position inside a function body is not a question about the function.
+    targets = _targets(index, snapshot, args, "references", symbols.definition_targets)
 
     def from_disk(path: str) -> str | None:
         try:
