@@ -63,6 +63,11 @@ def _file_links(snapshot: Snapshot) -> Mapping[str, FileLinks]:
             kept = previous.get(path) if path not in affected else None
             links[path] = kept if kept is not None else links_of(resolver, inputs, path)
     snapshot.anchor = None  # this snapshot is an anchor itself now: the chain behind it can go
+    if changes is not None and (anchor is None or not anchor.has_derived("reference_graph")):
+        # Only a reference graph updated from the anchor's still needs the anchor, and it can be updated only from
+        # an anchor that has one. Kept, it would hold the anchor's own changes' anchor, and so on back through every
+        # snapshot whose links were asked for: a chain of whole snapshots that grows with each edit.
+        changes.anchor = None
     return links
 
 

@@ -22,6 +22,7 @@ import hashlib
 import logging
 import marshal
 import threading
+import weakref
 from collections import deque
 from typing import Any
 
@@ -92,8 +93,26 @@ def looks_packed(data: bytes) -> bool:
 
 EMPTY_PACKED: Packed = ("", 0, 0, (), (), (), (), ())
 FILE_INDEXES_KEPT = 2048  # about 30 MB of outlines; a callers query of a common name reads 700 files
-_kept: deque[FileRecord] = deque()  # records whose file_index() is built, oldest first
+# Records whose file_index() is built, oldest first, held weakly: the queue bounds how many decoded indexes live
+# records keep, and must not keep a record alive itself (a file edited all day makes a new record per change; each
+# old one held here kept its decoded index, up to FILE_INDEXES_KEPT versions of the same file).
+_kept: deque[weakref.ref[FileRecord]] = deque()
 _kept_lock = threading.Lock()
+_kept_dead = 0  # entries of `_kept` whose record is gone (counted by the weak references' callback)
+
+
+def _record_gone(_reference: weakref.ref[FileRecord]) -> None:
+    global _kept_dead
+    _kept_dead += 1  # an int increment under the GIL; read and reset under the lock
+
+
+def _compact_kept() -> None:
+    """Drop the dead entries (caller holds the lock) once they are half the queue, so that they neither hold the
+    queue's slots against live records nor cost a pass on every append."""
+    global _kept, _kept_dead
+    if _kept_dead * 2 >= len(_kept):
+        _kept = deque(reference for reference in _kept if reference() is not None)
+        _kept_dead = 0
 
 
 class FileRecord:
@@ -107,8 +126,9 @@ class FileRecord:
     need the references' counts per (name, receiver), which the same decode derives. So a cold start never holds the
     whole corpus decoded, and a warm one that answers from stored rankings decodes only the files its map shows."""
 
-    __slots__ = ("_defined_names", "_definition_count", "_encoded", "_file_index", "_head", "_language",
-                 "_outline_only", "_reference_counts", "_reference_uses", "digest", "mtime_ns", "path", "size")
+    __slots__ = ("__weakref__", "_defined_names", "_definition_count", "_encoded", "_file_index", "_head",
+                 "_language", "_outline_only", "_reference_counts", "_reference_uses", "digest", "mtime_ns", "path",
+                 "size")
 
     def __init__(self, path: str, size: int, mtime_ns: int, digest: bytes, encoded: bytes,
                  language: str | None = None, definition_count: int | None = None,
@@ -243,10 +263,14 @@ class FileRecord:
     def _keep_file_index(self, built: FileIndex, outline_only: bool) -> FileIndex:
         with _kept_lock:
             if self._file_index is None:  # else it is in the queue already (an outline, now completed)
-                _kept.append(self)
+                _kept.append(weakref.ref(self, _record_gone))
             self._file_index, self._outline_only = built, outline_only
+            if len(_kept) > FILE_INDEXES_KEPT:
+                _compact_kept()
             while len(_kept) > FILE_INDEXES_KEPT:
-                _kept.popleft()._file_index = None
+                oldest = _kept.popleft()()
+                if oldest is not None:
+                    oldest._file_index = None
         return built
 
     def calls_named(self, name: str) -> list[Reference]:

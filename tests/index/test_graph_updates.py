@@ -8,8 +8,10 @@ the definition scores and the repo maps, all exactly equal.
 
 from __future__ import annotations
 
+import gc
 import shutil
 import sysconfig
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 
@@ -169,6 +171,26 @@ def test_updates_equal_builds_through_a_series_of_edits(corpus: Path) -> None:
     del _open_documents[corpus / "email/utils.py"]
     assert index.update_file(corpus / "email/utils.py", None)
     _assert_equal_to_build(index.snapshot(), "a document closed")
+
+
+def test_snapshots_behind_the_last_graphs_are_freed(corpus: Path) -> None:
+    # A daemon asked for links (dependents, callers) after every edit, and for a ranking now and then, must not hold
+    # a chain of every earlier snapshot: each is a copy of the file table with its graphs.
+    index = WorkspaceIndex(corpus, use_cache=False)
+    index.build()
+    reference_graph(index.snapshot())
+    seen: list[weakref.ref[Snapshot]] = []
+    for number in range(12):
+        _document("json/tool.py", _append(f"\nx{number} = 1\n"))(index, corpus)
+        snapshot = index.snapshot()
+        file_links(snapshot)
+        if number == 5:
+            reference_graph(snapshot)
+        seen.append(weakref.ref(snapshot))
+        del snapshot
+    gc.collect()
+    assert sum(reference() is not None for reference in seen) <= 2
+    _assert_equal_to_build(index.snapshot(), "after links alone")
 
 
 def test_pagerank_is_networkx_pagerank(corpus: Path) -> None:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import collections
+import gc
 import os
 import pickle
 import sqlite3
 import subprocess
 import sys
 import time
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 
@@ -169,6 +172,27 @@ def test_only_the_last_file_indexes_built_stay_built(monkeypatch: pytest.MonkeyP
     assert made[0]._file_index is None and made[1]._file_index is not None
     rebuilt = made[0].file_index()
     assert rebuilt is not first and rebuilt == first
+
+
+def test_a_record_nobody_holds_is_freed_with_its_file_index(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A file edited all day makes a new record per change: the old ones must not live on in the kept queue.
+    monkeypatch.setattr(records, "FILE_INDEXES_KEPT", 4)
+    monkeypatch.setattr(records, "_kept", collections.deque())
+    alive = []
+    for number in range(50):
+        record = parse_source(ParseJob("m.py", "python", None), f"def f{number}(): pass\n".encode(), 20, 1,
+                              1 << 20).record()
+        record.file_index()
+        alive.append(weakref.ref(record))
+        del record
+    gc.collect()
+    assert sum(reference() is not None for reference in alive) == 0
+    assert len(records._kept) <= 4
+    held = [parse_source(ParseJob(f"k{number}.py", "python", None), b"def g(): pass\n", 14, 1, 1 << 20).record()
+            for number in range(6)]
+    for record in held:
+        record.file_index()
+    assert [record._file_index is not None for record in held] == [False, False, True, True, True, True]
 
 
 def test_an_outline_is_the_file_index_without_references_and_calls_are_read_by_name() -> None:
