@@ -19,7 +19,7 @@ import contextlib
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlparse
 
 from lsp_hub.index import history
@@ -402,3 +402,36 @@ COMMANDS: dict[str, Callable[[WorkspaceIndex, Arguments], dict[str, Any]]] = {
     "lspHub.relevantFiles": relevant_files,
     "lspHub.callers": callers,
 }
+
+
+# --- navigation for agents (issue #24): one function per command, each returning a result object with
+# `to_json()` (camelCase) and `to_text()`; bad input raises `navigation.common.NavigationError` (a ValueError, one
+# line; `AmbiguousSymbol` carries the candidates). Symbols are names (`Class.method`, `module.func`) or
+# FILE:LINE:COL, 1-based. Each loads its module when first called.
+
+if TYPE_CHECKING:
+    from lsp_hub.index.navigation.fuzzy_symbols import SymbolsResult
+    from lsp_hub.index.navigation.outline import OutlineResult
+    from lsp_hub.index.navigation.zoom import ZoomResult
+
+
+def outline(index: WorkspaceIndex, path: str, limit: int = 300, wait: float = 0.0) -> OutlineResult:
+    """`lspHub.outline`: a file's definitions as a tree, or a directory's files' top-level definitions."""
+    from lsp_hub.index.navigation import outline as module
+
+    return module.outline(index, path, limit, wait)
+
+
+def zoom(index: WorkspaceIndex, symbol: str, limit: int = 30, wait: float = 0.0) -> ZoomResult:
+    """`lspHub.zoom`: a symbol's source (or member menu), its calls and its callers, counted."""
+    from lsp_hub.index.navigation import zoom as module
+
+    return module.zoom(index, symbol, limit, wait)
+
+
+def symbols(index: WorkspaceIndex, query: str, limit: int = 30, include_variables: bool = False,
+            wait: float = 0.0) -> SymbolsResult:
+    """`lspHub.symbols`: fuzzy search of the index's definitions by name, ranked."""
+    from lsp_hub.index.navigation import fuzzy_symbols as module
+
+    return module.symbols(index, query, limit, include_variables, wait)
