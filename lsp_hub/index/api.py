@@ -411,6 +411,7 @@ COMMANDS: dict[str, Callable[[WorkspaceIndex, Arguments], dict[str, Any]]] = {
 
 if TYPE_CHECKING:
     from lsp_hub.index.navigation.fuzzy_symbols import SymbolsResult
+    from lsp_hub.index.navigation.imports_graph import ImportsResult
     from lsp_hub.index.navigation.outline import OutlineResult
     from lsp_hub.index.navigation.zoom import ZoomResult
 
@@ -435,3 +436,11 @@ def symbols(index: WorkspaceIndex, query: str, limit: int = 30, include_variable
     from lsp_hub.index.navigation import fuzzy_symbols as module
 
     return module.symbols(index, query, limit, include_variables, wait)
+
+
+def imports(index: WorkspaceIndex, path: str, direction: str = "both", depth: int = 1, limit: int = 100,
+            wait: float = 0.0) -> ImportsResult:
+    """`lspHub.imports`: what a file imports (down) and what imports it (up), breadth-first to `depth` (0: all)."""
+    from lsp_hub.index.navigation import imports_graph as module
+
+    return module.imports(index, path, direction, depth, limit, wait)
