@@ -413,6 +413,7 @@ if TYPE_CHECKING:
     from lsp_hub.index.navigation.fuzzy_symbols import SymbolsResult
     from lsp_hub.index.navigation.imports_graph import ImportsResult
     from lsp_hub.index.navigation.outline import OutlineResult
+    from lsp_hub.index.navigation.search_results import SearchResult
     from lsp_hub.index.navigation.zoom import ZoomResult
 
 
@@ -444,3 +445,19 @@ def imports(index: WorkspaceIndex, path: str, direction: str = "both", depth: in
     from lsp_hub.index.navigation import imports_graph as module
 
     return module.imports(index, path, direction, depth, limit, wait)
+
+
+def search(index: WorkspaceIndex, pattern: str, regex: bool = False, globs: Sequence[str] = (),
+           ignore_case: bool = False, limit: int = 100, wait: float = 0.0) -> SearchResult:
+    """`lspHub.search`: text search with ripgrep (literal, case-sensitive unless asked), by file in rank order."""
+    from lsp_hub.index.navigation import text_search as module
+
+    return module.search(index, pattern, regex, globs, ignore_case, limit, wait)
+
+
+def structural_search(index: WorkspaceIndex, pattern: str, language: str, limit: int = 100,
+                      wait: float = 0.0) -> SearchResult:
+    """`lspHub.search` with `structural`: an ast-grep pattern over one language's files."""
+    from lsp_hub.index.navigation import structural_search as module
+
+    return module.structural_search(index, pattern, language, limit, wait)
