@@ -410,10 +410,13 @@ COMMANDS: dict[str, Callable[[WorkspaceIndex, Arguments], dict[str, Any]]] = {
 # FILE:LINE:COL, 1-based. Each loads its module when first called.
 
 if TYPE_CHECKING:
+    from lsp_hub.index.navigation.call_tree import CallTreeResult, TraceResult
     from lsp_hub.index.navigation.fuzzy_symbols import SymbolsResult
+    from lsp_hub.index.navigation.impact import ImpactResult
     from lsp_hub.index.navigation.imports_graph import ImportsResult
     from lsp_hub.index.navigation.outline import OutlineResult
     from lsp_hub.index.navigation.search_results import SearchResult
+    from lsp_hub.index.navigation.task_context import ContextResult
     from lsp_hub.index.navigation.zoom import ZoomResult
 
 
@@ -461,3 +464,33 @@ def structural_search(index: WorkspaceIndex, pattern: str, language: str, limit:
     from lsp_hub.index.navigation import structural_search as module
 
     return module.structural_search(index, pattern, language, limit, wait)
+
+
+def impact(index: WorkspaceIndex, target: str, depth: int = 2, limit: int = 30, wait: float = 0.0) -> ImpactResult:
+    """`lspHub.impact`: the files (and, apart, the tests) a change of a symbol or file may break, with reasons."""
+    from lsp_hub.index.navigation import impact as module
+
+    return module.impact(index, target, depth, limit, wait)
+
+
+def context(index: WorkspaceIndex, description: str = "", targets: Sequence[str] = (), budget: int = 8000,
+            wait: float = 0.0) -> ContextResult:
+    """`lspHub.context`: a task's context block within `budget` bytes (the repo map without description/targets)."""
+    from lsp_hub.index.navigation import task_context as module
+
+    return module.context(index, description, targets, budget, wait)
+
+
+def call_tree(index: WorkspaceIndex, symbol: str, depth: int = 3, include_unresolved: bool = False,
+              limit: int = 100, wait: float = 0.0) -> CallTreeResult:
+    """`lspHub.callTree`: a symbol's outgoing calls as a tree to `depth`."""
+    from lsp_hub.index.navigation import call_tree as module
+
+    return module.call_tree(index, symbol, depth, include_unresolved, limit, wait)
+
+
+def trace(index: WorkspaceIndex, symbol: str, limit: int = 10, depth: int = 6, wait: float = 0.0) -> TraceResult:
+    """`lspHub.trace`: call paths from the workspace's entry points to a symbol, shortest first."""
+    from lsp_hub.index.navigation import call_tree as module
+
+    return module.trace(index, symbol, limit, depth, wait)

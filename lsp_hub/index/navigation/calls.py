@@ -4,12 +4,13 @@ receives, grouped by caller. Shared by `zoom`, `call_tree` and `trace`."""
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
 from lsp_hub.index.graph import COMMON_NAMES, SELF_RECEIVERS, use_resolver
-from lsp_hub.index.model import Span
+from lsp_hub.index.model import COMPLEX_RECEIVER, Span
 from lsp_hub.index.navigation.common import SymbolRef
 from lsp_hub.index.symbols import definitions_named, enclosing_definition
 from lsp_hub.index.workspace import Snapshot
@@ -42,6 +43,15 @@ class CallEdge:
         return f"{self.written}{times} -> {where}{others}"
 
 
+def annotated_class(signature: str, parameter: str) -> str | None:
+    """The class a signature annotates a parameter with (`cart: Cart`, `cart: "Cart"`, `cart: Optional[m.Cart]`)."""
+    if not parameter.isidentifier():
+        return None
+    annotated = re.search(rf"[(,]\s*\*{{0,2}}{re.escape(parameter)}\s*:\s*['\"]?(?:Optional\[)?([A-Za-z_][\w.]*)",
+                          signature)
+    return annotated.group(1).rsplit(".", 1)[-1] if annotated else None
+
+
 def _inside(outer: Span, line: int, column: int) -> bool:
     return (outer.start_line, outer.start_col) <= (line, column) < (outer.end_line, outer.end_col)
 
@@ -59,12 +69,15 @@ def outgoing_calls(snapshot: Snapshot, ref: SymbolRef) -> list[CallEdge]:
     edges: list[CallEdge] = []
     for (name, receiver), count in counts.items():
         targets: list[SymbolRef] = []
+        declared = annotated_class(ref.definition.signature, receiver) if receiver else None
         # `result.update()`: a method of a builtin type far more often than a workspace method of that name.
-        common = receiver is not None and receiver not in SELF_RECEIVERS and name in COMMON_NAMES
+        common = receiver is not None and receiver not in SELF_RECEIVERS and name in COMMON_NAMES and not declared
         files = () if common else resolver.targets(ref.path, name, receiver)
         if files:
             found = definitions_named(snapshot, resolver.imported_name(ref.path, name, receiver), files)
-            if receiver in ("self", "this", "cls") and ref.definition.container is not None:
+            if declared is not None:  # `def f(cart: Cart)`: `cart.add()` is Cart's
+                found = [entry for entry in found if entry[1].container == declared]
+            elif receiver in ("self", "this", "cls") and ref.definition.container is not None:
                 same_class = [entry for entry in found if entry[1].container == ref.definition.container]
                 found = same_class or found
             elif receiver is None:
@@ -74,7 +87,8 @@ def outgoing_calls(snapshot: Snapshot, ref: SymbolRef) -> list[CallEdge]:
             targets = [SymbolRef(path, definition) for path, definition in found if
                        (path, definition.span.start_line) != (ref.path, ref.definition.span.start_line)
                        or name == ref.definition.name]
-        written = f"{receiver}.{name}" if receiver else name
+        shown_receiver = "(...)" if receiver == COMPLEX_RECEIVER else receiver
+        written = f"{shown_receiver}.{name}" if receiver else name
         edges.append(CallEdge(written, count, targets))
     edges.sort(key=lambda edge: -edge.count)  # stable: first appearance breaks ties
     return edges
