@@ -8,6 +8,7 @@ file's `it(...)`), test functions (`test_*`, Go's `Test*`, in test files), and t
 
 from __future__ import annotations
 
+import time
 import tomllib
 from collections import deque
 from dataclasses import dataclass, field
@@ -32,7 +33,8 @@ MAX_CALL_TREE_DEPTH = 8
 DEFAULT_CALL_TREE_LIMIT = 100  # nodes
 DEFAULT_TRACE_LIMIT = 10  # paths
 DEFAULT_TRACE_DEPTH = 6  # calls between an entry point and the symbol
-MAX_TRACE_VISITS = 500  # functions whose callers are looked up
+MAX_TRACE_VISITS = 300  # functions whose callers are looked up
+MAX_TRACE_SECONDS = 2.0  # a symbol called from everywhere: answer with the paths found so far
 MAX_UNRESOLVED_SHOWN = 8
 
 
@@ -233,11 +235,12 @@ def trace(index: WorkspaceIndex, symbol: str, limit: int = DEFAULT_TRACE_LIMIT, 
     queue: deque[tuple[SymbolRef, list[Hop]]] = deque([(ref, [Hop(ref.name, ref.path, ref.first_line)])])
     visited = {ref.key}
     visits = 0
+    deadline = time.monotonic() + MAX_TRACE_SECONDS
     while queue:
         current, hops = queue.popleft()
         visits += 1
-        if visits > MAX_TRACE_VISITS:
-            completeness.add(f"stopped after looking up the callers of {MAX_TRACE_VISITS} functions")
+        if visits > MAX_TRACE_VISITS or time.monotonic() > deadline:
+            completeness.add(f"stopped after looking up the callers of {visits - 1} functions")
             break
         groups, truncated = incoming_calls(snapshot, [current])
         if truncated:

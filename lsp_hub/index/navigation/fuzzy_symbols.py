@@ -26,6 +26,7 @@ from lsp_hub.index.symbols import _QUERY_PIECE, _humps
 from lsp_hub.index.workspace import Snapshot, WorkspaceIndex
 
 DEFAULT_SYMBOLS_LIMIT = 30
+MAX_SUBSTRING_NAMES = 2000  # names containing the query scored at most; exact, prefix and word matches all are
 _KIND_ORDER = {"class": 0, "interface": 0, "type": 1, "function": 1, "method": 2, "module": 3, "constant": 3,
                "variable": 4}
 DEFINITION_KINDS = frozenset(("class", "interface", "type", "function", "method", "module"))
@@ -34,7 +35,9 @@ DEFINITION_KINDS = frozenset(("class", "interface", "type", "function", "method"
 @dataclass(frozen=True, slots=True)
 class NameTable:
     names: list[str]
-    joined: str  # the names, one per line, for the candidate search
+    lowered: list[str]  # the names lowercased, sorted (prefix matches by bisection)
+    lowered_names: dict[str, list[str]]  # lowercased -> the names
+    joined: str  # the names lowercased, one per line, for the substring search
     name_line_starts: list[int]
     words: str  # each name's words lowercased and space-separated, one name per line (the same order)
     word_line_starts: list[int]
@@ -57,9 +60,13 @@ def name_table(snapshot: Snapshot) -> NameTable:
                 places[definition[D_NAME]].append((path, definition[D_KIND], definition[D_CONTAINER],
                                                    definition[D_START_LINE]))
         names = sorted(places)
+        lowered_names: dict[str, list[str]] = defaultdict(list)
+        for name in names:
+            lowered_names[name.lower()].append(name)
+        lowered = sorted(lowered_names)
         word_lines = [" ".join(word.lower() for word in _humps(name)) for name in names]
-        return NameTable(names, "\n".join(names), _line_starts(names), "\n".join(word_lines),
-                         _line_starts(word_lines), dict(places))
+        return NameTable(names, lowered, dict(lowered_names), "\n".join(lowered), _line_starts(lowered),
+                         "\n".join(word_lines), _line_starts(word_lines), dict(places))
 
     return snapshot.derived("navigation_name_table", build)
 
@@ -134,29 +141,34 @@ def _line_of(starts: list[int], offset: int) -> int:
     return bisect.bisect_right(starts, offset) - 1
 
 
-def _matching_names(table: NameTable, query: str) -> dict[str, int]:
+def _matching_names(table: NameTable, query: str, truncated: list[int]) -> dict[str, int]:
     """Name -> score for every name that matches. Occurrences are found by the regular expression engine's literal
     search over the joined tables (fast), then each candidate line is scored."""
     scores: dict[str, int] = {}
     lowered = query.lower()
+    # Exact and prefix matches by bisection of the sorted lowercased names: complete whatever the scan below finds.
+    position = bisect.bisect_left(table.lowered, lowered)
+    while position < len(table.lowered) and table.lowered[position].startswith(lowered):
+        for name in table.lowered_names[table.lowered[position]]:
+            if name == query:
+                scores[name] = 100
+            elif table.lowered[position] == lowered:
+                scores[name] = 90
+            else:
+                scores[name] = 80 if name.startswith(query) else 70
+        position += 1
+    # Substring matches: the regular expression engine's literal search over all names, capped.
     seen_lines: set[int] = set()
-    for found in re.finditer(re.escape(query), table.joined, re.IGNORECASE):
+    for found in re.finditer(re.escape(lowered), table.joined):
         line = _line_of(table.name_line_starts, found.start())
         if line in seen_lines:
             continue
+        if len(seen_lines) >= MAX_SUBSTRING_NAMES:
+            truncated.append(MAX_SUBSTRING_NAMES)
+            break
         seen_lines.add(line)
-        name = table.names[line]
-        lower_name = name.lower()
-        if name == query:
-            scores[name] = 100
-        elif lower_name == lowered:
-            scores[name] = 90
-        elif name.startswith(query):
-            scores[name] = 80
-        elif lower_name.startswith(lowered):
-            scores[name] = 70
-        else:
-            scores[name] = 50
+        for name in table.lowered_names[table.lowered[line]]:
+            scores.setdefault(name, 50)
     pieces = _hump_pieces(query)
     if len(pieces) >= 2:
         checked: set[int] = set()
@@ -190,7 +202,8 @@ def symbols(index: WorkspaceIndex, query: str, limit: int = DEFAULT_SYMBOLS_LIMI
     completeness = index_completeness(index, snapshot)
     table = name_table(snapshot)
     ranked: list[tuple[int, int, int, str, str, int, str, str | None]] = []
-    for name, score in _matching_names(table, query).items():
+    truncated: list[int] = []
+    for name, score in _matching_names(table, query, truncated).items():
         for path, kind, container, line in table.places[name]:
             if kind not in DEFINITION_KINDS and not include_variables and score < 90:
                 continue
@@ -199,6 +212,9 @@ def symbols(index: WorkspaceIndex, query: str, limit: int = DEFAULT_SYMBOLS_LIMI
     omitted = len(ranked) - len(shown)
     if omitted:
         completeness.add(f"capped at {limit} symbols")
+    if truncated:
+        completeness.add(f"over {MAX_SUBSTRING_NAMES} names contain {query!r}: substring matches not all counted or "
+                         "ranked; a longer query narrows it")
     matches = [SymbolMatch(name, kind, container, path, line + 1, -score)
                for score, _order, _length, path, name, line, kind, container in shown]
     return SymbolsResult(query, matches, omitted, completeness)
