@@ -88,6 +88,8 @@ class CallTreeResult:
 
     def to_text(self) -> str:
         lines = self.root.text_lines(0)
+        if not self.root.children and not self.root.unresolved:
+            lines.append("  (calls nothing the index records)")
         lines.extend(more_line(self.omitted, "calls"))
         lines.append(self.completeness.to_text())
         return join_lines(lines)
