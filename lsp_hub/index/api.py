@@ -19,7 +19,7 @@ import contextlib
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlparse
 
 from lsp_hub.index import history
@@ -402,3 +402,95 @@ COMMANDS: dict[str, Callable[[WorkspaceIndex, Arguments], dict[str, Any]]] = {
     "lspHub.relevantFiles": relevant_files,
     "lspHub.callers": callers,
 }
+
+
+# --- navigation for agents (issue #24): one function per command, each returning a result object with
+# `to_json()` (camelCase) and `to_text()`; bad input raises `navigation.common.NavigationError` (a ValueError, one
+# line; `AmbiguousSymbol` carries the candidates). Symbols are names (`Class.method`, `module.func`) or
+# FILE:LINE:COL, 1-based. Each loads its module when first called.
+
+if TYPE_CHECKING:
+    from lsp_hub.index.navigation.call_tree import CallTreeResult, TraceResult
+    from lsp_hub.index.navigation.fuzzy_symbols import SymbolsResult
+    from lsp_hub.index.navigation.impact import ImpactResult
+    from lsp_hub.index.navigation.imports_graph import ImportsResult
+    from lsp_hub.index.navigation.outline import OutlineResult
+    from lsp_hub.index.navigation.search_results import SearchResult
+    from lsp_hub.index.navigation.task_context import ContextResult
+    from lsp_hub.index.navigation.zoom import ZoomResult
+
+
+def outline(index: WorkspaceIndex, path: str, limit: int = 300, wait: float = 0.0) -> OutlineResult:
+    """`lspHub.outline`: a file's definitions as a tree, or a directory's files' top-level definitions."""
+    from lsp_hub.index.navigation import outline as module
+
+    return module.outline(index, path, limit, wait)
+
+
+def zoom(index: WorkspaceIndex, symbol: str, limit: int = 30, wait: float = 0.0) -> ZoomResult:
+    """`lspHub.zoom`: a symbol's source (or member menu), its calls and its callers, counted."""
+    from lsp_hub.index.navigation import zoom as module
+
+    return module.zoom(index, symbol, limit, wait)
+
+
+def symbols(index: WorkspaceIndex, query: str, limit: int = 30, include_variables: bool = False,
+            wait: float = 0.0) -> SymbolsResult:
+    """`lspHub.symbols`: fuzzy search of the index's definitions by name, ranked."""
+    from lsp_hub.index.navigation import fuzzy_symbols as module
+
+    return module.symbols(index, query, limit, include_variables, wait)
+
+
+def imports(index: WorkspaceIndex, path: str, direction: str = "both", depth: int = 1, limit: int = 100,
+            wait: float = 0.0) -> ImportsResult:
+    """`lspHub.imports`: what a file imports (down) and what imports it (up), breadth-first to `depth` (0: all)."""
+    from lsp_hub.index.navigation import imports_graph as module
+
+    return module.imports(index, path, direction, depth, limit, wait)
+
+
+def search(index: WorkspaceIndex, pattern: str, regex: bool = False, globs: Sequence[str] = (),
+           ignore_case: bool = False, limit: int = 100, wait: float = 0.0) -> SearchResult:
+    """`lspHub.search`: text search with ripgrep (literal, case-sensitive unless asked), by file in rank order."""
+    from lsp_hub.index.navigation import text_search as module
+
+    return module.search(index, pattern, regex, globs, ignore_case, limit, wait)
+
+
+def structural_search(index: WorkspaceIndex, pattern: str, language: str, limit: int = 100,
+                      wait: float = 0.0) -> SearchResult:
+    """`lspHub.search` with `structural`: an ast-grep pattern over one language's files."""
+    from lsp_hub.index.navigation import structural_search as module
+
+    return module.structural_search(index, pattern, language, limit, wait)
+
+
+def impact(index: WorkspaceIndex, target: str, depth: int = 2, limit: int = 30, wait: float = 0.0) -> ImpactResult:
+    """`lspHub.impact`: the files (and, apart, the tests) a change of a symbol or file may break, with reasons."""
+    from lsp_hub.index.navigation import impact as module
+
+    return module.impact(index, target, depth, limit, wait)
+
+
+def context(index: WorkspaceIndex, description: str = "", targets: Sequence[str] = (), budget: int = 8000,
+            wait: float = 0.0) -> ContextResult:
+    """`lspHub.context`: a task's context block within `budget` bytes (the repo map without description/targets)."""
+    from lsp_hub.index.navigation import task_context as module
+
+    return module.context(index, description, targets, budget, wait)
+
+
+def call_tree(index: WorkspaceIndex, symbol: str, depth: int = 3, include_unresolved: bool = False,
+              limit: int = 100, wait: float = 0.0) -> CallTreeResult:
+    """`lspHub.callTree`: a symbol's outgoing calls as a tree to `depth`."""
+    from lsp_hub.index.navigation import call_tree as module
+
+    return module.call_tree(index, symbol, depth, include_unresolved, limit, wait)
+
+
+def trace(index: WorkspaceIndex, symbol: str, limit: int = 10, depth: int = 6, wait: float = 0.0) -> TraceResult:
+    """`lspHub.trace`: call paths from the workspace's entry points to a symbol, shortest first."""
+    from lsp_hub.index.navigation import call_tree as module
+
+    return module.trace(index, symbol, limit, depth, wait)

@@ -6,10 +6,12 @@ Per language (anything that does not resolve is external: the standard library, 
   preferring the candidate nearest the importer. Packages resolve to `__init__.py`; `from pkg import mod` binds
   `mod` to the submodule file when one exists.
 - TypeScript/JavaScript: relative specifiers with extension probing (.ts .tsx .d.ts .js .jsx .mjs .cjs .mts .cts),
-  `/index.*` probing, and `./x.js` written for a `./x.ts` source (TypeScript's ESM convention).
+  `/index.*` probing, and `./x.js` written for a `./x.ts` source (TypeScript's ESM convention); bare specifiers by
+  tsconfig `paths`/`baseUrl` and the workspace's own packages by name (`package_maps.py`).
 - Go: import paths under a module path from a `go.mod` of the workspace, to the package directory's files.
 - Rust: `mod x;` to `x.rs` or `x/mod.rs` beside the declaring module; `crate::`, `self::`, `super::` paths to the
-  longest module prefix that is a file, under the crate's `src/` (found from `Cargo.toml`).
+  longest module prefix that is a file, under the crate's `src/` (found from `Cargo.toml`); `other_crate::` paths
+  to another crate of the tree by its `Cargo.toml` name (a Cargo workspace's members, path dependencies).
 - C/C++: quoted includes relative to the including file, then any workspace file whose path ends with the include
   (nearest to the includer first; this covers `include/` directories without knowing the build flags).
 - Java: `a.b.C` to a file ending in `a/b/C.java` (any source root); `a.b.*` to the package directory.
@@ -26,6 +28,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from lsp_hub.index.package_maps import PackageMaps
 from lsp_hub.index.records import D_KIND, D_NAME, I_LEVEL, I_MODULE, I_NAMES, FileRecord
 
 _ECMA_EXTENSIONS = (".ts", ".tsx", ".d.ts", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")
@@ -89,6 +92,7 @@ class ImportResolver:
             elif name == "Cargo.toml":
                 self.cargo_directories.append(directory)
         self.go_modules.sort(key=lambda entry: -len(entry[0]))
+        self.package_maps = PackageMaps.from_markers(markers)
         self._csharp_namespaces: dict[str, list[str]] = defaultdict(list)
         for path, record in files.items():
             if record.language == "csharp":
@@ -203,10 +207,11 @@ class ImportResolver:
 
     def _resolve_ecma(self, importer: str, module: str, names: tuple[str, ...]) -> ResolvedImport:
         if not module.startswith((".", "/")):
-            return ResolvedImport(module, (), ())
-        directory = posixpath.dirname(importer)
-        base = module.lstrip("/") if module.startswith("/") else posixpath.join(directory, module)
-        target = self._probe_ecma(base)
+            target = self.package_maps.resolve_ecma(importer, module, self._probe_ecma)
+        else:
+            directory = posixpath.dirname(importer)
+            base = module.lstrip("/") if module.startswith("/") else posixpath.join(directory, module)
+            target = self._probe_ecma(base)
         if target is None:
             return ResolvedImport(module, (), ())
         return ResolvedImport(module, (target,), tuple((name, (target,)) for name in names if name != "*"))
@@ -284,13 +289,20 @@ class ImportResolver:
                 directory = posixpath.dirname(directory)
                 parent_file = self._rust_module_file(posixpath.dirname(directory), posixpath.basename(directory))
                 current = parent_file
-        else:
+        elif self._rust_module_file(self._rust_module_directory(importer), head) is not None:
             # A path starting at a child module of the current one (`framing::frame` after `mod framing;`).
             directory = self._rust_module_directory(importer)
-            if self._rust_module_file(directory, head) is None:
-                return ResolvedImport(module, (), ())
             rest = segments
             current = importer
+        else:
+            # Another crate of the tree by name (`use other_crate::x` in a Cargo workspace).
+            crate_source = self.package_maps.crate_source(head)
+            if crate_source is None:
+                return ResolvedImport(module, (), ())
+            directory, rest = crate_source, segments[1:]
+            current = next((path for path in (posixpath.join(crate_source, "lib.rs").lstrip("/"),
+                                              posixpath.join(crate_source, "main.rs").lstrip("/"))
+                            if path in self.paths), None)
         for segment in rest:
             found = self._rust_module_file(directory, segment)
             if found is None:

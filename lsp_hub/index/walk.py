@@ -47,7 +47,8 @@ SKIPPED_DIRECTORY_NAMES: frozenset[str] = frozenset(
 )
 
 # Files that are not source code but tell the import resolver how the project is laid out.
-MARKER_FILE_NAMES: frozenset[str] = frozenset(("go.mod", "Cargo.toml"))
+MARKER_FILE_NAMES: frozenset[str] = frozenset(("go.mod", "Cargo.toml", "tsconfig.json", "jsconfig.json",
+                                               "package.json"))
 
 # Skip reasons. The first group leaves source code out of the index and is reported per file.
 REASON_TOO_LARGE = "too_large"

@@ -1,0 +1,177 @@
+"""Navigation commands of the index (issue #24), measured inside the process (library level): the median and p95
+time of each `lsp_hub.index.api` navigation function on a tree given as an argument, with the size of its answer
+in tokens (characters / 4), beside what an agent does without it: ripgrep run directly for `search`, reading the
+whole file for `outline` and `zoom`.
+
+Subjects are picked from the tree itself: the best-ranked files of the repo map, their top-level functions and
+classes, identifiers they define as search patterns. Each round asks about another subject; the index is built
+(or loaded from its cache) and warmed first, as in a running hub.
+
+    python bench/navigation.py TREE [--rounds N] [--json]
+    # e.g. TREE = $(python3 -c 'import sysconfig;print(sysconfig.get_paths()["stdlib"])')
+
+Targets inside the hub: outline, zoom, imports, symbols <= 20 ms; impact <= 200 ms; context <= 300 ms; search
+within 1.2x of ripgrep alone on the same tree.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from lsp_hub.index import api
+from lsp_hub.index.navigation.common import NavigationError
+from lsp_hub.index.navigation.text_search import ripgrep_binary, ripgrep_command
+from lsp_hub.index.ranking import base_pagerank
+from lsp_hub.index.workspace import WorkspaceIndex
+
+TARGETS_MS = {"outline": 20.0, "zoom": 20.0, "imports": 20.0, "symbols": 20.0, "impact": 200.0, "context": 300.0}
+SEARCH_RATIO_TARGET = 1.2
+
+
+@dataclass
+class Figure:
+    name: str
+    times: list[float] = field(default_factory=list)  # seconds
+    tokens: list[int] = field(default_factory=list)
+    baseline_times: list[float] = field(default_factory=list)
+    baseline_tokens: list[int] = field(default_factory=list)
+    errors: int = 0
+
+    @staticmethod
+    def _p95(values: list[float]) -> float:
+        ordered = sorted(values)
+        return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+
+    def summary(self) -> dict[str, Any]:
+        result: dict[str, Any] = {"command": self.name, "rounds": len(self.times), "errors": self.errors}
+        if self.times:
+            result.update(medianMs=round(statistics.median(self.times) * 1000, 2),
+                          p95Ms=round(self._p95(self.times) * 1000, 2),
+                          medianTokens=int(statistics.median(self.tokens)))
+        if self.baseline_times:
+            result.update(baselineMedianMs=round(statistics.median(self.baseline_times) * 1000, 2),
+                          baselineP95Ms=round(self._p95(self.baseline_times) * 1000, 2),
+                          baselineMedianTokens=int(statistics.median(self.baseline_tokens)))
+        return result
+
+
+def timed(call: Callable[[], Any]) -> tuple[float, Any]:
+    start = time.perf_counter()
+    value = call()
+    return time.perf_counter() - start, value
+
+
+def subjects(index: WorkspaceIndex, count: int) -> tuple[list[str], list[str], list[str]]:
+    """(files, symbols `Container.name` or names, identifiers) from the best-ranked files."""
+    snapshot = index.snapshot()
+    ranks = base_pagerank(snapshot)
+    files = [path for path in sorted(snapshot.files, key=lambda p: (-ranks.get(p, 0.0), p))
+             if snapshot.files[path].definition_count > 3][:count]
+    symbols: list[str] = []
+    identifiers: list[str] = []
+    for path in files:
+        for definition in snapshot.files[path].outline().definitions:
+            if definition.kind in ("function", "class") and definition.container is None and len(definition.name) > 5:
+                symbols.append(f"{path}:{definition.name_span.start_line + 1}:{definition.name_span.start_col + 1}")
+                identifiers.append(definition.name)
+                break
+    return files, symbols, identifiers
+
+
+def measure(tree: Path, rounds: int) -> list[dict[str, Any]]:
+    index = WorkspaceIndex(tree)
+    build_seconds, _ = timed(index.build)
+    print(f"index of {tree}: {len(index.snapshot().files)} files, ready in {build_seconds:.1f} s", file=sys.stderr)
+    files, symbols, identifiers = subjects(index, rounds)
+    rg = ripgrep_binary()
+    figures = {name: Figure(name) for name in ("outline", "zoom", "imports", "symbols", "impact", "context",
+                                               "call_tree", "trace", "search", "structural_search")}
+
+    def run(name: str, call: Callable[[], Any]) -> None:
+        try:
+            seconds, result = timed(call)
+        except NavigationError:
+            figures[name].errors += 1
+            return
+        figures[name].times.append(seconds)
+        figures[name].tokens.append(len(result.to_text()) // 4)
+
+    # Warm up: the graphs the commands share are built once per index version, as in a running hub.
+    api.impact(index, symbols[0])
+    api.search(index, identifiers[0])
+    api.symbols(index, identifiers[0][:3])
+    for position in range(rounds):
+        path, symbol, identifier = (files[position % len(files)], symbols[position % len(symbols)],
+                                    identifiers[position % len(identifiers)])
+        run("outline", lambda path=path: api.outline(index, path))  # type: ignore[misc]
+        seconds, text = timed(lambda path=path: (tree / path).read_text(encoding="utf-8", errors="replace"))
+        figures["outline"].baseline_times.append(seconds)
+        figures["outline"].baseline_tokens.append(len(text) // 4)
+        figures["zoom"].baseline_times.append(seconds)
+        figures["zoom"].baseline_tokens.append(len(text) // 4)
+        run("zoom", lambda symbol=symbol: api.zoom(index, symbol))  # type: ignore[misc]
+        run("imports", lambda path=path: api.imports(index, path))  # type: ignore[misc]
+        query = identifier[: max(4, len(identifier) // 2)]  # part of a name, as an agent half remembers it
+        run("symbols", lambda query=query: api.symbols(index, query))  # type: ignore[misc]
+        run("impact", lambda symbol=symbol: api.impact(index, symbol))  # type: ignore[misc]
+        run("context", lambda identifier=identifier, path=path: api.context(  # type: ignore[misc]
+            index, f"Change how {identifier} behaves", [path]))
+        run("call_tree", lambda symbol=symbol: api.call_tree(index, symbol))  # type: ignore[misc]
+        run("trace", lambda symbol=symbol: api.trace(index, symbol))  # type: ignore[misc]
+        run("search", lambda identifier=identifier: api.search(index, identifier))  # type: ignore[misc]
+        if rg is not None:
+            command = ripgrep_command(rg, identifier, False, False, ())
+            seconds, finished = timed(lambda command=command: subprocess.run(  # type: ignore[misc]
+                command, cwd=index.root, stdin=subprocess.DEVNULL, capture_output=True, check=False))
+            figures["search"].baseline_times.append(seconds)
+            figures["search"].baseline_tokens.append(len(finished.stdout) // 4)
+        if position < max(3, rounds // 5):  # ast-grep parses every file of the language: fewer rounds
+            run("structural_search", lambda: api.structural_search(index, "$A.get($B)", "python", limit=50))
+    index.close()
+    return [figure.summary() for figure in figures.values()]
+
+
+def verdict(row: dict[str, Any]) -> str:
+    name = row["command"]
+    if "medianMs" not in row:
+        return "no answer"
+    if name in TARGETS_MS:
+        return "ok" if row["medianMs"] <= TARGETS_MS[name] else f"over {TARGETS_MS[name]:.0f} ms"
+    if name == "search" and "baselineMedianMs" in row:
+        ratio = row["medianMs"] / row["baselineMedianMs"]
+        return f"{ratio:.2f}x rg " + ("ok" if ratio <= SEARCH_RATIO_TARGET else f"over {SEARCH_RATIO_TARGET}x")
+    return ""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("tree", type=Path)
+    parser.add_argument("--rounds", type=int, default=30)
+    parser.add_argument("--json", action="store_true")
+    arguments = parser.parse_args()
+    rows = measure(arguments.tree.resolve(), arguments.rounds)
+    if arguments.json:
+        print(json.dumps(rows, indent=2))
+        return
+    print(f"{'command':<18} {'median ms':>10} {'p95 ms':>8} {'tokens':>7}   {'baseline ms':>11} {'p95':>7} "
+          f"{'tokens':>7}  verdict")
+    for row in rows:
+        print(f"{row['command']:<18} {row.get('medianMs', '-'):>10} {row.get('p95Ms', '-'):>8} "
+              f"{row.get('medianTokens', '-'):>7}   {row.get('baselineMedianMs', '-'):>11} "
+              f"{row.get('baselineP95Ms', '-'):>7} {row.get('baselineMedianTokens', '-'):>7}  {verdict(row)}"
+              + (f" ({row['errors']} refused)" if row["errors"] else ""))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,226 @@
+"""What every navigation command shares: how a symbol or a path is named, how completeness is told, how answers
+are capped.
+
+A symbol is given by name (`name`, `Class.method`, `module.func`, `Type::method`) or as `FILE:LINE:COL` (1-based,
+as editors and `grep -n` print them). Bad input raises `NavigationError` (a ValueError: the surfaces print its one
+line); an ambiguous name raises `AmbiguousSymbol`, which carries the candidates.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from lsp_hub.index.model import Definition, Span
+from lsp_hub.index.symbols import enclosing_definition, qualified_name
+from lsp_hub.index.workspace import Snapshot, WorkspaceIndex
+
+MAX_CANDIDATES_SHOWN = 10
+_POSITION = re.compile(r"^(?P<path>.+?):(?P<line>\d+)(?::(?P<column>\d+))?$")
+ALL_KINDS = ("function", "method", "class", "interface", "type", "constant", "variable", "module")
+TEST_DIRECTORIES = frozenset(("test", "tests", "testing", "__tests__", "spec", "specs"))
+
+
+class NavigationError(ValueError):
+    """Input a command cannot answer (unknown symbol, path outside the workspace...): one line for the user."""
+
+
+class AmbiguousSymbol(NavigationError):
+    """A name that means several definitions: the candidates, so the caller can pick one by `FILE:LINE:COL`."""
+
+    def __init__(self, symbol: str, candidates: list[SymbolRef]) -> None:
+        self.symbol = symbol
+        self.candidates = candidates
+        shown = "; ".join(candidate.label() for candidate in candidates[:MAX_CANDIDATES_SHOWN])
+        more = len(candidates) - MAX_CANDIDATES_SHOWN
+        super().__init__(f"ambiguous symbol {symbol!r}: {len(candidates)} definitions: {shown}"
+                         + (f"; ... {more} more" if more > 0 else "") + " (name one as FILE:LINE:COL)")
+
+
+@dataclass(frozen=True, slots=True)
+class SymbolRef:
+    """One definition of the workspace, as commands pass it around."""
+
+    path: str
+    definition: Definition
+
+    @property
+    def name(self) -> str:
+        return qualified_name(self.definition)
+
+    @property
+    def first_line(self) -> int:  # 1-based
+        return self.definition.span.start_line + 1
+
+    @property
+    def last_line(self) -> int:  # 1-based, inclusive
+        span = self.definition.span
+        return span.end_line + (1 if span.end_col > 0 or span.end_line == span.start_line else 0)
+
+    @property
+    def key(self) -> tuple[str, str, str | None, int]:
+        definition = self.definition
+        return (self.path, definition.name, definition.container, definition.span.start_line)
+
+    def label(self) -> str:
+        return f"{self.definition.kind} {self.name} at {self.path}:{self.first_line}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "kind": self.definition.kind, "path": self.path, "line": self.first_line}
+
+
+@dataclass(slots=True)
+class Completeness:
+    """Whether an answer covers everything it should; each reason one short phrase."""
+
+    reasons: list[str] = field(default_factory=list)
+
+    @property
+    def complete(self) -> bool:
+        return not self.reasons
+
+    def add(self, reason: str) -> None:
+        if reason not in self.reasons:
+            self.reasons.append(reason)
+
+    def to_json(self) -> dict[str, Any]:
+        result: dict[str, Any] = {"complete": self.complete}
+        if self.reasons:
+            result["reason"] = "; ".join(self.reasons)
+        return result
+
+    def to_text(self) -> str:
+        return "" if self.complete else f"(incomplete: {'; '.join(self.reasons)})"
+
+
+def index_completeness(index: WorkspaceIndex, snapshot: Snapshot) -> Completeness:
+    """Why the index itself may miss something: still building (with its progress), files left out."""
+    completeness = Completeness()
+    if index.state != "ready" or snapshot.pending:
+        done = len(snapshot.files)
+        completeness.add(f"index still building: {done} of {done + len(snapshot.pending)} files indexed")
+    if snapshot.skipped:
+        completeness.add(f"{len(snapshot.skipped)} files left out of the index (e.g. {snapshot.skipped[0][0]}: "
+                         f"{snapshot.skipped[0][1]})")
+    return completeness
+
+
+def take_snapshot(index: WorkspaceIndex, wait: float) -> Snapshot:
+    if wait > 0 and index.state != "ready":
+        index.wait_ready(wait)
+    return index.snapshot()
+
+
+def workspace_path(index: WorkspaceIndex, value: str, what: str = "path") -> str:
+    """The workspace-relative path of a path or URI; refused when it lies outside the workspace."""
+    if not value or not value.strip():
+        raise NavigationError(f"{what} is empty")
+    relative = index.relative_path(value.strip())
+    if relative is None:
+        if (index.root / value.strip()).resolve() == index.root:
+            return ""
+        raise NavigationError(f"{what} {value} is outside the workspace {index.root}")
+    return relative
+
+
+def indexed_file(index: WorkspaceIndex, snapshot: Snapshot, value: str, what: str = "path") -> str:
+    path = workspace_path(index, value, what)
+    if path not in snapshot.files:
+        skipped = dict(snapshot.skipped).get(path)
+        if skipped is not None:
+            raise NavigationError(f"{what} {path} is not indexed ({skipped})")
+        if path in snapshot.pending:
+            raise NavigationError(f"{path} is not indexed yet (the index is still building)")
+        if not (index.root / path).exists():
+            raise NavigationError(f"{what} {path} does not exist")
+        raise NavigationError(f"{path} is not a source file the index knows (no indexed language)")
+    return path
+
+
+def is_test_file(path: str) -> bool:
+    """Whether a path looks like a test by the conventions of its ecosystem."""
+    directory, _, name = path.rpartition("/")
+    stem = name.split(".", 1)[0]
+    if stem.startswith(("test_", "tests_")) or stem.endswith(("_test", "_tests", "_spec", "Test", "Tests", "Spec")):
+        return True
+    parts = name.split(".")
+    if len(parts) >= 3 and parts[-2] in ("test", "spec"):
+        return True
+    return stem == "conftest" or any(part in TEST_DIRECTORIES for part in directory.split("/"))
+
+
+def _definitions_at(snapshot: Snapshot, path: str, line: int, column: int) -> list[SymbolRef]:
+    from lsp_hub.index.symbols import definition_targets
+
+    targets = definition_targets(snapshot, path, line, column)
+    if targets:
+        return [SymbolRef(target_path, definition) for target_path, definition in targets]
+    outline = snapshot.files[path].outline()
+    enclosing = enclosing_definition(outline, Span(line, column, line, column), ALL_KINDS)
+    return [SymbolRef(path, enclosing)] if enclosing is not None else []
+
+
+def find_symbols(index: WorkspaceIndex, snapshot: Snapshot, symbol: str) -> list[SymbolRef]:
+    """Every definition `symbol` may mean (name path, or FILE:LINE[:COL]); raises on an unknown one."""
+    from lsp_hub.index.callers import resolve_targets_by_name
+
+    symbol = symbol.strip()
+    if not symbol:
+        raise NavigationError("symbol is empty: give a name (Class.method, module.func) or FILE:LINE:COL")
+    position = _POSITION.match(symbol)
+    if position is not None and ("/" in position["path"] or "." in position["path"]):
+        path = indexed_file(index, snapshot, position["path"], "file")
+        line, column = int(position["line"]) - 1, max(0, int(position["column"] or 1) - 1)
+        found = _definitions_at(snapshot, path, max(0, line), column)
+        if not found:
+            raise NavigationError(f"no definition at {path}:{line + 1}:{column + 1}")
+        return found
+    found = [SymbolRef(path, definition) for path, definition in resolve_targets_by_name(snapshot, symbol)]
+    qualifier = re.split(r"::|\.", symbol)[-2] if re.search(r"::|\.", symbol) else None
+    if qualifier is not None and not any(ref.definition.container == qualifier for ref in found):
+        # `store.save` names a module's function: not the methods of the module's classes.
+        found = [ref for ref in found if ref.definition.container is None] or found
+    if not found:
+        raise NavigationError(f"unknown symbol {symbol!r}: no definition of that name in the index"
+                              + (" (still building)" if index.state != "ready" else ""))
+    return found
+
+
+def one_symbol(index: WorkspaceIndex, snapshot: Snapshot, symbol: str) -> SymbolRef:
+    """The one definition `symbol` means; raises `AmbiguousSymbol` when it means several."""
+    found = find_symbols(index, snapshot, symbol)
+    # Several definitions of one name in one scope of one file (a property's getter and setter, overloads) are one.
+    distinct = list({(ref.path, ref.definition.container, ref.definition.name): ref for ref in found}.values())
+    if len(distinct) > 1:
+        preferred = [ref for ref in distinct if ref.definition.kind not in ("variable", "constant")]
+        if len(preferred) == 1:
+            return preferred[0]
+        raise AmbiguousSymbol(symbol, sorted(distinct, key=lambda ref: (ref.path, ref.first_line)))
+    return distinct[0]
+
+
+def capped(items: list[Any], limit: int) -> tuple[list[Any], int]:
+    """The first `limit` items (0: all) and how many were left out."""
+    if limit <= 0 or len(items) <= limit:
+        return items, 0
+    return items[:limit], len(items) - limit
+
+
+def more_line(count: int, what: str = "") -> list[str]:
+    return [f"... {count} more{(' ' + what) if what else ''}"] if count > 0 else []
+
+
+def join_lines(lines: Iterable[str]) -> str:
+    return "\n".join(line for line in lines if line)
+
+
+def read_lines(index: WorkspaceIndex, path: str, completeness: Completeness) -> list[str] | None:
+    """A file's lines as on disk; None (with the reason in `completeness`) when it cannot be read."""
+    try:
+        text = (index.root / path).read_text(encoding="utf-8", errors="replace")
+    except OSError as error:
+        completeness.add(f"could not read {path}: {error.strerror or error}")
+        return None
+    return text.splitlines()

@@ -1,0 +1,164 @@
+"""Navigation commands of the index (issue #24): outline, zoom, symbols, and how they refuse bad input."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from lsp_hub.index import api
+from lsp_hub.index.navigation.common import AmbiguousSymbol, NavigationError
+from lsp_hub.index.workspace import WorkspaceIndex
+from tests.index.index_helpers import write
+
+SHOP = '''\
+from .store import Store
+
+
+class Cart:
+    """A cart."""
+
+    def __init__(self) -> None:
+        self.items: list[str] = []
+
+    def add(self, item: str) -> None:
+        self.items.append(item)
+        Store().save(item)
+
+    def total(self) -> int:
+        def helper() -> int:
+            return 1
+        return len(self.items) + helper()
+
+
+def checkout(cart: Cart) -> int:
+    cart.add("x")
+    cart.add("y")
+    return cart.total()
+'''
+
+STORE = '''\
+class Store:
+    def save(self, item: str) -> None:
+        print(item)
+
+
+def save(item: str) -> None:
+    Store().save(item)
+'''
+
+
+@pytest.fixture
+def shop(tmp_path: Path) -> WorkspaceIndex:
+    write(tmp_path, "shop/__init__.py", "")
+    write(tmp_path, "shop/cart.py", SHOP)
+    write(tmp_path, "shop/store.py", STORE)
+    write(tmp_path, "tests/test_cart.py", "from shop.cart import Cart, checkout\n\n\ndef test_checkout() -> None:\n"
+                                          "    assert checkout(Cart()) == 3\n")
+    index = WorkspaceIndex(tmp_path, use_cache=False)
+    index.build()
+    return index
+
+
+def test_outline_of_a_file_is_a_tree_without_locals(shop: WorkspaceIndex) -> None:
+    result = api.outline(shop, "shop/cart.py")
+    data = result.to_json()
+    [cart, checkout] = [entry for entry in data["files"][0]["symbols"] if entry["kind"] != "variable"]
+    assert (cart["name"], cart["kind"], cart["lines"]) == ("Cart", "class", [4, 17])
+    assert [child["name"] for child in cart["children"]] == ["__init__", "add", "total"]
+    total = cart["children"][2]
+    assert "children" not in total  # `helper` is a local of `total`
+    assert checkout["signature"] == "def checkout(cart: Cart) -> int:"
+    assert data["complete"] is True
+    text = result.to_text()
+    assert "  4-17 class Cart:" in text and "    10-12 def add(self, item: str) -> None:" in text
+
+
+def test_outline_of_a_directory_lists_top_level_definitions_and_caps(shop: WorkspaceIndex) -> None:
+    result = api.outline(shop, "shop", limit=3)
+    data = result.to_json()
+    assert [outline["path"] for outline in data["files"]] == ["shop/__init__.py", "shop/cart.py", "shop/store.py"]
+    assert data["complete"] is False and "capped at 3" in data["reason"]
+    assert "... 1 more definitions" in result.to_text()
+    everything = api.outline(shop, ".", limit=0).to_json()
+    assert everything["complete"] is True and len(everything["files"]) == 4
+
+
+def test_paths_outside_the_workspace_are_refused(shop: WorkspaceIndex, tmp_path: Path) -> None:
+    with pytest.raises(NavigationError, match="outside the workspace"):
+        api.outline(shop, "../elsewhere.py")
+    with pytest.raises(NavigationError, match="outside the workspace"):
+        api.outline(shop, "/etc/passwd")
+    with pytest.raises(NavigationError, match="does not exist"):
+        api.outline(shop, "shop/missing.py")
+
+
+def test_zoom_shows_numbered_source_calls_and_callers(shop: WorkspaceIndex) -> None:
+    result = api.zoom(shop, "Cart.add")
+    data = result.to_json()
+    assert data["path"] == "shop/cart.py" and data["lines"] == [10, 12]
+    assert data["source"].splitlines()[0] == "    def add(self, item: str) -> None:"
+    calls = {call["name"]: call for call in data["calls"]}
+    assert calls["(...).save"]["definition"] == "shop/store.py:2"  # on an expression: `Store().save(item)`
+    assert calls["Store"]["definition"] == "shop/store.py:1"
+    assert data["calledBy"] == [{"caller": "checkout", "path": "shop/cart.py", "line": 21, "count": 2}]
+    text = result.to_text()
+    assert "10      def add(self, item: str) -> None:" in text
+    assert "checkout x2 (shop/cart.py:21)" in text
+
+
+def test_zoom_by_position_and_member_menu_for_a_long_class(shop: WorkspaceIndex, tmp_path: Path) -> None:
+    assert api.zoom(shop, "shop/cart.py:21:5").to_json()["name"] == "checkout"
+    methods = "".join(f"    def m{number}(self) -> int:\n" + "        x = 1\n" * 3 + "        return x\n"
+                      for number in range(40))
+    write(tmp_path, "big.py", "class Big:\n" + methods)
+    shop.update_file(tmp_path / "big.py")
+    data = api.zoom(shop, "Big").to_json()
+    assert "source" not in data
+    assert len(data["members"]) == 40 and data["members"][0] == {"line": 2, "signature": "def m0(self) -> int:"}
+
+
+def test_ambiguous_and_unknown_symbols_answer_one_line(shop: WorkspaceIndex) -> None:
+    with pytest.raises(AmbiguousSymbol) as raised:
+        api.zoom(shop, "save")
+    assert len(raised.value.candidates) == 2
+    message = str(raised.value)
+    assert "\n" not in message and "shop/store.py:2" in message and "shop/store.py:6" in message
+    assert api.zoom(shop, "Store.save").to_json()["line"] == 2
+    assert api.zoom(shop, "store.save").to_json()["line"] == 6
+    with pytest.raises(NavigationError, match=r"unknown symbol 'Nowhere\.save'"):
+        api.zoom(shop, "Nowhere.save")
+
+
+@pytest.mark.parametrize(("query", "first"), [
+    ("Cart", "Cart"),  # exact
+    ("chec", "checkout"),  # prefix
+    ("cart", "Cart"),  # case-insensitive exact
+    ("eckou", "checkout"),  # substring
+    ("test_ch", "test_checkout"),  # snake_case pieces
+])
+def test_symbols_rank_exact_prefix_pieces_substring(shop: WorkspaceIndex, query: str, first: str) -> None:
+    data = api.symbols(shop, query).to_json()
+    assert data["symbols"][0]["name"] == first
+
+
+def test_symbols_camel_case_pieces_kind_container_and_cap(tmp_path: Path) -> None:
+    write(tmp_path, "a.ts", "export class UserCache {\n  getUserName(): string { return ''; }\n}\n"
+                            "export function useCart() {}\nexport const userCount = 1;\n")
+    index = WorkspaceIndex(tmp_path, use_cache=False)
+    index.build()
+    found = api.symbols(index, "gUsNa").to_json()["symbols"]
+    assert found == [{"name": "getUserName", "kind": "method", "path": "a.ts", "line": 2, "container": "UserCache"}]
+    assert [entry["name"] for entry in api.symbols(index, "UC").to_json()["symbols"]] == ["UserCache", "useCart"]
+    capped = api.symbols(index, "u", limit=1)
+    assert capped.to_json()["omitted"] == 2 and "... 2 more symbols" in capped.to_text()
+    assert "userCount" in {entry["name"] for entry in api.symbols(index, "u", include_variables=True)
+                           .to_json()["symbols"]}
+    assert "no definition matches 'zzz'" in api.symbols(index, "zzz").to_text()
+
+
+def test_an_index_still_building_answers_incomplete(tmp_path: Path) -> None:
+    write(tmp_path, "a.py", "def f() -> None:\n    pass\n")
+    index = WorkspaceIndex(tmp_path, use_cache=False)  # never built: empty, not ready
+    data = api.symbols(index, "f").to_json()
+    assert data["complete"] is False and "index still building" in data["reason"]

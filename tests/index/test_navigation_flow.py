@@ -1,0 +1,138 @@
+"""impact, context, call_tree and trace (issue #24): what depends on a symbol, a task's context block, calls down
+and call paths up from entry points."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from lsp_hub.index import api
+from lsp_hub.index.navigation.common import NavigationError
+from lsp_hub.index.workspace import WorkspaceIndex
+from tests.index.index_helpers import write
+
+STORE = '''\
+import json
+
+
+class Store:
+    def save(self, item: str) -> None:
+        write_line(json.dumps(item))
+
+
+class CachedStore(Store):
+    def save(self, item: str) -> None:
+        super().save(item)
+
+
+def write_line(text: str) -> None:
+    print(text)
+'''
+
+CART = '''\
+from shop.store import Store
+
+
+class Cart:
+    def __init__(self) -> None:
+        self.store = Store()
+
+    def add(self, item: str) -> None:
+        self.store.save(item)
+
+
+def checkout(cart: Cart) -> None:
+    cart.add("x")
+'''
+
+
+@pytest.fixture
+def shop(tmp_path: Path) -> WorkspaceIndex:
+    write(tmp_path, "shop/__init__.py", "from shop.store import Store\n")
+    write(tmp_path, "shop/store.py", STORE)
+    write(tmp_path, "shop/cart.py", CART)
+    write(tmp_path, "shop/cli.py", "from shop.cart import Cart, checkout\n\n\ndef main() -> None:\n"
+                                   "    checkout(Cart())\n\n\nif __name__ == '__main__':\n    main()\n")
+    write(tmp_path, "tests/test_cart.py", "from shop.cart import Cart, checkout\n\n\ndef test_checkout() -> None:\n"
+                                          "    checkout(Cart())\n")
+    write(tmp_path, "pyproject.toml", '[project]\nname = "shop"\n\n[project.scripts]\nshop = "shop.cli:main"\n')
+    index = WorkspaceIndex(tmp_path, use_cache=False)
+    index.build()
+    return index
+
+
+def test_impact_of_a_method_lists_callers_overrides_and_tests_apart(shop: WorkspaceIndex) -> None:
+    near = api.impact(shop, "Store.save").to_json()  # callers to depth 2: Cart.add, checkout
+    assert near["tests"] == []
+    result = api.impact(shop, "Store.save", depth=3)
+    data = result.to_json()
+    reasons = {entry["path"]: entry["reasons"] for entry in data["files"]}
+    assert "called by Cart.add" in reasons["shop/cart.py"]
+    assert "calls it through its callers (depth 2): checkout" in reasons["shop/cart.py"]
+    assert "CachedStore.save overrides Store.save" in reasons["shop/store.py"]
+    assert [entry["path"] for entry in data["tests"]] == ["tests/test_cart.py"]
+    assert data["tests"][0]["reasons"] == ["calls it through its callers (depth 3): test_checkout"]
+    assert data["complete"] is True
+    assert "tests:\n  tests/test_cart.py:" in result.to_text()
+
+
+def test_impact_of_a_class_and_of_a_file(shop: WorkspaceIndex) -> None:
+    reasons = {entry["path"]: entry["reasons"] for entry in api.impact(shop, "Store").to_json()["files"]}
+    assert "re-exports Store" in reasons["shop/__init__.py"]
+    assert "imports Store" in reasons["shop/cart.py"]
+    assert "CachedStore subclasses Store" in reasons["shop/store.py"]
+    by_file = api.impact(shop, "shop/cart.py").to_json()
+    assert {entry["path"] for entry in by_file["files"]} == {"shop/cli.py"}
+    assert [entry["path"] for entry in by_file["tests"]] == ["tests/test_cart.py"]
+    with pytest.raises(NavigationError, match="unknown symbol"):
+        api.impact(shop, "Nothing.here")
+
+
+def test_call_tree_collapses_calls_outside_the_workspace(shop: WorkspaceIndex) -> None:
+    result = api.call_tree(shop, "checkout")
+    data = result.to_json()
+    [add] = data["calls"]
+    assert add["name"] == "cart.add" and add["definition"] == "shop/cart.py:8"
+    [save] = add["calls"]
+    assert save["name"] == "self.store.save" and save["definition"] == "shop/store.py:5"
+    assert save["calls"][0]["definition"] == "shop/store.py:14"  # write_line, depth 3: not expanded further
+    assert "calls" not in save["calls"][0]
+    assert save["unresolved"] == ["json.dumps"]
+    assert "+ 1 calls outside the workspace or unresolved: json.dumps" in result.to_text()
+    listed = api.call_tree(shop, "Store.save", include_unresolved=True).to_json()
+    assert {call["name"] for call in listed["calls"]} == {"write_line", "json.dumps"}
+    with pytest.raises(NavigationError, match="depth must be between 1 and 8"):
+        api.call_tree(shop, "checkout", depth=0)
+
+
+def test_trace_reaches_a_function_called_from_a_test_through_another_module(shop: WorkspaceIndex) -> None:
+    result = api.trace(shop, "Store.save")
+    data = result.to_json()
+    chains = [(path["entry"], [hop["symbol"] for hop in path["calls"]]) for path in data["paths"]]
+    assert ("test", ["test_checkout", "checkout", "Cart.add", "Store.save"]) in chains
+    assert ("console script shop", ["main", "checkout", "Cart.add", "Store.save"]) in chains
+    assert ("script", ["<module shop/cli.py>", "main", "checkout", "Cart.add", "Store.save"]) in chains
+    lengths = [len(path["calls"]) for path in data["paths"]]
+    assert lengths == sorted(lengths)  # shortest first
+    assert "[test] test_checkout (tests/test_cart.py:4) -> checkout (shop/cart.py:12)" in result.to_text()
+    capped = api.trace(shop, "Store.save", limit=1).to_json()
+    assert len(capped["paths"]) == 1 and capped["complete"] is False and capped["omitted"] == len(chains) - 1
+
+
+def test_context_block_within_budget(shop: WorkspaceIndex) -> None:
+    result = api.context(shop, "Make Cart.add retry when Store.save fails", ["shop/cart.py"])
+    data = result.to_json()
+    assert [entry["name"] for entry in data["definitions"]][:2] == ["Cart.add", "Store.save"]
+    assert data["targets"] == [{"path": "shop/cart.py", "imports": ["shop/store.py"],
+                                "importedBy": ["shop/cli.py", "tests/test_cart.py"]}]
+    assert any(entry["path"] == "shop/store.py" for entry in data["relevantFiles"])
+    assert data["complete"] is True and data["bytes"] <= 8000
+    small = api.context(shop, "Make Cart.add retry when Store.save fails", ["shop/cart.py"], budget=250)
+    assert len(small.to_text().encode()) <= 250 + 60 and small.to_json()["complete"] is False
+    assert len(small.to_json()["definitions"]) + len(small.to_json()["relevantFiles"]) < len(
+        data["definitions"]) + len(data["relevantFiles"])
+    summary = api.context(shop).to_json()
+    assert "repoMap" in summary and "shop/store.py" in summary["repoMap"]
+    with pytest.raises(NavigationError, match="outside the workspace"):
+        api.context(shop, "x", ["/etc/hosts"])
