@@ -20,7 +20,9 @@ from typing import TYPE_CHECKING, Any
 
 from lsp_hub.diagnostics import Part
 from lsp_hub.documents import Document, SharedDocument, uri_to_path
+from lsp_hub.index_stand_in import STAND_INS
 from lsp_hub.jsonrpc import INVALID_PARAMS, ResponseFailure
+from lsp_hub.runners import ask_backend, server_locations
 from lsp_hub.session import HubCommand, Session, SessionExtension
 
 if TYPE_CHECKING:
@@ -537,7 +539,7 @@ class IndexExtension(SessionExtension):
     @staticmethod
     def max_document_bytes(session: Session) -> int:
         """The size cap for open documents (`hub.max_document_bytes`)."""
-        return session.config.hub.max_document_bytes
+        return session.workspace.config.hub.max_document_bytes
 
     # ------------------------------------------------------------------------------------------------ commands
     def commands(self) -> dict[str, HubCommand]:
@@ -572,7 +574,7 @@ class IndexExtension(SessionExtension):
         files = args.get("files")
         if not isinstance(files, list) or not all(isinstance(item, str) for item in files):
             raise ResponseFailure(INVALID_PARAMS, "lspHub.dependents needs {files: [uri or path], limit?}")
-        options = session.config.hub
+        options = session.workspace.config.hub
         args = {**args, "limit": args.get("limit", options.dependents_limit)}
 
         async def run() -> Any:
@@ -634,8 +636,8 @@ class IndexExtension(SessionExtension):
             raise ResponseFailure(INVALID_PARAMS, "lspHub.references needs {uri, position, includeDeclaration?}")
         params = {"textDocument": {"uri": uri}, "position": position,
                   "context": {"includeDeclaration": include_declaration}}
-        from_servers = session.locations_from_servers(REFERENCES, params)
-        asked = [backend.name for backend in session.backends_for_uri(uri, REFERENCES)]
+        from_servers = server_locations(session, REFERENCES, params)
+        asked = [backend.name for backend in session.workspace.backends_for_uri(uri, REFERENCES)]
 
         async def run() -> Any:
             failure: str | None = None
@@ -742,9 +744,9 @@ class IndexExtension(SessionExtension):
         return self.shared.status() if self.shared is not None else {}
 
     # ------------------------------------------------------------------------------------------------ stand-in
-    def fallback(self, session: Session, method: str, params: Any) -> Any:
+    def stand_in(self, session: Session, name: str, params: Any) -> Any:
         """Answers from the index when no running server gave one (a language with no server, say)."""
-        handler = STAND_IN.get(method)
+        handler = STAND_INS.get(name)
         if handler is None or not isinstance(params, dict) or self.shared is None:
             return None
         uri = (params.get("textDocument") or {}).get("uri") or (params.get("item") or {}).get("uri")
@@ -774,7 +776,7 @@ def _confirming_backend(session: Session, uri: str) -> tuple[Backend, str] | Non
     from lsp_hub.backends import State
 
     for method in (PREPARE_CALL_HIERARCHY, REFERENCES):
-        for backend in session.backends_for_uri(uri, method):
+        for backend in session.workspace.backends_for_uri(uri, method):
             if backend.state == State.RUNNING and backend.supports(method) and (
                     method != PREPARE_CALL_HIERARCHY or backend.supports(INCOMING_CALLS)):
                 return backend, INCOMING_CALLS if method == PREPARE_CALL_HIERARCHY else REFERENCES
@@ -819,14 +821,14 @@ async def _call_sites(session: Session, backend: Backend, method: str,
     """One server's direct call sites of the definition at `definition` (a Location of its name)."""
     where = {"textDocument": {"uri": definition["uri"]}, "position": definition["range"]["start"]}
     if method == REFERENCES:
-        found = await session.ask_backend(backend, REFERENCES, {**where, "context": {"includeDeclaration": False}})
+        found = await ask_backend(backend, REFERENCES, {**where, "context": {"includeDeclaration": False}})
         locations = [location for location in found or [] if isinstance(location, dict) and "uri" in location]
         calls = await asyncio.to_thread(_calls_among, session, locations)
         return [{"location": location, "caller": None} for location in calls]
     sites: list[dict[str, Any]] = []
-    items = await session.ask_backend(backend, PREPARE_CALL_HIERARCHY, where) or []
+    items = await ask_backend(backend, PREPARE_CALL_HIERARCHY, where) or []
     for item in items[:MAX_ITEMS_FOLLOWED]:
-        for call in await session.ask_backend(backend, INCOMING_CALLS, {"item": item}) or []:
+        for call in await ask_backend(backend, INCOMING_CALLS, {"item": item}) or []:
             source = call.get("from") or {}
             for called_at in call.get("fromRanges") or []:
                 sites.append({"location": {"uri": source.get("uri"), "range": called_at}, "caller": source.get("name")})
@@ -861,53 +863,6 @@ def _read_quietly(path: str | None) -> str:
             return file.read()
     except OSError:
         return ""
-
-
-def _prepare_call_hierarchy(index: WorkspaceIndex, params: dict[str, Any]) -> Any:
-    from lsp_hub.index import api
-
-    uri = params["textDocument"]["uri"]
-    found = api.callers(index, {"uri": uri, "position": params["position"]})
-    return [
-        {"name": found["symbol"] or "?", "kind": 12, "uri": location["uri"], "range": location["range"],
-         "selectionRange": location["range"]}
-        for location in found["definitions"][:1]
-    ] or None
-
-
-def _incoming_calls(index: WorkspaceIndex, params: dict[str, Any]) -> Any:
-    from lsp_hub.index import api
-
-    item = params["item"]
-    found = api.callers(index, {"uri": item["uri"], "position": item["selectionRange"]["start"]})
-    calls: dict[tuple[str, str], dict[str, Any]] = {}
-    for caller in found["callers"]:
-        location = caller["location"]
-        key = (location["uri"], caller["caller"] or "")
-        entry = calls.setdefault(key, {"from": {
-            "name": caller["caller"] or "(module level)", "kind": 12, "uri": location["uri"],
-            "range": location["range"], "selectionRange": location["range"]}, "fromRanges": []})
-        entry["fromRanges"].append(location["range"])
-    return list(calls.values())
-
-
-def _api(function: str) -> Callable[[WorkspaceIndex, dict[str, Any]], Any]:
-    def call(index: WorkspaceIndex, params: dict[str, Any]) -> Any:
-        from lsp_hub.index import api
-
-        return getattr(api, function)(index, params)
-
-    return call
-
-
-# What the index answers when no running server gave an answer (a language with no server installed, say).
-STAND_IN: dict[str, Callable[[WorkspaceIndex, dict[str, Any]], Any]] = {
-    "textDocument/documentSymbol": _api("document_symbol"),
-    "workspace/symbol": _api("workspace_symbol"),
-    "textDocument/definition": _api("definition"),
-    "textDocument/prepareCallHierarchy": _prepare_call_hierarchy,
-    "callHierarchy/incomingCalls": _incoming_calls,
-}
 
 
 # What makes a directory a project root when the client names no folder, besides the configured servers' markers.
