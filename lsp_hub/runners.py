@@ -18,10 +18,9 @@ from lsp_hub.backends import Backend, NotSupported, Pending, State
 from lsp_hub.documents import DocumentStore, uri_to_path
 from lsp_hub.file_operations import FILE_OPERATIONS, matching_files
 from lsp_hub.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, ResponseFailure, materialize
-from lsp_hub.methods import MethodSpec, Positions, Targets, locations_spec, spec_for
+from lsp_hub.methods import MethodSpec, Targets, locations_spec, spec_for
 from lsp_hub.semantic_tokens import DELTA, FULL, method_for
 from lsp_hub.strategies import Strategy, is_empty, tag_item, tag_items, untag_item
-from lsp_hub.text_mapping import LineMap, PositionMapper, Unmappable, map_semantic_tokens
 
 if TYPE_CHECKING:
     from lsp_hub.client_tokens import ClientSemanticTokens
@@ -58,7 +57,7 @@ class RequestContext(Protocol):
 
     def complete_references(self, params: Any, from_servers: Any) -> Awaitable[Any] | None: ...
 
-    def tell_not_mapped(self, method: str, uri: str, what: str) -> None: ...
+    def tell_not_mapped(self, method: str, uri: str, what: str) -> None: ...  # `client_positions.run_mapped`
 
 
 Runner = Callable[[RequestContext, MethodSpec, str, Any], Any]
@@ -491,49 +490,3 @@ RUNNERS: dict[Strategy, Runner] = {
     Strategy.SEMANTIC_TOKENS: run_semantic_tokens,
     Strategy.FORWARD: run_forward,
 }
-
-
-# ================================================================================================ positions
-# A client whose text of a document differs from the servers' (another client leads it, see workspace.py) is
-# answered through a line map: its positions are mapped into the servers' text before the runner sees the request,
-# and the answer's positions of that document back into its text. Runners never know.
-def run_mapped(context: RequestContext, spec: MethodSpec, method: str, params: Any, uri: str,
-               line_map: LineMap) -> Any:
-    document = context.documents.get(uri)
-    assert document is not None  # a line map exists only for a document open here
-    try:
-        asked = PositionMapper(uri, line_map, lenient=False).map(params)
-    except Unmappable as unmappable:
-        context.tell_not_mapped(method, uri, f"line {unmappable.line + 1} is not in the text the servers have "
-                                             "and was not answered")
-        return None
-    tokens = spec.positions is Positions.TOKENS
-    if tokens and method == DELTA:  # the client's previous tokens are in its text, the server's in its own
-        method, asked = FULL, {k: v for k, v in asked.items() if k != "previousResultId"}
-    back = line_map.reversed()
-
-    def to_client(result: Any) -> Any:
-        result = materialize(result)
-        if tokens:
-            if not isinstance(result, dict) or not isinstance(result.get("data"), list):
-                return result
-            # Without a resultId: a later delta would be computed on the servers' text, not this one.
-            return {"data": map_semantic_tokens(result["data"], back)}
-        mapper = PositionMapper(uri, back, lenient=True, version=document.version)
-        try:
-            mapped = mapper.map(result)
-        except Unmappable:
-            context.tell_not_mapped(method, uri, "its answer is about lines not in this client's text")
-            return None
-        if mapper.left_out:
-            context.tell_not_mapped(method, uri, f"{len(mapper.left_out)} item(s) of the answer were left out, "
-                                                 "being on lines not in this client's text")
-        return mapped
-
-    answer = RUNNERS[spec.strategy](context, spec, method, asked)
-    if asyncio.isfuture(answer) or asyncio.iscoroutine(answer):
-        async def mapped_answer() -> Any:
-            return to_client(await answer)
-
-        return mapped_answer()
-    return to_client(answer)

@@ -24,6 +24,7 @@ from typing import Any
 from lsp_hub import __version__
 from lsp_hub.backends import Backend
 from lsp_hub.capabilities import hub_capabilities
+from lsp_hub.client_positions import NOT_MAPPED_NOTICE, LineMaps, not_mapped_message, run_mapped
 from lsp_hub.client_tokens import ClientSemanticTokens, quietly
 from lsp_hub.config.model import Config
 from lsp_hub.diagnostics import ClientDiagnostics
@@ -41,15 +42,11 @@ from lsp_hub.jsonrpc import (
 )
 from lsp_hub.methods import Positions, spec_for
 from lsp_hub.notifications import NOTIFICATIONS, forward
-from lsp_hub.runners import RUNNERS, document_uri, item_uri, run_mapped
+from lsp_hub.runners import RUNNERS, document_uri, item_uri
 from lsp_hub.text_mapping import LineMap, map_diagnostics
 from lsp_hub.transport_security import STDIO_CLIENT, ClientOrigin
-from lsp_hub.workspace import Workspace, Workspaces, client_name
+from lsp_hub.workspace import Workspace, Workspaces
 
-# What starts the window/logMessage that says a request was answered with nothing (or with items left out) because
-# its position is on a line this client's text does not share with the servers' (another client's unsaved text).
-# `lsp-hub query` (query.py, which cannot import this module) matches the same words.
-NOT_MAPPED_NOTICE = "lsp-hub: not answered here: "
 logger = logging.getLogger(__name__)
 
 
@@ -126,8 +123,7 @@ class Session:
         self.semantic_tokens = ClientSemanticTokens(
             lambda: self.client_supports("textDocument", "semanticTokens", "dynamicRegistration"),
             self.request, self.spawn)
-        # Per URI: this session's text mapped to the servers' (None: the same text), and the key it was made for.
-        self._line_maps: dict[str, tuple[tuple[int, ...], LineMap | None]] = {}
+        self._line_maps = LineMaps()
 
     # ================================================================================================ plumbing
     def notify(self, method: str, params: Any) -> None:
@@ -374,7 +370,7 @@ class Session:
         if document is None:
             return
         self.documents.close(uri)
-        self._line_maps.pop(uri, None)
+        self._line_maps.forget(uri)
         self.workspace.close(self, uri)  # closed in the backends once no session has it open
         for extension in self.extensions:
             extension.on_document_closed(self, uri)
@@ -469,39 +465,13 @@ class Session:
         return None
 
     # ======================================================================================== position mapping
-    # A client whose text of a document differs from the servers' (another client leads it, see workspace.py) is
-    # answered through a line map: its positions are mapped into the servers' text before any runner sees the
-    # request, and the answer's positions of that document back into its text. Runners never know.
     def line_map(self, uri: str) -> LineMap | None:
         """This session's text of `uri` mapped to the servers' text; None when they are the same (or it is not
-        open here). Kept per (this session's version, the servers' version)."""
-        document = self.documents.get(uri)
-        shared = self.workspace.document(uri)
-        if document is None or shared is None or shared.source is document:
-            return None
-        key = (id(document), document.version, id(shared.source), shared.version)
-        cached = self._line_maps.get(uri)
-        if cached is not None and cached[0] == key:
-            return cached[1]
-        ours, theirs = document.text, shared.text
-        line_map = None if ours == theirs else LineMap.between(ours, theirs)
-        self._line_maps[uri] = (key, line_map)
-        return line_map
-
+        open here)."""
+        return self._line_maps.get(uri, self.documents.get(uri), self.workspace.document(uri))
 
     def tell_not_mapped(self, method: str, uri: str, what: str) -> None:
-        """Say why a request was answered with nothing or with less: a log message, which editors keep out of the
-        user's way (an error response would pop up in some for what is only a line the user is typing elsewhere);
-        `lsp-hub query` and the MCP tools turn it into `complete: false`."""
-        leader = self.workspace.leader(uri)
-        if leader is not None and self.workspace.has_unsaved_edits(leader, uri):
-            why = f"this line has unsaved changes in another client ({client_name(leader)})"
-        else:
-            why = "this client's text differs there from the text the servers have " \
-                  f"({client_name(leader) if leader is not None else 'another client'}'s)"
-        path = uri_to_path(uri) or uri
-        self.notify("window/logMessage", {"type": 3, "message": f"{NOT_MAPPED_NOTICE}{method} on "
-                                                                 f"{os.path.basename(path)}: {what}: {why}"})
+        self.notify("window/logMessage", not_mapped_message(self.workspace, method, uri, what))
 
 
 def _workspace_folders(params: dict[str, Any]) -> list[str]:
@@ -516,6 +486,6 @@ def _workspace_folders(params: dict[str, Any]) -> list[str]:
     return folders or [os.getcwd()]
 
 
-__all__ = ["HubCommand", "Session", "SessionExtension", "path_to_uri"]
+__all__ = ["NOT_MAPPED_NOTICE", "HubCommand", "Session", "SessionExtension", "path_to_uri"]
 
-__all__ = ["HubCommand", "Session", "SessionExtension", "path_to_uri"]
+__all__ = ["NOT_MAPPED_NOTICE", "HubCommand", "Session", "SessionExtension", "path_to_uri"]
