@@ -257,6 +257,8 @@ def run_fan_out(context: RequestContext, spec: MethodSpec, method: str, params: 
         if spec.completed_by_extensions:
             completed = context.complete_references(params, merged)
             return merged if completed is None else await completed
+        if spec.stand_in is None:
+            return merged
         return await _resolved(_stand_in(context, spec, params, merged))
 
     return answer()

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import itertools
 import logging
 import os
 from collections.abc import Awaitable, Callable
@@ -25,11 +24,12 @@ from lsp_hub import __version__
 from lsp_hub.backends import Backend
 from lsp_hub.capabilities import hub_capabilities
 from lsp_hub.client_positions import NOT_MAPPED_NOTICE, LineMaps, not_mapped_message, run_mapped
-from lsp_hub.client_tokens import ClientSemanticTokens, quietly
+from lsp_hub.client_registrations import advertise_commands, hear_of_running_servers, update_feature_registrations
+from lsp_hub.client_tokens import ClientSemanticTokens
 from lsp_hub.config.model import Config
 from lsp_hub.diagnostics import ClientDiagnostics
 from lsp_hub.documents import Document, DocumentStore, path_to_uri, uri_to_path
-from lsp_hub.feature_registrations import FEATURES, FeatureRegistrations
+from lsp_hub.feature_registrations import FeatureRegistrations
 from lsp_hub.hub_commands import HUB_COMMANDS, HubCommand
 from lsp_hub.jsonrpc import (
     INVALID_PARAMS,
@@ -117,7 +117,6 @@ class Session:
         for extension in self.extensions:
             self.commands.update(extension.commands())
         self._told_once: set[str] = set()
-        self._command_registrations = itertools.count()
         self._tasks: set[asyncio.Task[Any]] = set()
         self.owners: dict[str, int] = {}  # per method: the one server whose items went out untagged (resolve)
         self.semantic_tokens = ClientSemanticTokens(
@@ -288,48 +287,17 @@ class Session:
     # ================================================================================================ backends
     def backend_running(self, backend: Backend) -> None:
         """A server of the workspace runs: what this client hears of it (its features, its token legend)."""
-        self._update_feature_registrations(backend)
+        update_feature_registrations(self, backend)
         self.semantic_tokens.register(backend)
 
     def backend_stopped(self, backend: Backend) -> None:
-        self._update_feature_registrations(backend)
+        update_feature_registrations(self, backend)
 
     def advertise_commands(self, uid: int, commands: list[str]) -> None:
-        """Tell a client that can hear about new commands those a server (backend `uid`) offers."""
-        if not commands or not self.client_supports("workspace", "executeCommand", "dynamicRegistration"):
-            return
-        registration = {
-            "id": f"lsp-hub/commands/{uid}/{next(self._command_registrations)}",
-            "method": "workspace/executeCommand",
-            "registerOptions": {"commands": commands},
-        }
-        self.spawn(quietly([self.request("client/registerCapability", {"registrations": [registration]})],
-                            "a command registration"))
+        advertise_commands(self, uid, commands)
 
     def _initialized(self, params: dict[str, Any]) -> None:
-        """A session that joins a workspace whose servers already run hears of them as if they had just started."""
-        running = self.workspace.pool.running()
-        for backend in running:
-            self.backend_running(backend)
-        for uid, commands in self.workspace.forwarder.commands_by_owner().items():
-            self.advertise_commands(uid, [c for c in commands if c not in self.commands])
-        registrations = self.workspace.forwarder.client_registrations()
-        if registrations and self.client_supports("workspace", "didChangeWatchedFiles", "dynamicRegistration"):
-            self.spawn(quietly([self.request("client/registerCapability", {"registrations": registrations})],
-                                "the servers' watched-file registrations"))
-
-    def _update_feature_registrations(self, changed: Backend) -> None:
-        """The languages `changed` serves: register their features with what their running servers offer."""
-        if not self.feature_registrations.dynamic or self.state != "initialized":
-            return
-        running = self.workspace.pool.running()
-        for language in self.workspace.config.languages.values():
-            if changed.spec.name not in language.servers:
-                continue
-            serving = [b for name in language.servers for b in running if b.spec.name == name and b.capabilities]
-            self.feature_registrations.update(language, {
-                feature.method: [b.capabilities.get(feature.provider) for b in serving if b.supports(feature.method)]
-                for feature in FEATURES})
+        hear_of_running_servers(self)
 
     # ================================================================================================ documents
     def open_document(self, params: dict[str, Any]) -> None:
