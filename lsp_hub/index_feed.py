@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from lsp_hub.documents import SharedDocument, uri_to_path
@@ -27,13 +27,13 @@ class Debouncer:
     A timer already due no later is kept and told the new time (it re-arms when it fires early): typing does not
     cancel and create a timer per keystroke."""
 
-    def __init__(self, spawn: Callable[[Coroutine[Any, Any, None]], asyncio.Task[None]],
+    def __init__(self, spawn: Callable[[Awaitable[Any]], asyncio.Task[Any]],
                  action: Callable[[str], Awaitable[None]]) -> None:
         self._spawn = spawn
         self._action = action
         self.timers: dict[str, asyncio.TimerHandle] = {}
         self.due: dict[str, float] = {}  # loop time each pending action is due at
-        self._running: set[asyncio.Task[None]] = set()  # actions under way (their timer fired)
+        self._running: set[asyncio.Task[Any]] = set()  # actions under way (their timer fired)
         self.closed = False
 
     def schedule(self, key: str, delay: float = UPDATE_DEBOUNCE_SECONDS) -> None:
@@ -59,7 +59,7 @@ class Debouncer:
             return
         self.due.pop(key, None)
         self.timers.pop(key, None)  # fired: a change from now on arms a new one
-        task = self._spawn(self._action(key))  # type: ignore[arg-type]
+        task = self._spawn(self._action(key))
         self._running.add(task)
         task.add_done_callback(self._running.discard)
 

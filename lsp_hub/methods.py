@@ -207,6 +207,5 @@ def strategy_for(method: str) -> Strategy:
     return spec_for(method).strategy
 
 
-def locations_spec() -> MethodSpec:
-    """References as the servers answer them, merged, without the extensions' completion (`lspHub.references`)."""
-    return _fan_out(_locations, "referencesProvider", project_wide=True)
+# References as the servers answer them, merged, without the extensions' completion (for `lspHub.references`).
+SERVER_REFERENCES = _fan_out(_locations, "referencesProvider", project_wide=True)

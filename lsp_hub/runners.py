@@ -18,7 +18,7 @@ from lsp_hub.backends import Backend, NotSupported, Pending, State
 from lsp_hub.documents import DocumentStore, uri_to_path
 from lsp_hub.file_operations import FILE_OPERATIONS, matching_files
 from lsp_hub.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, ResponseFailure, materialize
-from lsp_hub.methods import MethodSpec, Targets, locations_spec, spec_for
+from lsp_hub.methods import SERVER_REFERENCES, MethodSpec, Targets, spec_for
 from lsp_hub.semantic_tokens import DELTA, FULL, method_for
 from lsp_hub.strategies import Strategy, is_empty, tag_item, tag_items, untag_item
 
@@ -267,7 +267,7 @@ def run_fan_out(context: RequestContext, spec: MethodSpec, method: str, params: 
 def server_locations(context: RequestContext, method: str, params: Any) -> Awaitable[Any]:
     """The document's servers asked for locations (references, say) and their answers merged, not completed by the
     extensions: for a feature of the hub's own that completes them (`lspHub.references`)."""
-    return run_fan_out(context, locations_spec(), method, params)
+    return run_fan_out(context, SERVER_REFERENCES, method, params)
 
 
 def run_first(context: RequestContext, spec: MethodSpec, method: str, params: Any) -> Awaitable[Any]:
