@@ -1,62 +1,17 @@
-"""What a server can do, read from its ServerCapabilities, and what the hub advertises to its client."""
+"""What a server can do, read from its ServerCapabilities (the paths come from `methods.METHODS`), and what the hub
+advertises to its client."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from lsp_hub.file_operations import ALL_FILES, FILE_OPERATIONS
+from lsp_hub.methods import METHODS
 
-# The ServerCapabilities path that says a server handles a method. Methods not listed are forwarded on trust.
+# The ServerCapabilities path that says a server handles a method, from the method table. Methods not listed are
+# forwarded on trust.
 CAPABILITY_PATHS: dict[str, tuple[str, ...]] = {
-    "textDocument/hover": ("hoverProvider",),
-    "textDocument/completion": ("completionProvider",),
-    "completionItem/resolve": ("completionProvider", "resolveProvider"),
-    "textDocument/signatureHelp": ("signatureHelpProvider",),
-    "textDocument/declaration": ("declarationProvider",),
-    "textDocument/definition": ("definitionProvider",),
-    "textDocument/typeDefinition": ("typeDefinitionProvider",),
-    "textDocument/implementation": ("implementationProvider",),
-    "textDocument/references": ("referencesProvider",),
-    "textDocument/documentHighlight": ("documentHighlightProvider",),
-    "textDocument/documentSymbol": ("documentSymbolProvider",),
-    "textDocument/codeAction": ("codeActionProvider",),
-    "codeAction/resolve": ("codeActionProvider", "resolveProvider"),
-    "textDocument/codeLens": ("codeLensProvider",),
-    "codeLens/resolve": ("codeLensProvider", "resolveProvider"),
-    "textDocument/documentLink": ("documentLinkProvider",),
-    "documentLink/resolve": ("documentLinkProvider", "resolveProvider"),
-    "textDocument/documentColor": ("colorProvider",),
-    "textDocument/colorPresentation": ("colorProvider",),
-    "textDocument/formatting": ("documentFormattingProvider",),
-    "textDocument/rangeFormatting": ("documentRangeFormattingProvider",),
-    "textDocument/rangesFormatting": ("documentRangeFormattingProvider", "rangesSupport"),
-    "textDocument/onTypeFormatting": ("documentOnTypeFormattingProvider",),
-    "textDocument/rename": ("renameProvider",),
-    "textDocument/prepareRename": ("renameProvider", "prepareProvider"),
-    "textDocument/foldingRange": ("foldingRangeProvider",),
-    "textDocument/selectionRange": ("selectionRangeProvider",),
-    "textDocument/linkedEditingRange": ("linkedEditingRangeProvider",),
-    "textDocument/prepareCallHierarchy": ("callHierarchyProvider",),
-    "callHierarchy/incomingCalls": ("callHierarchyProvider",),
-    "callHierarchy/outgoingCalls": ("callHierarchyProvider",),
-    "textDocument/prepareTypeHierarchy": ("typeHierarchyProvider",),
-    "typeHierarchy/supertypes": ("typeHierarchyProvider",),
-    "typeHierarchy/subtypes": ("typeHierarchyProvider",),
-    "textDocument/semanticTokens/full": ("semanticTokensProvider", "full"),
-    "textDocument/semanticTokens/full/delta": ("semanticTokensProvider", "full", "delta"),
-    "textDocument/semanticTokens/range": ("semanticTokensProvider", "range"),
-    "textDocument/moniker": ("monikerProvider",),
-    "textDocument/inlineValue": ("inlineValueProvider",),
-    "textDocument/inlayHint": ("inlayHintProvider",),
-    "inlayHint/resolve": ("inlayHintProvider", "resolveProvider"),
-    "textDocument/diagnostic": ("diagnosticProvider",),
-    "workspace/diagnostic": ("diagnosticProvider", "workspaceDiagnostics"),
-    "workspace/symbol": ("workspaceSymbolProvider",),
-    "workspaceSymbol/resolve": ("workspaceSymbolProvider", "resolveProvider"),
-    "workspace/executeCommand": ("executeCommandProvider",),
-    "workspace/willCreateFiles": ("workspace", "fileOperations", "willCreate"),
-    "workspace/willRenameFiles": ("workspace", "fileOperations", "willRename"),
-    "workspace/willDeleteFiles": ("workspace", "fileOperations", "willDelete"),
+    method: spec.capability for method, spec in METHODS.items() if spec.capability
 }
 
 

@@ -1,7 +1,6 @@
-"""Per-method behaviour: one table from LSP method to strategy, and the pure merge functions.
-
-Adding a method is one line in `METHOD_STRATEGIES`. The session runs the strategy (which backends, in which
-order); the functions here only combine answers. Answers stay raw JSON.
+"""The strategies a method can have and the pure merge functions: hover join, completion concatenation, location
+union, origin tags in `data`. Which method has which is `methods.py`'s table; the runners (`runners.py`) ask the
+servers. No I/O.
 """
 
 from __future__ import annotations
@@ -16,90 +15,18 @@ ORIGIN_KEY = "lspHub"  # inside an item's `data`: which backend made the item, f
 
 
 class Strategy(enum.Enum):
+    """How a method's servers are asked (`methods.METHODS` gives each method its own)."""
+
     FIRST = "first"  # the first capable server in precedence order
     FIRST_NON_EMPTY = "first_non_empty"  # ask all capable; the first non-empty answer in precedence order
-    HOVER = "hover"  # ask all; join the non-empty answers
-    COMPLETION = "completion"  # ask all; concatenate items, OR isIncomplete, tag origins
-    CODE_ACTION = "code_action"  # ask all, each with its own diagnostics; concatenate, tag origins
-    CONCAT_TAGGED = "concat_tagged"  # ask all; concatenate lists, tag origins (codeLens, inlayHint, links)
-    LOCATIONS = "locations"  # ask all; union without duplicate locations
-    REFERENCES = "references"  # LOCATIONS, completed by the extensions (the index's uses in files no server covers)
-    WORKSPACE_SYMBOL = "workspace_symbol"  # every running server of the session; union
+    FAN_OUT = "fan_out"  # ask all the spec's targets; their answers combined by the spec's merge
     RESOLVE = "resolve"  # back to the server that made the item
     BY_ITEM_ORIGIN = "by_item_origin"  # call/type hierarchy follow-ups: to the server that made the item
-    FIRST_TAG_ITEMS = "first_tag_items"  # FIRST, and tag the returned items (prepare*Hierarchy)
     EXECUTE_COMMAND = "execute_command"  # the hub's own command, or the server that advertised it
     DOCUMENT_DIAGNOSTIC = "document_diagnostic"  # the hub's merged diagnostics for the document
     WORKSPACE_DIAGNOSTIC = "workspace_diagnostic"  # the hub's merged diagnostics for every document it has
-    FILE_OPERATION = "file_operation"  # servers whose file filters match; their WorkspaceEdits merged
     SEMANTIC_TOKENS = "semantic_tokens"  # FIRST in the hub's legend; a delta to the server that issued its resultId
     FORWARD = "forward"  # unknown method: the document's first server, or the first running server that answers
-
-
-# Requests whose answer needs the server's whole project, not the open file alone: asked again once a server
-# that is still loading its project (`wait_for_project_load`) has loaded it.
-PROJECT_WIDE_METHODS: frozenset[str] = frozenset({
-    "textDocument/definition", "textDocument/declaration", "textDocument/typeDefinition",
-    "textDocument/implementation", "textDocument/references", "textDocument/hover", "textDocument/rename",
-    "textDocument/prepareRename", "textDocument/prepareCallHierarchy", "callHierarchy/incomingCalls",
-    "callHierarchy/outgoingCalls", "workspace/symbol",
-})
-
-METHOD_STRATEGIES: dict[str, Strategy] = {
-    "textDocument/definition": Strategy.FIRST_NON_EMPTY,
-    "textDocument/declaration": Strategy.FIRST_NON_EMPTY,
-    "textDocument/typeDefinition": Strategy.FIRST_NON_EMPTY,
-    "textDocument/implementation": Strategy.FIRST_NON_EMPTY,
-    "textDocument/hover": Strategy.HOVER,
-    "textDocument/signatureHelp": Strategy.FIRST_NON_EMPTY,
-    "textDocument/rename": Strategy.FIRST,
-    "textDocument/prepareRename": Strategy.FIRST,
-    "textDocument/formatting": Strategy.FIRST,
-    "textDocument/rangeFormatting": Strategy.FIRST,
-    "textDocument/rangesFormatting": Strategy.FIRST,
-    "textDocument/onTypeFormatting": Strategy.FIRST,
-    "textDocument/documentHighlight": Strategy.FIRST,
-    "textDocument/documentSymbol": Strategy.FIRST,
-    "textDocument/foldingRange": Strategy.FIRST,
-    "textDocument/selectionRange": Strategy.FIRST,
-    "textDocument/semanticTokens/full": Strategy.SEMANTIC_TOKENS,
-    "textDocument/semanticTokens/full/delta": Strategy.SEMANTIC_TOKENS,
-    "textDocument/semanticTokens/range": Strategy.SEMANTIC_TOKENS,
-    "textDocument/linkedEditingRange": Strategy.FIRST,
-    "textDocument/documentColor": Strategy.FIRST,
-    "textDocument/colorPresentation": Strategy.FIRST,
-    "textDocument/moniker": Strategy.FIRST,
-    "textDocument/inlineValue": Strategy.FIRST,
-    "textDocument/prepareCallHierarchy": Strategy.FIRST_TAG_ITEMS,
-    "textDocument/prepareTypeHierarchy": Strategy.FIRST_TAG_ITEMS,
-    "callHierarchy/incomingCalls": Strategy.BY_ITEM_ORIGIN,
-    "callHierarchy/outgoingCalls": Strategy.BY_ITEM_ORIGIN,
-    "typeHierarchy/supertypes": Strategy.BY_ITEM_ORIGIN,
-    "typeHierarchy/subtypes": Strategy.BY_ITEM_ORIGIN,
-    "textDocument/completion": Strategy.COMPLETION,
-    "textDocument/codeAction": Strategy.CODE_ACTION,
-    "textDocument/codeLens": Strategy.CONCAT_TAGGED,
-    "textDocument/inlayHint": Strategy.CONCAT_TAGGED,
-    "textDocument/documentLink": Strategy.CONCAT_TAGGED,
-    "textDocument/references": Strategy.REFERENCES,
-    "workspace/symbol": Strategy.WORKSPACE_SYMBOL,
-    "completionItem/resolve": Strategy.RESOLVE,
-    "codeAction/resolve": Strategy.RESOLVE,
-    "codeLens/resolve": Strategy.RESOLVE,
-    "inlayHint/resolve": Strategy.RESOLVE,
-    "documentLink/resolve": Strategy.RESOLVE,
-    "workspaceSymbol/resolve": Strategy.RESOLVE,
-    "workspace/executeCommand": Strategy.EXECUTE_COMMAND,
-    "textDocument/diagnostic": Strategy.DOCUMENT_DIAGNOSTIC,
-    "workspace/diagnostic": Strategy.WORKSPACE_DIAGNOSTIC,
-    "workspace/willCreateFiles": Strategy.FILE_OPERATION,
-    "workspace/willRenameFiles": Strategy.FILE_OPERATION,
-    "workspace/willDeleteFiles": Strategy.FILE_OPERATION,
-}
-
-
-def strategy_for(method: str) -> Strategy:
-    return METHOD_STRATEGIES.get(method, Strategy.FORWARD)
 
 
 def is_empty(result: Any) -> bool:

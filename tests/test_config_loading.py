@@ -102,7 +102,7 @@ async def test_while_the_configuration_loads_the_session_is_new_and_the_loop_is_
     assert answers[second]["error"] == {"code": INVALID_REQUEST, "message": "initialize was already received"}
     slow_load.release.set()
     assert "capabilities" in (await client.answer(first))["result"]
-    assert client.session.state == "initialized" and client.session.config.servers["ruff"].disabled
+    assert client.session.state == "initialized" and client.session.workspace.config.servers["ruff"].disabled
     await client.session.close()
 
 
@@ -112,7 +112,7 @@ async def test_past_the_deadline_the_project_files_are_left_out_and_the_client_t
     client = Client()
     answer = await client.answer(client.send("initialize", initialize_params(workspace)))
     assert "capabilities" in answer["result"] and client.session.state == "initialized"
-    assert not client.session.config.servers["ruff"].disabled  # the project file was not applied
+    assert not client.session.workspace.config.servers["ruff"].disabled  # the project file was not applied
     project = workspace / ".lsp-hub.toml"
     assert client.session.config_problems == [f"{project}: could not be read within 0.3 s; ignored"]
     await asyncio.sleep(0.05)

@@ -23,6 +23,7 @@ from lsp_hub.jsonrpc import (
     materialize,
     raw_converter,
 )
+from lsp_hub.methods import strategy_for
 from lsp_hub.routing import Router, find_root
 from lsp_hub.strategies import (
     Strategy,
@@ -30,7 +31,6 @@ from lsp_hub.strategies import (
     merge_completion,
     merge_hover,
     merge_locations,
-    strategy_for,
     tag_item,
     untag_item,
 )
@@ -44,8 +44,7 @@ def test_every_single_answer_method_of_the_issue_has_a_strategy() -> None:
              "prepareCallHierarchy", "prepareTypeHierarchy"]
     for name in first:
         # SEMANTIC_TOKENS is FIRST with the answer remapped into the hub's legend.
-        assert strategy_for(f"textDocument/{name}") in (Strategy.FIRST, Strategy.FIRST_TAG_ITEMS,
-                                                       Strategy.SEMANTIC_TOKENS), name
+        assert strategy_for(f"textDocument/{name}") in (Strategy.FIRST, Strategy.SEMANTIC_TOKENS), name
     for name in ["definition", "declaration", "typeDefinition", "implementation"]:
         assert strategy_for(f"textDocument/{name}") is Strategy.FIRST_NON_EMPTY
     assert strategy_for("rust-analyzer/expandMacro") is Strategy.FORWARD

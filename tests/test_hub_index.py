@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from lsp_hub.index_extension import _project_root
+from lsp_hub.index_roots import project_root
 from lsp_hub.jsonrpc import INVALID_PARAMS, ResponseFailure
 from tests.hub_fixtures import HubUnderTest, StartHub
 
@@ -216,8 +216,8 @@ async def test_the_home_directory_is_never_a_project_root_even_with_a_marker(
     notes = write_file(home / "notes" / "todo.py", "x = 1\n")
     tool = write_file(home / "code" / "tool" / "src" / "main.py", "x = 1\n")
     write_file(home / "code" / "tool" / "pyproject.toml", "")
-    assert _project_root(str(notes), (".git", "pyproject.toml"))[0] is None
-    assert _project_root(str(tool), (".git", "pyproject.toml"))[0] == str((home / "code" / "tool").resolve())
+    assert project_root(str(notes), (".git", "pyproject.toml"))[0] is None
+    assert project_root(str(tool), (".git", "pyproject.toml"))[0] == str((home / "code" / "tool").resolve())
 
 
 async def test_the_document_size_cap_is_the_users_to_set(start_hub: StartHub) -> None:

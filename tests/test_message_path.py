@@ -269,42 +269,34 @@ async def test_the_hubs_debug_log_shows_each_message(start_hub: StartHub) -> Non
 
 @pytest.mark.asyncio
 async def test_index_updates_are_debounced_on_one_timer() -> None:
-    from lsp_hub.index_extension import SharedIndex
+    from lsp_hub.index_feed import Debouncer
 
     loop = asyncio.get_running_loop()
     updated: list[tuple[str, float]] = []
 
-    class Workspace:
-        def spawn(self, coro: Any) -> asyncio.Task[Any]:
-            return asyncio.ensure_future(coro)
-
-    shared = SharedIndex.__new__(SharedIndex)  # only the debouncing parts
-    shared.workspace = Workspace()  # type: ignore[assignment]
-    shared._update_timers, shared._update_due, shared.closed = {}, {}, False
-
     async def update(uri: str) -> None:
         updated.append((uri, loop.time()))
 
-    shared._update = update  # type: ignore[method-assign]
+    updates = Debouncer(asyncio.ensure_future, update)
     started = loop.time()
-    shared._schedule_update("u", delay=0.2)
-    timer = shared._update_timers["u"]
+    updates.schedule("u", delay=0.2)
+    timer = updates.timers["u"]
     for _ in range(5):  # typing: the due time moves, the timer stays (until it fires early and re-arms)
         await asyncio.sleep(0.02)
-        shared._schedule_update("u", delay=0.2)
-        assert shared._update_timers["u"] is timer
+        updates.schedule("u", delay=0.2)
+        assert updates.timers["u"] is timer
     last = loop.time()
     await asyncio.sleep(0.1)
     assert updated == []  # the first due time has passed, the last has not
     await asyncio.sleep(0.2)
     assert [uri for uri, _ in updated] == ["u"] and updated[0][1] >= last + 0.19 > started + 0.29
-    assert shared._update_timers == {} and shared._update_due == {}
-    shared._schedule_update("v", delay=10.0)
-    shared._schedule_update("v", delay=0.0)  # sooner than the timer: a new, earlier one
+    assert updates.timers == {} and updates.due == {}
+    updates.schedule("v", delay=10.0)
+    updates.schedule("v", delay=0.0)  # sooner than the timer: a new, earlier one
     await asyncio.sleep(0.02)
-    assert [uri for uri, _ in updated] == ["u", "v"] and shared._update_timers == {}
-    shared.closed = True
-    shared._schedule_update("w", delay=0.0)
+    assert [uri for uri, _ in updated] == ["u", "v"] and updates.timers == {}
+    updates.close()
+    updates.schedule("w", delay=0.0)
     await asyncio.sleep(0.02)
     assert [uri for uri, _ in updated] == ["u", "v"]
 
