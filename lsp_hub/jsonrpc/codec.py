@@ -10,6 +10,8 @@ from typing import Any
 import orjson
 
 RAW_THRESHOLD = 64 * 1024  # a response body this long keeps its result as text (RawResponseReader)
+MsgId = int | str
+BytesLike = Any  # bytes, or a view of them (msgspec.Raw) with the buffer protocol (collections.abc.Buffer in 3.12)
 
 # The members JSON-RPC libraries write before the result, in the two orders seen (vscode-jsonrpc, pygls, gopls,
 # rust-analyzer write jsonrpc first; clangd sorts keys). A response has no member after "result".
@@ -20,20 +22,21 @@ RESPONSE_PREFIX = re.compile(
 
 
 class RawResult:
-    """A response's result kept as the JSON text the server sent: forwarded as is, parsed only if needed."""
+    """A response's result kept as the JSON text the server sent (bytes, or a view of the body it came in):
+    forwarded as is, parsed only if needed."""
 
     __slots__ = ("_value", "raw")
 
     _UNPARSED = object()
 
-    def __init__(self, raw: bytes) -> None:
+    def __init__(self, raw: BytesLike) -> None:
         self.raw = raw
         self._value: Any = RawResult._UNPARSED
 
     @property
     def value(self) -> Any:
         if self._value is RawResult._UNPARSED:
-            self._value = parse_body(self.raw)  # checked to be one JSON value when it was read
+            self._value = parse_body(bytes(self.raw))  # checked to be one JSON value when it was read
         return self._value
 
 
@@ -107,20 +110,43 @@ def is_one_json_value(text: bytes) -> bool:
     return True
 
 
-def split_raw_response(body: bytes, threshold: int = RAW_THRESHOLD) -> tuple[int, RawResult] | None:
-    """(id, result as text) of a plain response at least `threshold` long whose result is one JSON value in UTF-8;
-    None for anything else (parsed whole, as usual)."""
-    if len(body) < threshold:
+_response_decoder: Any = None
+
+
+def _response_shape() -> Any:
+    """msgspec's decoder of a response's envelope: the result's text is taken as it is (`msgspec.Raw`, no copy),
+    and its syntax checked on the way without building the value."""
+    global _response_decoder
+    if _response_decoder is None:
+        import msgspec  # here: only hubs that see a large answer need it
+
+        text = msgspec.UnsetType | msgspec.Raw
+        response = msgspec.defstruct("Response", [
+            ("jsonrpc", str, ""), ("id", int | str | None, None), ("method", text, msgspec.UNSET),
+            ("result", text, msgspec.UNSET), ("error", text, msgspec.UNSET)])
+        _response_decoder = (msgspec.json.Decoder(type=response), msgspec.DecodeError, msgspec.UNSET)
+    return _response_decoder
+
+
+def split_raw_response(body: bytes, threshold: int = RAW_THRESHOLD) -> tuple[MsgId, RawResult] | None:
+    """(id, result as text) of a plain response at least `threshold` long whose body is one JSON object in UTF-8;
+    None for anything else (parsed whole, as usual). The result stays a view of `body`: no copy is made."""
+    if len(body) < threshold or RESPONSE_PREFIX.match(body, 0, 256) is None:
         return None
-    match = RESPONSE_PREFIX.match(body, 0, 256)
-    end = body.rstrip().rfind(b"}")
-    if match is None or end <= match.end():
+    decoder, decode_error, unset = _response_shape()
+    try:
+        response = decoder.decode(body)
+    except decode_error:
+        return None  # not JSON, or not a response's shape: parsed whole (and answered what that finds)
+    if response.jsonrpc != "2.0" or response.id is None or response.result is unset or \
+            response.method is not unset or response.error is not unset:
         return None
-    result = body[match.end():end]
-    if not is_one_json_value(result):
-        # Members after "result", or no JSON at all: parse it whole (and answer what that finds).
-        return None
-    return int(match.group(1) or match.group(2)), RawResult(result)
+    if not body.isascii():
+        try:
+            body.decode("utf-8")  # msgspec leaves the bytes inside strings it skips unchecked
+        except UnicodeDecodeError:
+            return None
+    return response.id, RawResult(response.result)
 
 
 def describe(message: Any) -> str:

@@ -18,7 +18,7 @@ from collections.abc import Awaitable
 from typing import Any, Protocol
 
 from lsp_hub.jsonrpc import codec
-from lsp_hub.jsonrpc.codec import RawResult, UnreadableBody, dumps
+from lsp_hub.jsonrpc.codec import BytesLike, MsgId, RawResult, UnreadableBody, dumps
 from lsp_hub.jsonrpc.errors import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
@@ -34,7 +34,6 @@ from lsp_hub.jsonrpc.writing import CoalescingWriter, hold_writes, release_write
 
 logger = logging.getLogger("lsp_hub.jsonrpc")
 
-MsgId = int | str
 DEBUG_PREVIEW = 200  # bytes of each message written that the debug log shows
 # What a write may fail with once the peer has gone: logged, never raised into a handler.
 PEER_GONE = (BrokenPipeError, ConnectionResetError, RuntimeError)
@@ -232,8 +231,8 @@ class RawProtocol:
     # ----------------------------------------------------------------------------------------------- outgoing
     def send_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None:
         if error is None and isinstance(result, RawResult):
-            # Spliced, not re-serialised: the server's JSON text goes out as it came in.
-            self.send_raw(b'{"jsonrpc":"2.0","id":%s,"result":%s}' % (dumps(msg_id), result.raw))
+            # Spliced, not re-serialised: the server's JSON text goes out as it came in, copied once.
+            self._send_parts((b'{"jsonrpc":"2.0","id":%s,"result":' % dumps(msg_id), result.raw, b"}"))
             return
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": msg_id}
         if error is not None:
@@ -304,15 +303,19 @@ class RawProtocol:
 
     def send_raw(self, body: bytes) -> None:
         """One message's JSON text, framed and written as it is."""
+        self._send_parts((body,))
+
+    def _send_parts(self, parts: tuple[BytesLike, ...]) -> None:
+        """One message's JSON text in parts, joined with its header in one copy."""
         if self.writer is None:
             logger.error("cannot send to %s: no transport", self.peer_name)
             return
+        size = sum(len(part) for part in parts)
         if logger.isEnabledFor(logging.DEBUG):
-            logger.debug("to %s: %d bytes: %r", self.peer_name, len(body), body[:DEBUG_PREVIEW])
-        if self._framed:
-            body = b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+            logger.debug("to %s: %d bytes: %r", self.peer_name, size, b"".join(parts)[:DEBUG_PREVIEW])
+        frame = b"".join((b"Content-Length: %d\r\n\r\n" % size, *parts)) if self._framed else b"".join(parts)
         try:
-            written = self.writer.write(body)
+            written = self.writer.write(frame)
             # WebSocket: sending is a coroutine; keep it alive until done
             if written is not None and inspect.isawaitable(written):
                 task = asyncio.ensure_future(written)
