@@ -19,6 +19,7 @@ logger = logging.getLogger("lsp_hub.jsonrpc")
 END = object()  # FrameReader.read_message: the input has ended
 MAX_CONTENT_LENGTH = 512 * 1024 * 1024  # a longer frame is a broken header, not a message
 MAX_HEADER_BYTES = 64 * 1024  # this much without a header end is not a header: skipped
+SMALL_BODY = 64 * 1024  # copied off the buffer through a slice; a larger one through a view (one copy less)
 READ_SIZE = 256 * 1024  # asyncio's pipe transports hand over at most this much at a time
 _HEADER_END = b"\r\n\r\n"
 _HEADER_LINE = re.compile(rb"([A-Za-z0-9-]+): (.*)")
@@ -81,15 +82,11 @@ class FrameReader:
             self._buffer += chunk
 
     def buffered(self) -> bool:
-        """Whether a whole frame is already waiting (reading on need not wait for the peer)."""
-        if self._body_length is not None:
-            return len(self._buffer) >= self._body_length
-        end = self._buffer.find(_HEADER_END)
-        if end < 0:
-            return False
-        plain = _PLAIN_HEADER.fullmatch(self._buffer, 0, end)
-        # An odd header is judged by _take_frame: reading on costs no wait for it.
-        return plain is None or end + len(_HEADER_END) + int(plain.group(1)) <= len(self._buffer)
+        """Whether a whole frame is already waiting (reading on need not wait for the peer). Its header is taken
+        off the buffer now (once: read_message goes on from there)."""
+        if self._body_length is None:
+            self._body_length = self._take_header(self._buffer)
+        return self._body_length is not None and len(self._buffer) >= self._body_length
 
     def decode(self, body: bytes) -> Any:
         return parse_body(body)
@@ -97,17 +94,20 @@ class FrameReader:
     def _take_frame(self) -> bytes | None:
         """The next body if it has arrived whole, taken off the buffer; else None."""
         buffer = self._buffer
-        if self._body_length is None:
-            self._body_length = self._take_header(buffer)
-            if self._body_length is None:
-                return None
         length = self._body_length
+        if length is None:
+            length = self._body_length = self._take_header(buffer)
+            if length is None:
+                return None
         if len(buffer) < length:
             return None
-        with memoryview(buffer) as view:
-            body = view[:length].tobytes()  # one copy (a bytearray slice would be a second)
-        del buffer[:length]
         self._body_length = None
+        if length < SMALL_BODY:
+            body = bytes(buffer[:length])
+        else:
+            with memoryview(buffer) as view:
+                body = view[:length].tobytes()  # one copy of a large body (a bytearray slice would be a second)
+        del buffer[:length]
         return body
 
     def _take_header(self, buffer: bytearray) -> int | None:
