@@ -13,8 +13,8 @@ latencies move with it, the CPU figures much less.
     python bench/proxy_overhead.py --old-tree DIR [--rounds 4]   (this tree's hub and DIR's, alternated)
 
 `--old-tree DIR` compares two versions of the hub in one run: DIR holds another `lsp_hub` package (for instance
-`git archive BASE lsp_hub | tar -x -C DIR`); each round runs the backend direct, then both hubs in turns (the
-order swapped every round), and the medians of the rounds' figures are printed side by side.
+`git archive BASE lsp_hub | tar -x -C DIR`); each round runs the backend direct, through the copy proxy, then both
+hubs in turns (the order swapped every round), and the medians of the rounds' figures are printed side by side.
 """
 
 from __future__ import annotations
@@ -143,7 +143,7 @@ async def compare(args: argparse.Namespace) -> None:
     """This tree's hub against the one in --old-tree, alternated round by round."""
     new_tree = Path(__file__).resolve().parent.parent
     old_tree = Path(args.old_tree).resolve()
-    rounds: dict[str, list[dict[str, Any]]] = {"direct": [], "new": [], "old": []}
+    rounds: dict[str, list[dict[str, Any]]] = {"direct": [], "copy": [], "new": [], "old": []}
     with tempfile.TemporaryDirectory() as tmp:
         workspace = Path(tmp)
         for number in range(args.rounds):
@@ -151,12 +151,17 @@ async def compare(args: argparse.Namespace) -> None:
             await direct.start(command=[sys.executable, str(BACKEND)])
             rounds["direct"].append(await run_session(direct, workspace, args))
             await direct.stop()
+            copier = HubClient()
+            await copier.start(command=[sys.executable, str(COPY_PROXY), sys.executable, str(BACKEND)])
+            rounds["copy"].append(await run_session(copier, workspace, args))
+            await copier.stop()
             for which in (("new", "old") if number % 2 == 0 else ("old", "new")):
                 rounds[which].append(await hub_session(workspace, args, new_tree if which == "new" else old_tree))
     print(f"old ({old_tree}) and new ({new_tree}) hubs alternated over {args.rounds} rounds ({args.hovers} hovers, "
           f"{args.completions} completions of 5,000 items, {args.changes} didChange each; load average "
           f"{os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs); medians of the rounds")
-    print(f"{'':24}{'direct':>12}{'old hub':>12}{'new hub':>12}{'old/direct':>11}{'new/direct':>11}")
+    print(f"{'':24}{'direct':>12}{'copy proxy':>12}{'old hub':>12}{'new hub':>12}{'old/direct':>11}"
+          f"{'new/direct':>11}")
     middle = {which: {key: statistics.median(r[key] for r in runs) for key in runs[0]}
               for which, runs in rounds.items()}
     for key, label, unit in (
@@ -166,10 +171,10 @@ async def compare(args: argparse.Namespace) -> None:
         ("hover_cpu_us", "CPU per hover", "us"), ("completion_cpu_ms", "CPU per completion", "ms"),
         ("change_cpu_us", "CPU per didChange", "us"),
     ):
-        d, o, n = middle["direct"][key], middle["old"][key], middle["new"][key]
-        print(f"{label:24}{d:>10.3f}{unit:>2}{o:>10.3f}{unit:>2}{n:>10.3f}{unit:>2}"
+        d, c, o, n = middle["direct"][key], middle["copy"][key], middle["old"][key], middle["new"][key]
+        print(f"{label:24}{d:>10.3f}{unit:>2}{c:>10.3f}{unit:>2}{o:>10.3f}{unit:>2}{n:>10.3f}{unit:>2}"
               f"{o / d if d else float('nan'):>11.2f}{n / d if d else float('nan'):>11.2f}")
-    for which in ("old", "new"):
+    for which in ("copy", "old", "new"):
         added = middle[which]["hover_median"] - middle["direct"]["hover_median"]
         ratio = middle[which]["completion_median"] / middle["direct"]["completion_median"]
         print(f"{which}: hover +{added:.3f} ms over direct (target <= +0.1 ms), completion {ratio:.2f}x direct "
