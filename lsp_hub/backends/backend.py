@@ -29,6 +29,7 @@ from lsp_hub.jsonrpc import (
     RawProtocol,
     RawResponseReader,
     ResponseFailure,
+    materialize,
     read_loop,
     spawn_peer,
 )
@@ -289,7 +290,7 @@ class Backend:
         protocol = connection.protocol
         try:
             _, answer = protocol.request("initialize", self.host.initialize_params(self))
-            result = await asyncio.wait_for(answer, self.options.initialize_timeout_seconds)
+            result = materialize(await asyncio.wait_for(answer, self.options.initialize_timeout_seconds))
         except TimeoutError:
             self._give_up(
                 f"{self.name} did not answer initialize within {self.options.initialize_timeout_seconds:g} s"
