@@ -15,7 +15,7 @@ import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from lsp_hub.jsonrpc import (
     FrameReader,
@@ -87,6 +87,7 @@ class HubClient:
         self.stderr = bytearray()
         self._changed = asyncio.Event()
         self._process: asyncio.subprocess.Process | None = None
+        self.stdout_pipe: BinaryIO | None = None  # the read end of the process's stdout
         self._stop_reading = threading.Event()
         self._tasks: list[asyncio.Task[Any]] = []
 
@@ -104,7 +105,7 @@ class HubClient:
         full_env = {**os.environ, **(env or {})}
         full_env.setdefault("PYTHONPATH", str(PACKAGE_PARENT))
         argv = command or [sys.executable, "-m", "lsp_hub", *args]
-        self._process, stdout = await spawn_peer(argv, env=full_env, cwd=cwd)
+        self._process, stdout, self.stdout_pipe = await spawn_peer(argv, env=full_env, cwd=cwd)
         self.protocol.set_writer(self._process.stdin)
         self._read(FrameReader(stdout, peer_name="hub"))
         self._tasks.append(asyncio.ensure_future(self._drain_stderr()))

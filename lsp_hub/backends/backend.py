@@ -107,7 +107,7 @@ class _Connection:
         self._tasks: list[asyncio.Task[None]] = []
 
     async def start(self, argv: list[str], **kwargs: Any) -> None:
-        process, stdout = await spawn_peer(argv, **kwargs)
+        process, stdout, _ = await spawn_peer(argv, **kwargs)
         assert process.stdin is not None
         self.process = process
         self.protocol.set_writer(process.stdin)

@@ -42,7 +42,7 @@ from lsp_hub.jsonrpc.errors import (
     parse_error_response,
 )
 from lsp_hub.jsonrpc.framing import END, MAX_CONTENT_LENGTH, FrameReader, RawResponseReader
-from lsp_hub.jsonrpc.stdio import FileWriter, serve_stdio, spawn_peer, stdin_stream
+from lsp_hub.jsonrpc.stdio import FileWriter, Peer, serve_stdio, spawn_peer, stdin_stream
 from lsp_hub.jsonrpc.websocket import WebSocketMessages, WebSocketWriter
 from lsp_hub.jsonrpc.writing import (
     COALESCE_BYTES,
@@ -58,8 +58,8 @@ __all__ = [
     "COALESCE_BYTES", "CONTENT_MODIFIED", "END", "INTERNAL_ERROR", "INVALID_PARAMS", "INVALID_REQUEST",
     "MAX_CONTENT_LENGTH", "METHOD_NOT_FOUND", "PARSE_ERROR", "PIPE_SIZE", "RAW_THRESHOLD", "REQUEST_CANCELLED",
     "REQUEST_FAILED", "SERVER_CANCELLED", "SERVER_NOT_INITIALIZED", "CoalescingWriter", "FileWriter", "FrameReader",
-    "MessageHandler", "MessageSource", "MsgId", "RawProtocol", "RawResponseReader", "RawResult", "ResponseFailure",
-    "UnreadableBody", "WebSocketMessages", "WebSocketWriter", "describe", "dumps", "error_to_dict", "hold_writes",
-    "is_one_json_value", "materialize", "parse_body", "parse_error_response", "read_loop", "release_writes",
-    "serve_stdio", "spawn_peer", "split_raw_response", "stdin_stream", "widen_pipe", "writes_held",
+    "MessageHandler", "MessageSource", "MsgId", "Peer", "RawProtocol", "RawResponseReader", "RawResult",
+    "ResponseFailure", "UnreadableBody", "WebSocketMessages", "WebSocketWriter", "describe", "dumps", "error_to_dict",
+    "hold_writes", "is_one_json_value", "materialize", "parse_body", "parse_error_response", "read_loop",
+    "release_writes", "serve_stdio", "spawn_peer", "split_raw_response", "stdin_stream", "widen_pipe", "writes_held",
 ]

@@ -11,7 +11,7 @@ import os
 import sys
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, NamedTuple
 
 from lsp_hub.jsonrpc.endpoint import MessageHandler, RawProtocol, read_loop
 from lsp_hub.jsonrpc.framing import READ_SIZE, FrameReader
@@ -75,8 +75,15 @@ async def stdin_stream(source: BinaryIO | None = None, limit: int = STREAM_LIMIT
     return FrameReader(reader)
 
 
-async def spawn_peer(argv: Sequence[str], *, limit: int = STREAM_LIMIT,
-                     **kwargs: Any) -> tuple[asyncio.subprocess.Process, asyncio.StreamReader]:
+class Peer(NamedTuple):
+    """A child process spoken to on its stdin (`process.stdin`) and stdout (`stdout`, read from `stdout_pipe`)."""
+
+    process: asyncio.subprocess.Process
+    stdout: asyncio.StreamReader
+    stdout_pipe: BinaryIO
+
+
+async def spawn_peer(argv: Sequence[str], *, limit: int = STREAM_LIMIT, **kwargs: Any) -> Peer:
     """Start a program spoken to on its stdin/stdout (stderr a pipe too): the process, and its stdout as a stream.
 
     Its stdout pipe is made here, so that it can be widened (`widen_pipe`) through a descriptor of ours: asyncio
@@ -96,7 +103,7 @@ async def spawn_peer(argv: Sequence[str], *, limit: int = STREAM_LIMIT,
     stdout = asyncio.StreamReader(limit=limit)
     pipe = open(read_end, "rb", buffering=0)  # noqa: SIM115  # the transport closes it when the pipe ends
     await asyncio.get_running_loop().connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stdout), pipe)
-    return process, stdout
+    return Peer(process, stdout, pipe)
 
 
 async def serve_stdio(
