@@ -185,7 +185,7 @@ async def test_dedupe_shows_a_finding_once_and_keeps_each_servers_fixes(start_hu
 async def test_a_pulled_report_too_large_to_parse_on_the_way_is_still_read(start_hub: StartHub) -> None:
     """A backend's large answer reaches the hub as text (RawResult); the hub's own reader of pull reports must
     parse it, not drop it as a report that is not an object."""
-    long_message = "x" * 70_000  # well over the size beyond which an answer stays text on the way
+    long_message = "x" * 70_000  # the report is over the 64 KB beyond which an answer stays text on the way
     hub = await start_hub({
         "fakeA": {"capabilities": {"textDocumentSync": 2,
                                    "diagnosticProvider": {"interFileDependencies": False,

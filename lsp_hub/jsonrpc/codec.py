@@ -9,10 +9,7 @@ from typing import Any
 
 import orjson
 
-# A response body this long keeps its result as text (RawResponseReader): checking an envelope and splicing its
-# result costs a third to a tenth of parsing and writing it again from 0.6 to 35 KB; shorter answers are few bytes
-# of work either way, and an answer that counts as empty (null, [], an empty hover) is never this long.
-RAW_THRESHOLD = 4 * 1024
+RAW_THRESHOLD = 64 * 1024  # a response body this long keeps its result as text (RawResponseReader)
 MsgId = int | str
 BytesLike = Any  # bytes, or a view of them (msgspec.Raw) with the buffer protocol (collections.abc.Buffer in 3.12)
 
