@@ -44,7 +44,8 @@ from typing import TYPE_CHECKING, Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
-if __name__ == "__main__" and (absent := [name for name in ("mcp", "pygls") if importlib.util.find_spec(name) is None]):
+NEEDED = ("mcp", "orjson")  # the MCP SDK, and the hub's own dependencies
+if __name__ == "__main__" and (absent := [name for name in NEEDED if importlib.util.find_spec(name) is None]):
     sys.exit(f"agent_loop: {' and '.join(absent)} not installed for {sys.executable}; run this with the project's "
              ".venv/bin/python (`. scripts/env.sh` puts it first on PATH)")
 

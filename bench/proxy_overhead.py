@@ -10,6 +10,11 @@ Targets (issue #10): added median hover latency <= 0.15 ms; didChange forwarded 
 latencies move with it, the CPU figures much less.
 
     python bench/proxy_overhead.py [--hovers 1000] [--completions 40] [--changes 5000]
+    python bench/proxy_overhead.py --old-tree DIR [--rounds 4]   (this tree's hub and DIR's, alternated)
+
+`--old-tree DIR` compares two versions of the hub in one run: DIR holds another `lsp_hub` package (for instance
+`git archive BASE lsp_hub | tar -x -C DIR`); each round runs the backend direct, through the copy proxy, then both
+hubs in turns (the order swapped every round), and the medians of the rounds' figures are printed side by side.
 """
 
 from __future__ import annotations
@@ -113,21 +118,83 @@ async def initialize_latency(config: Path, workspace: Path) -> tuple[float, floa
     return startup, initialize
 
 
+def write_config(workspace: Path) -> Path:
+    config = workspace / "bench.toml"
+    config.write_text(
+        "[server.fast]\n"
+        f"command = {json.dumps(sys.executable)}\nargs = [{json.dumps(str(BACKEND))}]\n"
+        'root_markers = [".git"]\n'
+        '[language.bench]\nextensions = ["bench"]\nservers = ["fast"]\n'
+    )
+    return config
+
+
+async def hub_session(workspace: Path, args: argparse.Namespace, tree: Path) -> dict[str, Any]:
+    """One session through the hub whose `lsp_hub` package is in `tree`."""
+    hub = HubClient()
+    await hub.start("--config", str(write_config(workspace)), cwd=str(workspace),
+                    env={"XDG_CONFIG_HOME": str(workspace / "cfg"), "PYTHONPATH": str(tree)})
+    figures = await run_session(hub, workspace, args)
+    await hub.stop()
+    return figures
+
+
+async def compare(args: argparse.Namespace) -> None:
+    """This tree's hub against the one in --old-tree, alternated round by round."""
+    new_tree = Path(__file__).resolve().parent.parent
+    old_tree = Path(args.old_tree).resolve()
+    rounds: dict[str, list[dict[str, Any]]] = {"direct": [], "copy": [], "new": [], "old": []}
+    with tempfile.TemporaryDirectory() as tmp:
+        workspace = Path(tmp)
+        for number in range(args.rounds):
+            direct = HubClient()
+            await direct.start(command=[sys.executable, str(BACKEND)])
+            rounds["direct"].append(await run_session(direct, workspace, args))
+            await direct.stop()
+            copier = HubClient()
+            await copier.start(command=[sys.executable, str(COPY_PROXY), sys.executable, str(BACKEND)])
+            rounds["copy"].append(await run_session(copier, workspace, args))
+            await copier.stop()
+            for which in (("new", "old") if number % 2 == 0 else ("old", "new")):
+                rounds[which].append(await hub_session(workspace, args, new_tree if which == "new" else old_tree))
+    print(f"old ({old_tree}) and new ({new_tree}) hubs alternated over {args.rounds} rounds ({args.hovers} hovers, "
+          f"{args.completions} completions of 5,000 items, {args.changes} didChange each; load average "
+          f"{os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs); medians of the rounds")
+    print(f"{'':24}{'direct':>12}{'copy proxy':>12}{'old hub':>12}{'new hub':>12}{'old/direct':>11}"
+          f"{'new/direct':>11}")
+    middle = {which: {key: statistics.median(r[key] for r in runs) for key in runs[0]}
+              for which, runs in rounds.items()}
+    for key, label, unit in (
+        ("hover_median", "hover median", "ms"), ("hover_p99", "hover p99", "ms"),
+        ("completion_median", "completion median", "ms"), ("completion_p99", "completion p99", "ms"),
+        ("changes_per_second", "didChange throughput", "/s"),
+        ("hover_cpu_us", "CPU per hover", "us"), ("completion_cpu_ms", "CPU per completion", "ms"),
+        ("change_cpu_us", "CPU per didChange", "us"),
+    ):
+        d, c, o, n = middle["direct"][key], middle["copy"][key], middle["old"][key], middle["new"][key]
+        print(f"{label:24}{d:>10.3f}{unit:>2}{c:>10.3f}{unit:>2}{o:>10.3f}{unit:>2}{n:>10.3f}{unit:>2}"
+              f"{o / d if d else float('nan'):>11.2f}{n / d if d else float('nan'):>11.2f}")
+    for which in ("copy", "old", "new"):
+        added = middle[which]["hover_median"] - middle["direct"]["hover_median"]
+        ratio = middle[which]["completion_median"] / middle["direct"]["completion_median"]
+        print(f"{which}: hover +{added:.3f} ms over direct (target <= +0.1 ms), completion {ratio:.2f}x direct "
+              f"(target <= {COMPLETION_RATIO}x)")
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--hovers", type=int, default=1000)
     parser.add_argument("--completions", type=int, default=40)
     parser.add_argument("--changes", type=int, default=5000)
+    parser.add_argument("--old-tree", help="a directory holding another lsp_hub package to compare with")
+    parser.add_argument("--rounds", type=int, default=4, help="with --old-tree: rounds of direct, old, new")
     args = parser.parse_args()
+    if args.old_tree:
+        await compare(args)
+        return
     with tempfile.TemporaryDirectory() as tmp:
         workspace = Path(tmp)
-        config = workspace / "bench.toml"
-        config.write_text(
-            "[server.fast]\n"
-            f"command = {json.dumps(sys.executable)}\nargs = [{json.dumps(str(BACKEND))}]\n"
-            'root_markers = [".git"]\n'
-            '[language.bench]\nextensions = ["bench"]\nservers = ["fast"]\n'
-        )
+        config = write_config(workspace)
         direct = HubClient()
         await direct.start(command=[sys.executable, str(BACKEND)])
         direct_figures = await run_session(direct, workspace, args)
@@ -176,7 +243,7 @@ async def main() -> None:
     ):
         print(f"  {what}: {'met' if met else 'MISSED'}")
     print(f"initialize: answered {initialize:.1f} ms after the hub is up (target < 100 ms); "
-          f"process start to first answer {startup:.0f} ms (Python + pygls/lsprotocol import)")
+          f"process start to first answer {startup:.0f} ms (Python and the hub's imports)")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """`lsp-hub`: serve LSP (stdio, TCP, WebSocket), the daemon and its `--connect` bridge, and the doctor, trust and
 index verbs.
 
-Heavy imports (asyncio, pygls, the index) happen inside the verbs: `lsp-hub --connect` and `lsp-hub daemon
+Heavy imports (asyncio, the hub, the index) happen inside the verbs: `lsp-hub --connect` and `lsp-hub daemon
 status` import only the standard library and start fast."""
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsp_hub import __version__
+from lsp_hub.logging_setup import setup_logging
 
 if TYPE_CHECKING:
     from lsp_hub.daemon_client import RuntimePaths
@@ -55,19 +56,6 @@ def _serve_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging (-vv for debug)")
     parser.add_argument("--version", action="version", version=f"lsp-hub {__version__}")
     return parser
-
-
-def setup_logging(verbosity: int, log_file: Path | None) -> None:
-    level = logging.WARNING if verbosity == 0 else logging.INFO if verbosity == 1 else logging.DEBUG
-    handler: logging.Handler = (
-        logging.FileHandler(log_file, encoding="utf-8") if log_file else logging.StreamHandler(sys.stderr)
-    )
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    root = logging.getLogger()
-    root.handlers[:] = [handler]
-    root.setLevel(level)
-    # pygls logs every message body at INFO; that is noise unless debugging.
-    logging.getLogger("pygls").setLevel(logging.DEBUG if verbosity >= 3 else logging.WARNING)
 
 
 def _serve(argv: list[str]) -> int:
@@ -127,7 +115,7 @@ def _daemon_run(paths: RuntimePaths, args: dict[str, Any]) -> int:
     finally:
         release_daemon(paths, lock)
     logging.shutdown()
-    # Threads of the index or pygls may still be blocked; nothing is left to clean up, so leave now.
+    # Threads of the index or the stdin reader may still be blocked; nothing is left to clean up, so leave now.
     os._exit(code)
 
 

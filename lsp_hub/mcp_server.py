@@ -276,7 +276,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def mcp_main(argv: list[str]) -> int:
-    from lsp_hub.cli import setup_logging
+    from lsp_hub.logging_setup import setup_logging
 
     args = _parser().parse_args(argv)
     setup_logging(args.verbose, args.log_file)

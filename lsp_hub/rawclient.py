@@ -1,8 +1,8 @@
 """A raw JSON-RPC client for `lsp-hub`: runs it as a subprocess (or connects over TCP/WebSocket).
 
 Used by the demo, the benchmarks and the tests; handy for scripts and agents too. It speaks plain dicts (the
-same RawProtocol the hub uses), records every notification, answers the hub's requests to the client from a
-table, and keeps the hub's stderr drained.
+same endpoint, `jsonrpc.RawProtocol`, the hub uses), records every notification, answers the hub's requests to the
+client from a table, and keeps the hub's stderr drained.
 """
 
 from __future__ import annotations
@@ -12,13 +12,21 @@ import contextlib
 import json
 import os
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
-from pygls.client import JsonRPCClient
-
-from lsp_hub.jsonrpc import MsgId, RawProtocol, raw_converter
+from lsp_hub.jsonrpc import (
+    FrameReader,
+    MessageSource,
+    MsgId,
+    RawProtocol,
+    WebSocketMessages,
+    WebSocketWriter,
+    read_loop,
+    spawn_peer,
+)
 
 PACKAGE_PARENT = Path(__file__).resolve().parent.parent
 
@@ -70,22 +78,26 @@ class _Handler:
 
 class HubClient:
     def __init__(self) -> None:
-        self._client = JsonRPCClient(protocol_cls=RawProtocol, converter_factory=raw_converter)
-        self.protocol: RawProtocol = self._client.protocol  # type: ignore[assignment]
+        self.protocol = RawProtocol("hub")
         self.protocol.handler = _Handler(self)
-        self.protocol.peer_name = "hub"
         self.notifications: list[tuple[str, Any]] = []
         self.server_requests: list[tuple[str, Any]] = []
         self.diagnostics: dict[str, list[dict[str, Any]]] = {}
         self.answers: dict[str, Any] = {}
         self.stderr = bytearray()
         self._changed = asyncio.Event()
-        self._drain: asyncio.Task[None] | None = None
+        self._process: asyncio.subprocess.Process | None = None
+        self.stdout_pipe: BinaryIO | None = None  # the read end of the process's stdout
+        self._stop_reading = threading.Event()
+        self._tasks: list[asyncio.Task[Any]] = []
 
     @property
     def process(self) -> asyncio.subprocess.Process:
-        assert self._client._server is not None
-        return self._client._server
+        assert self._process is not None, "the client runs no process (connected over the network, or not started)"
+        return self._process
+
+    def _read(self, source: MessageSource) -> None:
+        self._tasks.append(asyncio.ensure_future(read_loop(source, self.protocol, self._stop_reading)))
 
     async def start(self, *args: str, env: dict[str, str] | None = None, cwd: str | None = None,
                     command: list[str] | None = None) -> None:
@@ -93,19 +105,27 @@ class HubClient:
         full_env = {**os.environ, **(env or {})}
         full_env.setdefault("PYTHONPATH", str(PACKAGE_PARENT))
         argv = command or [sys.executable, "-m", "lsp_hub", *args]
-        await self._client.start_io(argv[0], *argv[1:], env=full_env, cwd=cwd, limit=64 * 1024 * 1024)
-        self._drain = asyncio.ensure_future(self._drain_stderr())
+        self._process, stdout, self.stdout_pipe = await spawn_peer(argv, env=full_env, cwd=cwd)
+        self.protocol.set_writer(self._process.stdin)
+        self._read(FrameReader(stdout, peer_name="hub"))
+        self._tasks.append(asyncio.ensure_future(self._drain_stderr()))
 
     async def connect_tcp(self, host: str, port: int) -> None:
         """Talk to an already running `lsp-hub --tcp` daemon."""
-        await self._client.start_tcp(host, port)
+        reader, writer = await asyncio.open_connection(host, port, limit=64 * 1024 * 1024)
+        self.protocol.set_writer(writer)
+        self._read(FrameReader(reader, peer_name="hub"))
 
     async def connect_ws(self, host: str, port: int) -> None:
-        await self._client.start_ws(host, port)
+        from websockets.asyncio.client import connect
+
+        websocket = await connect(f"ws://{host}:{port}", max_size=None)
+        self.protocol.set_writer(WebSocketWriter(websocket), include_headers=False)
+        self._read(WebSocketMessages(websocket, peer_name="hub"))
 
     async def disconnect(self) -> None:
-        self._client._stop_event.set()
-        for task in self._client._async_tasks:
+        self._stop_reading.set()
+        for task in self._tasks:
             task.cancel()
         writer = self.protocol.writer
         if writer is not None:
@@ -190,7 +210,7 @@ class HubClient:
 
     async def stop(self, timeout: float = 10.0) -> int | None:
         """shutdown + exit, then wait for the hub to end; returns its exit code."""
-        if self._client._server is None:
+        if self._process is None:
             return None
         if self.process.returncode is None:
             with contextlib.suppress(Exception):
@@ -201,7 +221,7 @@ class HubClient:
             except TimeoutError:
                 self.process.kill()
                 await self.process.wait()
-        self._client._stop_event.set()
-        if self._drain:
-            self._drain.cancel()
+        self._stop_reading.set()
+        for task in self._tasks:
+            task.cancel()
         return self.process.returncode

@@ -1,7 +1,7 @@
 """Transports: stdio (one client), TCP and WebSocket daemons, and the per-user daemon's unix socket (many clients,
 one session each).
 
-pygls frames and reads the messages (`pygls.io_`); each connection gets its own protocol and `Session`. A
+Each connection gets its own endpoint (`jsonrpc.RawProtocol`), read by `jsonrpc.read_loop`, and `Session`. A
 connection that closes, an `exit`, SIGTERM or SIGINT stop the backends that connection started; no child
 process outlives the hub. Network connections pass `transport_security` first: another local user's connection
 and a web page's WebSocket handshake are refused, and a network client's session may not choose programs. A client
@@ -22,17 +22,16 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from pygls.io_ import StdinAsyncReader, StdoutWriter, run_async, run_websocket
-from pygls.server import JsonRPCServer
-
 from lsp_hub import __version__
 from lsp_hub.daemon_client import DAEMON_STATUS_METHOD, DAEMON_STOP_METHOD
 from lsp_hub.jsonrpc import (
+    FileWriter,
     FrameReader,
+    MessageSource,
     MsgId,
     RawProtocol,
-    parse_error_response,
-    raw_converter,
+    WebSocketMessages,
+    WebSocketWriter,
     read_loop,
     stdin_stream,
     widen_pipe,
@@ -54,25 +53,6 @@ ExtensionFactory = Callable[[], list[SessionExtension]]
 
 # A peer that closed or reset its end: routine for a client that leaves as soon as it has its answer.
 CLIENT_LEFT = (BrokenPipeError, ConnectionResetError, ConnectionAbortedError)
-
-
-class Endpoint(JsonRPCServer):
-    """pygls' server object for one connection; its protocol keeps payloads raw."""
-
-    protocol: RawProtocol
-
-    def __init__(self) -> None:
-        super().__init__(protocol_cls=RawProtocol, converter_factory=raw_converter)
-
-    def report_server_error(self, error: Exception, source: Any) -> None:
-        # pygls calls this when a body is not JSON (or not UTF-8): JSON-RPC says answer a parse error, id null.
-        if isinstance(error, ValueError):
-            logger.warning("client sent a body that is not JSON: %s", error)
-            self.protocol.send_response(None, error=parse_error_response(error))
-        elif isinstance(error, CLIENT_LEFT):
-            logger.debug("the client left: %s", error)
-        else:
-            logger.error("transport error: %s", error)
 
 
 def _take_stdio() -> tuple[BinaryIO, BinaryIO]:
@@ -179,7 +159,7 @@ class Hub:
         self._unix_listener: asyncio.AbstractServer | None = None
 
     async def serve_stream(
-        self, reader: Any, protocol: RawProtocol, endpoint: Endpoint, *, client: ClientOrigin, websocket: Any = None,
+        self, reader: MessageSource, protocol: RawProtocol, *, client: ClientOrigin,
         on_session: Callable[[Session], None] | None = None,
     ) -> int:
         """Serve one connection until the client exits or disconnects; returns the LSP exit code.
@@ -199,14 +179,7 @@ class Hub:
         if on_session is not None:
             on_session(session)
         stop_reading = threading.Event()
-        if websocket is not None:
-            reading = asyncio.ensure_future(run_websocket(websocket, stop_reading, protocol, logger,
-                                                          endpoint.report_server_error))
-        elif isinstance(reader, FrameReader):
-            reading = asyncio.ensure_future(read_loop(reader, protocol, stop_reading, endpoint.report_server_error))
-        else:  # stdin is a file or a terminal: pygls' framing, in a thread
-            reading = asyncio.ensure_future(run_async(stop_reading, reader, protocol, logger,
-                                                      endpoint.report_server_error))
+        reading = asyncio.ensure_future(read_loop(reader, protocol, stop_reading))
         stopping = asyncio.ensure_future(self.stopping.wait())
         waiting = asyncio.ensure_future(exited.wait())
         try:
@@ -282,14 +255,14 @@ class Hub:
     # ------------------------------------------------------------------------------------------------ transports
     async def serve_stdio(self) -> int:
         self.install_signal_handlers()
-        endpoint = Endpoint()
+        protocol = RawProtocol()
         protocol_in, protocol_out = _take_stdio()
         widen_pipe(protocol_in)
         widen_pipe(protocol_out)
-        reader = await stdin_stream(protocol_in) or StdinAsyncReader(protocol_in, endpoint.thread_pool)
-        endpoint.protocol.set_writer(StdoutWriter(protocol_out))
+        reader = await stdin_stream(protocol_in)
+        protocol.set_writer(FileWriter(protocol_out))
         try:
-            return await self.serve_stream(reader, endpoint.protocol, endpoint, client=STDIO_CLIENT)
+            return await self.serve_stream(reader, protocol, client=STDIO_CLIENT)
         finally:
             self.kill_everything()
 
@@ -315,11 +288,11 @@ class Hub:
                     await writer.wait_closed()
                 return
             logger.info("client connected from %s", peer)
-            endpoint = Endpoint()
-            endpoint.protocol.set_writer(writer)
+            protocol = RawProtocol()
+            protocol.set_writer(writer)
             try:
                 # The same strict framing as stdio: a broken header is logged and reading resynchronizes.
-                await self.serve_stream(FrameReader(reader), endpoint.protocol, endpoint, client=client)
+                await self.serve_stream(FrameReader(reader), protocol, client=client)
             finally:
                 with contextlib.suppress(Exception):
                     writer.close()
@@ -358,9 +331,10 @@ class Hub:
 
         async def on_connection(websocket: ServerConnection) -> None:
             logger.info("websocket client connected from %s", websocket.remote_address)
-            endpoint = Endpoint()
+            protocol = RawProtocol()
+            protocol.set_writer(WebSocketWriter(websocket), include_headers=False)
             try:
-                await self.serve_stream(None, endpoint.protocol, endpoint, client=client, websocket=websocket)
+                await self.serve_stream(WebSocketMessages(websocket), protocol, client=client)
             finally:
                 with contextlib.suppress(Exception):
                     await websocket.close()
@@ -399,11 +373,10 @@ class Hub:
                 front.append(HubRequests(self, session))
                 session.protocol.handler = front[0]
 
-            endpoint = Endpoint()
-            endpoint.protocol.set_writer(writer)
+            protocol = RawProtocol()
+            protocol.set_writer(writer)
             try:
-                await self.serve_stream(FrameReader(reader), endpoint.protocol, endpoint, client=client,
-                                        on_session=put_in_front)
+                await self.serve_stream(FrameReader(reader), protocol, client=client, on_session=put_in_front)
             finally:
                 with contextlib.suppress(Exception):
                     writer.close()

@@ -22,7 +22,7 @@ from lsp_hub.config.model import Config, ServerSpec
 from lsp_hub.diagnostics import DiagnosticStore, Part, ReportTracker
 from lsp_hub.documents import Document, SharedDocument, replacement_edit, uri_to_path
 from lsp_hub.forwarding import Forwarder
-from lsp_hub.jsonrpc import MsgId, ResponseFailure
+from lsp_hub.jsonrpc import MsgId, ResponseFailure, materialize
 from lsp_hub.routing import BackendKey, Router
 
 logger = logging.getLogger(__name__)
@@ -591,7 +591,8 @@ class Workspace:
         pulled_version = document.version if document else None
         pulled_when = self.reports.now()  # the report is about the workspace as it is now
         try:
-            report = await backend.request("textDocument/diagnostic", params).future
+            # A large report arrives as text (RawResult): parsed here.
+            report = materialize(await backend.request("textDocument/diagnostic", params).future)
         except ResponseFailure as exc:
             logger.info("%s: pulling diagnostics for %s failed: %s", backend.name, uri, exc.message)
             return

@@ -8,20 +8,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pygls.client import JsonRPCClient
 
 from lsp_hub.config.model import Config, LanguageSpec, ServerSpec
 from lsp_hub.diagnostics import DiagnosticStore, Part
 from lsp_hub.documents import Document
 from lsp_hub.jsonrpc import (
-    FRAME_MARKER,
     RawProtocol,
     RawResponseReader,
     RawResult,
     ResponseFailure,
     is_one_json_value,
     materialize,
-    raw_converter,
 )
 from lsp_hub.methods import strategy_for
 from lsp_hub.routing import Router, find_root
@@ -128,28 +125,23 @@ def test_diagnostic_store_unions_parts_and_clears_them() -> None:
 @pytest.mark.asyncio
 async def test_raw_response_reader_keeps_large_results_as_text() -> None:
     result = {"items": [{"label": f"item{i}", "data": {"i": i}} for i in range(3000)]}
-    for prefix in ('{"jsonrpc":"2.0","id":42,"result":', '{"id": 42, "jsonrpc": "2.0", "result": '):
-        body = (prefix + json.dumps(result) + "}\n").encode()
+
+    async def read(body: bytes) -> Any:
         stream = asyncio.StreamReader()
-        stream.feed_data(body)
-        reader = RawResponseReader(stream, threshold=1000)
-        stand_in = json.loads(await reader.readexactly(len(body)))
-        assert stand_in["id"] == 42
-        raw = reader.take(stand_in["result"]["$lspHubRaw"])
-        assert raw is not None and materialize(RawResult(raw)) == result
+        stream.feed_data(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+        return await RawResponseReader(stream, threshold=1000).read_message()
+
+    for prefix in ('{"jsonrpc":"2.0","id":42,"result":', '{"id": 42, "jsonrpc": "2.0", "result": '):
+        message = await read((prefix + json.dumps(result) + "}\n").encode())
+        assert message["id"] == 42 and isinstance(message["result"], RawResult)
+        assert materialize(message["result"]) == result
     # A result that is not one JSON value in UTF-8 is never passed on as text: the body is parsed whole instead.
     for broken in (b'{"items": [1, 2,, 3]}', b'{"items": "\xff\xfe"}', b'{"items": [1]} {"more": 2}'):
-        body = b'{"jsonrpc":"2.0","id":7,"result":' + broken + b" " * 1200 + b"}"
-        stream = asyncio.StreamReader()
-        stream.feed_data(body)
-        stand_in = json.loads(await RawResponseReader(stream, threshold=1000).readexactly(len(body)))
-        assert "$lspHubRaw" not in str(stand_in), broken
+        message = await read(b'{"jsonrpc":"2.0","id":7,"result":' + broken + b" " * 1200 + b"}")
+        assert not isinstance(message, dict) or not isinstance(message.get("result"), RawResult), broken
     assert is_one_json_value('{"a": ["é", 1e999, null]}'.encode()) and not is_one_json_value(b"[1] [2]")
-    request = b'{"jsonrpc":"2.0","id":1,"method":"x","params":' + json.dumps(result).encode() + b"}"
-    stream = asyncio.StreamReader()
-    stream.feed_data(request)
-    stand_in = json.loads(await RawResponseReader(stream, threshold=1000).readexactly(len(request)))
-    assert set(stand_in) == {FRAME_MARKER}  # parsed as a whole, handed to the protocol by key
+    request = await read(b'{"jsonrpc":"2.0","id":1,"method":"x","params":' + json.dumps(result).encode() + b"}")
+    assert request["method"] == "x" and request["params"] == result  # not a response: parsed as a whole
 
 
 def test_roots_come_from_the_nearest_marker_within_the_workspace_folder(tmp_path: Path) -> None:
@@ -187,20 +179,22 @@ def test_feature_filters_filter_features_only() -> None:
 
 @pytest.mark.asyncio
 async def test_large_answers_nobody_awaits_are_not_kept() -> None:
-    protocol = JsonRPCClient(protocol_cls=RawProtocol, converter_factory=raw_converter).protocol
-    assert isinstance(protocol, RawProtocol)
-    stream = asyncio.StreamReader()
-    reader = protocol.raw_reader = RawResponseReader(stream, threshold=1000)
+    protocol = RawProtocol("server")
     msg_id, future = protocol.request("x", None)
+    assert protocol.awaiting_answers == 1
     future.set_exception(ResponseFailure(-32803, "past its deadline"))
     await asyncio.sleep(0)  # its done callbacks run
-    assert msg_id not in protocol._request_futures  # forgotten once resolved: the server may never answer
+    assert protocol.awaiting_answers == 0  # forgotten once resolved: the server may never answer
     result = json.dumps({"items": [{"label": f"item{i}"} for i in range(300)]}).encode()
-    for answered in (msg_id, 999):  # late, and never asked
+    stream = asyncio.StreamReader()
+    reader = RawResponseReader(stream, threshold=1000)
+    for answered in (msg_id, 999):  # late, and never asked: dropped, nothing kept
         body = b'{"jsonrpc":"2.0","id":%d,"result":%s}' % (answered, result)
-        stream.feed_data(body)
-        protocol.handle_message(json.loads(await reader.readexactly(len(body))))
-        assert reader.stashed == 0
+        stream.feed_data(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+        message = await reader.read_message()
+        assert isinstance(message["result"], RawResult)
+        protocol.handle_message(message)
+        assert protocol.awaiting_answers == 0
     future.exception()
 
 

@@ -180,3 +180,18 @@ async def test_dedupe_shows_a_finding_once_and_keeps_each_servers_fixes(start_hu
     got_b = hub.received("fakeB", "textDocument/codeAction")[-1]["context"]["diagnostics"]
     # fakeB's own diagnostic reaches it when the client asks about the one shown in its place
     assert [d.get("code") for d in got_b] == (["F401"] if dedupe else [])
+
+
+async def test_a_pulled_report_too_large_to_parse_on_the_way_is_still_read(start_hub: StartHub) -> None:
+    """A backend's large answer reaches the hub as text (RawResult); the hub's own reader of pull reports must
+    parse it, not drop it as a report that is not an object."""
+    long_message = "x" * 70_000  # the report is over the 64 KB beyond which an answer stays text on the way
+    hub = await start_hub({
+        "fakeA": {"capabilities": {"textDocumentSync": 2,
+                                   "diagnosticProvider": {"interFileDependencies": False,
+                                                          "workspaceDiagnostics": False}},
+                  "pull_diagnostics": [diag(long_message)]},
+    }, hub={"diagnostics_debounce_seconds": 0.05})
+    uri = hub.client.open(hub.file("big.alpha", "abc\n"), "alpha")
+    merged = await hub.client.wait_diagnostics(uri, lambda d: len(d) == 1)
+    assert merged[0]["message"] == long_message

@@ -221,7 +221,8 @@ async def test_no_child_holds_the_clients_pipes(start_hub: StartHub) -> None:
     hub.client.open(hub.file("a.alpha", "x\n"), "alpha")
     await _running_pid(hub, "fakeA")
     stdin_pipe = os.readlink(f"/proc/self/fd/{hub.client.process.stdin.get_extra_info('pipe').fileno()}")
-    stdout_pipe = os.readlink(f"/proc/self/fd/{hub.client.process.stdout._transport.get_extra_info('pipe').fileno()}")
+    assert hub.client.stdout_pipe is not None
+    stdout_pipe = os.readlink(f"/proc/self/fd/{hub.client.stdout_pipe.fileno()}")
     children = descendant_pids(hub.client.process.pid)
     assert children
     for child in children:

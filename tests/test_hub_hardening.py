@@ -72,11 +72,11 @@ class Server:
             return None
         line = params["position"]["line"]
         if line == 0:
-            self.protocol._write(b'{"jsonrpc":"2.0","id":%d,"result":%s}' % (msg_id, BROKEN))
+            self.protocol.send_raw(b'{"jsonrpc":"2.0","id":%d,"result":%s}' % (msg_id, BROKEN))
             return asyncio.Event().wait()  # answered above, by hand
         if line == 1:  # late, and deaf to the hub's $/cancelRequest at its deadline
             answer = b'{"jsonrpc":"2.0","id":%d,"result":%s}' % (msg_id, ITEMS)
-            asyncio.get_running_loop().call_later(LATE_SECONDS, self.protocol._write, answer)
+            asyncio.get_running_loop().call_later(LATE_SECONDS, self.protocol.send_raw, answer)
             return asyncio.Event().wait()
         return RawResult(ITEMS)
 

@@ -80,3 +80,27 @@ async def test_a_tcp_client_with_a_broken_header_is_answered_after_it(tmp_path: 
     finally:
         process.terminate()
         await asyncio.wait_for(process.wait(), 15)
+
+
+async def test_a_stdin_that_is_a_regular_file_is_read_to_its_end(tmp_path: Path) -> None:
+    """stdin that asyncio cannot watch (a file, a terminal) is read by a thread: every message in it is read and
+    answered, in order, and its end ends the hub."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    def frame(message: dict) -> bytes:
+        body = json.dumps(message).encode()
+        return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+
+    messages = tmp_path / "messages"  # requests before initialize: each answered at once, with an error
+    messages.write_bytes(b"".join(frame({"jsonrpc": "2.0", "id": n, "method": "textDocument/hover", "params": {}})
+                                  for n in range(1, 6)))
+    with messages.open("rb") as stdin:
+        done = subprocess.run([sys.executable, "-m", "lsp_hub"], stdin=stdin, capture_output=True, cwd=tmp_path,
+                              timeout=60, env={**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "cfg"),
+                                               "XDG_CACHE_HOME": str(tmp_path / "cache")})
+    answers = [json.loads(part[part.index(b"{"):]) for part in done.stdout.split(b"Content-Length: ")[1:]]
+    assert [(answer["id"], answer["error"]["code"]) for answer in answers] == [(n, -32002) for n in range(1, 6)]
+    assert done.returncode == 1  # the input ended without exit

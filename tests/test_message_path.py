@@ -21,11 +21,12 @@ from lsp_hub.jsonrpc import (
     RawResult,
     UnreadableBody,
     dumps,
-    raw_converter,
     read_loop,
     release_writes,
     widen_pipe,
+    writes_held,
 )
+from lsp_hub.jsonrpc import endpoint as endpoint_module
 from tests.hub_fixtures import StartHub
 
 POS = {"line": 0, "character": 0}
@@ -66,11 +67,7 @@ class Echo:
 
 
 def endpoint(writer: Recorder, name: str) -> RawProtocol:
-    from pygls.client import JsonRPCClient
-
-    protocol = JsonRPCClient(protocol_cls=RawProtocol, converter_factory=raw_converter).protocol
-    assert isinstance(protocol, RawProtocol)
-    protocol.peer_name = name
+    protocol = RawProtocol(name)
     protocol.set_writer(writer)
     return protocol
 
@@ -114,7 +111,7 @@ async def test_a_burst_leaves_in_one_write_in_order_and_a_lone_message_at_once()
     assert bodies(server_out.writes[2:])[0]["method"] == "before"
     stream.feed_eof()
     await reading
-    assert not jsonrpc._WriteHold.active and not jsonrpc._WriteHold.writers
+    assert not writes_held()
 
 
 @pytest.mark.asyncio
@@ -159,7 +156,7 @@ async def test_held_writes_leave_at_the_next_loop_step_even_without_the_read_loo
     protocol.notify("x", None)
     assert out.writes == []
     await asyncio.sleep(0)
-    assert len(out.writes) == 1 and not jsonrpc._WriteHold.active
+    assert len(out.writes) == 1 and not writes_held()
 
 
 def test_websocket_writers_are_not_wrapped() -> None:
@@ -233,7 +230,7 @@ async def test_the_debug_trace_is_formatted_only_when_shown(monkeypatch: pytest.
         described.append(message)
         return real_describe(message)
 
-    monkeypatch.setattr(jsonrpc, "describe", describe)
+    monkeypatch.setattr(endpoint_module.codec, "describe", describe)
     out = Recorder()
     protocol = endpoint(out, "client")
     protocol.handler = Echo(endpoint(Recorder(), "server"))

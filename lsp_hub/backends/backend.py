@@ -15,11 +15,10 @@ import enum
 import logging
 import os
 import signal
+import threading
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
-
-from pygls.client import JsonRPCClient
 
 from lsp_hub.capabilities import CAPABILITY_PATHS, has_capability, save_options, sync_kind, wants_open_close
 from lsp_hub.documents import uri_to_path
@@ -30,9 +29,9 @@ from lsp_hub.jsonrpc import (
     RawProtocol,
     RawResponseReader,
     ResponseFailure,
-    raw_converter,
+    materialize,
     read_loop,
-    widen_pipe,
+    spawn_peer,
 )
 
 if TYPE_CHECKING:
@@ -94,47 +93,32 @@ class BackendHost(Protocol):
     def tell_user(self, message: str, *, error: bool = False) -> None: ...
 
 
-class _Connection(JsonRPCClient):
-    """pygls' client does the process and the framing; the backend is told when the process ends."""
+class _Connection:
+    """One run of the server's process: our endpoint on its stdin and stdout (large answers read unparsed, through
+    RawResponseReader); the backend is told when the process ends."""
 
     def __init__(self, backend: Backend) -> None:
-        super().__init__(protocol_cls=RawProtocol, converter_factory=raw_converter)
         self.backend = backend
+        self.protocol = RawProtocol(backend.name)
+        self.protocol.handler = _Handler(backend)
+        self.protocol.answers_parse_errors = False
+        self.process: asyncio.subprocess.Process | None = None
+        self.stop_reading = threading.Event()
+        self._tasks: list[asyncio.Task[None]] = []
 
-    async def start_io(self, cmd: str, *args: Any, **kwargs: Any) -> None:
-        """pygls' start_io, reading through RawResponseReader so large answers are forwarded unparsed."""
-        process = await asyncio.create_subprocess_exec(
-            cmd, *args, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE, **kwargs,
-        )
-        assert process.stdout is not None and process.stdin is not None
-        transport = getattr(process, "_transport", None)  # asyncio's: it holds the pipes' file objects
-        for fd in (0, 1):
-            pipe = transport.get_pipe_transport(fd) if transport is not None else None
-            widen_pipe(pipe.get_extra_info("pipe") if pipe is not None else None)
-        protocol = self.protocol
-        assert isinstance(protocol, RawProtocol)
-        protocol.set_writer(process.stdin)
-        protocol.raw_reader = RawResponseReader(process.stdout, peer_name=self.backend.name)
-        protocol.answers_parse_errors = False
-        self._server = process
-        self._async_tasks.extend([
-            asyncio.create_task(read_loop(protocol.raw_reader, protocol, self._stop_event,
-                                          error_handler=self.report_server_error)),
-            asyncio.create_task(self._server_exit()),
-        ])
+    async def start(self, argv: list[str], **kwargs: Any) -> None:
+        process, stdout, _ = await spawn_peer(argv, **kwargs)
+        assert process.stdin is not None
+        self.process = process
+        self.protocol.set_writer(process.stdin)
+        reader = RawResponseReader(stdout, peer_name=self.backend.name)
+        self._tasks = [asyncio.create_task(read_loop(reader, self.protocol, self.stop_reading)),
+                       asyncio.create_task(self._watch_exit(process))]
 
-    async def _server_exit(self) -> None:
-        process = self._server
-        if process is None:
-            return
+    async def _watch_exit(self, process: asyncio.subprocess.Process) -> None:
         await process.wait()
-        self._stop_event.set()
+        self.stop_reading.set()
         self.backend._on_process_exit(self, process.returncode)
-
-    def report_server_error(self, error: Exception, source: Any) -> None:
-        # Garbage between frames from the server: pygls skips it; we keep a trace in the log.
-        logger.warning("%s sent something unreadable: %s", self.backend.name, error)
 
 
 class _Handler:
@@ -237,12 +221,12 @@ class Backend:
     # ------------------------------------------------------------------------------------------------ status
     @property
     def pid(self) -> int | None:
-        process = self._connection._server if self._connection else None
+        process = self._connection.process if self._connection else None
         return process.pid if process is not None and process.returncode is None else None
 
     @property
     def protocol(self) -> RawProtocol | None:
-        return self._connection.protocol if self._connection else None  # type: ignore[return-value]
+        return self._connection.protocol if self._connection else None
 
     def supports(self, method: str) -> bool:
         if not self.spec.allows(method):
@@ -285,13 +269,10 @@ class Backend:
         connection = _Connection(self)
         self._loading_tokens.clear()
         self._project_loaded.clear()
-        connection.protocol.peer_name = self.name  # type: ignore[attr-defined]
-        connection.protocol.handler = _Handler(self)  # type: ignore[attr-defined]
         env = {**os.environ, **self.spec.env}
         try:
-            await connection.start_io(
-                self.argv[0],
-                *self.argv[1:],
+            await connection.start(
+                self.argv,
                 cwd=self.root if os.path.isdir(self.root) else None,
                 env=env,
                 limit=STREAM_LIMIT,
@@ -302,15 +283,14 @@ class Backend:
             self._give_up(f"could not start {self.argv[0]!r}: {exc}")
             return
         self._connection = connection
-        process = connection._server
+        process = connection.process
         assert process is not None and process.stderr is not None
         self._spawn_task(self._drain_stderr(process.stderr))
         logger.info("%s started at %s (pid %s): %s", self.name, self.root, process.pid, " ".join(self.argv))
         protocol = connection.protocol
-        assert isinstance(protocol, RawProtocol)
         try:
             _, answer = protocol.request("initialize", self.host.initialize_params(self))
-            result = await asyncio.wait_for(answer, self.options.initialize_timeout_seconds)
+            result = materialize(await asyncio.wait_for(answer, self.options.initialize_timeout_seconds))
         except TimeoutError:
             self._give_up(
                 f"{self.name} did not answer initialize within {self.options.initialize_timeout_seconds:g} s"
@@ -382,7 +362,6 @@ class Backend:
     # ------------------------------------------------------------------------------------------------ exit
     def _on_process_exit(self, connection: _Connection, returncode: int | None) -> None:
         protocol = connection.protocol
-        assert isinstance(protocol, RawProtocol)
         reason = f"{self.name} exited with code {returncode}"
         protocol.fail_outgoing(ResponseFailure(REQUEST_FAILED, f"{reason} before answering"))
         protocol.cancel_all_incoming()
@@ -609,8 +588,7 @@ class Backend:
         self._stopping_connection = connection
         self._fail_outbox("stopped")
         protocol = connection.protocol
-        assert isinstance(protocol, RawProtocol)
-        process = connection._server
+        process = connection.process
         if process is not None and process.returncode is None:
             with contextlib.suppress(Exception):
                 _, answer = protocol.request("shutdown", None)
@@ -619,7 +597,7 @@ class Backend:
                 protocol.notify("exit", None)
             await self._wait_or_escalate(process, grace_seconds)
         protocol.fail_outgoing(ResponseFailure(REQUEST_FAILED, f"{self.name} was stopped"))
-        connection._stop_event.set()
+        connection.stop_reading.set()
         if self._connection is connection:
             self._connection = None
             self.state = State.STOPPED
@@ -640,7 +618,7 @@ class Backend:
         _signal_group(process, signal.SIGKILL)
 
     def _kill(self, connection: _Connection) -> None:
-        process = connection._server
+        process = connection.process
         if process is not None:
             self._stopping_connection = connection
             _signal_group(process, signal.SIGKILL)
@@ -659,8 +637,8 @@ class Backend:
     def kill_now(self) -> None:
         """Last resort at hub exit: no politeness, no waiting."""
         for connection in (self._connection, self._stopping_connection):
-            if connection is not None and connection._server is not None:
-                _signal_group(connection._server, signal.SIGKILL)
+            if connection is not None and connection.process is not None:
+                _signal_group(connection.process, signal.SIGKILL)
 
 
 def _signal_group(process: asyncio.subprocess.Process, sig: int) -> None:
