@@ -11,7 +11,6 @@ object (`ToolAnswer`)."""
 
 from __future__ import annotations
 
-import argparse
 import logging
 import os
 import re
@@ -27,7 +26,7 @@ from typing import Any
 
 from lsp_hub import query
 from lsp_hub.confined_files import ConfinedRoot, FileMissing, FileRefused
-from lsp_hub.query import HubConnection, HubFailed, HubLost, QueryError
+from lsp_hub.query import HubConnection, HubFailed, HubLost, Location, QueryError, QueryOptions
 from lsp_hub.undo_journal import NothingToUndo, UndoJournal
 from lsp_hub.verified_write import (
     FileWrite,
@@ -173,12 +172,14 @@ class AgentTools:
         if action not in LSP_ACTIONS:
             raise ToolFailure(f"unknown action {action!r}; one of: {', '.join(LSP_ACTIONS)}")
         name = action.replace("_", "-")
-        options = _options(limit=max(1, limit), symbol=symbol, query=query_text, new_name=new_name)
+        options = QueryOptions(name, symbol=symbol, query=query_text, new_name=new_name, limit=max(1, limit),
+                               timeout=self.timeout)
         path = self.path(file) if file else None
         if name in query.TARGET_ACTIONS:
             if symbol is None and (path is None or line is None or column is None):
                 raise ToolFailure(f"{action} needs file, line and column (1-based), or symbol")
-            options.target = None if symbol is not None else f"{path}:{line}:{column}"
+            if symbol is None and path is not None and line is not None and column is not None:
+                options.location = Location(str(path), line, column)
         elif name in ("symbols", "format", "diagnostics"):
             if path is None and not (name == "symbols" and query_text):
                 raise ToolFailure(f"{action} needs file" + (" or query" if name == "symbols" else ""))
@@ -202,11 +203,9 @@ class AgentTools:
             workspace.write_through = lambda changes: writes.append(writer.write(
                 [FileWrite(Path(change.path), _writing_exactly(change.new), expected=change.old)
                  for change in changes], journal=self._journal(writer), format_files=False, fixes=False))
-            options.resolved_target = (query.resolve_target(workspace, options.target, None)
-                                       if options.target else None)
-            answer = query.run_action(name, options, workspace)
+            answer = query.run_action(options, workspace)
             text = self._render(name, answer, options.limit)
-            data = dict(answer.data)
+            data = query.cap_items(answer.data, options.limit)
             for written in writes:  # answered with fresh diagnostics and the dependents, as write_file is
                 data["write"] = written.data
                 data["diagnostics_after"] = {key: written.data.get(key) for key in ("diagnostics", "complete",
@@ -271,14 +270,15 @@ class AgentTools:
         if symbol is None and (file is None or line is None or column is None):
             raise ToolFailure("callers needs file, line and column (1-based), or symbol")
         path = self.path(file) if symbol is None and file else None
-        options = _options(limit=max(1, limit), symbol=symbol, depth=max(1, depth))
+        options = QueryOptions("callers", symbol=symbol, limit=max(1, limit), depth=max(1, depth),
+                               timeout=self.timeout)
+        if path is not None and line is not None and column is not None:
+            options.location = Location(str(path), line, column)
 
         def run(workspace: query.Workspace) -> ToolAnswer:
-            if path is not None:
-                options.resolved_target = query.resolve_target(workspace, f"{path}:{line}:{column}", None)
-            answer = query.run_action("callers", options, workspace)
+            answer = query.run_action(options, workspace)
             return ToolAnswer(answer.text or f"no callers of {answer.data.get('symbol') or 'that symbol'} found",
-                              answer.data)
+                              query.cap_items(answer.data, options.limit))
 
         return self._run(run)
 
@@ -361,15 +361,6 @@ class AgentTools:
     def _command(self, workspace: query.Workspace, command: str, arguments: dict[str, Any] | None = None, *,
                  timeout: float | None = None) -> Any:
         return query.hub_command(workspace, command, arguments, timeout=timeout)
-
-
-def _options(**values: Any) -> argparse.Namespace:
-    """The options `query.run_action` reads, with the defaults of `lsp-hub query`."""
-    defaults: dict[str, Any] = {
-        "limit": DEFAULT_LIMIT, "symbol": None, "query": None, "new_name": None, "apply": None, "files": [],
-        "text_file": None, "mention": [], "budget": 1024, "description": None, "top": 10, "depth": 1,
-        "target": None, "resolved_target": None}
-    return argparse.Namespace(**{**defaults, **values})
 
 
 def _empty_text(action: str) -> str:
