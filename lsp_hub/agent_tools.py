@@ -19,7 +19,7 @@ import socket
 import stat
 import threading
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -161,6 +161,13 @@ class AgentTools:
             raise ToolFailure(f"{name} is not a file")
         return real
 
+    def _existing(self, name: str) -> Path:
+        """A file or directory inside the workspace (`path()`, directories allowed)."""
+        real = self.path(name, must_exist=False)
+        if not real.exists():
+            raise ToolFailure(f"{name}: no such file or directory in the workspace")
+        return real
+
     def display(self, path: str | Path) -> str:
         relative = os.path.relpath(path, self.root)
         return str(path) if relative.startswith("..") else relative
@@ -237,17 +244,34 @@ class AgentTools:
         return query.diagnostics_answer_text(report, limit, self.quote)
 
     # ============================================================================================ the index
-    def repo_map(self, focus_files: list[str] | None = None, mentioned: list[str] | None = None,
-                 token_budget: int = 1024) -> ToolAnswer:
-        files = [str(self.path(name)) for name in focus_files or []]
-        if token_budget < 1:
-            raise ToolFailure("token_budget must be positive")
+    def workspace_command(self, command: str, arguments: dict[str, Any], *, paths: Collection[str] = (),
+                          uris: Collection[str] = (), render: Callable[[dict[str, Any]], str] | None = None,
+                          empty: str = "nothing found") -> ToolAnswer:
+        """One `lspHub.*` workspace command as a tool's answer. The arguments named in `paths` (in `uris`) are
+        files or directories inside the root, a name or a list of names, sent as absolute paths (as file URIs).
+        The command's `text` (else `render(result)`) is the text for the model, quoted as repository text; the
+        rest of its result is the structured content. No text says `empty`, and why when the command says
+        (`empty_detail`)."""
+        sent = dict(arguments)
+        for name in (*paths, *uris):
+            value = sent.get(name)
+            if value is None:
+                continue
+            resolved = [str(self._existing(item)) for item in (value if isinstance(value, list) else [value])]
+            if name in uris:
+                resolved = [query.path_uri(item) for item in resolved]
+            sent[name] = resolved if isinstance(value, list) else resolved[0]
 
         def run(workspace: query.Workspace) -> ToolAnswer:
-            result = self._command(workspace, "lspHub.repoMap", {
-                "focusFiles": files, "mentionedIdents": list(mentioned or []), "tokenBudget": token_budget}) or {}
-            text = result.get("text", "").rstrip("\n")
-            return ToolAnswer(self.quote(text) if text else "the repo map is empty (no indexed source files)", result)
+            result = self._command(workspace, command, sent)
+            data = dict(result) if isinstance(result, dict) else {"result": result}
+            text = str(data.pop("text", "") or "").rstrip("\n")
+            if not text and render is not None:
+                text = render(data)
+            if not text:
+                detail = data.get("empty_detail") or data.get("reason")
+                return ToolAnswer(f"{empty} ({detail})" if detail else empty, data)
+            return ToolAnswer(self.quote(text), data)
 
         return self._run(run)
 
