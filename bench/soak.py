@@ -124,7 +124,7 @@ def agent(number: int, socket_path: str, root: Path, stop: threading.Event, stat
         ("agent hover", lambda: tools.lsp("hover", file=HOVER_FILE, line=line + 1, column=column)),
         ("agent references", lambda: tools.lsp("references", symbol="total_value")),
         ("agent diagnostics", lambda: tools.lsp("diagnostics", file=HOVER_FILE)),
-        ("agent repo_map", lambda: tools.repo_map(token_budget=256)),
+        ("agent repo_map", lambda: tools.workspace_command("lspHub.repoMap", {"tokenBudget": 256})),
         ("agent edit_file", lambda: tools.edit_file(own, f"VALUE_{number} = {flip[0]}",
                                                     f"VALUE_{number} = {1 - flip[0]}")),
     ]

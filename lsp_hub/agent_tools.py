@@ -11,7 +11,6 @@ object (`ToolAnswer`)."""
 
 from __future__ import annotations
 
-import argparse
 import logging
 import os
 import re
@@ -20,14 +19,14 @@ import socket
 import stat
 import threading
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from lsp_hub import query
 from lsp_hub.confined_files import ConfinedRoot, FileMissing, FileRefused
-from lsp_hub.query import HubConnection, HubFailed, HubLost, QueryError
+from lsp_hub.query import HubConnection, HubFailed, HubLost, Location, QueryError, QueryOptions
 from lsp_hub.undo_journal import NothingToUndo, UndoJournal
 from lsp_hub.verified_write import (
     FileWrite,
@@ -162,6 +161,13 @@ class AgentTools:
             raise ToolFailure(f"{name} is not a file")
         return real
 
+    def _existing(self, name: str) -> Path:
+        """A file or directory inside the workspace (`path()`, directories allowed)."""
+        real = self.path(name, must_exist=False)
+        if not real.exists():
+            raise ToolFailure(f"{name}: no such file or directory in the workspace")
+        return real
+
     def display(self, path: str | Path) -> str:
         relative = os.path.relpath(path, self.root)
         return str(path) if relative.startswith("..") else relative
@@ -173,12 +179,14 @@ class AgentTools:
         if action not in LSP_ACTIONS:
             raise ToolFailure(f"unknown action {action!r}; one of: {', '.join(LSP_ACTIONS)}")
         name = action.replace("_", "-")
-        options = _options(limit=max(1, limit), symbol=symbol, query=query_text, new_name=new_name)
+        options = QueryOptions(name, symbol=symbol, query=query_text, new_name=new_name, limit=max(1, limit),
+                               timeout=self.timeout)
         path = self.path(file) if file else None
         if name in query.TARGET_ACTIONS:
             if symbol is None and (path is None or line is None or column is None):
                 raise ToolFailure(f"{action} needs file, line and column (1-based), or symbol")
-            options.target = None if symbol is not None else f"{path}:{line}:{column}"
+            if symbol is None and path is not None and line is not None and column is not None:
+                options.location = Location(str(path), line, column)
         elif name in ("symbols", "format", "diagnostics"):
             if path is None and not (name == "symbols" and query_text):
                 raise ToolFailure(f"{action} needs file" + (" or query" if name == "symbols" else ""))
@@ -202,11 +210,9 @@ class AgentTools:
             workspace.write_through = lambda changes: writes.append(writer.write(
                 [FileWrite(Path(change.path), _writing_exactly(change.new), expected=change.old)
                  for change in changes], journal=self._journal(writer), format_files=False, fixes=False))
-            options.resolved_target = (query.resolve_target(workspace, options.target, None)
-                                       if options.target else None)
-            answer = query.run_action(name, options, workspace)
+            answer = query.run_action(options, workspace)
             text = self._render(name, answer, options.limit)
-            data = dict(answer.data)
+            data = query.cap_items(answer.data, options.limit)
             for written in writes:  # answered with fresh diagnostics and the dependents, as write_file is
                 data["write"] = written.data
                 data["diagnostics_after"] = {key: written.data.get(key) for key in ("diagnostics", "complete",
@@ -238,17 +244,34 @@ class AgentTools:
         return query.diagnostics_answer_text(report, limit, self.quote)
 
     # ============================================================================================ the index
-    def repo_map(self, focus_files: list[str] | None = None, mentioned: list[str] | None = None,
-                 token_budget: int = 1024) -> ToolAnswer:
-        files = [str(self.path(name)) for name in focus_files or []]
-        if token_budget < 1:
-            raise ToolFailure("token_budget must be positive")
+    def workspace_command(self, command: str, arguments: dict[str, Any], *, paths: Collection[str] = (),
+                          uris: Collection[str] = (), render: Callable[[dict[str, Any]], str] | None = None,
+                          empty: str = "nothing found") -> ToolAnswer:
+        """One `lspHub.*` workspace command as a tool's answer. The arguments named in `paths` (in `uris`) are
+        files or directories inside the root, a name or a list of names, sent as absolute paths (as file URIs).
+        The command's `text` (else `render(result)`) is the text for the model, quoted as repository text; the
+        rest of its result is the structured content. No text says `empty`, and why when the command says
+        (`empty_detail`)."""
+        sent = dict(arguments)
+        for name in (*paths, *uris):
+            value = sent.get(name)
+            if value is None:
+                continue
+            resolved = [str(self._existing(item)) for item in (value if isinstance(value, list) else [value])]
+            if name in uris:
+                resolved = [query.path_uri(item) for item in resolved]
+            sent[name] = resolved if isinstance(value, list) else resolved[0]
 
         def run(workspace: query.Workspace) -> ToolAnswer:
-            result = self._command(workspace, "lspHub.repoMap", {
-                "focusFiles": files, "mentionedIdents": list(mentioned or []), "tokenBudget": token_budget}) or {}
-            text = result.get("text", "").rstrip("\n")
-            return ToolAnswer(self.quote(text) if text else "the repo map is empty (no indexed source files)", result)
+            result = self._command(workspace, command, sent)
+            data = dict(result) if isinstance(result, dict) else {"result": result}
+            text = str(data.pop("text", "") or "").rstrip("\n")
+            if not text and render is not None:
+                text = render(data)
+            if not text:
+                detail = data.get("empty_detail") or data.get("reason")
+                return ToolAnswer(f"{empty} ({detail})" if detail else empty, data)
+            return ToolAnswer(self.quote(text), data)
 
         return self._run(run)
 
@@ -271,14 +294,15 @@ class AgentTools:
         if symbol is None and (file is None or line is None or column is None):
             raise ToolFailure("callers needs file, line and column (1-based), or symbol")
         path = self.path(file) if symbol is None and file else None
-        options = _options(limit=max(1, limit), symbol=symbol, depth=max(1, depth))
+        options = QueryOptions("callers", symbol=symbol, limit=max(1, limit), depth=max(1, depth),
+                               timeout=self.timeout)
+        if path is not None and line is not None and column is not None:
+            options.location = Location(str(path), line, column)
 
         def run(workspace: query.Workspace) -> ToolAnswer:
-            if path is not None:
-                options.resolved_target = query.resolve_target(workspace, f"{path}:{line}:{column}", None)
-            answer = query.run_action("callers", options, workspace)
+            answer = query.run_action(options, workspace)
             return ToolAnswer(answer.text or f"no callers of {answer.data.get('symbol') or 'that symbol'} found",
-                              answer.data)
+                              query.cap_items(answer.data, options.limit))
 
         return self._run(run)
 
@@ -361,15 +385,6 @@ class AgentTools:
     def _command(self, workspace: query.Workspace, command: str, arguments: dict[str, Any] | None = None, *,
                  timeout: float | None = None) -> Any:
         return query.hub_command(workspace, command, arguments, timeout=timeout)
-
-
-def _options(**values: Any) -> argparse.Namespace:
-    """The options `query.run_action` reads, with the defaults of `lsp-hub query`."""
-    defaults: dict[str, Any] = {
-        "limit": DEFAULT_LIMIT, "symbol": None, "query": None, "new_name": None, "apply": None, "files": [],
-        "text_file": None, "mention": [], "budget": 1024, "description": None, "top": 10, "depth": 1,
-        "target": None, "resolved_target": None}
-    return argparse.Namespace(**{**defaults, **values})
 
 
 def _empty_text(action: str) -> str:

@@ -33,6 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from lsp_hub.client_framing import FrameBuffer, FramingError, encode_message
+
 DAEMON_STATUS_METHOD = "lspHub/daemonStatus"
 DAEMON_STOP_METHOD = "lspHub/daemonStop"
 
@@ -134,37 +136,31 @@ def connect(paths: RuntimePaths, timeout: float = 5.0) -> socket.socket | None:
     return client
 
 
-def _read_message(stream: IO[bytes]) -> dict[str, Any]:
-    length = None
+def _read_message(connection: socket.socket, frames: FrameBuffer) -> dict[str, Any]:
+    """The next message from the daemon (framed as every standard-library client of the hub reads it)."""
     while True:
-        line = stream.readline()
-        if not line:
+        try:
+            message = frames.next_message()
+        except FramingError as error:
+            raise DaemonError(f"the daemon sent {error}") from None
+        if message is not None:
+            return message
+        chunk = connection.recv(1 << 16)
+        if not chunk:
             raise DaemonError("the daemon closed the connection before answering")
-        line = line.strip()
-        if not line:
-            break
-        name, _, value = line.partition(b":")
-        if name.strip().lower() == b"content-length":
-            length = int(value)
-    if length is None:
-        raise DaemonError("the daemon answered without a Content-Length header")
-    message = json.loads(stream.read(length))
-    if not isinstance(message, dict):
-        raise DaemonError("the daemon answered something that is not a JSON-RPC message")
-    return message
+        frames.feed(chunk)
 
 
 def request(connection: socket.socket, method: str, params: Any = None, timeout: float = 10.0) -> Any:
     """Send one JSON-RPC request over `connection` and return its result (DaemonError for an error answer)."""
-    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).encode()
     connection.settimeout(timeout)
+    frames = FrameBuffer()
     try:
-        connection.sendall(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-        with connection.makefile("rb") as stream:
-            while True:
-                message = _read_message(stream)
-                if message.get("id") == 1 and "method" not in message:
-                    break
+        connection.sendall(encode_message({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}))
+        while True:
+            message = _read_message(connection, frames)
+            if message.get("id") == 1 and "method" not in message:
+                break
     except TimeoutError:
         raise DaemonError(f"the daemon did not answer {method} within {timeout:g} s") from None
     except OSError as error:

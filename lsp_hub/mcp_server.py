@@ -23,7 +23,7 @@ import shutil
 import sys
 import tempfile
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from functools import partial
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -32,7 +32,7 @@ from urllib.parse import unquote, urlparse
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp_types import CallToolResult, TextContent
+from mcp_types import CallToolResult, TextContent, Tool
 from pydantic import BaseModel, Field, ValidationError
 
 from lsp_hub import __version__, query
@@ -52,22 +52,21 @@ LspAction = Literal["definition", "declaration", "type_definition", "implementat
                     "diagnostics", "languages", "status"]
 assert set(LspAction.__args__) == set(LSP_ACTIONS)  # type: ignore[attr-defined]
 
-File = Annotated[str | None, Field(description="a file path, relative to the workspace root or absolute")]
+File = Annotated[str | None, Field(description="path, relative to the root or absolute")]
 Line = Annotated[int | None, Field(ge=1, description="1-based line")]
-Column = Annotated[int | None, Field(ge=1, description="1-based column, in characters")]
-Symbol = Annotated[str | None, Field(description="a name instead of a position: greet, Class.method, module.func")]
-Limit = Annotated[int, Field(ge=1, description="at most this many lines in the answer, then '... N more'")]
-Force = Annotated[bool, Field(description="replace a read-only file too, or a file another client (an editor) "
-                                           "has unsaved changes in")]
+Column = Annotated[int | None, Field(ge=1, description="1-based column (characters)")]
+Symbol = Annotated[str | None, Field(description="a name instead of a position: f, Class.method, module.f")]
+Limit = Annotated[int, Field(ge=1, description="most items to answer")]
+Force = Annotated[bool, Field(description="also replace a read-only file, or one with unsaved edits in an editor")]
 
 
 class EditItem(BaseModel):
     """One edit of apply_edits."""
 
-    path: str = Field(description="the file, relative to the workspace root or absolute")
-    old_text: str | None = Field(default=None, description="exact text that occurs once in the file")
-    new_text: str | None = Field(default=None, description="the text to put in its place")
-    content: str | None = Field(default=None, description="instead of old_text/new_text: the whole new content")
+    path: str = Field(description="the file")
+    old_text: str | None = Field(default=None, description="exact text, found once")
+    new_text: str | None = Field(default=None, description="its replacement")
+    content: str | None = Field(default=None, description="or: the whole new content")
 
 
 class Tools:
@@ -126,7 +125,12 @@ def _error(failure: ToolFailure) -> CallToolResult:
 
 class HubMCPServer(MCPServer):
     """MCPServer whose answer to arguments that do not fit a tool's schema is one line per argument, not pydantic's
-    report (with its links)."""
+    report (with its links), and whose tool list carries compact schemas (`compact_schema`): an agent pays for the
+    whole list in every conversation."""
+
+    async def list_tools(self) -> list[Tool]:
+        return [tool.model_copy(update={"input_schema": compact_schema(tool.input_schema)})
+                for tool in await super().list_tools()]
 
     async def call_tool(self, name: str, arguments: dict[str, Any],
                         context: Context | None = None) -> Any:
@@ -140,53 +144,121 @@ class HubMCPServer(MCPServer):
             raise ToolError(f"{name}: invalid arguments: {problems}") from None
 
 
+def compact_schema(schema: Any) -> Any:
+    """A tool's JSON schema without what a model needs neither to choose nor to call the tool: pydantic's titles
+    (the property names say them) and `"default": null` (an optional property left out is null)."""
+    if isinstance(schema, list):
+        return [compact_schema(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    compact: dict[str, Any] = {}
+    for key, value in schema.items():
+        if (key == "title" and isinstance(value, str)) or (key == "default" and value is None):
+            continue
+        if key in ("properties", "$defs") and isinstance(value, dict):  # names, not schema keywords
+            compact[key] = {name: compact_schema(item) for name, item in value.items()}
+        else:
+            compact[key] = compact_schema(value)
+    return compact
+
+
+def add_tool(app: MCPServer, function: Callable[..., Any]) -> Callable[..., Any]:
+    """A tool described by its docstring as one paragraph (not its source indentation)."""
+    return app.tool(description=" ".join((inspect.getdoc(function) or "").split()))(function)
+
+
+async def run_tool(tools: Tools, context: Context | None, method: Callable[..., ToolAnswer], *args: Any,
+                   **kwargs: Any) -> CallToolResult:
+    """An `AgentTools` method run for a tool call: its answer, or one sentence when it cannot do its job."""
+    try:
+        agent = await tools.get(context)
+        # The hub is spoken to synchronously: in a worker thread, so this loop (and an in-process hub on it) keeps
+        # serving.
+        return _result(await anyio.to_thread.run_sync(partial(getattr(agent, method.__name__), *args, **kwargs)))
+    except ToolFailure as failure:
+        return _error(failure)
+    except Exception as error:  # a fault of ours: one line for the agent, the traceback only in a -v log
+        logger.info("%s failed", method.__name__, exc_info=True)
+        logger.error("%s failed: %s: %s", method.__name__, type(error).__name__, error)
+        return _error(ToolFailure(f"{method.__name__} failed inside lsp-hub ({type(error).__name__}: {error}); "
+                                  "read the file before trying again"))
+
+
+CommandArguments = Callable[..., dict[str, Any]]
+
+
+def command_tool(app: MCPServer, tools: Tools, command: str, *, paths: Collection[str] = (),
+                 uris: Collection[str] = (), render: Callable[[dict[str, Any]], str] | None = None,
+                 empty: str = "nothing found") -> Callable[[CommandArguments], CommandArguments]:
+    """Register a tool that is one `lspHub.*` workspace command run through the hub. The decorated function
+    declares the tool (its typed parameters are the input schema, its docstring the description) and turns the
+    tool's arguments into the command's; the answer is the command's text and, as structuredContent, the rest of
+    its result (`AgentTools.workspace_command`: `paths`/`uris` name the arguments that are files in the root).
+
+        @command_tool(app, tools, "lspHub.outline", uris=("uri",))
+        def outline(file: File, limit: Limit = 50) -> dict[str, Any]:
+            \"\"\"A file's definitions as a tree.\"\"\"
+            return {"uri": file, "limit": limit}
+    """
+
+    def register(declaration: CommandArguments) -> CommandArguments:
+        signature = inspect.signature(declaration, eval_str=True)
+
+        async def run(ctx: Context | None = None, **arguments: Any) -> CallToolResult:
+            try:
+                sent = declaration(**arguments)
+            except ToolFailure as failure:
+                return _error(failure)
+            return await run_tool(tools, ctx, AgentTools.workspace_command, command, sent, paths=paths, uris=uris,
+                                  render=render, empty=empty)
+
+        # The SDK reads the schema from the signature and finds the context by its annotation.
+        context = inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Context | None)
+        run.__signature__ = signature.replace(  # type: ignore[attr-defined]
+            parameters=[*signature.parameters.values(), context], return_annotation=CallToolResult)
+        run.__annotations__ = {**{name: parameter.annotation for name, parameter in signature.parameters.items()},
+                               "ctx": Context | None, "return": CallToolResult}
+        run.__name__ = run.__qualname__ = declaration.__name__
+        run.__doc__ = declaration.__doc__
+        add_tool(app, run)
+        return declaration
+
+    return register
+
+
 def build_server(tools: Tools) -> MCPServer:
     app = HubMCPServer("lsp-hub", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
 
     def tool(function: Callable[..., Any]) -> Callable[..., Any]:
-        """A tool described by its docstring as one paragraph (not its source indentation)."""
-        return app.tool(description=" ".join(inspect.getdoc(function).split()))(function)  # type: ignore[union-attr]
+        return add_tool(app, function)
 
     async def call(context: Context | None, method: Callable[..., ToolAnswer], *args: Any,
                    **kwargs: Any) -> CallToolResult:
-        try:
-            agent = await tools.get(context)
-            # The hub is spoken to synchronously: in a worker thread, so this loop (and an in-process hub on
-            # it) keeps serving.
-            return _result(await anyio.to_thread.run_sync(partial(getattr(agent, method.__name__), *args,
-                                                                  **kwargs)))
-        except ToolFailure as failure:
-            return _error(failure)
-        except Exception as error:  # a fault of ours: one line for the agent, the traceback only in a -v log
-            logger.info("%s failed", method.__name__, exc_info=True)
-            logger.error("%s failed: %s: %s", method.__name__, type(error).__name__, error)
-            return _error(ToolFailure(f"{method.__name__} failed inside lsp-hub ({type(error).__name__}: {error}); "
-                                      "read the file before trying again"))
+        return await run_tool(tools, context, method, *args, **kwargs)
 
     @tool
     async def lsp(action: Annotated[LspAction, Field(description="what to ask")], file: File = None,
                   line: Line = None, column: Column = None, symbol: Symbol = None,
-                  query: Annotated[str | None, Field(description="symbols: search the workspace for this")] = None,
+                  query: Annotated[str | None, Field(description="symbols: workspace search")] = None,
                   new_name: Annotated[str | None, Field(description="rename: the new name")] = None,
                   apply: Annotated[bool | int | str | None, Field(
-                      description="rename/format: true writes the change; code_actions: the number or the title "
-                                  "of the action to apply")] = None,
+                      description="rename/format: true writes; code_actions: number or title to apply")] = None,
                   limit: Limit = 50, ctx: Context | None = None) -> CallToolResult:
-        """Code intelligence from the project's language servers: definition, references, hover, symbols, rename,
-        code actions, format, call hierarchy, diagnostics. Give file+line+column (1-based) or symbol."""
+        """Ask the language servers: definition, references, hover, symbols, rename, code actions, format, calls,
+        diagnostics. Give file+line+column (1-based) or symbol."""
         return await call(ctx, AgentTools.lsp, action, file=file, line=line, column=column, symbol=symbol,
                           query_text=query, new_name=new_name, apply=apply, limit=limit)
 
-    @tool
-    async def repo_map(focus_files: Annotated[list[str] | None, Field(
-                           description="files the task is about; the map favours what they use")] = None,
-                       mentioned: Annotated[list[str] | None, Field(
-                           description="identifiers the task mentions")] = None,
-                       token_budget: Annotated[int, Field(ge=1, description="the map's size in tokens")] = 1024,
-                       ctx: Context | None = None) -> CallToolResult:
-        """A ranked map of the repository (files and their key definitions, by PageRank over references), within
-        a token budget."""
-        return await call(ctx, AgentTools.repo_map, focus_files, mentioned, token_budget)
+    @command_tool(app, tools, "lspHub.repoMap", paths=("focusFiles",),
+                  empty="the repo map is empty (no indexed source files)")
+    def repo_map(focus_files: Annotated[list[str] | None, Field(
+                     description="files the task is about; the map favours what they use")] = None,
+                 mentioned: Annotated[list[str] | None, Field(description="identifiers the task mentions")] = None,
+                 token_budget: Annotated[int, Field(ge=1, description="the map's size in tokens")] = 1024
+                 ) -> dict[str, Any]:
+        """A ranked map of the repository: files and their key definitions, within a token budget."""
+        return {"focusFiles": list(focus_files or []), "mentionedIdents": list(mentioned or []),
+                "tokenBudget": token_budget}
 
     @tool
     async def relevant_files(description: Annotated[str, Field(description="the task, in words")],
@@ -201,51 +273,46 @@ def build_server(tools: Tools) -> MCPServer:
     async def callers(file: File = None, line: Line = None, column: Column = None, symbol: Symbol = None,
                       depth: Annotated[int, Field(ge=1, le=5, description="callers of callers, up to this")] = 1,
                       limit: Limit = 50, ctx: Context | None = None) -> CallToolResult:
-        """Where a function or method is called, across files, from lsp-hub's index confirmed by the file's
-        language server; a caller only one of them found is marked [server] or [index]. Give file+line+column or
-        symbol."""
+        """Where a function is called, across files: the index's callers confirmed by the language server (one
+        only one found is marked [server] or [index]). Give file+line+column or symbol."""
         return await call(ctx, AgentTools.callers, file, line, column, symbol, depth, limit)
 
     @tool
-    async def check_syntax(file: Annotated[str, Field(description="the file (its language comes from its name)")],
+    async def check_syntax(file: Annotated[str, Field(description="the file (its name gives the language)")],
                            content: Annotated[str | None, Field(
-                               description="check this text instead of the file on disk")] = None,
+                               description="check this text instead of the file")] = None,
                            ctx: Context | None = None) -> CallToolResult:
-        """Check a file's syntax (or a text as that file) with the language's parser, without writing anything."""
+        """Check a file's syntax (or a text's, as that file) with its language's parser; writes nothing."""
         return await call(ctx, AgentTools.check_syntax, file, content)
 
     @tool
     async def write_file(path: Annotated[str, Field(description="the file to create or replace")],
                          content: Annotated[str, Field(description="the whole new content")],
                          force: Force = False, ctx: Context | None = None) -> CallToolResult:
-        """Create or replace a file inside the workspace. Refused, with nothing written, if the new content has a
-        syntax error; otherwise written, formatted where a formatter runs, and answered with every language
-        server's diagnostics on it."""
+        """Create or replace a file. Refused, nothing written, on a syntax error; else written, formatted, and
+        answered with every language server's diagnostics on it and its dependents."""
         return await call(ctx, AgentTools.write_file, path, content, force)
 
     @tool
     async def edit_file(path: Annotated[str, Field(description="the file to edit")],
-                        old_text: Annotated[str, Field(description="exact text that occurs once in the file")],
-                        new_text: Annotated[str, Field(description="the text to put in its place")],
+                        old_text: Annotated[str, Field(description="exact text, found once")],
+                        new_text: Annotated[str, Field(description="its replacement")],
                         force: Force = False, ctx: Context | None = None) -> CallToolResult:
-        """Replace old_text (which must occur exactly once) with new_text. Checked like write_file: refused if the
-        result has a syntax error, else written and answered with every language server's diagnostics."""
+        """Replace old_text (found exactly once) with new_text; checked and answered like write_file."""
         return await call(ctx, AgentTools.edit_file, path, old_text, new_text, force)
 
     @tool
     async def apply_edits(edits: Annotated[list[EditItem], Field(
-                              description="{path, old_text, new_text} or {path, content} per edit; several edits "
-                                          "of one file apply in order")],
+                              description="applied in order")],
                           force: Force = False, ctx: Context | None = None) -> CallToolResult:
-        """Edit several files as one write: every resulting file's syntax is checked before any is written, and all
-        are written or none. Answered like write_file, for all of them."""
+        """Edit several files as one write, all or none, each checked and answered like write_file."""
         items = [{key: value for key, value in item.model_dump().items() if value is not None} for item in edits]
         return await call(ctx, AgentTools.apply_edits, items, force)
 
     @tool
     async def undo(ctx: Context | None = None) -> CallToolResult:
-        """Take back this session's last write (write_file, edit_file, apply_edits, or an applied rename, format or
-        code action), unless one of its files changed since. Repeat to go further back."""
+        """Take back your last write (or applied rename, format, code action) unless its files changed since;
+        repeat to go further back."""
         return await call(ctx, AgentTools.undo)
 
     return app

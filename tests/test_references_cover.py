@@ -171,8 +171,9 @@ def test_a_rename_applied_covers_the_files_the_server_left_out(agent: Agent) -> 
 def test_a_rename_that_would_miss_a_use_is_refused_naming_it(agent: Agent, monkeypatch: pytest.MonkeyPatch) -> None:
     write_files(agent.root, FILES)
     from lsp_hub import query
+    from lsp_hub.query import edit_actions
 
-    covering = query._covering_references
+    covering = edit_actions.covering_references
 
     def a_use_that_reads_otherwise(workspace: query.Workspace, where: dict[str, Any]) -> dict[str, Any]:
         """The index's answer, with one more use in a file the server left out where the file reads `assert`, not
@@ -182,7 +183,7 @@ def test_a_rename_that_would_miss_a_use_is_refused_naming_it(agent: Agent, monke
                                     "origin": "index", "name": "compute_total"})
         return answer
 
-    monkeypatch.setattr(query, "_covering_references", a_use_that_reads_otherwise)
+    monkeypatch.setattr(edit_actions, "covering_references", a_use_that_reads_otherwise)
     with pytest.raises(ToolFailure, match=r"nothing written.*1 use.*tests/test_core.py:5:5  reads 'assert'"):
         agent.tools.lsp("rename", file="pkg/core.py", line=1, column=7, new_name="grand_total", apply=True)
     assert {name: (agent.root / name).read_text() for name in FILES} == FILES  # nothing written, anywhere
