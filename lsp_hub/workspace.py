@@ -69,7 +69,7 @@ class Workspace:
         # differs from the disk, they hold unsaved edits (`has_unsaved_edits`).
         self._edited: dict[str, set[ClientView]] = {}
         self._missing: dict[BackendKey, str] = {}  # why a server cannot start (binary not found, no pin), per key
-        self._resolved: dict[BackendKey, str] = {}  # the binary found for each backend
+        self._resolved: dict[BackendKey, list[str]] = {}  # what starts each backend's program, before its args
         # Each backend's spec as launched: PATH cleaned and, for an untrusted root, pin_untrusted applied.
         self._launch_specs: dict[BackendKey, ServerSpec] = {}
         self._pull_timers: dict[tuple[int, str], asyncio.TimerHandle] = {}
@@ -180,7 +180,7 @@ class Workspace:
     # ================================================================================================ backends
     def _make_backend(self, key: BackendKey, uid: int) -> Backend:
         spec = self._launch_specs.get(key) or self.config.servers[key.server]
-        argv = [self._resolved[key], *spec.args]
+        argv = [*self._resolved[key], *spec.args]
         return Backend(key, spec, argv, self, self.config.hub, uid)
 
     def is_trusted(self, root: str) -> bool:
@@ -219,7 +219,7 @@ class Workspace:
             self._missing[key] = launch.refused
             self.tell_user(launch.refused)
             return None
-        self._resolved[key] = resolution.path
+        self._resolved[key] = launch.program_argv
         self._launch_specs[key] = launch.spec
         return self.pool.get_or_create(key)
 
