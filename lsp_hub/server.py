@@ -39,6 +39,7 @@ from lsp_hub.jsonrpc import (
     stdin_stream,
     widen_pipe,
 )
+from lsp_hub.platform import paths
 from lsp_hub.session import Session, SessionExtension
 from lsp_hub.transport_security import (
     STDIO_CLIENT,
@@ -160,7 +161,7 @@ class IdleExit:
 
 
 def _within(path: str, folder: str) -> bool:
-    return path == folder or path.startswith(folder.rstrip("/") + "/")
+    return paths.is_within(path, folder)
 
 
 class Hub:

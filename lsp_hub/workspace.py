@@ -23,6 +23,7 @@ from lsp_hub.diagnostics import DiagnosticStore, Part, ReportTracker
 from lsp_hub.documents import Document, SharedDocument, replacement_edit, uri_to_path
 from lsp_hub.forwarding import Forwarder
 from lsp_hub.jsonrpc import MsgId, ResponseFailure
+from lsp_hub.platform import paths
 from lsp_hub.routing import BackendKey, Router
 
 logger = logging.getLogger(__name__)
@@ -681,4 +682,4 @@ def client_name(session: ClientView) -> str:
 
 
 def under(path: str | None, root: str) -> bool:
-    return path is not None and (path == root or path.startswith(root.rstrip("/") + "/"))
+    return path is not None and paths.is_within(path, root)
