@@ -284,7 +284,10 @@ def claim_daemon(paths: RuntimePaths, wait_seconds: float = 10.0) -> int:
     deadline = time.monotonic() + wait_seconds
     while not try_lock(descriptor):
         if time.monotonic() > deadline:
-            holder = read_from_start(descriptor, 32).decode(errors="replace").strip() or "?"
+            try:
+                holder = read_from_start(descriptor, 32).decode(errors="replace").strip() or "?"
+            except OSError:  # Windows: the holder's lock covers the bytes that say who it is
+                holder = "?"
             os.close(descriptor)
             raise DaemonError(f"another lsp-hub daemon is running (pid {holder})")
         time.sleep(0.05)

@@ -252,3 +252,41 @@ def test_without_proc_the_owner_of_a_loopback_peer_comes_from_psutil(tmp_path: P
         finally:
             other.kill()
             other.wait()
+
+
+def test_where_psutil_may_not_list_others_sockets_ours_are_found_among_our_processes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """macOS: psutil.net_connections is root's only; a loopback peer none of our processes holds is another's."""
+    import psutil
+
+    def denied(kind: str = "inet") -> list[object]:
+        raise psutil.AccessDenied()
+
+    monkeypatch.setattr(peers, "PROC_NET_TCP", (tmp_path / "tcp",))
+    monkeypatch.setattr(psutil, "net_connections", denied)
+    owners = PeerOwners()
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        with socket.create_connection(listener.getsockname()):
+            served, peer = listener.accept()
+            with served:
+                assert owners.owner_of(peer, served.getsockname()) == current_user()
+                assert owners.refusal(peer, served.getsockname()) is None
+        if os.getuid() != 0 or _system_python() is None:
+            return
+        python = _system_python()
+        assert python is not None
+        script = ("import socket, sys, time\nc = socket.create_connection(('127.0.0.1', int(sys.argv[1])))\n"
+                  "print('connected', flush=True)\ntime.sleep(60)\n")
+        other = subprocess.Popen([python, "-c", script, str(listener.getsockname()[1])], user=OTHER_UID,
+                                 stdout=subprocess.PIPE, text=True, cwd="/")
+        try:
+            assert other.stdout is not None and other.stdout.readline().strip() == "connected"
+            served, peer = listener.accept()
+            with served:
+                refusal = owners.refusal(peer, served.getsockname())
+                assert refusal is not None and "none of its processes holds the socket" in refusal
+        finally:
+            other.kill()
+            other.wait()

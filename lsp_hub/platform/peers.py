@@ -20,6 +20,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from lsp_hub.platform.users import current_user
+
 logger = logging.getLogger(__name__)
 
 PROC_NET_TCP = (Path("/proc/net/tcp"), Path("/proc/net/tcp6"))
@@ -110,8 +112,14 @@ class ProcNetTcp:
         return None
 
 
+NOT_ONE_OF_OURS = "(not this user: none of its processes holds the socket)"
+
+
 class PsutilConnections:
-    """Socket owners through psutil's connection table: the owning process, then its user (macOS, Windows)."""
+    """Socket owners through psutil's connection table: the owning process, then its user (macOS, Windows).
+
+    macOS lists other users' sockets only to root: there, this user's own processes are searched instead, and a
+    loopback socket none of them holds is another user's."""
 
     def unavailable_reason(self) -> str | None:
         try:
@@ -128,7 +136,9 @@ class PsutilConnections:
         wanted = (canonical_endpoint(local_end), canonical_endpoint(remote_end))
         try:
             connections = psutil.net_connections(kind="tcp")
-        except psutil.Error as error:  # macOS lists other users' sockets only to root
+        except psutil.AccessDenied:  # macOS lists other users' sockets only to root
+            return self._among_our_processes(wanted)
+        except psutil.Error as error:
             logger.info("psutil cannot list the TCP connections: %s", error)
             return None
         for connection in connections:
@@ -144,6 +154,24 @@ class PsutilConnections:
             except (psutil.Error, ValueError):
                 return None
         return None
+
+
+    @staticmethod
+    def _among_our_processes(wanted: tuple[Endpoint, Endpoint]) -> str | None:
+        import psutil
+
+        me = current_user()
+        for process in psutil.process_iter():
+            try:
+                if sys.platform != "win32" and str(process.uids().real) != me:
+                    continue
+                for connection in process.net_connections(kind="tcp"):
+                    if connection.laddr and connection.raddr and (
+                            canonical_endpoint(connection.laddr), canonical_endpoint(connection.raddr)) == wanted:
+                        return me
+            except (psutil.Error, ValueError):
+                continue
+        return NOT_ONE_OF_OURS
 
 
 def tcp_owner_source(tables: tuple[Path, ...] | None = None) -> ProcNetTcp | PsutilConnections:

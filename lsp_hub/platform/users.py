@@ -15,7 +15,9 @@ def current_user() -> str:
 
 
 def describe_user(user: str) -> str:
-    return f"user {user}" if sys.platform == "win32" else f"uid {user}"
+    if not user.isdigit():
+        return user if user.startswith("(") else f"user {user}"
+    return f"uid {user}"
 
 
 def owned_by_current_user(owner_uid: int) -> bool:
