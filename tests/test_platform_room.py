@@ -290,3 +290,45 @@ def test_where_psutil_may_not_list_others_sockets_ours_are_found_among_our_proce
         finally:
             other.kill()
             other.wait()
+
+
+def test_a_daemon_without_peer_credentials_serves_its_user_and_refuses_others() -> None:
+    """The whole daemon with SO_PEERCRED and getpeereid taken away (a system that has neither)."""
+    _needs_root_and_another_user()
+    from tests.test_daemon import OTHER_USER_CLIENT
+
+    runtime = Path(tempfile.mkdtemp(prefix="lhp-", dir="/tmp"))
+    runtime.chmod(0o755)
+    env = {**os.environ, "PYTHONPATH": str(PACKAGE.parent), "XDG_RUNTIME_DIR": str(runtime),
+           "XDG_CONFIG_HOME": str(runtime / "cfg"), "XDG_CACHE_HOME": str(runtime / "cache")}
+    launch = ("import socket, sys; del socket.SO_PEERCRED; from lsp_hub.platform import peers; "
+              "peers._libc_function = lambda name: None; from lsp_hub.cli import main; "
+              "raise SystemExit(main(['daemon', 'run', '--log-file', sys.argv[1]]))")
+    log = runtime / "daemon.log"
+    daemon = subprocess.Popen([sys.executable, "-c", launch, str(log)], env=env, stderr=subprocess.DEVNULL)
+    path = runtime / "lsp-hub" / "daemon.sock"
+    python = _system_python()
+    assert python is not None
+
+    def run_as(uid: int) -> str:
+        return subprocess.run([python, "-c", OTHER_USER_CLIENT, str(path)], user=uid, capture_output=True,
+                              text=True, timeout=30, cwd="/").stdout.strip()
+
+    try:
+        deadline = time.monotonic() + 30
+        while not path.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert '"pid"' in run_as(os.getuid())  # its own user is served: the socket is private
+        (runtime / "lsp-hub").chmod(0o711)
+        path.chmod(0o666)
+        assert run_as(OTHER_UID) == "closed"
+        assert run_as(os.getuid()) == "closed"  # with the modes loosened, nobody can be told apart: none served
+        deadline = time.monotonic() + 10
+        while "the client could be anyone" not in log.read_text() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert "cannot read the peer's credentials (this system offers neither SO_PEERCRED nor getpeereid)" \
+            in log.read_text()
+    finally:
+        daemon.terminate()
+        daemon.wait(timeout=30)
+        shutil.rmtree(runtime, ignore_errors=True)
