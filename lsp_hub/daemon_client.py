@@ -8,8 +8,9 @@ Where: `$XDG_RUNTIME_DIR/lsp-hub/` (the runtime directory is private to the user
 ours: a directory, not a symbolic link, owned by our uid, mode 0700. Another user who created it first could
 otherwise read or replace the socket, and a client of the socket may make the daemon start programs.
 
-Files in it: `daemon.sock` (0600), `daemon.pid` (flocked by the running daemon for its whole life: one daemon per
-user, and a socket left by a killed daemon is known to be stale), `start.lock` (flocked by a starter while it
+Files in it: `daemon.sock` (0600), or with the tcp-token transport `daemon.endpoint` (0600: port and token, see
+daemon_transport.py), `daemon.pid` (locked by the running daemon for its whole life: one daemon per user, and a
+socket left by a killed daemon is known to be stale), `start.lock` (locked by a starter while it
 starts the daemon and waits for it: racing starters start one), `daemon.log` (the daemon's stderr; the previous
 one is kept as `daemon.log.1`).
 

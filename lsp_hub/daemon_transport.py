@@ -13,10 +13,8 @@ Standard library only; no asyncio (the daemon side reads the line itself and ask
 from __future__ import annotations
 
 import contextlib
-import hmac
 import json
 import os
-import secrets
 import socket
 import sys
 from collections.abc import Mapping
@@ -59,6 +57,8 @@ class TokenEndpoint:
 
 
 def new_token() -> str:
+    import secrets  # the daemon's side only: `lsp-hub --connect` starts without it
+
     return secrets.token_hex(32)
 
 
@@ -129,6 +129,8 @@ def token_refusal(greeting: bytes, token: str) -> str | None:
     """Why the daemon refuses a client whose first line is `greeting`, or None when it holds the token."""
     if not greeting.startswith(TOKEN_PREFIX):
         return "no token (a client of this daemon sends the token in daemon.endpoint first)"
+    import hmac  # the daemon's side only
+
     presented = greeting[len(TOKEN_PREFIX):].strip()
     if not hmac.compare_digest(presented, token.encode()):
         return "wrong token (the daemon.endpoint read was not this daemon's)"
