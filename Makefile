@@ -21,7 +21,7 @@ help:
 	@echo "make demo    install everything, then run a scripted session through lsp-hub on examples/sample"
 	@echo "make test    install everything, then run the test suite (extra pytest options: PYTEST_ARGS=...)"
 	@echo "make setup   install .venv, the npm language servers (.tools/npm) and neovim; fast when done"
-	@echo "make lint    ruff check + mypy"
+	@echo "make lint    ruff check + mypy (for Linux, macOS and Windows)"
 	@echo "make bench   run the benchmarks in bench/"
 
 setup: $(SETUP_STAMP)
@@ -42,6 +42,9 @@ demo: setup
 lint: setup
 	$(WITH_ENV) ruff check .
 	$(WITH_ENV) mypy
+	# The other systems' code paths (lsp_hub/platform/ and every sys.platform branch), checked from here.
+	$(WITH_ENV) mypy --platform darwin
+	$(WITH_ENV) mypy --platform win32
 
 # Helpers that bench scripts start (a fake backend serving on stdin, a byte-copying proxy) are not benchmarks themselves.
 BENCH_HELPERS := bench/fast_backend.py bench/copy_proxy.py bench/processes.py

@@ -408,7 +408,9 @@ def _closed(connection: HubConnection) -> bool:
         if not readable:
             return False
         with socket.socket(fileno=os.dup(connection.read_fd)) as probe:
-            return probe.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+            # select said readable, so this does not block; MSG_DONTWAIT (absent on Windows) only makes sure. Not
+            # setblocking(False): the duplicate shares the connection's file status, which must stay blocking.
+            return probe.recv(1, socket.MSG_PEEK | getattr(socket, "MSG_DONTWAIT", 0)) == b""
     except BlockingIOError:
         return False
     except OSError:

@@ -92,7 +92,7 @@ def bridge_main(argv: list[str]) -> int:
         print(f"lsp-hub --connect: {error}", file=sys.stderr, flush=True)
         return EXIT_FAILURE
     if started is not None:
-        print(f"lsp-hub --connect: started the lsp-hub daemon (pid {started}, socket {paths.socket}, "
+        print(f"lsp-hub --connect: started the lsp-hub daemon (pid {started}, listening at {paths.listening_at}, "
               f"log {paths.log})", file=sys.stderr, flush=True)
     elif args.config:
         _tell_if_config_differs(paths, os.path.abspath(args.config))

@@ -89,11 +89,13 @@ def _serve(argv: list[str]) -> int:
 
 
 def _daemon_run(paths: RuntimePaths, args: dict[str, Any]) -> int:
-    """`lsp-hub daemon run`: serve the daemon's unix socket in the foreground until stopped or idle."""
+    """`lsp-hub daemon run`: serve the daemon's unix socket (or its token-guarded loopback port) in the foreground
+    until stopped or idle."""
     import asyncio
 
     from lsp_hub.config.loader import load_config
     from lsp_hub.daemon_client import DaemonError, claim_daemon, release_daemon
+    from lsp_hub.daemon_transport import LOOPBACK, UNIX, TokenEndpoint, new_token, write_endpoint
     from lsp_hub.extensions import default_extensions
     from lsp_hub.server import Hub
 
@@ -105,13 +107,24 @@ def _daemon_run(paths: RuntimePaths, args: dict[str, Any]) -> int:
     for problem in loaded.problems:
         logging.getLogger("lsp_hub").error("configuration: %s", problem)
     lock = claim_daemon(paths)
+    idle_exit_seconds = loaded.config.hub.daemon_idle_exit_seconds
+    details = {"log": str(log_file or paths.log), "config": str(config) if config else None}
     try:
         hub = Hub(cli_config=config, extensions=default_extensions)
-        code = asyncio.run(hub.serve_unix(paths.socket, idle_exit_seconds=loaded.config.hub.daemon_idle_exit_seconds,
-                                          details={"log": str(log_file or paths.log),
-                                                   "config": str(config) if config else None}))
+        if paths.transport == UNIX:
+            serving = hub.serve_unix(paths.socket, idle_exit_seconds=idle_exit_seconds, details=details)
+        else:
+            token = new_token()
+
+            def publish(port: int) -> str:
+                endpoint = TokenEndpoint(LOOPBACK, port, token)
+                write_endpoint(paths.endpoint_file, endpoint)
+                return f"{endpoint.describe()} (token in {paths.endpoint_file})"
+
+            serving = hub.serve_tcp_token(token, publish, idle_exit_seconds=idle_exit_seconds, details=details)
+        code = asyncio.run(serving)
     except OSError as error:  # bind: one line for the starter to show, not a traceback
-        raise DaemonError(f"cannot listen on {paths.socket}: {error.strerror or error}") from None
+        raise DaemonError(f"cannot listen on {paths.listening_at}: {error.strerror or error}") from None
     finally:
         release_daemon(paths, lock)
     logging.shutdown()

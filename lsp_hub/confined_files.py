@@ -20,6 +20,7 @@ import os
 import posixpath
 import secrets
 import stat
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -311,7 +312,8 @@ class ConfinedRoot:
         try:
             try:
                 _write_all(handle, data)
-                os.fchmod(handle, mode)
+                if sys.platform != "win32":  # Windows keeps no mode bits beyond read-only
+                    os.fchmod(handle, mode)
                 os.fsync(handle)
             finally:
                 os.close(handle)

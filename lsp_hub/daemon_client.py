@@ -8,8 +8,9 @@ Where: `$XDG_RUNTIME_DIR/lsp-hub/` (the runtime directory is private to the user
 ours: a directory, not a symbolic link, owned by our uid, mode 0700. Another user who created it first could
 otherwise read or replace the socket, and a client of the socket may make the daemon start programs.
 
-Files in it: `daemon.sock` (0600), `daemon.pid` (flocked by the running daemon for its whole life: one daemon per
-user, and a socket left by a killed daemon is known to be stale), `start.lock` (flocked by a starter while it
+Files in it: `daemon.sock` (0600), or with the tcp-token transport `daemon.endpoint` (0600: port and token, see
+daemon_transport.py), `daemon.pid` (locked by the running daemon for its whole life: one daemon per user, and a
+socket left by a killed daemon is known to be stale), `start.lock` (locked by a starter while it
 starts the daemon and waits for it: racing starters start one), `daemon.log` (the daemon's stderr; the previous
 one is kept as `daemon.log.1`).
 
@@ -20,13 +21,13 @@ The daemon answers two requests of its own on any connection, before `initialize
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import socket
 import stat
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -34,6 +35,11 @@ from pathlib import Path
 from typing import IO, Any
 
 from lsp_hub.client_framing import FrameBuffer, FramingError, encode_message
+from lsp_hub.daemon_transport import UNIX, TransportError, chosen_transport, connect_with_token
+from lsp_hub.platform.children import detached_options
+from lsp_hub.platform.locks import read_from_start, replace_content, try_lock
+from lsp_hub.platform.processes import pid_alive
+from lsp_hub.platform.users import current_user, describe_user, file_modes_are_enforced, owned_by_current_user
 
 DAEMON_STATUS_METHOD = "lspHub/daemonStatus"
 DAEMON_STOP_METHOD = "lspHub/daemonStop"
@@ -54,10 +60,21 @@ class RuntimePaths:
     """The daemon's files in its private runtime directory."""
 
     directory: Path
+    transport: str = UNIX  # or TCP_TOKEN: daemon_transport.py
 
     @property
     def socket(self) -> Path:
         return self.directory / "daemon.sock"
+
+    @property
+    def endpoint_file(self) -> Path:
+        """Where a tcp-token daemon publishes its port and token (0600)."""
+        return self.directory / "daemon.endpoint"
+
+    @property
+    def listening_at(self) -> Path:
+        """The file that says where the daemon listens: its socket, or its endpoint file."""
+        return self.socket if self.transport == UNIX else self.endpoint_file
 
     @property
     def pid_file(self) -> Path:
@@ -77,7 +94,8 @@ def runtime_directory(environ: Mapping[str, str] = os.environ) -> Path:
     runtime = environ.get("XDG_RUNTIME_DIR", "")
     if runtime and os.path.isabs(runtime):  # the XDG spec: a relative value is invalid and ignored
         return Path(runtime) / "lsp-hub"
-    return Path(environ.get("TMPDIR") or "/tmp") / f"lsp-hub-{os.getuid()}"
+    temporary = environ.get("TMPDIR") or ("/tmp" if sys.platform != "win32" else tempfile.gettempdir())
+    return Path(temporary) / f"lsp-hub-{current_user()}"
 
 
 def check_private_directory(path: Path) -> None:
@@ -91,10 +109,10 @@ def check_private_directory(path: Path) -> None:
         refusal = "it is a symbolic link"
     elif not stat.S_ISDIR(info.st_mode):
         refusal = "it is not a directory"
-    elif info.st_uid != os.getuid():
-        refusal = f"it belongs to uid {info.st_uid}, not to you (uid {os.getuid()}); someone may be trying to " \
-            "intercept the daemon"
-    elif stat.S_IMODE(info.st_mode) != 0o700:
+    elif not owned_by_current_user(info.st_uid):
+        refusal = f"it belongs to uid {info.st_uid}, not to you ({describe_user(current_user())}); someone may be " \
+            "trying to intercept the daemon"
+    elif file_modes_are_enforced() and stat.S_IMODE(info.st_mode) != 0o700:
         refusal = f"its mode is {stat.S_IMODE(info.st_mode):04o}, not 0700"
     if refusal is not None:
         raise DaemonError(f"refusing to use {path} for the daemon's socket: {refusal}. Remove it (or fix it) and "
@@ -112,8 +130,11 @@ def prepare_runtime_directory(environ: Mapping[str, str] = os.environ) -> Runtim
     except OSError as error:
         raise DaemonError(f"cannot create {directory}: {error.strerror}") from None
     check_private_directory(directory)
-    paths = RuntimePaths(directory)
-    if len(os.fsencode(paths.socket)) > MAX_SOCKET_PATH_BYTES:
+    try:
+        paths = RuntimePaths(directory, chosen_transport(environ))
+    except TransportError as error:
+        raise DaemonError(str(error)) from None
+    if paths.transport == UNIX and len(os.fsencode(paths.socket)) > MAX_SOCKET_PATH_BYTES:
         raise DaemonError(f"the socket path {paths.socket} is longer than a unix socket allows "
                           f"({MAX_SOCKET_PATH_BYTES} bytes); set XDG_RUNTIME_DIR to a shorter directory")
     return paths
@@ -122,6 +143,13 @@ def prepare_runtime_directory(environ: Mapping[str, str] = os.environ) -> Runtim
 # ==================================================================================================== talking
 def connect(paths: RuntimePaths, timeout: float = 5.0) -> socket.socket | None:
     """A connection to the running daemon, or None when none listens (no socket, or a stale one)."""
+    if paths.transport != UNIX:
+        try:
+            return connect_with_token(paths.endpoint_file, timeout)
+        except TransportError as error:
+            raise DaemonError(str(error)) from None
+    if sys.platform == "win32":
+        raise DaemonError("the daemon's unix socket does not exist on Windows (it listens on loopback TCP)")
     client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     client.settimeout(timeout)
     try:
@@ -184,14 +212,12 @@ def _lock(path: Path, deadline: float) -> int:
     """An exclusive flock on `path`, waiting until `deadline`; returns the descriptor that holds it."""
     descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
     while True:
-        try:
-            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        if try_lock(descriptor):
             return descriptor
-        except BlockingIOError:
-            if time.monotonic() > deadline:
-                os.close(descriptor)
-                raise DaemonError(f"another lsp-hub is still starting the daemon (it holds {path})") from None
-            time.sleep(0.02)
+        if time.monotonic() > deadline:
+            os.close(descriptor)
+            raise DaemonError(f"another lsp-hub is still starting the daemon (it holds {path})")
+        time.sleep(0.02)
 
 
 def _spawn_daemon(paths: RuntimePaths, daemon_args: list[str]) -> subprocess.Popen[bytes]:
@@ -203,7 +229,7 @@ def _spawn_daemon(paths: RuntimePaths, daemon_args: list[str]) -> subprocess.Pop
         # it. Its cwd is / (it must neither pin nor index the starter's directory); its stdio is not the
         # starter's, so the starter's pipes close when the starter ends.
         return subprocess.Popen([sys.executable, "-m", "lsp_hub", "daemon", "run", *daemon_args],
-                                stdin=subprocess.DEVNULL, stdout=log, stderr=log, cwd="/", start_new_session=True)
+                                stdin=subprocess.DEVNULL, stdout=log, stderr=log, cwd="/", **detached_options())
     finally:
         os.close(log)
 
@@ -240,7 +266,7 @@ def ensure_daemon(paths: RuntimePaths, daemon_args: list[str]) -> tuple[socket.s
                 raise DaemonError(f"the daemon exited with code {process.returncode} before listening "
                                   f"(log: {paths.log}){_log_tail(paths)}")
             time.sleep(0.02)
-        raise DaemonError(f"the daemon did not listen on {paths.socket} within {START_TIMEOUT_SECONDS:g} s "
+        raise DaemonError(f"the daemon did not listen on {paths.listening_at} within {START_TIMEOUT_SECONDS:g} s "
                           f"(log: {paths.log})")
     finally:
         os.close(lock)
@@ -252,28 +278,29 @@ def claim_daemon(paths: RuntimePaths, wait_seconds: float = 10.0) -> int:
     Waits a little for a daemon that is still stopping. Returns the descriptor holding the lock."""
     descriptor = os.open(paths.pid_file, os.O_RDWR | os.O_CREAT, 0o600)
     deadline = time.monotonic() + wait_seconds
-    while True:
-        try:
-            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            break
-        except BlockingIOError:
-            if time.monotonic() > deadline:
-                holder = os.pread(descriptor, 32, 0).decode(errors="replace").strip() or "?"
-                os.close(descriptor)
-                raise DaemonError(f"another lsp-hub daemon is running (pid {holder})") from None
-            time.sleep(0.05)
-    os.ftruncate(descriptor, 0)
-    os.pwrite(descriptor, f"{os.getpid()}\n".encode(), 0)
-    # Whoever held the lock is gone, so a socket file left behind is a dead daemon's: replace it.
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(paths.socket)
+    while not try_lock(descriptor):
+        if time.monotonic() > deadline:
+            try:
+                holder = read_from_start(descriptor, 32).decode(errors="replace").strip() or "?"
+            except OSError:  # Windows: the holder's lock covers the bytes that say who it is
+                holder = "?"
+            os.close(descriptor)
+            raise DaemonError(f"another lsp-hub daemon is running (pid {holder})")
+        time.sleep(0.05)
+    replace_content(descriptor, f"{os.getpid()}\n".encode())
+    # Whoever held the lock is gone, so a socket or endpoint file left behind is a dead daemon's: replace it.
+    for stale in (paths.socket, paths.endpoint_file):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(stale)
     return descriptor
 
 
 def release_daemon(paths: RuntimePaths, descriptor: int) -> None:
-    """For the daemon at exit: remove its socket, empty the pid file (never unlinked: a starter may hold it)."""
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(paths.socket)
+    """For the daemon at exit: remove its socket or endpoint file, empty the pid file (never unlinked: a starter may
+    hold it)."""
+    for published in (paths.socket, paths.endpoint_file):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(published)
     os.ftruncate(descriptor, 0)
     os.close(descriptor)
 
@@ -286,21 +313,6 @@ def daemon_run_args(config: str | None, log_file: str | None, verbose: int) -> l
     if log_file:
         args += ["--log-file", os.path.abspath(log_file)]
     return args + ["-v"] * verbose
-
-
-def pid_alive(pid: int) -> bool:
-    """Whether `pid` runs (a zombie has ended)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        with open(f"/proc/{pid}/stat") as process_stat:  # a zombie has ended
-            return process_stat.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 # ==================================================================================================== the CLI
@@ -363,9 +375,9 @@ def daemon_main(argv: list[str], out: IO[str], err: IO[str] = sys.stderr,
             status = ask(paths, DAEMON_STATUS_METHOD)
             if status is None:
                 if args["json"]:
-                    print(json.dumps({"running": False, "socket": str(paths.socket)}), file=out)
+                    print(json.dumps({"running": False, "socket": str(paths.listening_at)}), file=out)
                 else:
-                    print(f"lsp-hub daemon is not running (no daemon listens on {paths.socket})", file=out)
+                    print(f"lsp-hub daemon is not running (no daemon listens on {paths.listening_at})", file=out)
                 return EXIT_NOT_RUNNING
             print(json.dumps(status, indent=2) if args["json"] else _describe(status), file=out)
             return EXIT_OK
@@ -383,8 +395,8 @@ def _stop(paths: RuntimePaths, as_json: bool, out: IO[str]) -> int:
             raise
         answer = None  # it stopped before answering; the pid file's owner is gone or going
     if answer is None:
-        print(json.dumps({"running": False, "socket": str(paths.socket)}) if as_json else
-              f"lsp-hub daemon is not running (no daemon listens on {paths.socket})", file=out)
+        print(json.dumps({"running": False, "socket": str(paths.listening_at)}) if as_json else
+              f"lsp-hub daemon is not running (no daemon listens on {paths.listening_at})", file=out)
         return EXIT_NOT_RUNNING
     pid = int(answer["pid"])
     deadline = time.monotonic() + STOP_TIMEOUT_SECONDS

@@ -6,10 +6,8 @@ The doctor starts no language server: it only runs each found binary with its `v
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import signal
 import subprocess
 import textwrap
 from collections.abc import Mapping, Sequence
@@ -33,6 +31,7 @@ from lsp_hub.config.resolve import (
     search_path,
 )
 from lsp_hub.config.trust import TrustStore
+from lsp_hub.platform.children import kill_group, new_group_options
 
 VERSION_TIMEOUT_SECONDS = 5.0
 _MAX_VERSION_WIDTH = 48
@@ -95,7 +94,7 @@ def probe_version(argv: Sequence[str], timeout: float = VERSION_TIMEOUT_SECONDS,
     try:
         process = subprocess.Popen(
             list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            start_new_session=True,  # its own process group, so a timeout kills its children too
+            **new_group_options(),  # its own process group, so a timeout kills its children too
             env=env,
         )
     except OSError as error:
@@ -103,8 +102,7 @@ def probe_version(argv: Sequence[str], timeout: float = VERSION_TIMEOUT_SECONDS,
     try:
         stdout, stderr = process.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        with contextlib.suppress(OSError):
-            os.killpg(process.pid, signal.SIGKILL)
+        kill_group(process.pid)
         process.kill()
         try:
             process.communicate(timeout=1.0)

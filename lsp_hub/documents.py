@@ -10,27 +10,20 @@ from __future__ import annotations
 import functools
 import logging
 from typing import Any
-from urllib.parse import unquote, urlparse
+
+from lsp_hub.platform import paths
 
 logger = logging.getLogger(__name__)
 
 
 @functools.lru_cache(maxsize=4096)  # asked on every request about a document
 def uri_to_path(uri: str) -> str | None:
-    """The local file system path of a file:// URI, else None."""
-    parsed = urlparse(uri)
-    if parsed.scheme != "file":
-        return None
-    path = unquote(parsed.path)
-    if parsed.netloc and parsed.netloc != "localhost":
-        path = f"//{parsed.netloc}{path}"
-    return path
+    """The local file system path of a file:// URI, else None (`platform.paths`: drive letters, UNC)."""
+    return paths.uri_to_path(uri)
 
 
 def path_to_uri(path: str) -> str:
-    from pathlib import Path
-
-    return Path(path).absolute().as_uri()
+    return paths.path_to_uri(path)
 
 
 def utf16_to_index(line: str, character: int) -> int:

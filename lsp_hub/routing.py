@@ -10,9 +10,9 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import PurePosixPath
 
 from lsp_hub.config.model import Config, LanguageSpec, ServerSpec
+from lsp_hub.platform import paths
 
 CACHE_LIMIT = 4096  # paths whose language and routes a Router keeps (then it starts over)
 
@@ -32,8 +32,7 @@ def containing_folder(path: str, folders: Sequence[str]) -> str | None:
     """The innermost workspace folder holding `path`."""
     best: str | None = None
     for folder in folders:
-        prefix = folder.rstrip("/") + "/"
-        if (path == folder or path.startswith(prefix)) and (best is None or len(folder) > len(best)):
+        if paths.is_within(path, folder) and (best is None or len(folder) > len(best)):
             best = folder
     return best
 
@@ -41,17 +40,17 @@ def containing_folder(path: str, folders: Sequence[str]) -> str | None:
 def find_root(path: str, markers: Sequence[str], folders: Sequence[str]) -> str:
     """The nearest directory at or above `path`'s directory that holds a marker, bounded by its workspace folder."""
     folder = containing_folder(path, folders)
-    directory = str(PurePosixPath(path).parent)
+    directory = paths.parent(path)
     while True:
         if any(os.path.exists(os.path.join(directory, marker)) for marker in markers):
             return directory
-        if folder is not None and directory == folder.rstrip("/"):
+        if folder is not None and paths.same_path(directory, folder):
             return folder.rstrip("/") or "/"
-        parent = str(PurePosixPath(directory).parent)
+        parent = paths.parent(directory)
         if parent == directory:
             break
         directory = parent
-    return folder.rstrip("/") if folder else str(PurePosixPath(path).parent)
+    return folder.rstrip("/") if folder else paths.parent(path)
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,7 +108,7 @@ class Router:
         return routes
 
     def root_for(self, spec: ServerSpec, path: str) -> str:
-        directory = str(PurePosixPath(path).parent)
+        directory = paths.parent(path)
         cache_key = (spec.name, directory)
         root = self._root_cache.get(cache_key)
         if root is None:

@@ -16,14 +16,16 @@ import contextlib
 import logging
 import os
 import signal
+import sys
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from lsp_hub import __version__
 from lsp_hub.daemon_client import DAEMON_STATUS_METHOD, DAEMON_STOP_METHOD
+from lsp_hub.daemon_transport import ACCEPTED, GREETING_TIMEOUT_SECONDS, LOOPBACK, token_refusal
 from lsp_hub.jsonrpc import (
     FileWriter,
     FrameReader,
@@ -36,6 +38,7 @@ from lsp_hub.jsonrpc import (
     stdin_stream,
     widen_pipe,
 )
+from lsp_hub.platform import paths
 from lsp_hub.session import Session, SessionExtension
 from lsp_hub.transport_security import (
     STDIO_CLIENT,
@@ -49,6 +52,8 @@ from lsp_hub.workspace import Workspaces
 logger = logging.getLogger(__name__)
 
 ExtensionFactory = Callable[[], list[SessionExtension]]
+ConnectionHandler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
+STREAM_LIMIT = 64 * 1024 * 1024
 
 
 # A peer that closed or reset its end: routine for a client that leaves as soon as it has its answer.
@@ -136,7 +141,7 @@ class IdleExit:
 
 
 def _within(path: str, folder: str) -> bool:
-    return path == folder or path.startswith(folder.rstrip("/") + "/")
+    return paths.is_within(path, folder)
 
 
 class Hub:
@@ -244,7 +249,8 @@ class Hub:
 
     def install_signal_handlers(self) -> None:
         loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        hangup = getattr(signal, "SIGHUP", None)  # none on Windows
+        for sig in (signal.SIGTERM, signal.SIGINT, *([hangup] if hangup is not None else [])):
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.add_signal_handler(sig, self._on_signal, sig)
 
@@ -352,16 +358,63 @@ class Hub:
                          details: Mapping[str, Any] | None = None) -> int:
         """The per-user daemon: serve clients of the unix socket at `path` (its directory already checked private)
         until stopped, or until no client has come for `idle_exit_seconds`."""
+
+        async def refusal(_reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> str | None:
+            return unix_peer_refusal(writer.get_extra_info("socket"))
+
+        async def listen(on_connection: ConnectionHandler) -> tuple[asyncio.AbstractServer, str]:
+            if sys.platform == "win32":
+                raise OSError("asyncio serves no unix sockets on Windows")
+            # Created 0600 (the umask applies to bind; nothing else runs yet), and chmod'ed to be sure.
+            previous_umask = os.umask(0o177)
+            try:
+                server = await asyncio.start_unix_server(on_connection, path=os.fspath(path), limit=STREAM_LIMIT)
+            finally:
+                os.umask(previous_umask)
+            os.chmod(path, 0o600)
+            return server, str(path)
+
+        return await self._serve_daemon(listen, refusal, ClientOrigin.for_transport("unix"),
+                                        idle_exit_seconds=idle_exit_seconds, details=details)
+
+    async def serve_tcp_token(self, token: str, publish: Callable[[int], str], *, idle_exit_seconds: float,
+                              details: Mapping[str, Any] | None = None) -> int:
+        """The per-user daemon on 127.0.0.1 (Windows, or LSP_HUB_DAEMON_TRANSPORT=tcp-token): a client is served
+        once its first line presents `token`, which only the user can read (`daemon_transport.py`). `publish`
+        writes the endpoint file for the port the system picked and says where it is."""
+
+        async def refusal(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> str | None:
+            try:
+                greeting = await asyncio.wait_for(reader.readline(), GREETING_TIMEOUT_SECONDS)
+            except (TimeoutError, ValueError, *CLIENT_LEFT):  # ValueError: a "line" longer than the limit
+                greeting = b""
+            reason = token_refusal(greeting, token) or self.peer_owners.refusal(
+                writer.get_extra_info("peername"), writer.get_extra_info("sockname"))
+            with contextlib.suppress(*CLIENT_LEFT):
+                writer.write(ACCEPTED if reason is None else f"refused: {reason}\r\n".encode())
+                await writer.drain()
+            return reason
+
+        async def listen(on_connection: ConnectionHandler) -> tuple[asyncio.AbstractServer, str]:
+            server = await asyncio.start_server(on_connection, LOOPBACK, 0, limit=STREAM_LIMIT)
+            return server, publish(server.sockets[0].getsockname()[1])
+
+        return await self._serve_daemon(listen, refusal, ClientOrigin.for_transport("tcp-token"),
+                                        idle_exit_seconds=idle_exit_seconds, details=details)
+
+    async def _serve_daemon(self, listen: Callable[[ConnectionHandler], Awaitable[tuple[asyncio.AbstractServer, str]]],
+                            refusal: Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[str | None]],
+                            client: ClientOrigin, *, idle_exit_seconds: float,
+                            details: Mapping[str, Any] | None) -> int:
+        """Serve the daemon's clients, each checked by `refusal` first, until stopped or idle."""
         self.install_signal_handlers()
-        client = ClientOrigin.for_transport("unix")
         self.workspaces.keep_warm = True
         idle = IdleExit(idle_exit_seconds, self.stop_soon)
-        self.daemon_details = {"socket": str(path), "idleExitSeconds": idle_exit_seconds, **(details or {})}
 
         async def on_connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-            refusal = unix_peer_refusal(writer.get_extra_info("socket"))
-            if refusal is not None:
-                logger.warning("refused a client of the daemon's socket: %s", refusal)
+            reason = await refusal(reader, writer)
+            if reason is not None:
+                logger.warning("refused a client of the daemon's socket: %s", reason)
                 writer.close()
                 with contextlib.suppress(Exception):
                     await writer.wait_closed()
@@ -383,15 +436,10 @@ class Hub:
                     await writer.wait_closed()
                 idle.disconnected(was_lsp_client=bool(front) and front[0].is_lsp_client)
 
-        # Created 0600 (the umask applies to bind; nothing else runs yet), and chmod'ed to be sure.
-        previous_umask = os.umask(0o177)
-        try:
-            server = await asyncio.start_unix_server(on_connection, path=os.fspath(path), limit=64 * 1024 * 1024)
-        finally:
-            os.umask(previous_umask)
-        os.chmod(path, 0o600)
+        server, where = await listen(on_connection)
+        self.daemon_details = {"socket": where, "idleExitSeconds": idle_exit_seconds, **(details or {})}
         self._unix_listener = server
-        logger.info("lsp-hub daemon (pid %s) listening on %s", os.getpid(), path)
+        logger.info("lsp-hub daemon (pid %s) listening on %s", os.getpid(), where)
         idle.start()
         async with server:
             await self.stopping.wait()

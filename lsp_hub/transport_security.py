@@ -3,11 +3,12 @@
 Three rules, checked before a connection gets a session:
 - a WebSocket handshake from a web page (it carries `Origin`) is refused unless that origin was allowed, and the
   `Host` header must name an address the hub was told it is reached by (a DNS-rebinding page names its own);
-- a loopback connection whose peer socket belongs to another local user is refused (on Linux the owner of a TCP
-  socket is in /proc/net/tcp and tcp6), and so is a client of the daemon's unix socket run by another user
-  (SO_PEERCRED);
-- only the client that started the hub (stdio) and same-user clients of the daemon's unix socket may choose
-  programs: a TCP or WebSocket client's program-choosing settings are dropped like an untrusted project's.
+- a loopback connection whose peer socket belongs to another local user is refused (`platform.peers` finds the
+  owner), and so is a client of the daemon's unix socket run by another user (its peer credentials, else the
+  socket's permissions);
+- only the client that started the hub (stdio) and same-user clients of the daemon (its unix socket, or its
+  token on loopback TCP) may choose programs: a TCP or WebSocket client's program-choosing settings are dropped
+  like an untrusted project's.
 
 Pure functions and small readers; no asyncio, no LSP.
 """
@@ -18,29 +19,33 @@ import ipaddress
 import logging
 import os
 import socket
-import struct
-import sys
+import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from lsp_hub.platform.peers import PeerCredentials, tcp_owner_source, unix_peer_credentials
+from lsp_hub.platform.users import current_user, describe_user, owned_by_current_user
+
 logger = logging.getLogger(__name__)
 
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
-PROC_NET_TCP = (Path("/proc/net/tcp"), Path("/proc/net/tcp6"))
+# Transports whose clients speak for the user: the editor that started us, and the daemon's clients proven to be
+# the user's (unix-socket credentials, or the token only the user can read).
+USER_TRANSPORTS = ("stdio", "unix", "tcp-token")
 
 
 @dataclass(frozen=True)
 class ClientOrigin:
     """How a client reached the hub, and whether it speaks for the user who started it."""
 
-    transport: str  # "stdio", "tcp", "ws", "unix"
+    transport: str  # "stdio", "tcp", "ws", "unix", "tcp-token"
     may_choose_programs: bool
 
     @classmethod
     def for_transport(cls, transport: str) -> ClientOrigin:
         # stdio: the editor started us, it is the user. A network client may be anyone who can reach the port.
-        return cls(transport, may_choose_programs=transport in ("stdio", "unix"))
+        return cls(transport, may_choose_programs=transport in USER_TRANSPORTS)
 
 
 STDIO_CLIENT = ClientOrigin.for_transport("stdio")
@@ -108,82 +113,63 @@ class HandshakePolicy:
 
 
 # ==================================================================================================== peers
-def _decode_address(hex_address: str) -> tuple[str, int]:
-    """An address of /proc/net/tcp[6] ("0100007F:1F90") as (ip, port); each 32-bit word is in host order."""
-    hex_ip, hex_port = hex_address.split(":")
-    raw = bytes.fromhex(hex_ip)
-    if sys.byteorder == "little":
-        raw = b"".join(raw[i:i + 4][::-1] for i in range(0, len(raw), 4))
-    address = ipaddress.ip_address(raw)
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped
-    return str(address), int(hex_port, 16)
-
-
-def _canonical(endpoint: tuple[str, int]) -> tuple[str, int]:
-    address = ipaddress.ip_address(endpoint[0].split("%", 1)[0])
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped
-    return str(address), int(endpoint[1])
-
-
 class PeerOwners:
-    """Finds which local user owns the other end of a loopback TCP connection (Linux: /proc/net/tcp, tcp6)."""
+    """Finds which local user owns the other end of a loopback TCP connection (`platform.peers`: /proc/net/tcp on
+    Linux, psutil elsewhere; `tables` stand in for /proc in tests)."""
 
-    def __init__(self, tables: tuple[Path, ...] = PROC_NET_TCP) -> None:
-        self.tables = tables
+    def __init__(self, tables: tuple[Path, ...] | None = None) -> None:
+        self.source = tcp_owner_source(tables)
 
     def unavailable_reason(self) -> str | None:
         """Why owners cannot be determined here, or None when they can."""
-        readable = [table for table in self.tables if os.access(table, os.R_OK)]
-        if not readable:
-            return f"cannot read {' or '.join(map(str, self.tables))} (not Linux?)"
-        return None
+        return self.source.unavailable_reason()
 
-    def uid_of(self, peer: tuple[str, int], local: tuple[str, int]) -> int | None:
-        """The uid owning the socket whose local end is `peer` and remote end is `local`, if it is listed."""
-        wanted = (_canonical(peer), _canonical(local))
-        for table in self.tables:
-            try:
-                lines = table.read_text().splitlines()[1:]
-            except OSError:
-                continue
-            for line in lines:
-                fields = line.split()
-                if len(fields) < 8:
-                    continue
-                try:
-                    if (_decode_address(fields[1]), _decode_address(fields[2])) == wanted:
-                        return int(fields[7])
-                except ValueError:
-                    continue
-        return None
+    def owner_of(self, peer: tuple[str, int], local: tuple[str, int]) -> str | None:
+        """The user owning the socket whose local end is `peer` and remote end is `local`, if it is listed."""
+        return self.source.owner_of(peer, local)
 
     def refusal(self, peer: tuple[str, int] | None, local: tuple[str, int] | None) -> str | None:
         """Why a connection from `peer` to our `local` end is refused: its owner is another local user."""
         if peer is None or local is None or not is_loopback(str(peer[0])):
             return None  # a remote peer has no local owner; binding off loopback was warned about at start-up
-        owner = self.uid_of((str(peer[0]), int(peer[1])), (str(local[0]), int(local[1])))
+        owner = self.owner_of((str(peer[0]), int(peer[1])), (str(local[0]), int(local[1])))
         if owner is None:
             logger.info("could not find the owner of the connection from %s:%s; accepting it", peer[0], peer[1])
             return None
-        if owner != os.getuid():
-            return f"connection from {peer[0]}:{peer[1]} belongs to uid {owner}, not to this hub's user"
+        if owner != current_user():
+            return f"connection from {peer[0]}:{peer[1]} belongs to {describe_user(owner)}, not to this hub's user"
         return None
 
 
 # ==================================================================================================== unix socket
 def unix_peer_refusal(connection: socket.socket | None) -> str | None:
-    """Why a client of the daemon's unix socket is refused: it runs as another user (SO_PEERCRED says who).
+    """Why a client of the daemon's unix socket is refused: it runs as another user (its credentials say who).
 
-    The socket's mode (0600, in a 0700 directory) already keeps others out; this holds should those be loosened."""
+    Where the system cannot tell a peer's credentials, the socket's permissions decide: a socket file of ours,
+    0600, in a directory of ours that only we may enter, cannot be reached by another user; anything looser is
+    refused, since the peer could then be anyone."""
     if connection is None:
         return "the connection has no socket to ask for its peer's credentials"
+    credentials = unix_peer_credentials(connection)
+    if isinstance(credentials, PeerCredentials):
+        if credentials.user != current_user():
+            client = f"the client (pid {credentials.pid})" if credentials.pid is not None else "the client"
+            return f"{client} runs as {describe_user(credentials.user)}, not as this hub's user " \
+                f"({describe_user(current_user())})"
+        return None
+    return _socket_file_refusal(connection, cannot_tell=credentials)
+
+
+def _socket_file_refusal(connection: socket.socket, cannot_tell: str) -> str | None:
     try:
-        credentials = connection.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-    except (OSError, AttributeError) as error:  # AttributeError: no SO_PEERCRED (not Linux)
-        return f"cannot read the peer's credentials ({error})"
-    pid, uid, _gid = struct.unpack("3i", credentials)
-    if uid != os.getuid():
-        return f"the client (pid {pid}) runs as uid {uid}, not as this hub's user (uid {os.getuid()})"
+        path = Path(connection.getsockname())
+        socket_info, directory_info = os.lstat(path), os.lstat(path.parent)
+    except (OSError, TypeError) as error:
+        return f"cannot read the peer's credentials ({cannot_tell}) nor check the socket's permissions ({error})"
+    looser = [f"{name} {oct(stat.S_IMODE(info.st_mode))}" for name, info, private in (
+        ("socket", socket_info, 0o600), ("directory", directory_info, 0o700))
+        if not owned_by_current_user(info.st_uid) or stat.S_IMODE(info.st_mode) & ~private]
+    if looser:
+        return f"cannot read the peer's credentials ({cannot_tell}) and the socket is not private to this user " \
+            f"({', '.join(looser)}): the client could be anyone"
     return None

@@ -23,6 +23,7 @@ from lsp_hub.diagnostics import DiagnosticStore, Part, ReportTracker
 from lsp_hub.documents import Document, SharedDocument, replacement_edit, uri_to_path
 from lsp_hub.forwarding import Forwarder
 from lsp_hub.jsonrpc import MsgId, ResponseFailure, materialize
+from lsp_hub.platform import paths
 from lsp_hub.routing import BackendKey, Router
 
 logger = logging.getLogger(__name__)
@@ -69,7 +70,7 @@ class Workspace:
         # differs from the disk, they hold unsaved edits (`has_unsaved_edits`).
         self._edited: dict[str, set[ClientView]] = {}
         self._missing: dict[BackendKey, str] = {}  # why a server cannot start (binary not found, no pin), per key
-        self._resolved: dict[BackendKey, str] = {}  # the binary found for each backend
+        self._resolved: dict[BackendKey, list[str]] = {}  # what starts each backend's program, before its args
         # Each backend's spec as launched: PATH cleaned and, for an untrusted root, pin_untrusted applied.
         self._launch_specs: dict[BackendKey, ServerSpec] = {}
         self._pull_timers: dict[tuple[int, str], asyncio.TimerHandle] = {}
@@ -180,7 +181,7 @@ class Workspace:
     # ================================================================================================ backends
     def _make_backend(self, key: BackendKey, uid: int) -> Backend:
         spec = self._launch_specs.get(key) or self.config.servers[key.server]
-        argv = [self._resolved[key], *spec.args]
+        argv = [*self._resolved[key], *spec.args]
         return Backend(key, spec, argv, self, self.config.hub, uid)
 
     def is_trusted(self, root: str) -> bool:
@@ -219,7 +220,7 @@ class Workspace:
             self._missing[key] = launch.refused
             self.tell_user(launch.refused)
             return None
-        self._resolved[key] = resolution.path
+        self._resolved[key] = launch.program_argv
         self._launch_specs[key] = launch.spec
         return self.pool.get_or_create(key)
 
@@ -682,4 +683,4 @@ def client_name(session: ClientView) -> str:
 
 
 def under(path: str | None, root: str) -> bool:
-    return path is not None and (path == root or path.startswith(root.rstrip("/") + "/"))
+    return path is not None and paths.is_within(path, root)

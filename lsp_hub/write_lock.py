@@ -2,9 +2,10 @@
 
 A verified write reads a file, builds its new text, checks it, writes it and waits for its diagnostics; two agents
 doing that to one file at once would each write over the other's edit. The lock is a file in the user's private
-runtime directory named after the target's real path, held with `flock` (`msvcrt.locking` on Windows) for the whole
-read-check-write-verify step, so the second writer reads what the first wrote. The lock files are never removed:
-removing one while another process waits on it would let a third lock a new file of the same name.
+runtime directory named after the target's real path, held with the platform's file lock (`platform.locks`:
+`flock`, `msvcrt.locking` on Windows) for the whole read-check-write-verify step, so the second writer reads what
+the first wrote. The lock files are never removed: removing one while another process waits on it would let a
+third lock a new file of the same name.
 
 Standard library only."""
 
@@ -13,13 +14,14 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import sys
 import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 from lsp_hub.daemon_client import DaemonError, check_private_directory, prepare_runtime_directory
+from lsp_hub.platform.locks import try_lock, unlock
+from lsp_hub.platform.users import current_user
 
 POLL_SECONDS = 0.02
 
@@ -34,8 +36,7 @@ def _private_directory(name: str) -> Path:
     try:
         base = prepare_runtime_directory().directory
     except DaemonError:
-        uid = os.getuid() if hasattr(os, "getuid") else 0
-        base = Path(tempfile.gettempdir()) / f"lsp-hub-files-{uid}"
+        base = Path(tempfile.gettempdir()) / f"lsp-hub-files-{current_user()}"
         with contextlib.suppress(FileExistsError):
             os.mkdir(base, 0o700)
         check_private_directory(base)
@@ -68,7 +69,7 @@ def exclusive(target: Path, timeout: float) -> Iterator[float]:
     started = time.monotonic()
     descriptor = os.open(lock_path(target), os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
     try:
-        while not _try_lock(descriptor):
+        while not try_lock(descriptor):
             if time.monotonic() - started > timeout:
                 raise WriteLockError(f"{target} is being written by another agent or editor session; waited "
                                   f"{timeout:.0f} s")
@@ -76,34 +77,6 @@ def exclusive(target: Path, timeout: float) -> Iterator[float]:
         try:
             yield time.monotonic() - started
         finally:
-            _unlock(descriptor)
+            unlock(descriptor)
     finally:
         os.close(descriptor)
-
-
-if sys.platform == "win32":
-    import msvcrt
-
-    def _try_lock(descriptor: int) -> bool:
-        try:
-            os.lseek(descriptor, 0, os.SEEK_SET)
-            msvcrt.locking(descriptor, msvcrt.LK_NBLCK, 1)
-        except OSError:
-            return False
-        return True
-
-    def _unlock(descriptor: int) -> None:
-        os.lseek(descriptor, 0, os.SEEK_SET)
-        msvcrt.locking(descriptor, msvcrt.LK_UNLCK, 1)
-else:
-    import fcntl
-
-    def _try_lock(descriptor: int) -> bool:
-        try:
-            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return False
-        return True
-
-    def _unlock(descriptor: int) -> None:
-        fcntl.flock(descriptor, fcntl.LOCK_UN)

@@ -291,11 +291,11 @@ def test_the_owner_of_a_loopback_peer_is_found(family: socket.AddressFamily, hos
             served, peer = listener.accept()
             with served:
                 local = served.getsockname()
-                assert owners.uid_of(peer[:2], local[:2]) == os.getuid()
+                assert owners.owner_of(peer[:2], local[:2]) == str(os.getuid())
                 assert owners.refusal(peer, local) is None
                 # Reversed, the pair names our accepted socket, owned by us too; a port nobody holds names nothing.
-                assert owners.uid_of(local[:2], peer[:2]) == os.getuid()
-                assert owners.uid_of((host, 1), local[:2]) is None
+                assert owners.owner_of(local[:2], peer[:2]) == str(os.getuid())
+                assert owners.owner_of((host, 1), local[:2]) is None
                 del client
 
 
@@ -307,7 +307,7 @@ def test_peer_owners_read_from_a_table_refuse_other_uids(tmp_path: Path) -> None
         "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
         f"   0: {ip}:9C40 {ip}:0827 01 00000000:00000000 00:00000000 00000000  1234        0 1 1\n")
     owners = PeerOwners((table,))
-    assert owners.uid_of(("127.0.0.1", 40000), ("127.0.0.1", 2087)) == 1234
+    assert owners.owner_of(("127.0.0.1", 40000), ("127.0.0.1", 2087)) == "1234"
     refusal = owners.refusal(("127.0.0.1", 40000), ("127.0.0.1", 2087))
     assert refusal is not None and "uid 1234" in refusal
     assert owners.refusal(("127.0.0.1", 40001), ("127.0.0.1", 2087)) is None  # not listed: accepted

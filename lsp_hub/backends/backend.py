@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
-import ctypes
 import enum
 import logging
 import os
@@ -33,6 +32,7 @@ from lsp_hub.jsonrpc import (
     read_loop,
     spawn_peer,
 )
+from lsp_hub.platform.children import CHILDREN, KILL
 
 if TYPE_CHECKING:
     from lsp_hub.config.model import HubOptions, ServerSpec
@@ -45,18 +45,6 @@ STREAM_LIMIT = 64 * 1024 * 1024  # a single frame header line or stderr chunk ma
 STDERR_TAIL_LINES = 200
 MAX_WORK_IN_PROGRESS = 64  # progress begun and not ended that a backend remembers
 DIAGNOSTIC_PULLS = frozenset({"textDocument/diagnostic", "workspace/diagnostic"})
-
-try:
-    _LIBC: ctypes.CDLL | None = ctypes.CDLL(None, use_errno=True)
-except OSError:  # not on Linux
-    _LIBC = None
-
-
-def _die_with_parent() -> None:
-    """In the child: get SIGTERM when the hub dies, even by SIGKILL (Linux PR_SET_PDEATHSIG)."""
-    if _LIBC is not None:
-        with contextlib.suppress(Exception):
-            _LIBC.prctl(1, signal.SIGTERM)
 
 
 class State(enum.Enum):
@@ -109,6 +97,7 @@ class _Connection:
     async def start(self, argv: list[str], **kwargs: Any) -> None:
         process, stdout, _ = await spawn_peer(argv, **kwargs)
         assert process.stdin is not None
+        CHILDREN.adopt(process.pid)
         self.process = process
         self.protocol.set_writer(process.stdin)
         reader = RawResponseReader(stdout, peer_name=self.backend.name)
@@ -117,6 +106,7 @@ class _Connection:
 
     async def _watch_exit(self, process: asyncio.subprocess.Process) -> None:
         await process.wait()
+        CHILDREN.release(process.pid)
         self.stop_reading.set()
         self.backend._on_process_exit(self, process.returncode)
 
@@ -276,8 +266,7 @@ class Backend:
                 cwd=self.root if os.path.isdir(self.root) else None,
                 env=env,
                 limit=STREAM_LIMIT,
-                start_new_session=True,
-                preexec_fn=_die_with_parent,
+                **CHILDREN.launch_options(),  # its own process group, ending with the hub
             )
         except OSError as exc:
             self._give_up(f"could not start {self.argv[0]!r}: {exc}")
@@ -606,7 +595,7 @@ class Backend:
             self.host.on_backend_stopped(self, crashed=False)
 
     async def _wait_or_escalate(self, process: asyncio.subprocess.Process, grace_seconds: float) -> None:
-        for sig in (None, signal.SIGTERM, signal.SIGKILL):
+        for sig in (None, signal.SIGTERM, KILL):
             if sig is not None:
                 _signal_group(process, sig)
             try:
@@ -615,13 +604,13 @@ class Backend:
             except TimeoutError:
                 continue
         # Children the server started (tsserver, node workers) share its process group.
-        _signal_group(process, signal.SIGKILL)
+        _signal_group(process, KILL)
 
     def _kill(self, connection: _Connection) -> None:
         process = connection.process
         if process is not None:
             self._stopping_connection = connection
-            _signal_group(process, signal.SIGKILL)
+            _signal_group(process, KILL)
         if self._connection is connection:
             self._connection = None
 
@@ -638,12 +627,11 @@ class Backend:
         """Last resort at hub exit: no politeness, no waiting."""
         for connection in (self._connection, self._stopping_connection):
             if connection is not None and connection.process is not None:
-                _signal_group(connection.process, signal.SIGKILL)
+                _signal_group(connection.process, KILL)
 
 
 def _signal_group(process: asyncio.subprocess.Process, sig: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(process.pid, sig)
+    CHILDREN.signal_group(process.pid, sig)
     with contextlib.suppress(ProcessLookupError, PermissionError):
         if process.returncode is None:
             process.send_signal(sig)

@@ -81,7 +81,10 @@ def read_config_text(path: Path, *, confine_to: Path | None = None, limit: int =
     # Looked at before opening, so that a FIFO or a device is never opened; the open descriptor is looked at
     # again, in case the path changed in between.
     _refuse_unless_regular(os.stat(target).st_mode)
-    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC | (os.O_NOFOLLOW if confine_to else 0)
+    # Windows has none of the POSIX flags; there a FIFO or a terminal cannot be named by a path anyway.
+    posix_flags = {name: getattr(os, name, 0) for name in ("O_NONBLOCK", "O_NOCTTY", "O_CLOEXEC", "O_NOFOLLOW")}
+    flags = os.O_RDONLY | posix_flags["O_NONBLOCK"] | posix_flags["O_NOCTTY"] | posix_flags["O_CLOEXEC"] | (
+        posix_flags["O_NOFOLLOW"] if confine_to else 0)
     try:
         fd = os.open(target, flags)
     except OSError as error:

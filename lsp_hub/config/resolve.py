@@ -17,9 +17,9 @@ does not pass them over: whoever can write there already chose the code of the h
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
-import shutil
 import site
 import sys
 import sysconfig
@@ -29,6 +29,7 @@ from typing import Any
 import attrs
 
 from lsp_hub.config.model import ServerSpec
+from lsp_hub.platform.commands import System, find_program, is_executable_file, launch_for
 
 # Where a workspace keeps its own tools, searched in this order before PATH.
 WORKSPACE_BIN_DIRS: tuple[str, ...] = (".venv/bin", "node_modules/.bin")
@@ -92,7 +93,19 @@ def hub_tool_directories() -> tuple[str, ...]:
 
 
 def _is_executable(path: Path) -> bool:
-    return path.is_file() and os.access(path, os.X_OK)
+    return _absolute_program(str(path)) is not None
+
+
+def _absolute_program(path: str) -> str | None:
+    """`path` if it is a program (on Windows also `path` + a PATHEXT extension, as the shell would take it)."""
+    directory, name = os.path.split(path)
+    return find_program(name, [directory], System.current(), is_executable_file)
+
+
+def _which(name: str, directories: list[str]) -> str | None:
+    """The program `name` in `directories` by this system's rules (`platform.commands`): never in a relative
+    directory, and on Windows with PATHEXT's extensions."""
+    return find_program(name, directories, System.current(), is_executable_file)
 
 
 def is_within(path: str, directory: Path) -> bool:
@@ -158,21 +171,20 @@ def resolve_program(command: str, root: Path, *, trusted: bool, workspace: Path 
     root = Path(os.path.abspath(root))
     expanded = os.path.expanduser(command)
     if os.path.isabs(expanded):
-        found = expanded if _is_executable(Path(expanded)) else None
-        return CommandResolution(found, [expanded])
+        return CommandResolution(_absolute_program(expanded), [expanded])
     if os.sep in expanded or (os.altsep and os.altsep in expanded):
         # A relative path names a file inside the workspace: only a trusted workspace may supply it.
         local = root / expanded
         if trusted:
-            return CommandResolution(str(local) if _is_executable(local) else None, [str(local)])
-        skipped = str(local) if _is_executable(local) else None
+            return CommandResolution(_absolute_program(str(local)), [str(local)])
+        skipped = _absolute_program(str(local))
         return CommandResolution(None, [f"{local} (not used: workspace not trusted)"], skipped)
 
     searched: list[str] = []
     skipped_local: str | None = None
     for relative in WORKSPACE_BIN_DIRS:
         directory = root / relative
-        found = shutil.which(expanded, path=str(directory)) if directory.is_dir() else None
+        found = _which(expanded, [str(directory)]) if directory.is_dir() else None
         if trusted:
             searched.append(str(directory))
             if found is not None:
@@ -181,10 +193,9 @@ def resolve_program(command: str, root: Path, *, trusted: bool, workspace: Path 
             skipped_local = found
     path = search_path(root, trusted=trusted, workspace=workspace)
     if skipped_local is None and path.inside_workspace:
-        skipped_local = shutil.which(expanded, path=os.pathsep.join(path.inside_workspace))
+        skipped_local = _which(expanded, path.inside_workspace)
     searched.extend(describe_search(path))
-    # shutil.which(path="") would look in the current directory: with no directory left, nothing is found.
-    found = shutil.which(expanded, path=os.pathsep.join(path.directories)) if path.directories else None
+    found = _which(expanded, path.directories)
     if found is not None and skipped_local is not None and os.path.realpath(found) == os.path.realpath(skipped_local):
         skipped_local = None  # the workspace's copy is the hub's own (lsp-hub's checkout as the workspace): used
     return CommandResolution(found, searched, skipped_local)
@@ -208,6 +219,9 @@ class LaunchPlan:
     spec: ServerSpec
     refused: str | None = None
     pinned: dict[str, str] = attrs.field(factory=dict)  # pin_untrusted keys applied, with the file each got
+    # What starts the program, before its arguments: the program itself, or (Windows) node and the script of an
+    # npm shim, or cmd.exe for another batch file (`platform.commands.launch_for`).
+    program_argv: list[str] = attrs.field(factory=list)
 
 
 # The spec tables a pin_untrusted key may point into (the first part of the dotted key).
@@ -278,6 +292,18 @@ def prepare_launch(spec: ServerSpec, command_path: str, root: Path, *, trusted: 
     if path is not None and "PATH" not in env:
         env["PATH"] = path
     spec = attrs.evolve(spec, env=env)
+    launch = launch_for(command_path, spec.args, System.current(), read_text=_read_shim, is_file=os.path.isfile,
+                        find_node=lambda: resolve_program("node", root, trusted=trusted, workspace=workspace).path)
+    if launch.refused is not None:
+        return LaunchPlan(spec, refused=f"lsp-hub: {spec.name} was not started for {root}: {launch.refused}")
     if trusted or not spec.pin_untrusted:
-        return LaunchPlan(spec)
-    return _pin(spec, command_path, root, workspace if workspace is not None else root)
+        return LaunchPlan(spec, program_argv=launch.argv)
+    plan = _pin(spec, command_path, root, workspace if workspace is not None else root)
+    return attrs.evolve(plan, program_argv=launch.argv)
+
+
+def _read_shim(path: str) -> str | None:
+    """A batch file's text, if it is small enough to be a shim (npm's are under 1 KB)."""
+    with contextlib.suppress(OSError), open(path, encoding="utf-8", errors="replace") as shim:
+        return shim.read(64 * 1024)
+    return None

@@ -39,6 +39,7 @@ import re
 import signal
 import stat
 import subprocess
+import sys
 import threading
 import time
 from collections import OrderedDict, defaultdict
@@ -304,10 +305,13 @@ def _run_git(root: Path, arguments: list[str], deadline: float) -> tuple[bytes |
 def _kill(process: subprocess.Popen[bytes]) -> None:
     # The whole session: a `git` that is a wrapper script leaves children holding our pipe, and reading it to the
     # end (what communicate() would do) would wait for them.
-    try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
+    if sys.platform == "win32":  # no process groups to signal; taskkill /T would be the way
         process.kill()
+    else:
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            process.kill()
     if process.stdout is not None:
         process.stdout.close()
     process.wait()

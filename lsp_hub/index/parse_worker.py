@@ -12,6 +12,7 @@ from __future__ import annotations
 import gc
 import os
 import select
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -116,19 +117,26 @@ def worker_initializer(owner_pid: int | None = None, started: Any = None) -> Non
 
 
 def _exit_when_gone(pid: int) -> None:
-    try:
-        handle = os.pidfd_open(pid)
-    except ProcessLookupError:
-        os._exit(0)  # the owner is already gone
-    except (AttributeError, OSError):  # no pidfd (kernel < 5.3): poll
-        while _alive(pid):
-            time.sleep(OWNER_POLL_SECONDS)
-        os._exit(0)
-    select.select([handle], [], [])  # a pidfd becomes readable when the process ends
+    if sys.platform.startswith("linux"):
+        try:
+            handle: int | None = os.pidfd_open(pid)
+        except ProcessLookupError:
+            os._exit(0)  # the owner is already gone
+        except (AttributeError, OSError):  # no pidfd (kernel < 5.3): poll
+            handle = None
+        if handle is not None:
+            select.select([handle], [], [])  # a pidfd becomes readable when the process ends
+            os._exit(0)
+    while _alive(pid):
+        time.sleep(OWNER_POLL_SECONDS)
     os._exit(0)
 
 
 def _alive(pid: int) -> bool:
+    if sys.platform == "win32":  # os.kill(pid, 0) there would terminate the owner, not ask about it
+        import psutil
+
+        return bool(psutil.pid_exists(pid))
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

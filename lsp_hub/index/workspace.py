@@ -17,6 +17,7 @@ import hashlib
 import logging
 import multiprocessing
 import os
+import sys
 import threading
 import time
 from collections import Counter, deque
@@ -430,10 +431,10 @@ class WorkspaceIndex:
         return outcome.record()
 
     def _worker_count(self, job_count: int) -> int:
-        try:
-            available = len(os.sched_getaffinity(0))
-        except (AttributeError, OSError):
-            available = os.cpu_count() or 1
+        available = os.cpu_count() or 1
+        if sys.platform.startswith("linux"):  # the CPUs this process may use, fewer in a container
+            with contextlib.suppress(AttributeError, OSError):
+                available = len(os.sched_getaffinity(0))
         limit = min(available, os.cpu_count() or 1)
         if self.max_workers is not None:
             limit = min(limit, self.max_workers)

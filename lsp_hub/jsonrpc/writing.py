@@ -4,11 +4,10 @@ call of the message path (`widen_pipe`)."""
 from __future__ import annotations
 
 import asyncio
-import fcntl
 import logging
-import os
-import stat
 from typing import Any, Protocol
+
+from lsp_hub.platform.processes import widen_pipe_buffer
 
 logger = logging.getLogger("lsp_hub.jsonrpc")
 
@@ -116,12 +115,9 @@ def widen_pipe(pipe: Any) -> None:
     """Ask for a 1 MB pipe buffer (Linux; 64 KB by default, at most /proc/sys/fs/pipe-max-size): a large answer
     then crosses a pipe in one write and one or a few reads, not a wake-up of each side per 64 KB. Anything that is
     not a pipe (a socket, a file, a terminal), or a system that refuses, keeps what it has."""
-    set_size = getattr(fcntl, "F_SETPIPE_SZ", None)
-    if set_size is None or pipe is None:
+    if pipe is None:
         return
     try:
-        fd = pipe if isinstance(pipe, int) else pipe.fileno()
-        if stat.S_ISFIFO(os.fstat(fd).st_mode):
-            fcntl.fcntl(fd, set_size, PIPE_SIZE)
+        widen_pipe_buffer(pipe if isinstance(pipe, int) else pipe.fileno(), PIPE_SIZE)
     except (OSError, ValueError, AttributeError) as exc:
         logger.debug("pipe buffer left as it is: %s", exc)

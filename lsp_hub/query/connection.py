@@ -232,6 +232,9 @@ def spawn_hub(root: Path, env: dict[str, str] | None = None, owned: bool = True)
 
 def connect_socket(path: str) -> HubConnection:
     """LSP over a unix socket a running hub listens on."""
+    if sys.platform == "win32":
+        raise HubFailed("lsp-hub query: --socket needs a unix socket, which this system does not offer; "
+                        "use the daemon (the default) instead")
     connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         connection.connect(path)
