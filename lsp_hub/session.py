@@ -82,7 +82,6 @@ class SessionExtension:
     async def close(self) -> None: ...
 
 
-
 class Session:
     def __init__(
         self,
@@ -283,7 +282,6 @@ class Session:
                 await extension.close()
         self._on_exit(exit_code)
 
-
     # ================================================================================================ backends
     def backend_running(self, backend: Backend) -> None:
         """A server of the workspace runs: what this client hears of it (its features, its token legend)."""
@@ -367,7 +365,6 @@ class Session:
                            self.client.transport, ", ".join(dropped))
         return kept
 
-
     # ================================================================================================ diagnostics
     def _client_diagnostics(self) -> ClientDiagnostics:
         return ClientDiagnostics(
@@ -410,7 +407,6 @@ class Session:
         if document is not None:
             payload["version"] = document.version
         self.protocol.notify("textDocument/publishDiagnostics", payload)
-
 
     # ================================================================================================ requests
     # What the runners (`runners.RequestContext`) ask of the session besides its documents and workspace.
