@@ -15,6 +15,7 @@ from lsp_hub.index_roots import client_named_a_folder
 from lsp_hub.index_shared import SharedIndex
 from lsp_hub.index_stand_in import STAND_INS
 from lsp_hub.jsonrpc import INVALID_PARAMS, ResponseFailure
+from lsp_hub.navigation_commands import NAVIGATION_COMMANDS, anchor_of, call_for
 from lsp_hub.runners import server_locations
 from lsp_hub.session import HubCommand, Session, SessionExtension
 
@@ -92,7 +93,18 @@ class IndexExtension(SessionExtension):
             "lspHub.callers": self._callers,
             "lspHub.references": self._references,
             "lspHub.syntaxCheck": self._syntax_check,
+            **{name: self._navigation(name) for name in NAVIGATION_COMMANDS},
         }
+
+    def _navigation(self, name: str) -> HubCommand:
+        """One of the index's navigation commands (navigation_commands.py), run on the index its file belongs to."""
+        spec, call = NAVIGATION_COMMANDS[name], call_for(name)
+
+        def run(session: Session, arguments: list[Any]) -> Any:
+            args = _single_object(arguments)
+            return self._query(call, args, anchor_of(spec, args))
+
+        return run
 
     def _command(self, function: str, locating_keys: tuple[str, ...]) -> HubCommand:
         def run(session: Session, arguments: list[Any]) -> Any:

@@ -14,6 +14,7 @@ from lsp_hub.query.edits import changes_of, unified_diff, write_changes
 from lsp_hub.query.errors import QueryError
 from lsp_hub.query.hub_requests import check_served, covering_references, hub_command, hub_wait_ms, with_empty_reason
 from lsp_hub.query.index_actions import index_action
+from lsp_hub.query.navigation_actions import NAVIGATION_ACTIONS, navigation_action, symbols_search
 from lsp_hub.query.options import LOCATION_ACTIONS, PROJECT_WIDE_ACTIONS, TARGET_ACTIONS, QueryOptions
 from lsp_hub.query.positions import uri_path
 from lsp_hub.query.rendering import (
@@ -62,10 +63,11 @@ def run_action(options: QueryOptions, workspace: Workspace) -> Answer:
         if action == "code-actions":
             return code_actions_action(workspace, target, uri, options)
         return with_empty_reason(_calls(workspace, action, where, limit), workspace, target.path)
+    if action in NAVIGATION_ACTIONS:
+        return navigation_action(workspace, options)
     if action == "symbols":
         if options.query is not None:
-            result = connection.request("workspace/symbol", {"query": options.query}, timeout)
-            symbols = flatten_symbols(workspace, result, None)
+            return symbols_search(workspace, options)
         else:
             if len(options.files) != 1:
                 raise QueryError("lsp-hub query symbols: give one FILE or --query Q")

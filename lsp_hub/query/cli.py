@@ -17,6 +17,7 @@ from lsp_hub.query.connection import HubConnection, connect_default, connect_soc
 from lsp_hub.query.documents import Workspace, find_root, resolve_target
 from lsp_hub.query.edit_actions import write_through_verified
 from lsp_hub.query.errors import EXIT_ANSWER, EXIT_EMPTY, QueryError
+from lsp_hub.query.navigation_actions import SYMBOL_ACTIONS
 from lsp_hub.query.options import ACTIONS, DEFAULT_LIMIT, DEFAULT_TIMEOUT_SECONDS, TARGET_ACTIONS, QueryOptions
 from lsp_hub.query.positions import location, parse_location
 from lsp_hub.query.rendering import cap_items
@@ -41,7 +42,9 @@ an unknown or ambiguous symbol -- and 3 the hub or a server failed, or no answer
   apply             0 written (the answer says what the servers and the dependents found), 2 refused (nothing
                     written: a syntax error, old_text not found, a file changed since)
   undo              0 undone, 1 nothing to undo, 2 refused (a file changed since that write)
-  status            0"""
+  status            0
+  outline, zoom, imports, impact, search, context, call-tree, trace
+                    0 an answer, 1 an empty answer (the index's own: no server needed)"""
 
 
 def _parser() -> _UsageParser:
@@ -65,11 +68,23 @@ def _parser() -> _UsageParser:
                         help="rename, format: write the files; code-actions --apply N|TITLE: apply that action")
     parser.add_argument("--query", help="symbols: search the workspace")
     parser.add_argument("--text-file", help="diagnostics: check this text as FILE's new content")
-    parser.add_argument("--budget", type=int, default=1024, help="repomap: token budget")
+    parser.add_argument("--budget", type=int, default=None,
+                        help="repomap: token budget (1024); context: bytes (8000)")
     parser.add_argument("--mention", nargs="+", default=[], help="repomap: identifiers to favour")
     parser.add_argument("--description", help="relevant: the task")
     parser.add_argument("--top", type=int, default=10, help="relevant: how many files")
-    parser.add_argument("--depth", type=int, default=1, help="callers: depth")
+    parser.add_argument("--depth", type=int, default=None,
+                        help="callers, imports: 1; impact: 2; call-tree: 3; trace: 6 (imports 0: unlimited)")
+    parser.add_argument("--direction", choices=("up", "down", "both"), default="both",
+                        help="imports: up (importers), down (imports) or both")
+    parser.add_argument("--regex", action="store_true", help="search: PATTERN is a regular expression")
+    parser.add_argument("--ignore-case", action="store_true", help="search: case-insensitive")
+    parser.add_argument("--glob", action="append", default=[], help="search: only files matching G (repeatable)")
+    parser.add_argument("--structural", help="search: an ast-grep pattern, e.g. '$A.get($B)' (with --lang)")
+    parser.add_argument("--lang", help="search --structural: the language (python, typescript, go, rust, ...)")
+    parser.add_argument("--target", action="append", default=[], help="context: a file the task is about")
+    parser.add_argument("--include-unresolved", action="store_true",
+                        help="call-tree: list calls outside the workspace one by one")
     parser.add_argument("--edits", help="apply: a JSON file of edits, [{path, old_text, new_text} | {path, content}]")
     parser.add_argument("--force", action="store_true", help="apply: replace read-only files too")
     return parser
@@ -101,8 +116,15 @@ def options_from(argv: list[str]) -> QueryOptions:
             if len(operands) != 1:
                 raise QueryError("lsp-hub query rename: give TARGET NEW_NAME")
             new_name, operands = operands[0], []
-    elif action == "relevant" and operands and description is None:
+    elif action in ("relevant", "context") and operands and description is None:
         description, operands = operands[-1], operands[:-1]
+    elif action in SYMBOL_ACTIONS and arguments.symbol is None and operands and _looks_like_location(operands[0]):
+        target, operands = operands[0], operands[1:]
+    pattern: str | None = None
+    if action == "search" and operands:
+        pattern, operands = operands[0], operands[1:]
+    if action in (*SYMBOL_ACTIONS, "search", "context") and len(operands) > (1 if action == "impact" else 0):
+        raise QueryError(f"lsp-hub query {action}: unexpected {' '.join(operands)}")
     if (action in TARGET_ACTIONS or action == "callers") and operands:
         raise QueryError(f"lsp-hub query {action}: unexpected {' '.join(operands)}")
     if action == "code-actions" and isinstance(apply, str) and apply.isdigit():
@@ -112,7 +134,10 @@ def options_from(argv: list[str]) -> QueryOptions:
         apply=apply, limit=arguments.limit, json=arguments.json, timeout=arguments.timeout, socket=arguments.socket,
         no_daemon=arguments.no_daemon, text_file=arguments.text_file, budget=arguments.budget,
         mention=arguments.mention, description=description, top=arguments.top, depth=arguments.depth,
-        edits=arguments.edits, force=arguments.force, root=_root_given(arguments.root))
+        edits=arguments.edits, force=arguments.force, root=_root_given(arguments.root),
+        direction=arguments.direction, regex=arguments.regex, ignore_case=arguments.ignore_case,
+        globs=arguments.glob, structural=arguments.structural, lang=arguments.lang, targets=arguments.target,
+        include_unresolved=arguments.include_unresolved, pattern=pattern)
     options.check_settings()
     options.location = location(target) if target is not None else None
     return options
@@ -165,7 +190,7 @@ def query_main(argv: list[str], *, out: TextIO | None = None, err: TextIO | None
         if options.location is not None:
             resolve_target(workspace, options.location, None)
         for name in options.files:
-            workspace.resolve(name, directories=options.action == "diagnostics")
+            workspace.resolve(name, directories=options.action in ("diagnostics", "outline"))
         if connection is None:
             if options.socket and not options.no_daemon:
                 connection = connect_socket(options.socket)

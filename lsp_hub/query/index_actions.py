@@ -38,8 +38,9 @@ def index_action(workspace: Workspace, action: str, options: QueryOptions) -> An
     """repomap, relevant, callers, syntax."""
     files = [str(workspace.resolve(name)) for name in options.files]
     if action == "repomap":
+        budget = options.budget if options.budget is not None else 1024
         result = hub_command(workspace, "lspHub.repoMap", {"focusFiles": files, "mentionedIdents": options.mention,
-                                                        "tokenBudget": options.budget})
+                                                        "tokenBudget": budget})
         return Answer(result, result.get("text", "").rstrip("\n"), not result.get("files"))
     if action == "relevant":
         if not options.description:
@@ -59,7 +60,7 @@ def index_action(workspace: Workspace, action: str, options: QueryOptions) -> An
         # The servers get half the query's time: a cold server's first call hierarchy may take a while, and the
         # index's answer still comes back in time when it takes too long.
         server_ms = int(max(SERVER_CALLERS_SECONDS, workspace.timeout / 2) * 1000)
-        result = hub_command(workspace, "lspHub.callers", {**arguments, "depth": options.depth,
+        result = hub_command(workspace, "lspHub.callers", {**arguments, "depth": options.depth or 1,
                                                         "timeoutMs": server_ms})
         lines = []
         for caller in result.get("callers", []):

@@ -16,8 +16,9 @@ LOCATION_ACTIONS = {"definition": "textDocument/definition", "declaration": "tex
                     "implementation": "textDocument/implementation", "references": "textDocument/references"}
 TARGET_ACTIONS = (*LOCATION_ACTIONS, "hover", "rename", "code-actions", "incoming-calls", "outgoing-calls")
 PROJECT_WIDE_ACTIONS = ("references", "implementation", "rename", "incoming-calls")
+NAVIGATION_ACTIONS = ("outline", "zoom", "imports", "impact", "search", "context", "call-tree", "trace")
 ACTIONS = (*TARGET_ACTIONS, "symbols", "diagnostics", "format", "repomap", "relevant", "callers", "syntax",
-           "status", "languages", "apply", "undo")
+           "status", "languages", "apply", "undo", *NAVIGATION_ACTIONS)
 APPLYING_ACTIONS = ("rename", "format", "code-actions")
 
 
@@ -40,13 +41,22 @@ class QueryOptions:
     socket: str | None = None  # the hub listening on this unix socket
     no_daemon: bool = False  # a hub of its own for this one query
     text_file: str | None = None  # diagnostics: check this text as the file's new content
-    budget: int = 1024  # repomap: token budget
+    budget: int | None = None  # repomap: token budget (1,024); context: bytes (8,000)
     mention: list[str] = field(default_factory=list)  # repomap: identifiers to favour
     description: str | None = None  # relevant: the task
     top: int = 10  # relevant: how many files
-    depth: int = 1  # callers: depth
+    depth: int | None = None  # callers, imports (1), impact (2), call-tree (3), trace (6); imports 0: all
     edits: str | None = None  # apply: a JSON file of edits
     force: bool = False  # apply: replace read-only files too
+    direction: str = "both"  # imports: up (who imports it), down (what it imports), both
+    regex: bool = False  # search: the pattern is a regular expression
+    ignore_case: bool = False  # search
+    globs: list[str] = field(default_factory=list)  # search: only files matching these (ripgrep's --glob)
+    pattern: str | None = None  # search: the text (or with --regex, the expression) to find
+    structural: str | None = None  # search: an ast-grep pattern instead of text
+    lang: str | None = None  # search --structural: the language
+    targets: list[str] = field(default_factory=list)  # context: the files the task is about
+    include_unresolved: bool = False  # call-tree: list calls outside the workspace one by one
 
     def check(self) -> None:
         """QueryError (one line, exit code 2) for options that do not go together."""
@@ -65,5 +75,7 @@ class QueryOptions:
             raise QueryError("lsp-hub query apply: give --edits FILE.json")
         if self.apply is not None and self.action not in APPLYING_ACTIONS:
             raise QueryError(f"lsp-hub query {self.action}: --apply only goes with rename, format, code-actions")
+        if self.direction not in ("up", "down", "both"):
+            raise QueryError("lsp-hub query imports: --direction is up, down or both")
         if self.timeout <= 0 or self.limit < 1:
             raise QueryError("lsp-hub query: --timeout and --limit must be positive")
