@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lsp_hub.index.records import P_DEFINITIONS, FileRecord, Packed, content_digest, encode_packed
+from lsp_hub.index.shared_records import SharedRecordsLocation, shared_records_at
 from lsp_hub.index.walk import REASON_BINARY, REASON_TOO_LARGE, REASON_UNREADABLE, is_binary
 
 OWNER_POLL_SECONDS = 0.5  # how often a worker checks that its owner lives, where it cannot wait on a pidfd
@@ -47,6 +48,11 @@ class ParseOutcome:
     encoded: bytes | None = None
     definitions: int | None = None
 
+    @property
+    def from_shared(self) -> bool:
+        """The results came from the shared records (content indexed before, in any checkout): nothing parsed."""
+        return self.skip_reason is None and not self.unchanged and not self.parsed
+
     def __reduce__(self) -> tuple[Callable[..., ParseOutcome], tuple[Any, ...]]:
         # From a worker to the parent the results travel in marshal form, which is written about six times and
         # read about twice as fast as pickle's object protocol, and is the form the cache keeps.
@@ -65,8 +71,10 @@ class ParseOutcome:
                           self.definitions)
 
 
-def parse_source(job: ParseJob, data: bytes, size: int, mtime_ns: int, max_file_size: int) -> ParseOutcome:
-    """Parse content already in memory (a file just read, or an open document's text)."""
+def parse_source(job: ParseJob, data: bytes, size: int, mtime_ns: int, max_file_size: int,
+                 shared: SharedRecordsLocation | None = None) -> ParseOutcome:
+    """Parse content already in memory (a file just read, or an open document's text), unless its results are in
+    the `shared` records already."""
     digest = content_digest(data)
     if len(data) > max_file_size:
         return ParseOutcome(job.path, job.language, size, mtime_ns, digest, REASON_TOO_LARGE, None, False, False)
@@ -74,13 +82,19 @@ def parse_source(job: ParseJob, data: bytes, size: int, mtime_ns: int, max_file_
         return ParseOutcome(job.path, job.language, size, mtime_ns, digest, REASON_BINARY, None, False, False)
     if job.known_digest == digest:
         return ParseOutcome(job.path, job.language, size, mtime_ns, digest, None, None, True, False)
+    if shared is not None:
+        found = shared_records_at(shared).get(digest, job.language)
+        if found is not None:
+            return ParseOutcome(job.path, job.language, size, mtime_ns, digest, None, None, False, False,
+                                found.encoded, found.definitions)
     from lsp_hub.index.extract import extract_packed  # tree-sitter: only once something is parsed
 
     packed = extract_packed(data, job.language)
     return ParseOutcome(job.path, job.language, size, mtime_ns, digest, None, packed, False, True)
 
 
-def parse_job(root: str, job: ParseJob, max_file_size: int) -> ParseOutcome:
+def parse_job(root: str, job: ParseJob, max_file_size: int,
+              shared: SharedRecordsLocation | None = None) -> ParseOutcome:
     """Read and parse one file under `root`; never raises for file problems."""
     try:
         with open(os.path.join(root, job.path), "rb") as handle:
@@ -91,7 +105,7 @@ def parse_job(root: str, job: ParseJob, max_file_size: int) -> ParseOutcome:
             data = handle.read()
     except OSError:
         return ParseOutcome(job.path, job.language, -1, -1, b"", REASON_UNREADABLE, None, False, False)
-    return parse_source(job, data, status.st_size, status.st_mtime_ns, max_file_size)
+    return parse_source(job, data, status.st_size, status.st_mtime_ns, max_file_size, shared)
 
 
 def worker_initializer(owner_pid: int | None = None, started: Any = None) -> None:
@@ -138,6 +152,7 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def parse_batch(root: str, jobs: list[ParseJob], max_file_size: int) -> list[ParseOutcome]:
+def parse_batch(root: str, jobs: list[ParseJob], max_file_size: int,
+                shared: SharedRecordsLocation | None = None) -> list[ParseOutcome]:
     """The unit of work sent to a worker process: several files per task to keep IPC overhead low."""
-    return [parse_job(root, job, max_file_size) for job in jobs]
+    return [parse_job(root, job, max_file_size, shared) for job in jobs]

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lsp_hub.index.records import PACKED_FORMAT, looks_packed
+from lsp_hub.index.shared_records import SharedRecords
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +64,8 @@ def graph_code_fingerprint() -> str:
 
 # Bump when the table layout changes; PACKED_FORMAT covers the layout of the stored results, the fingerprint what
 # produced them.
-SCHEMA_VERSION = f"2.{PACKED_FORMAT}.{_extractor_fingerprint()}"
+EXTRACTOR_VERSION = f"{PACKED_FORMAT}.{_extractor_fingerprint()}"  # what the shared records are keyed by too
+SCHEMA_VERSION = f"2.{EXTRACTOR_VERSION}"
 
 
 def default_cache_dir() -> Path:
@@ -103,6 +105,9 @@ class IndexStore:
         self.recovered = False  # True once a broken or outdated database was thrown away
         self._saved_graphs: dict[str, tuple[str, float]] = {}  # key -> (fingerprint, monotonic time) last stored
         self.disabled = False
+        # The records every root shares: graphs are looked up there when this root has none for its files (a new
+        # checkout of files indexed elsewhere) and stored there too.
+        self.shared: SharedRecords | None = None
 
     # --- connection management -------------------------------------------------------------------------------
 
@@ -240,16 +245,17 @@ class IndexStore:
         fingerprint = f"{fingerprint}:{graph_code_fingerprint()}"
         with self._lock:
             connection = self._connect()
-            if connection is None:
-                return None
-            try:
-                row = connection.execute(
-                    "SELECT data FROM graphs WHERE key = ? AND fingerprint = ?", (key, fingerprint)
-                ).fetchone()
-            except sqlite3.Error as error:
-                log.warning("index cache %s: stored graphs unreadable (%s)", self.path, error)
-                return None
-            return None if row is None else bytes(row[0])
+            row = None
+            if connection is not None:
+                try:
+                    row = connection.execute(
+                        "SELECT data FROM graphs WHERE key = ? AND fingerprint = ?", (key, fingerprint)
+                    ).fetchone()
+                except sqlite3.Error as error:
+                    log.warning("index cache %s: stored graphs unreadable (%s)", self.path, error)
+        if row is not None:
+            return bytes(row[0])
+        return None if self.shared is None else self.shared.get_graph(key, fingerprint)
 
     def save_graph(self, key: str, fingerprint: str, data: bytes) -> None:
         saved_fingerprint = fingerprint
@@ -263,6 +269,8 @@ class IndexStore:
                 self._saved_graphs[key] = (saved_fingerprint, time.monotonic())
             except sqlite3.Error as error:
                 log.warning("index cache %s: could not store graphs (%s)", self.path, error)
+        if self.shared is not None:
+            self.shared.put_graph(key, fingerprint, data)
 
     def seconds_since_saved(self, key: str) -> float:
         saved = self._saved_graphs.get(key)
