@@ -662,6 +662,73 @@ class WorkspaceIndex:
             self.shared.put([(record.digest, language, record.encoded, record.definition_count)])
         return not (outcome.unchanged and not had_document)
 
+    def refresh_files(self, paths: Iterable[str]) -> int:
+        """Bring these workspace-relative files up to date from disk in one step, by the walk's rules: parse the
+        new and changed (in worker processes when many), forget the gone and excluded, publish once. For a watcher
+        reporting many changes at once (a checkout, a formatter over the tree), where `update_file` per file would
+        publish a snapshot per file. Open documents keep shadowing their files. Returns how many files changed."""
+        with self._lock:
+            known = dict(self._disk)
+        jobs: list[ParseJob] = []
+        sizes: dict[str, int] = {}
+        gone: list[str] = []
+        for relative in dict.fromkeys(paths):
+            language = language_for_path(relative)
+            if language is None or exclusion_reason(self.root, relative) is not None:
+                gone.append(relative)
+                continue
+            try:
+                status = (self.root / relative).stat()
+            except OSError:
+                gone.append(relative)
+                continue
+            record = known.get(relative)
+            if record is not None and record.size == status.st_size and record.mtime_ns == status.st_mtime_ns:
+                continue
+            jobs.append(ParseJob(relative, language, record.digest if record is not None else None))
+            sizes[relative] = status.st_size
+        changed: dict[str, FileRecord | None] = {path: None for path in gone if path in known}
+        skips: dict[str, StoredFile] = {}
+        shared_puts: list[tuple[bytes, str, bytes, int]] = []
+
+        def take(outcomes: list[ParseOutcome]) -> None:
+            for outcome in outcomes:
+                if outcome.skip_reason is not None:
+                    changed[outcome.path] = None
+                    if outcome.skip_reason != REASON_UNREADABLE:
+                        skips[outcome.path] = StoredFile(outcome.path, outcome.language, outcome.size,
+                                                         outcome.mtime_ns, outcome.digest, outcome.skip_reason)
+                    continue
+                previous = known.get(outcome.path)
+                record = self._record_of(outcome, previous)
+                if outcome.parsed:
+                    shared_puts.append((record.digest, outcome.language, record.encoded, record.definition_count))
+                changed[outcome.path] = record
+
+        self._run_jobs(jobs, sizes, take)
+        if not changed and not skips:
+            return 0
+        with self._lock:
+            for path, record in changed.items():
+                if record is None:
+                    self._disk.pop(path, None)
+                else:
+                    self._disk[path] = record
+                    self._disk_skips.pop(path, None)
+                if self._changes_during_build is not None:
+                    self._changes_during_build[path] = record
+            self._disk_skips.update(skips)
+            self._skipped = tuple(sorted({*(entry for entry in self._skipped if entry[0] not in changed),
+                                          *((path, skip.skip_reason or "") for path, skip in skips.items())}))
+            self._republish()
+        if self.store is not None:
+            upserts = [_stored(record) for record in changed.values() if record is not None]
+            self.store.write([*upserts, *skips.values()],
+                             [path for path, record in changed.items() if record is None and path not in skips])
+        if self.shared is not None:
+            self.shared.put(shared_puts)
+        return len(changed)
+
     def remove_file(self, path: str | Path) -> bool:
         """Forget a file (deleted, or no longer indexable). Returns whether the index changed."""
         relative = self._require_relative(path)
