@@ -78,6 +78,10 @@ def database_path(root: Path, cache_dir: Path | None = None) -> Path:
     return (cache_dir or default_cache_dir()) / f"index-{digest}.sqlite3"
 
 
+# How marshal starts a tuple (records.looks_packed), as SQLite's hex() shows a blob's first byte.
+_PACKED_STARTS = "'28', '29', 'A8', 'A9'"
+
+
 class _OutdatedCache(ValueError):
     """The database was written by another version of the extractor or schema."""
 
@@ -211,20 +215,64 @@ class IndexStore:
             stored[path] = StoredFile(path, language, size, mtime_ns, bytes(digest), skip_reason, data, definitions)
         return stored
 
-    def write(self, upserts: Iterable[StoredFile], deletions: Iterable[str] = ()) -> None:
-        """Insert or replace rows and delete others, in one transaction."""
+    def load_identities(self) -> dict[str, StoredFile]:
+        """Every stored file without its results (`encoded` None: `encoded_of` reads them when needed), after a
+        check in SQL that every row has them; an unreadable database is discarded and reads as empty."""
+        with self._lock:
+            for _attempt in range(2):
+                connection = self._connect()
+                if connection is None:
+                    return {}
+                try:
+                    return self._load_identities(connection)
+                except (sqlite3.Error, ValueError) as error:
+                    log.warning("index cache %s is corrupt (%s); rebuilding it", self.path, error)
+                    self._discard()
+            return {}
+
+    @staticmethod
+    def _load_identities(connection: sqlite3.Connection) -> dict[str, StoredFile]:
+        bad = connection.execute(
+            "SELECT path FROM files WHERE skip_reason IS NULL AND (data IS NULL OR definitions IS NULL"
+            f" OR length(data) < 3 OR hex(substr(data, 1, 1)) NOT IN ({_PACKED_STARTS})) LIMIT 1"
+        ).fetchone()
+        if bad is not None:
+            raise ValueError(f"row for {bad[0]!r} has neither results nor a skip reason")
+        stored: dict[str, StoredFile] = {}
+        rows = connection.execute("SELECT path, language, size, mtime_ns, digest, skip_reason, definitions FROM files")
+        for path, language, size, mtime_ns, digest, skip_reason, definitions in rows:
+            stored[path] = StoredFile(path, language, size, mtime_ns, bytes(digest), skip_reason, None, definitions)
+        return stored
+
+    def encoded_of(self, path: str, digest: bytes) -> bytes | None:
+        """The stored results of `path` when the row is still of content with this digest, else None."""
+        with self._lock:
+            connection = self._connect()
+            if connection is None:
+                return None
+            try:
+                row = connection.execute("SELECT data, digest FROM files WHERE path = ?", (path,)).fetchone()
+            except sqlite3.Error as error:
+                log.warning("index cache %s unreadable (%s)", self.path, error)
+                return None
+        if row is None or row[0] is None or bytes(row[1]) != digest:
+            return None
+        return bytes(row[0])
+
+    def write(self, upserts: Iterable[StoredFile], deletions: Iterable[str] = ()) -> bool:
+        """Insert or replace rows and delete others, in one transaction; returns whether they are stored."""
         rows = [
             (s.path, s.language, s.size, s.mtime_ns, s.digest, s.skip_reason, s.encoded, s.definitions)
             for s in upserts
         ]
         deleted = [(path,) for path in deletions]
         if not rows and not deleted:
-            return
+            return True
         with self._lock:
             for _attempt in range(2):
                 connection = self._connect()
                 if connection is None:
-                    return
+                    return False
                 try:
                     connection.execute("BEGIN IMMEDIATE")
                     try:
@@ -234,10 +282,11 @@ class IndexStore:
                         connection.execute("ROLLBACK")
                         raise
                     connection.execute("COMMIT")
-                    return
+                    return True
                 except sqlite3.Error as error:
                     log.warning("index cache %s write failed (%s); rebuilding it", self.path, error)
                     self._discard()
+            return False
 
     def load_graph(self, key: str, fingerprint: str) -> bytes | None:
         """Stored graph data under `key`, when it was computed on files with this fingerprint by this version of

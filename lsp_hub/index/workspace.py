@@ -354,6 +354,7 @@ class WorkspaceIndex:
         upserts: list[StoredFile] = []
         shared_puts: list[tuple[bytes, str, bytes, int]] = []  # parsed here: for every other checkout
         shared_hits: list[tuple[bytes, str]] = []
+        unstored: list[FileRecord] = []  # records whose bytes are let go once the cache holds them
         unreadable: list[tuple[str, str]] = []
         pending = {job.path for job in jobs}
         first_build = not self._disk and not self._documents
@@ -366,6 +367,8 @@ class WorkspaceIndex:
             for outcome in outcomes:
                 pending.discard(outcome.path)
                 record = self._apply_outcome(outcome, known, new_disk, new_skips, upserts, unreadable)
+                if record is not None:
+                    unstored.append(record)
                 if record is not None and outcome.parsed:
                     shared_puts.append((record.digest, outcome.language, record.encoded, record.definition_count))
                 elif outcome.from_shared:
@@ -373,8 +376,7 @@ class WorkspaceIndex:
             done += len(outcomes)
             if self.store is not None and len(upserts) >= STORE_WRITE_ROWS:
                 # Written while the workers parse: the parent is otherwise idle, and the end of the build is not.
-                self.store.write(upserts)
-                upserts.clear()
+                self._stored_now(upserts, (), unstored)
             if self.shared is not None and len(shared_puts) >= STORE_WRITE_ROWS:
                 self.shared.put(shared_puts)
                 shared_puts.clear()
@@ -392,7 +394,7 @@ class WorkspaceIndex:
 
         deletions = (set(known) | set(known_skips)) - walked_paths
         if self.store is not None:
-            self.store.write(upserts, deletions)
+            self._stored_now(upserts, deletions, unstored)
         if self.shared is not None:
             self.shared.put(shared_puts)
             self.shared.touch(shared_hits)
@@ -414,16 +416,34 @@ class WorkspaceIndex:
             self._markers = markers
             self._publish(new_disk, frozenset(), self._skipped, self._skip_counts, markers)
 
+    def _stored_now(self, upserts: list[StoredFile], deletions: Iterable[str], records: list[FileRecord]) -> None:
+        """Write the rows; once they are stored, the records let go of their bytes (read back when needed)."""
+        assert self.store is not None
+        if self.store.write(upserts, deletions):
+            for record in records:
+                record.release_encoded(self._encoded_from_cache)
+        upserts.clear()
+        records.clear()
+
+    def _encoded_from_cache(self, record: FileRecord) -> bytes | None:
+        """A record's bytes: this root's row while it is of the same content, else the shared records'."""
+        found = self.store.encoded_of(record.path, record.digest) if self.store is not None else None
+        if found is None and self.shared is not None:
+            entry = self.shared.get(record.digest, record.language)
+            found = entry.encoded if entry is not None else None
+        if found is None:
+            log.warning("index cache lost the results of %s", record.path)
+        return found
+
     def _load_store(self) -> None:
         assert self.store is not None
-        stored = self.store.load()
+        stored = self.store.load_identities()
         disk: dict[str, FileRecord] = {}
         skips: dict[str, StoredFile] = {}
         for path, entry in stored.items():
             if entry.skip_reason is None:
-                assert entry.encoded is not None
-                disk[path] = FileRecord(path, entry.size, entry.mtime_ns, entry.digest, entry.encoded, entry.language,
-                                        entry.definitions)
+                disk[path] = FileRecord(path, entry.size, entry.mtime_ns, entry.digest, None, entry.language,
+                                        entry.definitions, loader=self._encoded_from_cache)
             else:
                 skips[path] = entry
         with self._lock:

@@ -13,7 +13,7 @@ from index_helpers import write
 
 from lsp_hub.index.api import keep_graphs, repo_map
 from lsp_hub.index.graph_store import STATE_KEY
-from lsp_hub.index.records import content_digest
+from lsp_hub.index.records import EMPTY_PACKED, content_digest
 from lsp_hub.index.shared_records import SharedRecords, SharedRecordsLocation, shared_records_path
 from lsp_hub.index.store import EXTRACTOR_VERSION, default_cache_dir
 from lsp_hub.index.workspace import WorkspaceIndex
@@ -169,3 +169,37 @@ def test_graphs_of_an_identical_set_of_files_are_reused(copy_repo: Callable[[str
     assert copy.store.load_graph(STATE_KEY, copy.snapshot().fingerprint()) is not None  # from the first root
     assert repo_map(copy) == expected
     copy.close()
+
+
+def test_records_hold_no_bytes_once_the_cache_has_them(copy_repo: Callable[[str], Path]) -> None:
+    root = copy_repo("pyapp")
+    cold = WorkspaceIndex(root)
+    cold.build()
+    assert not any(record.holds_encoded for record in cold.snapshot().files.values())
+    expected = {path: record.packed for path, record in cold.snapshot().files.items()}
+    cold.close()
+    warm = WorkspaceIndex(root)
+    warm.build()
+    files = warm.snapshot().files
+    assert not any(record.holds_encoded for record in files.values())
+    assert {path: record.packed for path, record in files.items()} == expected  # read back on use
+    write(root, "pyapp/models.py", "def rewritten(): ...\n")
+    warm.build()
+    assert files["pyapp/models.py"].packed == expected["pyapp/models.py"]  # an old snapshot: the shared records
+    warm.close()
+
+
+def test_results_lost_from_both_caches_read_as_empty_not_as_an_error(copy_repo: Callable[[str], Path]) -> None:
+    root = copy_repo("pyapp")
+    index = WorkspaceIndex(root)
+    index.build()
+    record = index.snapshot().files["pyapp/models.py"]
+    assert index.store is not None
+    with sqlite3.connect(index.store.path) as connection:
+        connection.execute("DELETE FROM files WHERE path = 'pyapp/models.py'")
+    connection.close()
+    with sqlite3.connect(_shared_database()) as connection:
+        connection.execute("DELETE FROM records")
+    connection.close()
+    assert record.references == () and record.packed == EMPTY_PACKED  # and the log says what was lost
+    index.close()
