@@ -18,7 +18,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from lsp_hub.index.records import P_DEFINITIONS, FileRecord, Packed, content_digest, encode_packed
+from lsp_hub.index.records import (
+    P_DEFINITIONS,
+    EncodedLoader,
+    FileRecord,
+    Packed,
+    content_digest,
+    encode_packed,
+)
 from lsp_hub.index.shared_records import SharedRecordsLocation, shared_records_at
 from lsp_hub.index.walk import REASON_BINARY, REASON_TOO_LARGE, REASON_UNREADABLE, is_binary
 
@@ -44,7 +51,8 @@ class ParseOutcome:
     unchanged: bool  # content equals known_digest: keep the cached results
     parsed: bool
     # From a worker: `packed` in marshal form (not decoded: the record keeps it so, and the cache stores it as is),
-    # with its definition count beside it, and `packed` None.
+    # with its definition count beside it, and `packed` None. From the shared records: the count alone (the
+    # bytes stay there, and are read back when needed).
     encoded: bytes | None = None
     definitions: int | None = None
 
@@ -62,8 +70,13 @@ class ParseOutcome:
         return (ParseOutcome, (self.path, self.language, self.size, self.mtime_ns, self.digest, self.skip_reason,
                                None, self.unchanged, self.parsed, encoded, definitions))
 
-    def record(self) -> FileRecord:
-        """The parsed results as a record (not for skipped or `unchanged` outcomes)."""
+    def record(self, loader: EncodedLoader | None = None) -> FileRecord:
+        """The parsed results as a record (not for skipped or `unchanged` outcomes); `loader` gives the bytes of
+        results found in the shared records."""
+        if self.encoded is None and self.packed is None:
+            assert self.definitions is not None and loader is not None
+            return FileRecord(self.path, self.size, self.mtime_ns, self.digest, None, self.language, self.definitions,
+                              loader=loader)
         if self.packed is not None:
             return FileRecord.of_packed(self.path, self.size, self.mtime_ns, self.digest, self.packed)
         assert self.encoded is not None and self.definitions is not None
@@ -86,7 +99,7 @@ def parse_source(job: ParseJob, data: bytes, size: int, mtime_ns: int, max_file_
         found = shared_records_at(shared).get(digest, job.language)
         if found is not None:
             return ParseOutcome(job.path, job.language, size, mtime_ns, digest, None, None, False, False,
-                                found.encoded, found.definitions)
+                                None, found.definitions)
     from lsp_hub.index.extract import extract_packed  # tree-sitter: only once something is parsed
 
     packed = extract_packed(data, job.language)

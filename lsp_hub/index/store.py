@@ -94,7 +94,9 @@ class StoredFile:
     mtime_ns: int
     digest: bytes
     skip_reason: str | None  # e.g. "binary": known to be left out, nothing parsed
-    encoded: bytes | None = None  # the packed results in marshal form (`records.py`), None for a skipped file
+    # The packed results in marshal form (`records.py`); None for a skipped file, and for a file whose results are
+    # in the shared records (`shared_records.py`) under its digest and language.
+    encoded: bytes | None = None
     definitions: int | None = None  # how many definitions, stored beside them
 
 
@@ -210,7 +212,7 @@ class IndexStore:
             "SELECT path, language, size, mtime_ns, digest, skip_reason, data, definitions FROM files"
         )
         for path, language, size, mtime_ns, digest, skip_reason, data, definitions in rows:
-            if skip_reason is None and (data is None or not looks_packed(data) or definitions is None):
+            if skip_reason is None and ((data is not None and not looks_packed(data)) or definitions is None):
                 raise ValueError(f"row for {path!r} has neither results nor a skip reason")
             stored[path] = StoredFile(path, language, size, mtime_ns, bytes(digest), skip_reason, data, definitions)
         return stored
@@ -233,8 +235,8 @@ class IndexStore:
     @staticmethod
     def _load_identities(connection: sqlite3.Connection) -> dict[str, StoredFile]:
         bad = connection.execute(
-            "SELECT path FROM files WHERE skip_reason IS NULL AND (data IS NULL OR definitions IS NULL"
-            f" OR length(data) < 3 OR hex(substr(data, 1, 1)) NOT IN ({_PACKED_STARTS})) LIMIT 1"
+            "SELECT path FROM files WHERE skip_reason IS NULL AND (definitions IS NULL OR (data IS NOT NULL"
+            f" AND (length(data) < 3 OR hex(substr(data, 1, 1)) NOT IN ({_PACKED_STARTS})))) LIMIT 1"
         ).fetchone()
         if bad is not None:
             raise ValueError(f"row for {bad[0]!r} has neither results nor a skip reason")

@@ -36,7 +36,7 @@ from lsp_hub.index.parse_worker import (
     parse_source,
     worker_initializer,
 )
-from lsp_hub.index.records import FileRecord
+from lsp_hub.index.records import P_DEFINITIONS, FileRecord, encode_packed
 from lsp_hub.index.shared_records import (
     DEFAULT_CACHE_MAX_MB,
     SharedRecords,
@@ -426,13 +426,20 @@ class WorkspaceIndex:
         records.clear()
 
     def _encoded_from_cache(self, record: FileRecord) -> bytes | None:
-        """A record's bytes: this root's row while it is of the same content, else the shared records'."""
+        """A record's bytes: this root's row while it is of the same content, else the shared records', else (the
+        shared records let them go) parsed again from the file while it still has that content."""
         found = self.store.encoded_of(record.path, record.digest) if self.store is not None else None
         if found is None and self.shared is not None:
             entry = self.shared.get(record.digest, record.language)
             found = entry.encoded if entry is not None else None
         if found is None:
-            log.warning("index cache lost the results of %s", record.path)
+            outcome = parse_job(str(self.root), ParseJob(record.path, record.language, None), self.max_file_size)
+            if outcome.packed is not None and outcome.digest == record.digest:
+                found = encode_packed(outcome.packed)
+                if self.shared is not None:
+                    self.shared.put([(record.digest, record.language, found, len(outcome.packed[P_DEFINITIONS]))])
+            else:
+                log.warning("the results of %s are in no cache and the file changed since", record.path)
         return found
 
     def _load_store(self) -> None:
@@ -482,7 +489,7 @@ class WorkspaceIndex:
             return known.with_identity(outcome.size, outcome.mtime_ns, outcome.digest)
         if outcome.parsed:
             self.parse_count += 1
-        return outcome.record()
+        return outcome.record(self._encoded_from_cache)
 
     def _worker_count(self, job_count: int) -> int:
         try:
@@ -893,5 +900,7 @@ def _guided_batches(jobs: list[ParseJob], sizes: Mapping[str, int], workers: int
 
 
 def _stored(record: FileRecord) -> StoredFile:
-    return StoredFile(record.path, record.language, record.size, record.mtime_ns, record.digest, None, record.encoded,
+    """The record's row; without the results (None: "in the shared records") when the record holds none."""
+    encoded = record.encoded if record.holds_encoded else None
+    return StoredFile(record.path, record.language, record.size, record.mtime_ns, record.digest, None, encoded,
                       record.definition_count)

@@ -189,17 +189,23 @@ def test_records_hold_no_bytes_once_the_cache_has_them(copy_repo: Callable[[str]
     warm.close()
 
 
-def test_results_lost_from_both_caches_read_as_empty_not_as_an_error(copy_repo: Callable[[str], Path]) -> None:
+def test_results_lost_from_both_caches_are_parsed_again_or_read_as_empty(
+        copy_repo: Callable[[str], Path]) -> None:
     root = copy_repo("pyapp")
     index = WorkspaceIndex(root)
     index.build()
-    record = index.snapshot().files["pyapp/models.py"]
+    files = index.snapshot().files
+    expected = {path: files[path].packed for path in ("pyapp/models.py", "pyapp/service.py")}
     assert index.store is not None
     with sqlite3.connect(index.store.path) as connection:
-        connection.execute("DELETE FROM files WHERE path = 'pyapp/models.py'")
+        connection.execute("DELETE FROM files")
     connection.close()
     with sqlite3.connect(_shared_database()) as connection:
         connection.execute("DELETE FROM records")
     connection.close()
-    assert record.references == () and record.packed == EMPTY_PACKED  # and the log says what was lost
+    parsed = index.parse_count
+    assert files["pyapp/models.py"].packed == expected["pyapp/models.py"]  # the file is unchanged: parsed again
+    write(root, "pyapp/service.py", "def changed_meanwhile(): ...\n")
+    assert files["pyapp/service.py"].packed == EMPTY_PACKED  # its content is gone: empty, and the log says so
+    assert index.parse_count == parsed  # a read back is not an index change
     index.close()
