@@ -2,7 +2,8 @@
 
 `$XDG_CACHE_HOME/lsp-hub/index-<hash of the root path>.sqlite3` (XDG_CACHE_HOME defaults to ~/.cache). Rows are
 keyed by workspace-relative path and carry size, mtime_ns and a content digest, so a file whose size and mtime are
-unchanged is trusted without reading it, and a touched file with the same content is not re-parsed. The cache is
+unchanged is trusted without reading it, and a touched file with the same content is not re-parsed. A row's results
+may be NULL: they are in the records every root shares (`shared_records.py`), under the row's digest. The cache is
 only ever an accelerator: a database that is corrupt, from another schema version or unwritable is deleted and
 rebuilt (or, failing that, the index runs without one); no cache problem ever reaches the caller as an exception.
 """
