@@ -96,10 +96,10 @@ def parse_source(job: ParseJob, data: bytes, size: int, mtime_ns: int, max_file_
     if job.known_digest == digest:
         return ParseOutcome(job.path, job.language, size, mtime_ns, digest, None, None, True, False)
     if shared is not None:
-        found = shared_records_at(shared).get(digest, job.language)
-        if found is not None:
+        definitions = shared_records_at(shared).definitions_of(digest, job.language)
+        if definitions is not None:
             return ParseOutcome(job.path, job.language, size, mtime_ns, digest, None, None, False, False,
-                                None, found.definitions)
+                                None, definitions)
     from lsp_hub.index.extract import extract_packed  # tree-sitter: only once something is parsed
 
     packed = extract_packed(data, job.language)

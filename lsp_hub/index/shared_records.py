@@ -155,6 +155,23 @@ class SharedRecords:
                 log.warning("shared index records %s unreadable (%s)", self.path, error)
                 return None
 
+    def definitions_of(self, digest: bytes, language: str) -> int | None:
+        """The definition count of known results, without reading them (a worker looking a file up needs no more:
+        the results are read, and their checksum checked, when a query uses them)."""
+        with self._lock:
+            connection = self._connect()
+            if connection is None:
+                return None
+            try:
+                row = connection.execute(
+                    "SELECT definitions FROM records WHERE fingerprint = ? AND digest = ? AND language = ?",
+                    (self.location.fingerprint, digest, language)
+                ).fetchone()
+            except sqlite3.Error as error:
+                log.warning("shared index records %s unreadable (%s)", self.path, error)
+                return None
+        return row[0] if row is not None and isinstance(row[0], int) else None
+
     def put(self, entries: Iterable[tuple[bytes, str, bytes, int]]) -> None:
         """Store (digest, language, encoded results, definition count) entries in one transaction."""
         now = int(time.time())
