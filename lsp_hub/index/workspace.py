@@ -811,7 +811,9 @@ class WorkspaceIndex:
     def close(self) -> None:
         if self.store is not None:
             self.store.close()
-        # The shared records stay open: other indexes of this process use the same connection.
+        if self.shared is not None:
+            # Other indexes of this process share the object: their next use opens the connection again.
+            self.shared.close()
 
 
 def _kill_workers(pool: ProcessPoolExecutor) -> None:
