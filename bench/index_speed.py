@@ -40,10 +40,15 @@ How:
   repoMap latency; callers of five names defined and called all over the library (the index alone); incremental
   update. The synthetic repository's in-process figures come from a fresh process too.
 
+Issue 25 adds: a new worktree of the indexed standard library (a copy at another path with the same cache: the
+shared records) as a whole process, target <= 1.0 s; and the scaling of the cold build in one process with 1, 2
+and all cores — parsing, then the serial part (graphs and map, storing the graphs) — with the target cold map <=
+parse time on one core / cores + 0.5 s.
+
 The machine is shared: the load average is printed at the start, before each part and at the end.
 
     python bench/index_speed.py [--rounds 6] [--cold-runs 3] [--warm-runs 3] [--synthetic-files 20000]
-                                [--skip-synthetic] [--skip-in-process] [--profile]
+                                [--skip-synthetic] [--skip-in-process] [--skip-scaling] [--profile]
 """
 
 from __future__ import annotations
@@ -679,11 +684,63 @@ def bench_synthetic(cache: Path, root: Path) -> None:
     warm.close()
 
 
+# --- scaling and the serial part (issue 25) ---------------------------------------------------------------------
+
+
+def worker_counts() -> list[int]:
+    return sorted({1, 2, os.cpu_count() or 1})
+
+
+def bench_scaling(scratch: Path) -> None:
+    """The cold build of the standard library with 1, 2 and all cores, in this process, each into an empty cache:
+    parsing (in workers), then what runs after it in one thread — the graphs and the map, storing the graphs. The
+    target: the whole cold map within parse time on one core / cores + 0.5 s."""
+    root = Path(sysconfig.get_paths()["stdlib"])
+    print(f"\nscaling of the cold build ({root}), in one process")
+    loadavg("now")
+    print(f"  {'workers':>8}{'parse':>10}{'graphs+map':>12}{'store graphs':>14}{'total':>10}{'serial share':>14}")
+    one_core_parse = 0.0
+    total = 0.0
+    for workers in worker_counts():
+        settle()
+        index = WorkspaceIndex(root, cache_dir=scratch / f"scaling-{workers}", max_workers=workers)
+        _stats, parse = timed(index.build)
+        _map, graphs = timed(functools.partial(api.repo_map, index, MAP_ARGUMENTS))
+        _kept, save = timed(functools.partial(api.keep_graphs, index))
+        index.close()
+        total = parse + graphs + save
+        one_core_parse = parse if workers == 1 else one_core_parse
+        print(f"  {workers:>8}{parse:>9.2f}s{graphs:>11.2f}s{save:>13.2f}s{total:>9.2f}s"
+              f"{(graphs + save) / total:>13.0%}")
+        FIGURES.append(Figure(f"scaling_{workers}", STDLIB, total, "s"))
+    cores = max(worker_counts())
+    report(f"cold map on {cores} cores (parse + serial part)", total, one_core_parse / cores + 0.5,
+           key="scaling_target")
+
+
+def bench_new_worktree(stdlib: Path, scratch: Path, warm_home: Path, runs: int) -> None:
+    """A copy of the indexed standard library at another path, with the same cache (the shared records): the
+    whole `lsp-hub repomap` process, each run on a new copy."""
+    print("\na new worktree of an indexed checkout (a copy at another path, same cache), whole process")
+    loadavg("now")
+    seconds = []
+    for run in range(runs):
+        copy = scratch / f"worktree-{run}"
+        shutil.copytree(stdlib, copy, ignore=shutil.ignore_patterns("__pycache__", "site-packages"))
+        settle()
+        seconds.append(run_repomap_process(copy, warm_home).seconds)
+        shutil.rmtree(copy, ignore_errors=True)
+    report("new worktree, spawn to exit", statistics.median(seconds), 1.0, key="cli_worktree",
+           note=f"   ({spread(seconds, 's')})")
+
+
 # --- summary ----------------------------------------------------------------------------------------------------
 
 SUMMARY = (
     ("cli_cold", "lsp-hub repomap, cold cache (whole process)"),
     ("cli_warm", "lsp-hub repomap, warm cache (whole process)"),
+    ("cli_worktree", "lsp-hub repomap, a new worktree (whole process)"),
+    ("scaling_target", "cold map on all cores, in one process"),
     ("cli_cold_memory", "  peak memory, cold (process tree)"),
     ("cli_warm_memory", "  peak memory, warm (process tree)"),
     ("hub_map_after_edit", "first lspHub.repoMap after an edit, in hub (median)"),
@@ -753,7 +810,8 @@ def main() -> int:
     parser.add_argument("--profile", action="store_true",
                         help="print cProfile's top functions of the one-process edit rounds")
     # A part run in a fresh process of its own (its memory figures its own), its figures written to a file.
-    parser.add_argument("--child", choices=("in-process", "synthetic"), help=argparse.SUPPRESS)
+    parser.add_argument("--skip-scaling", action="store_true", help="leave out the scaling curve (1, 2, all cores)")
+    parser.add_argument("--child", choices=("in-process", "synthetic", "scaling"), help=argparse.SUPPRESS)
     parser.add_argument("--child-root", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--figures-file", type=Path, help=argparse.SUPPRESS)
     options = parser.parse_args()
@@ -764,6 +822,8 @@ def main() -> int:
         if options.child is not None:
             if options.child == "synthetic":
                 bench_synthetic(scratch / "cache", options.child_root)
+            elif options.child == "scaling":
+                bench_scaling(scratch)
             else:
                 bench_standard_library(scratch / "cache", options.cold_runs)
             if options.figures_file is not None:
@@ -779,7 +839,10 @@ def main() -> int:
         (scratch / "empty").mkdir()
         run_repomap_process(scratch / "empty", scratch / "warm-up")
         warm_home = bench_repomap_process(stdlib, scratch, STDLIB, options.cold_runs, options.warm_runs)
+        bench_new_worktree(stdlib, scratch, warm_home, options.warm_runs)
         bench_after_edit(stdlib, warm_home, options.rounds, scratch, options.profile)
+        if not options.skip_scaling:
+            run_child(scratch, "scaling")
         if not options.skip_in_process:
             run_child(scratch, "in-process", "--cold-runs", str(options.cold_runs))
         if not options.skip_synthetic:

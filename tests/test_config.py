@@ -102,6 +102,16 @@ def test_hub_options_come_from_the_hub_table(xdg_config: Path, workspace: Path) 
     assert hub.trust_workspace is False
 
 
+def test_index_options_come_from_the_index_table(xdg_config: Path, workspace: Path) -> None:
+    assert load_config(workspace_roots=[workspace]).config.index.cache_max_mb == 2048
+    user_file(xdg_config, "[index]\ncache_max_mb = 300\n")
+    assert load_config(workspace_roots=[workspace]).config.index.cache_max_mb == 300
+    user_file(xdg_config, "[index]\ncache_max_mb = 0\ncache_size = 3\n")
+    loaded = load_config(workspace_roots=[workspace])
+    assert {problem.key for problem in loaded.problems} == {"index.cache_max_mb", "index.cache_size"}
+    assert loaded.config.index.cache_max_mb == 2048
+
+
 def test_project_file_with_inf_and_nan_timings_is_reported_and_defaults_apply(xdg_config: Path,
                                                                                workspace: Path) -> None:
     user_file(xdg_config, "[hub]\ninitialize_timeout_seconds = 20\n")

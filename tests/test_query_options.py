@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -134,3 +135,28 @@ def test_cap_items_keeps_the_most_severe_diagnostics_in_their_order() -> None:
     assert capped["left_out"] == 2 and capped["complete"] is False
     untouched = {"diagnostics": diagnostics[:2], "complete": True}
     assert cap_items(untouched, 3) is untouched
+
+
+def test_a_hub_of_its_own_finds_lsp_hub_and_nothing_inside_it(monkeypatch: pytest.MonkeyPatch,
+                                                              tmp_path: Path) -> None:
+    # lsp_hub/ itself on the path would shadow the standard library (lsp_hub.platform as `platform`): the hub
+    # then crashed as it started, and every `query --no-daemon` said "lost its hub".
+    import lsp_hub
+    from lsp_hub.query import connection
+
+    seen: dict[str, str] = {}
+
+    class Refused(Exception):
+        pass
+
+    def popen(argv: list[str], **kwargs: object) -> None:
+        env = kwargs["env"]
+        assert isinstance(env, dict)
+        seen.update(env)
+        raise Refused
+
+    monkeypatch.setattr(connection.subprocess, "Popen", popen)
+    with pytest.raises(Refused):
+        connection.spawn_hub(tmp_path)
+    first = seen["PYTHONPATH"].split(os.pathsep)[0]
+    assert Path(first) == Path(lsp_hub.__file__).resolve().parent.parent

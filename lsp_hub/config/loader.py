@@ -45,7 +45,7 @@ from typing import Any
 import attrs
 import cattrs
 
-from lsp_hub.config.model import Config, HubOptions, LanguageSpec, ServerSpec
+from lsp_hub.config.model import Config, HubOptions, IndexOptions, LanguageSpec, ServerSpec
 from lsp_hub.config.paths import PROJECT_CONFIG_NAME, user_config_file
 from lsp_hub.config.reading import (
     MAX_NESTING,
@@ -94,6 +94,7 @@ NUMBER_BOUNDS: dict[str, tuple[float, float]] = {
     "dependents_timeout_ms": (0, 600_000),
     "undo_depth": (0, 1000),
     "daemon_idle_exit_seconds": (0.0, 30 * 24 * 3600.0),  # 0 means never
+    "cache_max_mb": (1, 1024 * 1024),
 }
 # Set by the editor when its own workspace trust covers this workspace (VS Code sends the camelCase spelling).
 CLIENT_TRUST_KEYS: tuple[str, ...] = ("trust_workspace", "trustWorkspace")
@@ -145,6 +146,7 @@ SERVER_SCHEMA: dict[str, Any] = _schema(ServerSpec)
 LANGUAGE_SCHEMA: dict[str, Any] = _schema(LanguageSpec)
 # trust_workspace is not a file setting: it is derived from the client's trust flag.
 HUB_SCHEMA: dict[str, Any] = {key: kind for key, kind in _schema(HubOptions).items() if key != "trust_workspace"}
+INDEX_SCHEMA: dict[str, Any] = _schema(IndexOptions)
 
 
 def _reject(expected: str) -> TypeError:
@@ -263,6 +265,7 @@ class _Layer:
     servers: dict[str, dict[str, Any]] = attrs.field(factory=dict)
     languages: dict[str, dict[str, Any]] = attrs.field(factory=dict)
     hub: dict[str, Any] = attrs.field(factory=dict)
+    index: dict[str, Any] = attrs.field(factory=dict)
 
 
 def _snake_case(key: str) -> str:
@@ -292,7 +295,7 @@ class _LayerChecker:
 
     def check(self, data: Mapping[str, Any]) -> _Layer:
         layer = _Layer()
-        sections: dict[str, Any] = {"server": None, "language": None, "hub": None}
+        sections: dict[str, Any] = {"server": None, "language": None, "hub": None, "index": None}
         for raw_key, value in data.items():
             key = self.key_name(str(raw_key), sections)
             if key not in sections:
@@ -301,6 +304,10 @@ class _LayerChecker:
                 table = self.table(value, "hub", HUB_SCHEMA)
                 if table is not None:
                     layer.hub = table
+            elif key == "index":
+                table = self.table(value, "index", INDEX_SCHEMA)
+                if table is not None:
+                    layer.index = table
             else:
                 tables = self.named_tables(value, key, SERVER_SCHEMA if key == "server" else LANGUAGE_SCHEMA)
                 if key == "server":
@@ -398,6 +405,7 @@ class _Merged:
     servers: dict[str, dict[str, Any]] = attrs.field(factory=dict)
     languages: dict[str, dict[str, Any]] = attrs.field(factory=dict)
     hub: dict[str, Any] = attrs.field(factory=dict)
+    index: dict[str, Any] = attrs.field(factory=dict)
     # Which source first defined each server, and last set each language's server list (for later problems).
     server_origin: dict[str, str] = attrs.field(factory=dict)
     language_servers_origin: dict[str, str] = attrs.field(factory=dict)
@@ -441,6 +449,7 @@ def _apply(merged: _Merged, layer: _Layer, source: str) -> None:
             merged.language_servers_origin[name] = source
         merged.languages[name] = _merge_table(merged.languages.get(name, {}), table)
     merged.hub = _merge_table(merged.hub, layer.hub)
+    merged.index = _merge_table(merged.index, layer.index)
 
 
 def _restrict_untrusted(layer: _Layer, merged: _Merged, source: str, hint: str,
@@ -536,7 +545,8 @@ def _build(merged: _Merged, problems: list[ConfigProblem], trust_workspace: bool
             table = {**table, "servers": tuple(server for server in listed if server in servers)}
         languages[name] = CONVERTER.structure({"name": name, **table}, LanguageSpec)
     hub = CONVERTER.structure({**merged.hub, "trust_workspace": trust_workspace}, HubOptions)
-    return Config(servers=servers, languages=languages, hub=hub)
+    index = CONVERTER.structure(merged.index, IndexOptions)
+    return Config(servers=servers, languages=languages, hub=hub, index=index)
 
 
 def _client_trust_flag(options: Mapping[str, Any], problems: list[ConfigProblem], *,

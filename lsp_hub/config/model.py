@@ -127,10 +127,18 @@ class HubOptions:
 
 
 @attrs.define(frozen=True)
+class IndexOptions:
+    # The per-user records of per-file results that every checkout shares (lsp_hub/index/shared_records.py) stay
+    # within this many megabytes, the least recently used going first. Read when an index is made.
+    cache_max_mb: int = 2048
+
+
+@attrs.define(frozen=True)
 class Config:
     servers: dict[str, ServerSpec] = attrs.field(factory=dict)
     languages: dict[str, LanguageSpec] = attrs.field(factory=dict)
     hub: HubOptions = attrs.field(factory=HubOptions)
+    index: IndexOptions = attrs.field(factory=IndexOptions)
 
     def language_for(self, *, language_id: str | None, path: str) -> LanguageSpec | None:
         """A document's language: from its languageId if one matches, else from its file name or extension."""

@@ -15,16 +15,20 @@ gives exactly what a build from scratch gives (tests compare both on a real corp
 from __future__ import annotations
 
 import bisect
+import logging
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from lsp_hub.index.graph_cache import graph_state
 from lsp_hub.index.model import COMPLEX_RECEIVER
 from lsp_hub.index.records import D_CONTAINER, D_NAME, D_SIGNATURE, I_ALIASES, I_NAMES, FileRecord
 from lsp_hub.index.resolve import ImportResolver, ResolvedImport
 from lsp_hub.index.workspace import Snapshot
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -128,10 +132,24 @@ def _graph_inputs(snapshot: Snapshot) -> GraphInputs:
         changed = changed_files(anchor.files, snapshot.files)
         if len(changed) <= update_limit(len(snapshot.files)):
             return _updated_inputs(graph_inputs(anchor), anchor, snapshot, changed)
-    from lsp_hub.index.graph_store import stored_graphs  # here: graph_store builds on this module
+    stored = _stored_inputs(snapshot)
+    return stored if stored is not None else _built_inputs(snapshot)
 
-    stored = stored_graphs(snapshot)
-    return stored.inputs if stored is not None else _built_inputs(snapshot)
+
+def _stored_inputs(snapshot: Snapshot) -> GraphInputs | None:
+    """The inputs as an earlier process stored them for these files (graph_cache), or None."""
+    state = graph_state(snapshot)
+    parts = state.take("tables", "dependents", "resolved", "bindings", "renames") if state is not None else None
+    if parts is None:
+        return None
+    tables, dependents, resolved, bindings, renames = parts
+    try:
+        imports = {path: [ResolvedImport(*entry) for entry in entries] for path, entries in resolved.items()}
+        return GraphInputs(NameTables(*tables), dependents, ImportResolver(snapshot.files, snapshot.markers), imports,
+                           bindings, renames, None)
+    except (ValueError, TypeError, KeyError, AttributeError) as error:
+        log.warning("stored graph inputs of %s unreadable (%s); building them", snapshot.root, error)
+        return None
 
 
 def _built_inputs(snapshot: Snapshot) -> GraphInputs:

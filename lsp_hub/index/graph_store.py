@@ -18,43 +18,24 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from lsp_hub.index.graph import GraphInputs, NameTables, graph_inputs
+from lsp_hub.index.graph import GraphInputs, graph_inputs
+from lsp_hub.index.graph_cache import (
+    RANKING_FORMAT,
+    RANKING_KEY,
+    STATE_FORMAT,
+    STATE_KEY,
+    graph_state,
+    storable,
+    stored,
+)
 from lsp_hub.index.links import FileLinks, file_links
-from lsp_hub.index.ranking import ReferenceGraph, Row, power_iteration, reference_graph, transition_matrix
-from lsp_hub.index.resolve import ImportResolver, ResolvedImport
-from lsp_hub.index.store import IndexStore
+from lsp_hub.index.ranking import ReferenceGraph, power_iteration, reference_graph, transition_matrix
 from lsp_hub.index.workspace import Snapshot
 
 log = logging.getLogger(__name__)
 
-STATE_KEY = "graph_state"
-STATE_FORMAT = 1
-RANKING_KEY = "ranking"
-RANKING_FORMAT = 1
-
-
-def _storable(snapshot: Snapshot) -> IndexStore | None:
-    """The store that may keep or give graphs of this snapshot: complete, and every file as on disk."""
-    store = snapshot.store
-    return store if store is not None and not snapshot.pending and snapshot.on_disk() else None
-
-
-def _stored(snapshot: Snapshot, key: str, format_version: int) -> dict[str, Any] | None:
-    """What an earlier process kept under `key` for exactly these files, decoded; None when there is nothing
-    usable (a damaged entry included: the caller builds instead)."""
-    store = _storable(snapshot)
-    data = store.load_graph(key, snapshot.fingerprint()) if store is not None else None
-    if data is None:
-        return None
-    try:
-        stored = marshal.loads(data)
-    except (ValueError, EOFError, TypeError) as error:
-        log.warning("stored %s of %s unreadable (%s); building it", key, snapshot.root, error)
-        return None
-    if not isinstance(stored, dict) or stored.get("format") != format_version \
-            or len(stored.get("nodes", ())) != len(snapshot.files):
-        return None
-    return stored
+__all__ = ["RANKING_KEY", "STATE_KEY", "Ranking", "StoredGraphs", "StoredRanking", "ranking", "save_graphs",
+           "save_ranking", "stored_graphs"]
 
 
 class StoredRanking:
@@ -94,8 +75,8 @@ def _ranking(snapshot: Snapshot) -> Ranking:
     if snapshot.anchor is not None or snapshot.is_derived("reference_graph"):
         return reference_graph(snapshot)  # built here, or updated from graphs this process has: no need to load
     try:
-        stored = _stored(snapshot, RANKING_KEY, RANKING_FORMAT)
-        return StoredRanking(snapshot, stored) if stored is not None else reference_graph(snapshot)
+        kept = stored(snapshot, RANKING_KEY, RANKING_FORMAT)
+        return StoredRanking(snapshot, kept) if kept is not None else reference_graph(snapshot)
     except (KeyError, TypeError, ValueError):  # a damaged entry: build the graph, which stores it again
         return reference_graph(snapshot)
 
@@ -103,7 +84,7 @@ def _ranking(snapshot: Snapshot) -> Ranking:
 def save_ranking(snapshot: Snapshot) -> None:
     """Keep the snapshot's ranking for the next process, when its files are as on disk and the reference graph
     computed something the stored ranking lacks."""
-    store = _storable(snapshot)
+    store = storable(snapshot)
     if store is None or not snapshot.is_derived("reference_graph"):
         return
     graph = reference_graph(snapshot)
@@ -120,38 +101,24 @@ def save_ranking(snapshot: Snapshot) -> None:
 @dataclass(frozen=True, slots=True)
 class StoredGraphs:
     inputs: GraphInputs
-    links: dict[str, FileLinks]
+    links: Mapping[str, FileLinks]
     graph: ReferenceGraph
 
 
 def stored_graphs(snapshot: Snapshot) -> StoredGraphs | None:
-    """The graphs an earlier process kept for exactly these files, or None."""
-    return snapshot.derived("stored_graphs", _load)
-
-
-def _load(snapshot: Snapshot) -> StoredGraphs | None:
-    state = _stored(snapshot, STATE_KEY, STATE_FORMAT)
-    if state is None:
+    """The graphs of these files assembled from what an earlier process kept (graph_cache), or None when it kept
+    none: the same objects the builders return."""
+    if graph_state(snapshot) is None:
         return None
-    try:
-        nodes: list[str] = state["nodes"]
-        resolved = {path: [ResolvedImport(*entry) for entry in entries] for path, entries in state["resolved"].items()}
-        inputs = GraphInputs(NameTables(*state["tables"]), state["dependents"],
-                             ImportResolver(snapshot.files, snapshot.markers), resolved, state["bindings"],
-                             state["renames"], None)
-        rows = {path: Row(*row) for path, row in state["rows"].items()}
-        graph = ReferenceGraph(nodes, rows, state["incoming"], state["factors"], len(nodes))
-        return StoredGraphs(inputs, state["links"], graph)
-    except (ValueError, TypeError, KeyError) as error:
-        log.warning("stored graphs of %s unreadable (%s); building them", snapshot.root, error)
-        return None
+    return snapshot.derived("stored_graphs", lambda snapshot: StoredGraphs(
+        graph_inputs(snapshot), file_links(snapshot), reference_graph(snapshot)))
 
 
 def save_graphs(snapshot: Snapshot, min_interval: float = 0.0) -> None:
     """Keep the snapshot's graphs for the next process, when they are built and its files are as on disk; not
     again within `min_interval` seconds of the last save (a hub whose files an agent rewrites would otherwise
     store ten megabytes after every map)."""
-    store = _storable(snapshot)
+    store = storable(snapshot)
     if store is None or not snapshot.is_derived("reference_graph"):
         return
     fingerprint = snapshot.fingerprint()

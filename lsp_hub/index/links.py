@@ -24,6 +24,7 @@ from lsp_hub.index.graph import (
     graph_inputs,
     use_resolver,
 )
+from lsp_hub.index.graph_cache import graph_state
 from lsp_hub.index.walk import IndexingCancelled
 from lsp_hub.index.workspace import GRAPH_ANCHOR_KEY, Snapshot
 
@@ -44,12 +45,12 @@ def _file_links(snapshot: Snapshot) -> Mapping[str, FileLinks]:
     changes = inputs.changes
     anchor = changes.anchor if changes is not None else None
     if changes is None or anchor is None or not anchor.has_derived(GRAPH_ANCHOR_KEY):
-        from lsp_hub.index.graph_store import stored_graphs  # here: graph_store builds on this module
-
-        stored = stored_graphs(snapshot)
-        if stored is not None:
+        state = graph_state(snapshot)
+        stored = state.take("links") if state is not None else None
+        if stored is not None and isinstance(stored[0], dict):
             snapshot.anchor = None
-            return stored.links
+            stored_links: Mapping[str, FileLinks] = stored[0]
+            return stored_links
         links = {}
         for count, path in enumerate(snapshot.files):
             if count % STOP_CHECK_FILES == 0 and snapshot.stopped():

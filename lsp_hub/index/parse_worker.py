@@ -19,7 +19,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from lsp_hub.index.records import P_DEFINITIONS, FileRecord, Packed, content_digest, encode_packed
+from lsp_hub.index.records import (
+    P_DEFINITIONS,
+    EncodedLoader,
+    FileRecord,
+    Packed,
+    content_digest,
+    encode_packed,
+)
+from lsp_hub.index.shared_records import SharedRecordsLocation, shared_records_at
 from lsp_hub.index.walk import REASON_BINARY, REASON_TOO_LARGE, REASON_UNREADABLE, is_binary
 
 OWNER_POLL_SECONDS = 0.5  # how often a worker checks that its owner lives, where it cannot wait on a pidfd
@@ -44,9 +52,15 @@ class ParseOutcome:
     unchanged: bool  # content equals known_digest: keep the cached results
     parsed: bool
     # From a worker: `packed` in marshal form (not decoded: the record keeps it so, and the cache stores it as is),
-    # with its definition count beside it, and `packed` None.
+    # with its definition count beside it, and `packed` None. From the shared records: the count alone (the
+    # bytes stay there, and are read back when needed).
     encoded: bytes | None = None
     definitions: int | None = None
+
+    @property
+    def from_shared(self) -> bool:
+        """The results came from the shared records (content indexed before, in any checkout): nothing parsed."""
+        return self.skip_reason is None and not self.unchanged and not self.parsed
 
     def __reduce__(self) -> tuple[Callable[..., ParseOutcome], tuple[Any, ...]]:
         # From a worker to the parent the results travel in marshal form, which is written about six times and
@@ -57,8 +71,13 @@ class ParseOutcome:
         return (ParseOutcome, (self.path, self.language, self.size, self.mtime_ns, self.digest, self.skip_reason,
                                None, self.unchanged, self.parsed, encoded, definitions))
 
-    def record(self) -> FileRecord:
-        """The parsed results as a record (not for skipped or `unchanged` outcomes)."""
+    def record(self, loader: EncodedLoader | None = None) -> FileRecord:
+        """The parsed results as a record (not for skipped or `unchanged` outcomes); `loader` gives the bytes of
+        results found in the shared records."""
+        if self.encoded is None and self.packed is None:
+            assert self.definitions is not None and loader is not None
+            return FileRecord(self.path, self.size, self.mtime_ns, self.digest, None, self.language, self.definitions,
+                              loader=loader)
         if self.packed is not None:
             return FileRecord.of_packed(self.path, self.size, self.mtime_ns, self.digest, self.packed)
         assert self.encoded is not None and self.definitions is not None
@@ -66,8 +85,10 @@ class ParseOutcome:
                           self.definitions)
 
 
-def parse_source(job: ParseJob, data: bytes, size: int, mtime_ns: int, max_file_size: int) -> ParseOutcome:
-    """Parse content already in memory (a file just read, or an open document's text)."""
+def parse_source(job: ParseJob, data: bytes, size: int, mtime_ns: int, max_file_size: int,
+                 shared: SharedRecordsLocation | None = None) -> ParseOutcome:
+    """Parse content already in memory (a file just read, or an open document's text), unless its results are in
+    the `shared` records already."""
     digest = content_digest(data)
     if len(data) > max_file_size:
         return ParseOutcome(job.path, job.language, size, mtime_ns, digest, REASON_TOO_LARGE, None, False, False)
@@ -75,13 +96,19 @@ def parse_source(job: ParseJob, data: bytes, size: int, mtime_ns: int, max_file_
         return ParseOutcome(job.path, job.language, size, mtime_ns, digest, REASON_BINARY, None, False, False)
     if job.known_digest == digest:
         return ParseOutcome(job.path, job.language, size, mtime_ns, digest, None, None, True, False)
+    if shared is not None:
+        definitions = shared_records_at(shared).definitions_of(digest, job.language)
+        if definitions is not None:
+            return ParseOutcome(job.path, job.language, size, mtime_ns, digest, None, None, False, False,
+                                None, definitions)
     from lsp_hub.index.extract import extract_packed  # tree-sitter: only once something is parsed
 
     packed = extract_packed(data, job.language)
     return ParseOutcome(job.path, job.language, size, mtime_ns, digest, None, packed, False, True)
 
 
-def parse_job(root: str, job: ParseJob, max_file_size: int) -> ParseOutcome:
+def parse_job(root: str, job: ParseJob, max_file_size: int,
+              shared: SharedRecordsLocation | None = None) -> ParseOutcome:
     """Read and parse one file under `root`; never raises for file problems."""
     try:
         with open(os.path.join(root, job.path), "rb") as handle:
@@ -92,7 +119,7 @@ def parse_job(root: str, job: ParseJob, max_file_size: int) -> ParseOutcome:
             data = handle.read()
     except OSError:
         return ParseOutcome(job.path, job.language, -1, -1, b"", REASON_UNREADABLE, None, False, False)
-    return parse_source(job, data, status.st_size, status.st_mtime_ns, max_file_size)
+    return parse_source(job, data, status.st_size, status.st_mtime_ns, max_file_size, shared)
 
 
 def worker_initializer(owner_pid: int | None = None, started: Any = None) -> None:
@@ -146,6 +173,7 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def parse_batch(root: str, jobs: list[ParseJob], max_file_size: int) -> list[ParseOutcome]:
+def parse_batch(root: str, jobs: list[ParseJob], max_file_size: int,
+                shared: SharedRecordsLocation | None = None) -> list[ParseOutcome]:
     """The unit of work sent to a worker process: several files per task to keep IPC overhead low."""
-    return [parse_job(root, job, max_file_size) for job in jobs]
+    return [parse_job(root, job, max_file_size, shared) for job in jobs]

@@ -19,6 +19,7 @@ recomputed; rows are summed in the same order either way, so an update equals a 
 from __future__ import annotations
 
 import bisect
+import logging
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -32,8 +33,11 @@ from lsp_hub.index.graph import (
     NameTables,
     graph_inputs,
 )
+from lsp_hub.index.graph_cache import graph_state
 from lsp_hub.index.links import FileLinks, file_links
 from lsp_hub.index.workspace import Snapshot
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -333,11 +337,23 @@ def _reference_graph(snapshot: Snapshot) -> ReferenceGraph:
     if changes is not None:
         changes.anchor = None  # built: nothing needs the anchor any more
     if changes is None or anchor is None or changes.paths_changed or not anchor.has_derived("reference_graph"):
-        from lsp_hub.index.graph_store import stored_graphs  # here: graph_store builds on this module
-
-        stored = stored_graphs(snapshot) if changes is None else None
-        return stored.graph if stored is not None else _built_graph(snapshot, links, inputs.tables)
+        stored = _stored_graph(snapshot) if changes is None else None
+        return stored if stored is not None else _built_graph(snapshot, links, inputs.tables)
     return _updated_graph(snapshot, links, inputs, reference_graph(anchor), file_links(anchor), changes)
+
+
+def _stored_graph(snapshot: Snapshot) -> ReferenceGraph | None:
+    """The graph as an earlier process stored it for these files (graph_cache), or None."""
+    state = graph_state(snapshot)
+    parts = state.take("nodes", "rows", "incoming", "factors") if state is not None else None
+    if parts is None:
+        return None
+    nodes, rows, incoming, factors = parts
+    try:
+        return ReferenceGraph(nodes, {path: Row(*row) for path, row in rows.items()}, incoming, factors, len(nodes))
+    except (ValueError, TypeError, KeyError, AttributeError) as error:
+        log.warning("stored graph of %s unreadable (%s); building it", snapshot.root, error)
+        return None
 
 
 def _factor_lookup(factors: dict[str, float | None], tables: NameTables, file_count: int) -> Any:

@@ -24,6 +24,7 @@ import marshal
 import threading
 import weakref
 from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 from lsp_hub.index.model import Definition, FileIndex, Import, Reference, Span
@@ -92,6 +93,8 @@ def looks_packed(data: bytes) -> bool:
 
 
 EMPTY_PACKED: Packed = ("", 0, 0, (), (), (), (), ())
+# Where a record whose bytes were let go (they are in the cache) gets them back; None when they are lost.
+EncodedLoader = Callable[["FileRecord"], "bytes | None"]
 FILE_INDEXES_KEPT = 2048  # about 30 MB of outlines; a callers query of a common name reads 700 files
 # Records whose file_index() is built, oldest first, held weakly: the queue bounds how many decoded indexes live
 # records keep, and must not keep a record alive itself (a file edited all day makes a new record per change; each
@@ -124,22 +127,28 @@ class FileRecord:
     four fifths of the tuples (346,000 of 432,000 on the standard library) and about 80 MB decoded there, yet only
     per-file queries read them, as they read spans (callers, references in one file: `file_index()`); the graphs
     need the references' counts per (name, receiver), which the same decode derives. So a cold start never holds the
-    whole corpus decoded, and a warm one that answers from stored rankings decodes only the files its map shows."""
+    whole corpus decoded, and a warm one that answers from stored rankings decodes only the files its map shows.
+
+    Nor does it hold the corpus encoded: a record read from the cache, or written to it, holds no bytes but a
+    `loader` that reads them back by path and digest when a query needs them (at 100,000 files the bytes alone
+    are 500 MB)."""
 
     __slots__ = ("__weakref__", "_defined_names", "_definition_count", "_encoded", "_file_index", "_head",
-                 "_language", "_outline_only", "_reference_counts", "_reference_uses", "digest", "mtime_ns", "path",
-                 "size")
+                 "_language", "_loader", "_outline_only", "_reference_counts", "_reference_uses", "digest",
+                 "mtime_ns", "path", "size")
 
-    def __init__(self, path: str, size: int, mtime_ns: int, digest: bytes, encoded: bytes,
+    def __init__(self, path: str, size: int, mtime_ns: int, digest: bytes, encoded: bytes | None,
                  language: str | None = None, definition_count: int | None = None,
-                 packed: Packed | None = None) -> None:
-        """`encoded` with the `language` and `definition_count` stored beside it; `packed`, the decoded results,
-        when the caller has them at hand (a parse in this process), saves the first decode."""
+                 packed: Packed | None = None, loader: EncodedLoader | None = None) -> None:
+        """`encoded` with the `language` and `definition_count` stored beside it, or None with a `loader` that
+        reads them from the cache; `packed`, the decoded results, when the caller has them at hand (a parse in
+        this process), saves the first decode."""
         self.path = path
         self.size = size
         self.mtime_ns = mtime_ns
         self.digest = digest
         self._encoded = encoded
+        self._loader = loader
         self._language = language
         self._definition_count = definition_count
         self._head: Packed | None = None
@@ -158,13 +167,26 @@ class FileRecord:
 
     def with_identity(self, size: int, mtime_ns: int, digest: bytes) -> FileRecord:
         """The same results for a file whose identity on disk changed but whose content did not."""
-        record = FileRecord(self.path, size, mtime_ns, digest, self._encoded, self._language, self._definition_count)
+        record = FileRecord(self.path, size, mtime_ns, digest, self._encoded, self._language, self._definition_count,
+                            loader=self._loader)
         record._head, record._reference_uses = self._head, self._reference_uses  # immutable once made
         return record
 
+    def release_encoded(self, loader: EncodedLoader) -> None:
+        """Let go of the bytes, which the cache now holds: `loader` reads them back when needed. The language and
+        definition count stay (the graphs and statistics read them without decoding)."""
+        if self._encoded is None:
+            return
+        if self._language is None or self._definition_count is None:
+            head = self._loaded_head()
+            self._language, self._definition_count = head[P_LANGUAGE], len(head[P_DEFINITIONS])
+        self._loader = loader
+        self._encoded = None
+
     def _decode(self) -> Packed:
+        encoded = self.encoded
         try:
-            return decode_packed(self._encoded)
+            return decode_packed(encoded)
         except (ValueError, EOFError, TypeError) as error:  # a damaged cache row: the file reads as empty
             log.warning("index cache entry for %s is unreadable (%s); treating it as empty", self.path, error)
             return EMPTY_PACKED
@@ -194,8 +216,19 @@ class FileRecord:
         return self._decode()
 
     @property
+    def holds_encoded(self) -> bool:
+        """Whether the bytes are in memory (else the cache gives them back on use)."""
+        return self._encoded is not None
+
+    @property
     def encoded(self) -> bytes:
-        return self._encoded
+        """The results in marshal form: held, or read back from the cache (empty bytes when the cache lost them,
+        which decode as a damaged entry: the file reads as empty and says so in the log)."""
+        encoded = self._encoded
+        if encoded is None:
+            loaded = self._loader(self) if self._loader is not None else None
+            return b"" if loaded is None else loaded
+        return encoded
 
     @property
     def language(self) -> str:

@@ -2,7 +2,8 @@
 
 `$XDG_CACHE_HOME/lsp-hub/index-<hash of the root path>.sqlite3` (XDG_CACHE_HOME defaults to ~/.cache). Rows are
 keyed by workspace-relative path and carry size, mtime_ns and a content digest, so a file whose size and mtime are
-unchanged is trusted without reading it, and a touched file with the same content is not re-parsed. The cache is
+unchanged is trusted without reading it, and a touched file with the same content is not re-parsed. A row's results
+may be NULL: they are in the records every root shares (`shared_records.py`), under the row's digest. The cache is
 only ever an accelerator: a database that is corrupt, from another schema version or unwritable is deleted and
 rebuilt (or, failing that, the index runs without one); no cache problem ever reaches the caller as an exception.
 """
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lsp_hub.index.records import PACKED_FORMAT, looks_packed
+from lsp_hub.index.shared_records import SharedRecords
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +45,7 @@ def _extractor_fingerprint() -> str:
     return digest.hexdigest()[:12]
 
 
-_GRAPH_SOURCES = ("graph.py", "links.py", "ranking.py", "resolve.py", "graph_store.py", "records.py")
+_GRAPH_SOURCES = ("graph.py", "links.py", "ranking.py", "resolve.py", "graph_store.py", "graph_cache.py", "records.py")
 _graph_code: str | None = None
 
 
@@ -63,7 +65,8 @@ def graph_code_fingerprint() -> str:
 
 # Bump when the table layout changes; PACKED_FORMAT covers the layout of the stored results, the fingerprint what
 # produced them.
-SCHEMA_VERSION = f"2.{PACKED_FORMAT}.{_extractor_fingerprint()}"
+EXTRACTOR_VERSION = f"{PACKED_FORMAT}.{_extractor_fingerprint()}"  # what the shared records are keyed by too
+SCHEMA_VERSION = f"2.{EXTRACTOR_VERSION}"
 
 
 def default_cache_dir() -> Path:
@@ -74,6 +77,10 @@ def default_cache_dir() -> Path:
 def database_path(root: Path, cache_dir: Path | None = None) -> Path:
     digest = hashlib.sha256(str(root).encode("utf-8", "surrogateescape")).hexdigest()[:24]
     return (cache_dir or default_cache_dir()) / f"index-{digest}.sqlite3"
+
+
+# How marshal starts a tuple (records.looks_packed), as SQLite's hex() shows a blob's first byte.
+_PACKED_STARTS = "'28', '29', 'A8', 'A9'"
 
 
 class _OutdatedCache(ValueError):
@@ -88,7 +95,9 @@ class StoredFile:
     mtime_ns: int
     digest: bytes
     skip_reason: str | None  # e.g. "binary": known to be left out, nothing parsed
-    encoded: bytes | None = None  # the packed results in marshal form (`records.py`), None for a skipped file
+    # The packed results in marshal form (`records.py`); None for a skipped file, and for a file whose results are
+    # in the shared records (`shared_records.py`) under its digest and language.
+    encoded: bytes | None = None
     definitions: int | None = None  # how many definitions, stored beside them
 
 
@@ -103,6 +112,9 @@ class IndexStore:
         self.recovered = False  # True once a broken or outdated database was thrown away
         self._saved_graphs: dict[str, tuple[str, float]] = {}  # key -> (fingerprint, monotonic time) last stored
         self.disabled = False
+        # The records every root shares: graphs are looked up there when this root has none for its files (a new
+        # checkout of files indexed elsewhere) and stored there too.
+        self.shared: SharedRecords | None = None
 
     # --- connection management -------------------------------------------------------------------------------
 
@@ -201,25 +213,69 @@ class IndexStore:
             "SELECT path, language, size, mtime_ns, digest, skip_reason, data, definitions FROM files"
         )
         for path, language, size, mtime_ns, digest, skip_reason, data, definitions in rows:
-            if skip_reason is None and (data is None or not looks_packed(data) or definitions is None):
+            if skip_reason is None and ((data is not None and not looks_packed(data)) or definitions is None):
                 raise ValueError(f"row for {path!r} has neither results nor a skip reason")
             stored[path] = StoredFile(path, language, size, mtime_ns, bytes(digest), skip_reason, data, definitions)
         return stored
 
-    def write(self, upserts: Iterable[StoredFile], deletions: Iterable[str] = ()) -> None:
-        """Insert or replace rows and delete others, in one transaction."""
+    def load_identities(self) -> dict[str, StoredFile]:
+        """Every stored file without its results (`encoded` None: `encoded_of` reads them when needed), after a
+        check in SQL that every row has them; an unreadable database is discarded and reads as empty."""
+        with self._lock:
+            for _attempt in range(2):
+                connection = self._connect()
+                if connection is None:
+                    return {}
+                try:
+                    return self._load_identities(connection)
+                except (sqlite3.Error, ValueError) as error:
+                    log.warning("index cache %s is corrupt (%s); rebuilding it", self.path, error)
+                    self._discard()
+            return {}
+
+    @staticmethod
+    def _load_identities(connection: sqlite3.Connection) -> dict[str, StoredFile]:
+        bad = connection.execute(
+            "SELECT path FROM files WHERE skip_reason IS NULL AND (definitions IS NULL OR (data IS NOT NULL"
+            f" AND (length(data) < 3 OR hex(substr(data, 1, 1)) NOT IN ({_PACKED_STARTS})))) LIMIT 1"
+        ).fetchone()
+        if bad is not None:
+            raise ValueError(f"row for {bad[0]!r} has neither results nor a skip reason")
+        stored: dict[str, StoredFile] = {}
+        rows = connection.execute("SELECT path, language, size, mtime_ns, digest, skip_reason, definitions FROM files")
+        for path, language, size, mtime_ns, digest, skip_reason, definitions in rows:
+            stored[path] = StoredFile(path, language, size, mtime_ns, bytes(digest), skip_reason, None, definitions)
+        return stored
+
+    def encoded_of(self, path: str, digest: bytes) -> bytes | None:
+        """The stored results of `path` when the row is still of content with this digest, else None."""
+        with self._lock:
+            connection = self._connect()
+            if connection is None:
+                return None
+            try:
+                row = connection.execute("SELECT data, digest FROM files WHERE path = ?", (path,)).fetchone()
+            except sqlite3.Error as error:
+                log.warning("index cache %s unreadable (%s)", self.path, error)
+                return None
+        if row is None or row[0] is None or bytes(row[1]) != digest:
+            return None
+        return bytes(row[0])
+
+    def write(self, upserts: Iterable[StoredFile], deletions: Iterable[str] = ()) -> bool:
+        """Insert or replace rows and delete others, in one transaction; returns whether they are stored."""
         rows = [
             (s.path, s.language, s.size, s.mtime_ns, s.digest, s.skip_reason, s.encoded, s.definitions)
             for s in upserts
         ]
         deleted = [(path,) for path in deletions]
         if not rows and not deleted:
-            return
+            return True
         with self._lock:
             for _attempt in range(2):
                 connection = self._connect()
                 if connection is None:
-                    return
+                    return False
                 try:
                     connection.execute("BEGIN IMMEDIATE")
                     try:
@@ -229,10 +285,11 @@ class IndexStore:
                         connection.execute("ROLLBACK")
                         raise
                     connection.execute("COMMIT")
-                    return
+                    return True
                 except sqlite3.Error as error:
                     log.warning("index cache %s write failed (%s); rebuilding it", self.path, error)
                     self._discard()
+            return False
 
     def load_graph(self, key: str, fingerprint: str) -> bytes | None:
         """Stored graph data under `key`, when it was computed on files with this fingerprint by this version of
@@ -240,16 +297,17 @@ class IndexStore:
         fingerprint = f"{fingerprint}:{graph_code_fingerprint()}"
         with self._lock:
             connection = self._connect()
-            if connection is None:
-                return None
-            try:
-                row = connection.execute(
-                    "SELECT data FROM graphs WHERE key = ? AND fingerprint = ?", (key, fingerprint)
-                ).fetchone()
-            except sqlite3.Error as error:
-                log.warning("index cache %s: stored graphs unreadable (%s)", self.path, error)
-                return None
-            return None if row is None else bytes(row[0])
+            row = None
+            if connection is not None:
+                try:
+                    row = connection.execute(
+                        "SELECT data FROM graphs WHERE key = ? AND fingerprint = ?", (key, fingerprint)
+                    ).fetchone()
+                except sqlite3.Error as error:
+                    log.warning("index cache %s: stored graphs unreadable (%s)", self.path, error)
+        if row is not None:
+            return bytes(row[0])
+        return None if self.shared is None else self.shared.get_graph(key, fingerprint)
 
     def save_graph(self, key: str, fingerprint: str, data: bytes) -> None:
         saved_fingerprint = fingerprint
@@ -263,6 +321,8 @@ class IndexStore:
                 self._saved_graphs[key] = (saved_fingerprint, time.monotonic())
             except sqlite3.Error as error:
                 log.warning("index cache %s: could not store graphs (%s)", self.path, error)
+        if self.shared is not None:
+            self.shared.put_graph(key, fingerprint, data)
 
     def seconds_since_saved(self, key: str) -> float:
         saved = self._saved_graphs.get(key)

@@ -37,8 +37,15 @@ from lsp_hub.index.parse_worker import (
     parse_source,
     worker_initializer,
 )
-from lsp_hub.index.records import FileRecord
-from lsp_hub.index.store import IndexStore, StoredFile
+from lsp_hub.index.records import P_DEFINITIONS, FileRecord, encode_packed
+from lsp_hub.index.shared_records import (
+    DEFAULT_CACHE_MAX_MB,
+    SharedRecords,
+    SharedRecordsLocation,
+    shared_records_at,
+    shared_records_path,
+)
+from lsp_hub.index.store import EXTRACTOR_VERSION, IndexStore, StoredFile, default_cache_dir
 from lsp_hub.index.walk import (
     DEFAULT_MAX_FILE_SIZE,
     REASON_UNREADABLE,
@@ -215,12 +222,22 @@ class WorkspaceIndex:
         max_file_size: int = DEFAULT_MAX_FILE_SIZE,
         max_workers: int | None = None,
         in_process_limit: int = IN_PROCESS_LIMIT,
+        cache_max_mb: int = DEFAULT_CACHE_MAX_MB,
     ) -> None:
+        """`cache_dir` holds the per-root cache and the records shared by every root (`shared_records.py`), which
+        `cache_max_mb` bounds; `use_cache=False` uses neither."""
         self.root = Path(root).resolve()
         self.max_file_size = max_file_size
         self.max_workers = max_workers
         self.in_process_limit = in_process_limit
         self.store: IndexStore | None = IndexStore(self.root, cache_dir) if use_cache else None
+        self.shared: SharedRecords | None = None
+        if use_cache:
+            location = SharedRecordsLocation(str(shared_records_path(cache_dir or default_cache_dir())),
+                                             EXTRACTOR_VERSION)
+            self.shared = shared_records_at(location, cache_max_mb * 1024 * 1024)
+            assert self.store is not None
+            self.store.shared = self.shared
         self._lock = threading.RLock()
         self._build_lock = threading.Lock()
         self._stopped = threading.Event()
@@ -237,6 +254,7 @@ class WorkspaceIndex:
         self._changes_during_build: dict[str, FileRecord | None] | None = None
         self._loaded_store = False
         self.parse_count = 0  # files parsed since creation (tests check that a warm start parses nothing)
+        self.walk_count = 0  # walks of the tree since creation (tests check that a watched index walks no more)
         self.last_build_seconds: float | None = None
         self.last_build_parsed = 0
 
@@ -303,6 +321,7 @@ class WorkspaceIndex:
 
     def _build(self, progress: ProgressCallback | None) -> None:
         walk = walk_workspace(self.root, self.max_file_size, self._stopped.is_set)
+        self.walk_count += 1
         markers = self._read_markers(walk.marker_files)
         if not self._loaded_store:
             self._loaded_store = True
@@ -334,6 +353,9 @@ class WorkspaceIndex:
         if progress is not None:
             progress(done, total)
         upserts: list[StoredFile] = []
+        shared_puts: list[tuple[bytes, str, bytes, int]] = []  # parsed here: for every other checkout
+        shared_hits: list[tuple[bytes, str]] = []
+        unstored: list[FileRecord] = []  # records whose bytes are let go once the cache holds them
         unreadable: list[tuple[str, str]] = []
         pending = {job.path for job in jobs}
         first_build = not self._disk and not self._documents
@@ -345,12 +367,20 @@ class WorkspaceIndex:
                 raise IndexingCancelled
             for outcome in outcomes:
                 pending.discard(outcome.path)
-                self._apply_outcome(outcome, known, new_disk, new_skips, upserts, unreadable)
+                record = self._apply_outcome(outcome, known, new_disk, new_skips, upserts, unreadable)
+                if record is not None:
+                    unstored.append(record)
+                if record is not None and outcome.parsed:
+                    shared_puts.append((record.digest, outcome.language, record.encoded, record.definition_count))
+                elif outcome.from_shared:
+                    shared_hits.append((outcome.digest, outcome.language))
             done += len(outcomes)
             if self.store is not None and len(upserts) >= STORE_WRITE_ROWS:
                 # Written while the workers parse: the parent is otherwise idle, and the end of the build is not.
-                self.store.write(upserts)
-                upserts.clear()
+                self._stored_now(upserts, (), unstored)
+            if self.shared is not None and len(shared_puts) >= STORE_WRITE_ROWS:
+                self.shared.put(shared_puts)
+                shared_puts.clear()
             if progress is not None:
                 progress(done, total)
             if first_build and time.perf_counter() - last_publish > PARTIAL_PUBLISH_SECONDS:
@@ -365,7 +395,11 @@ class WorkspaceIndex:
 
         deletions = (set(known) | set(known_skips)) - walked_paths
         if self.store is not None:
-            self.store.write(upserts, deletions)
+            self._stored_now(upserts, deletions, unstored)
+        if self.shared is not None:
+            self.shared.put(shared_puts)
+            self.shared.touch(shared_hits)
+            self.shared.trim()
         skipped = [*walk.skipped, *((path, skip.skip_reason or "") for path, skip in new_skips.items()), *unreadable]
         skip_counts = Counter(walk.skip_counts)
         for _path, reason in skipped[len(walk.skipped):]:
@@ -383,16 +417,41 @@ class WorkspaceIndex:
             self._markers = markers
             self._publish(new_disk, frozenset(), self._skipped, self._skip_counts, markers)
 
+    def _stored_now(self, upserts: list[StoredFile], deletions: Iterable[str], records: list[FileRecord]) -> None:
+        """Write the rows; once they are stored, the records let go of their bytes (read back when needed)."""
+        assert self.store is not None
+        if self.store.write(upserts, deletions):
+            for record in records:
+                record.release_encoded(self._encoded_from_cache)
+        upserts.clear()
+        records.clear()
+
+    def _encoded_from_cache(self, record: FileRecord) -> bytes | None:
+        """A record's bytes: this root's row while it is of the same content, else the shared records', else (the
+        shared records let them go) parsed again from the file while it still has that content."""
+        found = self.store.encoded_of(record.path, record.digest) if self.store is not None else None
+        if found is None and self.shared is not None:
+            entry = self.shared.get(record.digest, record.language)
+            found = entry.encoded if entry is not None else None
+        if found is None:
+            outcome = parse_job(str(self.root), ParseJob(record.path, record.language, None), self.max_file_size)
+            if outcome.packed is not None and outcome.digest == record.digest:
+                found = encode_packed(outcome.packed)
+                if self.shared is not None:
+                    self.shared.put([(record.digest, record.language, found, len(outcome.packed[P_DEFINITIONS]))])
+            else:
+                log.warning("the results of %s are in no cache and the file changed since", record.path)
+        return found
+
     def _load_store(self) -> None:
         assert self.store is not None
-        stored = self.store.load()
+        stored = self.store.load_identities()
         disk: dict[str, FileRecord] = {}
         skips: dict[str, StoredFile] = {}
         for path, entry in stored.items():
             if entry.skip_reason is None:
-                assert entry.encoded is not None
-                disk[path] = FileRecord(path, entry.size, entry.mtime_ns, entry.digest, entry.encoded, entry.language,
-                                        entry.definitions)
+                disk[path] = FileRecord(path, entry.size, entry.mtime_ns, entry.digest, None, entry.language,
+                                        entry.definitions, loader=self._encoded_from_cache)
             else:
                 skips[path] = entry
         with self._lock:
@@ -407,28 +466,31 @@ class WorkspaceIndex:
         new_skips: dict[str, StoredFile],
         upserts: list[StoredFile],
         unreadable: list[tuple[str, str]],
-    ) -> None:
+    ) -> FileRecord | None:
+        """Takes an outcome into the build's tables; returns the file's record, None for a file left out."""
         path = outcome.path
         if outcome.skip_reason is not None:
             if outcome.skip_reason == REASON_UNREADABLE:
                 unreadable.append((path, outcome.skip_reason))  # not cached: it may be readable next time
-                return
+                return None
             stored = StoredFile(path, outcome.language, outcome.size, outcome.mtime_ns, outcome.digest,
                                 outcome.skip_reason)
             new_skips[path] = stored
             upserts.append(stored)
-            return
+            return None
         record = self._record_of(outcome, known.get(path))
         new_disk[path] = record
         upserts.append(_stored(record))
+        return record
 
     def _record_of(self, outcome: ParseOutcome, known: FileRecord | None) -> FileRecord:
         """The record of a parsed file: the known results under the file's new identity when its content is
         unchanged, else the new results."""
         if outcome.unchanged and known is not None:
             return known.with_identity(outcome.size, outcome.mtime_ns, outcome.digest)
-        self.parse_count += 1
-        return outcome.record()
+        if outcome.parsed:
+            self.parse_count += 1
+        return outcome.record(self._encoded_from_cache)
 
     def _worker_count(self, job_count: int) -> int:
         available = os.cpu_count() or 1
@@ -449,7 +511,7 @@ class WorkspaceIndex:
         workers = self._worker_count(len(jobs))
         if len(jobs) < self.in_process_limit or workers <= 1:
             for start in range(0, len(jobs), IN_PROCESS_BATCH):
-                take(parse_batch(root, jobs[start : start + IN_PROCESS_BATCH], self.max_file_size))
+                take(self._parse_batch(root, jobs[start : start + IN_PROCESS_BATCH]))
             return
         batches = _guided_batches(jobs, job_sizes, workers)
         remaining = {id(batch): batch for batch in batches}
@@ -462,7 +524,7 @@ class WorkspaceIndex:
             log.warning("index worker pool failed (%s); parsing the rest in-process", error)
             for batch in remaining.values():
                 for start in range(0, len(batch), IN_PROCESS_BATCH):
-                    take(parse_batch(root, batch[start : start + IN_PROCESS_BATCH], self.max_file_size))
+                    take(self._parse_batch(root, batch[start : start + IN_PROCESS_BATCH]))
 
     def _run_in_workers(
         self,
@@ -479,6 +541,7 @@ class WorkspaceIndex:
         worker's), during which cores would idle: until every worker is ready, this process parses the smallest
         batches not yet handed to the pool itself."""
         context = _process_context()
+        shared = self._shared_location
         started = context.Value("i", 0)
         pool = ProcessPoolExecutor(max_workers=workers, mp_context=context,
                                    initializer=worker_initializer, initargs=(os.getpid(), started))
@@ -492,7 +555,7 @@ class WorkspaceIndex:
 
         def submit_first() -> None:
             try:
-                first.append(pool.submit(parse_batch, root, first_batch, self.max_file_size))
+                first.append(pool.submit(parse_batch, root, first_batch, self.max_file_size, shared))
             except BaseException as error:  # handed to the building thread
                 first.append(error)
 
@@ -509,7 +572,7 @@ class WorkspaceIndex:
             while queue or in_flight:
                 while queue and len(in_flight) < IN_FLIGHT_PER_WORKER * workers:
                     batch = queue.popleft()
-                    in_flight[pool.submit(parse_batch, root, batch, self.max_file_size)] = batch
+                    in_flight[pool.submit(parse_batch, root, batch, self.max_file_size, shared)] = batch
                 if queue and started.value < workers:  # a core is idle: parse the smallest batch left here
                     self._parse_here(root, queue.pop(), remaining, take)
                     continue
@@ -535,8 +598,15 @@ class WorkspaceIndex:
     def _parse_here(self, root: str, batch: list[ParseJob], remaining: dict[int, list[ParseJob]],
                     take: Callable[[list[ParseOutcome]], None]) -> None:
         for start in range(0, len(batch), IN_PROCESS_BATCH):
-            take(parse_batch(root, batch[start : start + IN_PROCESS_BATCH], self.max_file_size))
+            take(self._parse_batch(root, batch[start : start + IN_PROCESS_BATCH]))
         remaining.pop(id(batch), None)
+
+    @property
+    def _shared_location(self) -> SharedRecordsLocation | None:
+        return None if self.shared is None or self.shared.disabled else self.shared.location
+
+    def _parse_batch(self, root: str, jobs: list[ParseJob]) -> list[ParseOutcome]:
+        return parse_batch(root, jobs, self.max_file_size, self._shared_location)
 
     def _read_markers(self, marker_files: Iterable[str]) -> dict[str, str]:
         markers: dict[str, str] = {}
@@ -595,7 +665,7 @@ class WorkspaceIndex:
             return had_document
         outcome = parse_job(
             str(self.root), ParseJob(relative, language, known.digest if known is not None else None),
-            self.max_file_size,
+            self.max_file_size, self._shared_location,
         )
         if outcome.skip_reason is not None:
             removed = self.remove_file(relative)
@@ -616,7 +686,76 @@ class WorkspaceIndex:
             self._republish()
         if self.store is not None:
             self.store.write([_stored(record)])
+        if self.shared is not None and outcome.parsed:
+            self.shared.put([(record.digest, language, record.encoded, record.definition_count)])
         return not (outcome.unchanged and not had_document)
+
+    def refresh_files(self, paths: Iterable[str]) -> int:
+        """Bring these workspace-relative files up to date from disk in one step, by the walk's rules: parse the
+        new and changed (in worker processes when many), forget the gone and excluded, publish once. For a watcher
+        reporting many changes at once (a checkout, a formatter over the tree), where `update_file` per file would
+        publish a snapshot per file. Open documents keep shadowing their files. Returns how many files changed."""
+        with self._lock:
+            known = dict(self._disk)
+        jobs: list[ParseJob] = []
+        sizes: dict[str, int] = {}
+        gone: list[str] = []
+        for relative in dict.fromkeys(paths):
+            language = language_for_path(relative)
+            if language is None or exclusion_reason(self.root, relative) is not None:
+                gone.append(relative)
+                continue
+            try:
+                status = (self.root / relative).stat()
+            except OSError:
+                gone.append(relative)
+                continue
+            record = known.get(relative)
+            if record is not None and record.size == status.st_size and record.mtime_ns == status.st_mtime_ns:
+                continue
+            jobs.append(ParseJob(relative, language, record.digest if record is not None else None))
+            sizes[relative] = status.st_size
+        changed: dict[str, FileRecord | None] = {path: None for path in gone if path in known}
+        skips: dict[str, StoredFile] = {}
+        shared_puts: list[tuple[bytes, str, bytes, int]] = []
+
+        def take(outcomes: list[ParseOutcome]) -> None:
+            for outcome in outcomes:
+                if outcome.skip_reason is not None:
+                    changed[outcome.path] = None
+                    if outcome.skip_reason != REASON_UNREADABLE:
+                        skips[outcome.path] = StoredFile(outcome.path, outcome.language, outcome.size,
+                                                         outcome.mtime_ns, outcome.digest, outcome.skip_reason)
+                    continue
+                previous = known.get(outcome.path)
+                record = self._record_of(outcome, previous)
+                if outcome.parsed:
+                    shared_puts.append((record.digest, outcome.language, record.encoded, record.definition_count))
+                changed[outcome.path] = record
+
+        self._run_jobs(jobs, sizes, take)
+        if not changed and not skips:
+            return 0
+        with self._lock:
+            for path, record in changed.items():
+                if record is None:
+                    self._disk.pop(path, None)
+                else:
+                    self._disk[path] = record
+                    self._disk_skips.pop(path, None)
+                if self._changes_during_build is not None:
+                    self._changes_during_build[path] = record
+            self._disk_skips.update(skips)
+            self._skipped = tuple(sorted({*(entry for entry in self._skipped if entry[0] not in changed),
+                                          *((path, skip.skip_reason or "") for path, skip in skips.items())}))
+            self._republish()
+        if self.store is not None:
+            upserts = [_stored(record) for record in changed.values() if record is not None]
+            self.store.write([*upserts, *skips.values()],
+                             [path for path, record in changed.items() if record is None and path not in skips])
+        if self.shared is not None:
+            self.shared.put(shared_puts)
+        return len(changed)
 
     def remove_file(self, path: str | Path) -> bool:
         """Forget a file (deleted, or no longer indexable). Returns whether the index changed."""
@@ -673,6 +812,9 @@ class WorkspaceIndex:
     def close(self) -> None:
         if self.store is not None:
             self.store.close()
+        if self.shared is not None:
+            # Other indexes of this process share the object: their next use opens the connection again.
+            self.shared.close()
 
 
 def _kill_workers(pool: ProcessPoolExecutor) -> None:
@@ -761,5 +903,7 @@ def _guided_batches(jobs: list[ParseJob], sizes: Mapping[str, int], workers: int
 
 
 def _stored(record: FileRecord) -> StoredFile:
-    return StoredFile(record.path, record.language, record.size, record.mtime_ns, record.digest, None, record.encoded,
+    """The record's row; without the results (None: "in the shared records") when the record holds none."""
+    encoded = record.encoded if record.holds_encoded else None
+    return StoredFile(record.path, record.language, record.size, record.mtime_ns, record.digest, None, encoded,
                       record.definition_count)

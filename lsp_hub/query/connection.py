@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
+import lsp_hub
 from lsp_hub.client_framing import FrameBuffer, FramingError, encode_message
 from lsp_hub.query.errors import HubFailed, HubLost, HubTimeout, QueryError
 from lsp_hub.query.options import DEFAULT_TIMEOUT_SECONDS
@@ -216,7 +217,9 @@ class HubConnection:
 def spawn_hub(root: Path, env: dict[str, str] | None = None, owned: bool = True) -> HubConnection:
     """A hub of our own for this query: `python -m lsp_hub` (same interpreter) over pipes, its stderr kept in a
     temporary file to say why it failed. It stops its servers when we send exit or go away."""
-    package_parent = str(Path(__file__).resolve().parent.parent)
+    # The directory holding the lsp_hub package (not this file's: it is a package inside it, and lsp_hub/ on the
+    # path would shadow the standard library's `platform` with lsp_hub.platform, crashing the hub as it starts).
+    package_parent = str(Path(lsp_hub.__file__).resolve().parent.parent)
     child_env = {**os.environ, **(env or {})}
     child_env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_parent, child_env.get("PYTHONPATH")]))
     stderr_file = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the connection, closed with it

@@ -19,6 +19,7 @@ import pytest
 from lsp_hub.index import records
 from lsp_hub.index.parse_worker import ParseJob, parse_source
 from lsp_hub.index.records import P_REFERENCES, FileRecord, decode_packed, encode_packed
+from lsp_hub.index.shared_records import shared_records_path
 from lsp_hub.index.store import SCHEMA_VERSION, IndexStore, database_path
 from lsp_hub.index.walk import IndexingCancelled
 from lsp_hub.index.workspace import MIN_BATCH_BYTES, WorkspaceIndex, _guided_batches, relative_path
@@ -102,6 +103,10 @@ def test_a_corrupt_or_outdated_cache_is_rebuilt(copy_repo: Callable[[str], Path]
             else:
                 connection.execute("UPDATE files SET data = x'00ff' WHERE path = 'pyapp/models.py'")
         connection.close()
+    # Without it the records every root shares would answer (tests/index/test_shared_records.py).
+    with sqlite3.connect(shared_records_path(database.parent)) as connection:
+        connection.execute("DELETE FROM records")
+    connection.close()
 
     second = WorkspaceIndex(root)
     statistics = second.build()

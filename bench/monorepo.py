@@ -1,0 +1,416 @@
+"""The index on a monorepo: a synthetic repository of N files (issue 25), generated deterministically.
+
+The repository: Python services, TypeScript web apps and Go modules beside shared libraries, each file importing a
+few modules of its own package and a few of the shared libraries (popularity falling off as a power law, as real
+`utils` and `models` modules are imported everywhere), defining classes and functions that call what they import;
+sizes drawn from a log-normal distribution (median about 90 lines, a long tail to 1,500). Every file is distinct.
+
+Measured, each as a whole `python -m lsp_hub repomap ROOT` process with its own XDG_CACHE_HOME, peak memory as the
+largest sum of resident memory over the process and its descendants (sampled every 50 ms from /proc):
+
+- cold (empty cache), and cold on half the files, for linearity (2x files <= 2.2x time);
+- warm (the cold run's cache) <= 1.5 s;
+- a new worktree: a copy of the tree at another path, with the same cache (the shared records) <= 5 s;
+- peak memory during the cold build <= 2 GB;
+
+and in one long-lived process standing in for the daemon (`--child daemon`): its memory after a warm build and a
+map (<= 600 MB), a repoMap after an edit, and a query after 1,000 files change on disk (<= 300 ms), watched
+(`IndexWatcher`) beside the walk it replaces.
+
+    python bench/monorepo.py [--files 20000] [--skip-half] [--keep DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import math
+import os
+import random
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+REPOSITORY = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPOSITORY))
+
+from bench.processes import tree_rss  # noqa: E402
+
+MB = 1024 * 1024
+SEED = 25
+FILES_PER_PACKAGE = 40
+SHARED_SHARE = 0.04  # of the files: the shared libraries everyone imports
+CHANGED_ON_DISK = 1000
+
+# ---------------------------------------------------------------------------------------------------- generation
+
+
+def _lines(rng: random.Random) -> int:
+    return max(8, min(1500, int(rng.lognormvariate(math.log(90), 0.9))))
+
+
+def _popular(rng: random.Random, count: int) -> int:
+    """An index in [0, count) with a power-law preference for the first ones."""
+    return min(count - 1, int(count * rng.random() ** 3))
+
+
+class _Layout:
+    """Where file number `n` lives and what it is called, for any language."""
+
+    def __init__(self, file_count: int) -> None:
+        self.file_count = file_count
+        self.shared = max(10, int(file_count * SHARED_SHARE))
+
+    def language(self, number: int) -> str:
+        share = (number * 2654435761 % 100)
+        return "py" if share < 45 else "ts" if share < 80 else "go"
+
+    def package(self, number: int) -> str:
+        if number < self.shared:
+            return f"libs/common{number // FILES_PER_PACKAGE:03d}"
+        group = number // (FILES_PER_PACKAGE * 25)
+        return f"services/svc{group:03d}/pkg{number // FILES_PER_PACKAGE:05d}"
+
+    def module(self, number: int) -> str:
+        return f"m{number:06d}"
+
+
+def _python(layout: _Layout, number: int, rng: random.Random, imports: list[int]) -> str:
+    out = [f'"""Module {number}: generated for the monorepo benchmark."""', "from __future__ import annotations", ""]
+    for other in imports:
+        dotted = layout.package(other).replace("/", ".") + "." + layout.module(other)
+        out.append(f"from {dotted} import helper_{other}, Service{other}")
+    out += ["", ""]
+    target = _lines(rng)
+    block = 0
+    while len(out) < target:
+        callee = imports[block % len(imports)] if imports else number
+        out += [
+            f"class Service{number}{'' if block == 0 else f'_{block}'}:",
+            f"    \"\"\"Handles requests of kind {block} for module {number}.\"\"\"",
+            "",
+            "    def __init__(self, limit: int = 10) -> None:",
+            "        self.limit = limit",
+            f"        self.backend = Service{callee}()",
+            "",
+            f"    def handle_{block}(self, value: int) -> int:",
+            "        total = 0",
+            "        for step in range(self.limit):",
+            f"            total += helper_{callee}(value + step)",
+            "        return total",
+            "",
+            "",
+        ]
+        if block == 0:
+            out += [f"def helper_{number}(value: int) -> int:", f"    return value * {number % 7 + 2}", "", ""]
+        block += 1
+    return "\n".join(out) + "\n"
+
+
+def _typescript(layout: _Layout, number: int, rng: random.Random, imports: list[int]) -> str:
+    here = layout.package(number).count("/") + 1
+    out = [f"// Module {number}: generated for the monorepo benchmark."]
+    for other in imports:
+        relative = "../" * here + layout.package(other) + "/" + layout.module(other)
+        out.append(f'import {{ helper{other}, Service{other} }} from "{relative}";')
+    out.append("")
+    target = _lines(rng)
+    block = 0
+    while len(out) < target:
+        callee = imports[block % len(imports)] if imports else number
+        out += [
+            f"export class Service{number}{'' if block == 0 else f'_{block}'} {{",
+            "  private count = 0;",
+            f"  handle{block}(input: number): number {{",
+            "    for (let step = 0; step < 10; step++) {",
+            f"      this.count += helper{callee}(input + step);",
+            "    }",
+            "    return this.count;",
+            "  }",
+            "}",
+            "",
+        ]
+        if block == 0:
+            out += [f"export function helper{number}(value: number): number {{",
+                    f"  return value * {number % 5 + 2};", "}", ""]
+        block += 1
+    return "\n".join(out) + "\n"
+
+
+def _go(layout: _Layout, number: int, rng: random.Random, imports: list[int]) -> str:
+    out = [f"// Module {number}: generated for the monorepo benchmark.", f"package p{number}", ""]
+    if imports:
+        out.append("import (")
+        out += [f'\tq{other} "example.com/mono/{layout.package(other)}/{layout.module(other)}"' for other in imports]
+        out += [")", ""]
+    target = _lines(rng)
+    block = 0
+    while len(out) < target:
+        callee = f"q{imports[block % len(imports)]}.Helper{imports[block % len(imports)]}" if imports else "len"
+        out += [
+            f"type Service{number}x{block} struct {{ count int }}",
+            "",
+            f"func (s *Service{number}x{block}) Handle(input int) int {{",
+            "\tfor step := 0; step < 10; step++ {",
+            f"\t\ts.count += {callee}(input + step)",
+            "\t}",
+            "\treturn s.count",
+            "}",
+            "",
+        ]
+        if block == 0:
+            out += [f"func Helper{number}(value int) int {{", f"\treturn value * {number % 3 + 2}", "}", ""]
+        block += 1
+    return "\n".join(out) + "\n"
+
+
+def generate(root: Path, file_count: int) -> int:
+    """Write the repository; returns its size in bytes. The same arguments give the same bytes."""
+    layout = _Layout(file_count)
+    written = 0
+    made: set[str] = set()
+    (root / "go").mkdir(parents=True, exist_ok=True)
+    for number in range(file_count):
+        rng = random.Random(SEED * 1_000_003 + number)
+        language = layout.language(number)
+        package = layout.package(number)
+        directory = root / package
+        if package not in made:
+            directory.mkdir(parents=True, exist_ok=True)
+            made.add(package)
+        base = number - number % FILES_PER_PACKAGE
+        neighbours = [base + rng.randrange(FILES_PER_PACKAGE) for _ in range(rng.randint(1, 4))]
+        shared = [_popular(rng, layout.shared) for _ in range(rng.randint(0, 4))]
+        imports = sorted({other for other in neighbours + shared
+                          if other != number and other < file_count and layout.language(other) == language})
+        writer = {"py": _python, "ts": _typescript, "go": _go}[language]
+        text = writer(layout, number, rng, imports)
+        (directory / f"{layout.module(number)}.{language}").write_text(text)
+        written += len(text)
+    (root / "go.mod").write_text("module example.com/mono\n\ngo 1.22\n")
+    (root / "package.json").write_text('{"name": "mono", "private": true}\n')
+    return written
+
+
+# ---------------------------------------------------------------------------------------------------- measuring
+
+
+class PeakSampler:
+    """The largest summed RSS of a process tree, sampled every `interval` seconds."""
+
+    def __init__(self, pid: int, interval: float = 0.05) -> None:
+        self.pid = pid
+        self.interval = interval
+        self.peak = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.peak = max(self.peak, tree_rss(self.pid))
+            self._stop.wait(self.interval)
+
+    def stop(self) -> int:
+        self._stop.set()
+        self._thread.join()
+        return self.peak
+
+
+def _environment(cache_home: Path) -> dict[str, str]:
+    """The measured processes' environment: their own cache, this checkout's code, and compiled bytecode kept
+    (beside the cache, not in the tree) as an installed lsp-hub has it, whatever this shell says."""
+    python_path = os.pathsep.join(filter(None, [str(REPOSITORY), os.environ.get("PYTHONPATH")]))
+    environment = {**os.environ, "XDG_CACHE_HOME": str(cache_home), "PYTHONPATH": python_path,
+                   "PYTHONPYCACHEPREFIX": str(cache_home.parent / "pycache")}
+    environment.pop("PYTHONDONTWRITEBYTECODE", None)
+    return environment
+
+
+def repomap_process(root: Path, cache_home: Path) -> tuple[float, int]:
+    """`python -m lsp_hub repomap ROOT`: seconds from spawn to exit, and the peak memory of its process tree."""
+    cache_home.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    process = subprocess.Popen([sys.executable, "-m", "lsp_hub", "repomap", str(root), "--budget", "1024"],
+                               env=_environment(cache_home), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE)
+    sampler = PeakSampler(process.pid)
+    _out, errors = process.communicate()
+    seconds = time.perf_counter() - started
+    peak = sampler.stop()
+    if process.returncode != 0:
+        raise RuntimeError(f"repomap of {root} failed ({process.returncode}): {errors.decode(errors='replace')}")
+    return seconds, peak
+
+
+def report(label: str, value: float, target: float | None, unit: str) -> dict[str, Any]:
+    shown = f"{value / MB:.0f} MB" if unit == "MB" else f"{value * 1000:.0f} ms" if unit == "ms" \
+        else f"{value:.2f}x" if unit == "x" else f"{value:.2f} s"
+    goal = ""
+    if target is not None:
+        wanted = f"{target / MB:.0f} MB" if unit == "MB" else f"{target * 1000:.0f} ms" if unit == "ms" \
+            else f"{target:.2f} s" if unit == "s" else f"{target:.2f}x"
+        goal = f"   target <= {wanted}  {'ok' if value <= target else 'MISSED'}"
+    print(f"  {label:<58} {shown:>10}{goal}", flush=True)
+    return {"label": label, "value": value, "unit": unit, "target": target}
+
+
+def _settle() -> None:
+    os.sync()
+    time.sleep(1.0)
+
+
+# ---------------------------------------------------------------------------------------------------- the daemon
+
+
+def daemon_child(root: Path, cache_home: Path) -> None:
+    """A long-lived process holding the index: memory after a warm build and a map, a map after an edit, a query
+    after CHANGED_ON_DISK files change on disk. Prints one JSON line."""
+    os.environ["XDG_CACHE_HOME"] = str(cache_home)
+    from lsp_hub.index import api
+    from lsp_hub.index.watch import IndexWatcher
+    from lsp_hub.index.workspace import WorkspaceIndex
+
+    figures: dict[str, float] = {}
+    index = WorkspaceIndex(root)
+    started = time.perf_counter()
+    index.build()
+    api.repo_map(index, {"tokenBudget": 1024})
+    figures["warm_build_and_map"] = time.perf_counter() - started
+    gc.collect()
+    figures["rss_after"] = _rss()
+    figures["rss_peak"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+    paths = sorted(path for path in index.snapshot().files if path.endswith(".py"))
+    edited = root / paths[len(paths) // 2]
+    edited.write_text(edited.read_text() + "\n\ndef added_by_the_benchmark() -> int:\n    return 1\n")
+    started = time.perf_counter()
+    index.update_file(edited)
+    api.repo_map(index, {"tokenBudget": 1024})
+    figures["map_after_edit"] = time.perf_counter() - started
+
+    watcher = IndexWatcher(index)
+    started = time.perf_counter()
+    figures["watching"] = float(watcher.start())
+    figures["watch_setup"] = time.perf_counter() - started
+    watcher.ensure_fresh()  # the one walk after the watch began
+    changed = paths[:CHANGED_ON_DISK]
+    started = time.perf_counter()
+    for number, path in enumerate(changed):
+        with open(root / path, "a") as handle:
+            handle.write(f"\n\ndef changed_on_disk_{number}() -> int:\n    return {number}\n")
+    figures["write_1000"] = time.perf_counter() - started
+    last = changed[-1]
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        record = index.snapshot().files.get(last)
+        if record is not None and any(d[0].startswith("changed_on_disk_") for d in record.definitions):
+            break
+        time.sleep(0.005)
+    figures["changes_applied"] = time.perf_counter() - started
+    started = time.perf_counter()
+    fresh = watcher.ensure_fresh()
+    answer = api.repo_map(index, {"tokenBudget": 1024})
+    figures["query_after_changes"] = time.perf_counter() - started
+    figures["query_walked"] = float(fresh["walked"])
+    figures["query_answered"] = float(bool(answer))
+    watcher.stop()
+    started = time.perf_counter()
+    index.build()  # what each query cost before: the walk
+    figures["walk_instead"] = time.perf_counter() - started
+    index.close()
+    print(json.dumps(figures), flush=True)
+
+
+def _rss() -> int:
+    with open("/proc/self/statm") as handle:
+        return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def daemon(root: Path, cache_home: Path) -> dict[str, float]:
+    process = subprocess.run([sys.executable, __file__, "--child", "daemon", str(root), str(cache_home)],
+                             env=_environment(cache_home), capture_output=True, text=True, check=False)
+    if process.returncode != 0:
+        raise RuntimeError(f"daemon child failed: {process.stderr[-3000:]}")
+    figures: dict[str, float] = json.loads(process.stdout.strip().splitlines()[-1])
+    return figures
+
+
+# ---------------------------------------------------------------------------------------------------- main
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--files", type=int, default=20_000)
+    parser.add_argument("--skip-half", action="store_true", help="no cold run on half the files (linearity)")
+    parser.add_argument("--keep", type=Path, help="generate into (and keep) this directory")
+    parser.add_argument("--child", choices=("daemon",), help=argparse.SUPPRESS)
+    parser.add_argument("arguments", nargs="*", help=argparse.SUPPRESS)
+    options = parser.parse_args()
+    if options.child == "daemon":
+        daemon_child(Path(options.arguments[0]), Path(options.arguments[1]))
+        return 0
+    if options.files < 100:
+        parser.error("--files: at least 100")
+    scratch = Path(tempfile.mkdtemp(prefix="lsp-hub-monorepo-"))
+    base = options.keep or scratch
+    results: list[dict[str, Any]] = []
+    try:
+        one, five, _fifteen = os.getloadavg()
+        print(f"monorepo benchmark, {options.files} files  [load {one:.2f} {five:.2f}, {os.cpu_count()} CPUs]")
+        root = base / f"mono-{options.files}"
+        if not root.exists():
+            started = time.perf_counter()
+            size = generate(root, options.files)
+            print(f"  generated {options.files} files, {size / MB:.0f} MB, in {time.perf_counter() - started:.1f} s")
+        half_seconds = None
+        if not options.skip_half:
+            half = base / f"mono-{options.files // 2}"
+            if not half.exists():
+                generate(half, options.files // 2)
+            _settle()
+            half_seconds, _peak = repomap_process(half, scratch / "cache-half")
+            results.append(report(f"cold repomap, {options.files // 2} files", half_seconds, None, "s"))
+            shutil.rmtree(scratch / "cache-half", ignore_errors=True)
+        cache = scratch / "cache"
+        _settle()
+        cold, cold_peak = repomap_process(root, cache)
+        results.append(report(f"cold repomap, {options.files} files", cold, None, "s"))
+        if half_seconds is not None:
+            results.append(report("  cold time ratio, 2x files", cold / half_seconds, 2.2, "x"))
+        results.append(report("  peak memory during the cold build (process tree)", cold_peak, 2048 * MB, "MB"))
+        warm, warm_peak = repomap_process(root, cache)
+        results.append(report("warm repomap", warm, 1.5, "s"))
+        results.append(report("  peak memory, warm (process tree)", warm_peak, None, "MB"))
+        worktree = base / f"mono-{options.files}-worktree"
+        shutil.rmtree(worktree, ignore_errors=True)
+        shutil.copytree(root, worktree)
+        _settle()
+        copied, copied_peak = repomap_process(worktree, cache)
+        results.append(report("new worktree (a copy, the shared records), repomap", copied, 5.0, "s"))
+        results.append(report("  peak memory, new worktree (process tree)", copied_peak, None, "MB"))
+        figures = daemon(root, cache)
+        results.append(report("daemon: warm build + first map", figures["warm_build_and_map"], None, "s"))
+        results.append(report("daemon: memory after it (RSS)", figures["rss_after"], 600 * MB, "MB"))
+        results.append(report("daemon: repoMap after an edit (update_file + map)", figures["map_after_edit"], None,
+                              "ms"))
+        print(f"  watching: {bool(figures['watching'])} (set up in {figures['watch_setup']:.2f} s)")
+        results.append(report(f"{CHANGED_ON_DISK} files changed on disk: applied by the watcher",
+                              figures["changes_applied"], None, "s"))
+        results.append(report("  then a query (ensure_fresh + repoMap)", figures["query_after_changes"], 0.3, "ms"))
+        results.append(report("  the walk each query did before", figures["walk_instead"], None, "ms"))
+        print(json.dumps(results))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)  # caches and copies; --keep's repositories stay
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,304 @@
+"""The per-user store of per-file results shared by every workspace root: content-addressed, so a file indexed in
+any checkout (a worktree, a clone, a copy) is never parsed again.
+
+`$XDG_CACHE_HOME/lsp-hub/records.sqlite3`. A row is keyed by the extractor's fingerprint (the code, queries and
+grammars that produced it), the content's digest and the language it was parsed as, and holds the packed results
+in marshal form (`records.py`) with a short checksum of them. Graphs and rankings are kept the same way, keyed by
+what they were computed on (every file's path and digest: `Snapshot.fingerprint`), so an identical set of files
+reuses them from whichever root computed them first.
+
+Several processes (hubs, worker processes, one-shot commands) read and write it at once: SQLite in WAL mode with a
+busy timeout. It is bounded (`[index] cache_max_mb`): the entries used longest ago go first. Like the per-root
+cache it is only an accelerator: an entry that fails its checksum is dropped and the file parsed again, a database
+that cannot be opened is deleted and made anew or, failing that, left unused; nothing here raises to the caller.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from lsp_hub.index.records import looks_packed
+
+log = logging.getLogger(__name__)
+
+DEFAULT_CACHE_MAX_MB = 2048
+BUSY_TIMEOUT_SECONDS = 10.0
+TRIM_TO_SHARE = 0.9  # trimming goes below the bound by this much, so the next builds do not trim again at once
+# A hit refreshes its entry's time of use at most this often (a warm build would otherwise rewrite every row).
+TOUCH_GRANULARITY_SECONDS = 3600
+SHARED_DATABASE_NAME = "records.sqlite3"
+
+
+@dataclass(frozen=True, slots=True)
+class SharedRecordsLocation:
+    """What a worker process needs to open the store: small, so it travels with each batch."""
+
+    path: str
+    fingerprint: str  # the extractor's: rows written by other code are never read
+
+
+@dataclass(frozen=True, slots=True)
+class SharedRecord:
+    encoded: bytes
+    definitions: int
+
+
+def checksum(data: bytes) -> bytes:
+    return hashlib.blake2b(data, digest_size=8).digest()
+
+
+class SharedRecords:
+    """Thread-safe (one connection behind a lock)."""
+
+    def __init__(self, location: SharedRecordsLocation, max_bytes: int = DEFAULT_CACHE_MAX_MB * 1024 * 1024) -> None:
+        self.location = location
+        self.path = Path(location.path)
+        self.max_bytes = max_bytes
+        self._lock = threading.Lock()
+        self._connection: sqlite3.Connection | None = None
+        self.disabled = False
+        self.dropped = 0  # entries dropped for a failed checksum (tests look)
+
+    # --- connection -----------------------------------------------------------------------------------------
+
+    def _connect(self) -> sqlite3.Connection | None:
+        if self._connection is not None or self.disabled:
+            return self._connection
+        for attempt in range(2):
+            try:
+                self._connection = self._open()
+                return self._connection
+            except (sqlite3.Error, OSError) as error:
+                if attempt == 0 and isinstance(error, sqlite3.DatabaseError) and self.path.exists():
+                    log.warning("shared index records %s unusable (%s); making them anew", self.path, error)
+                    self._delete_files()
+                    continue
+                log.warning("shared index records disabled: %s", error)
+        self.disabled = True
+        return None
+
+    def _open(self) -> sqlite3.Connection:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        connection = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_SECONDS, check_same_thread=False,
+                                     isolation_level=None)
+        try:
+            connection.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_SECONDS * 1000)}")
+            connection.execute("PRAGMA journal_mode=WAL")
+            connection.execute("PRAGMA synchronous=NORMAL")
+            connection.execute(
+                "CREATE TABLE IF NOT EXISTS records (fingerprint TEXT NOT NULL, digest BLOB NOT NULL,"
+                " language TEXT NOT NULL, data BLOB NOT NULL, checksum BLOB NOT NULL, definitions INTEGER NOT NULL,"
+                " bytes INTEGER NOT NULL, used INTEGER NOT NULL, PRIMARY KEY (fingerprint, digest, language))"
+            )
+            connection.execute("CREATE INDEX IF NOT EXISTS records_used ON records (used)")
+            connection.execute(
+                "CREATE TABLE IF NOT EXISTS graphs (key TEXT NOT NULL, fingerprint TEXT NOT NULL, data BLOB NOT NULL,"
+                " checksum BLOB NOT NULL, bytes INTEGER NOT NULL, used INTEGER NOT NULL,"
+                " PRIMARY KEY (key, fingerprint))"
+            )
+            connection.execute("PRAGMA quick_check(1)")  # a damaged file fails here, not halfway through a build
+        except BaseException:
+            connection.close()
+            raise
+        return connection
+
+    def _delete_files(self) -> None:
+        if self._connection is not None:
+            with contextlib.suppress(sqlite3.Error):
+                self._connection.close()
+            self._connection = None
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            with contextlib.suppress(OSError):
+                Path(f"{self.path}{suffix}").unlink()
+
+    def close(self) -> None:
+        with self._lock:
+            if self._connection is not None:
+                with contextlib.suppress(sqlite3.Error):
+                    self._connection.close()
+                self._connection = None
+
+    # --- per-file results -----------------------------------------------------------------------------------
+
+    def get(self, digest: bytes, language: str) -> SharedRecord | None:
+        """The results of content with this digest parsed as `language`, when known and intact; a damaged entry is
+        dropped and reads as unknown."""
+        with self._lock:
+            connection = self._connect()
+            if connection is None:
+                return None
+            try:
+                row = connection.execute(
+                    "SELECT data, checksum, definitions FROM records WHERE fingerprint = ? AND digest = ?"
+                    " AND language = ?", (self.location.fingerprint, digest, language)
+                ).fetchone()
+                if row is None:
+                    return None
+                data, stored_checksum, definitions = bytes(row[0]), bytes(row[1]), row[2]
+                if looks_packed(data) and checksum(data) == stored_checksum and isinstance(definitions, int):
+                    return SharedRecord(data, definitions)
+                log.warning("shared index record %s (%s) is damaged; dropping it", digest.hex(), language)
+                self.dropped += 1
+                connection.execute("DELETE FROM records WHERE fingerprint = ? AND digest = ? AND language = ?",
+                                    (self.location.fingerprint, digest, language))
+                return None
+            except sqlite3.Error as error:
+                log.warning("shared index records %s unreadable (%s)", self.path, error)
+                return None
+
+    def definitions_of(self, digest: bytes, language: str) -> int | None:
+        """The definition count of known results, without reading them (a worker looking a file up needs no more:
+        the results are read, and their checksum checked, when a query uses them)."""
+        with self._lock:
+            connection = self._connect()
+            if connection is None:
+                return None
+            try:
+                row = connection.execute(
+                    "SELECT definitions FROM records WHERE fingerprint = ? AND digest = ? AND language = ?",
+                    (self.location.fingerprint, digest, language)
+                ).fetchone()
+            except sqlite3.Error as error:
+                log.warning("shared index records %s unreadable (%s)", self.path, error)
+                return None
+        return row[0] if row is not None and isinstance(row[0], int) else None
+
+    def put(self, entries: Iterable[tuple[bytes, str, bytes, int]]) -> None:
+        """Store (digest, language, encoded results, definition count) entries in one transaction."""
+        now = int(time.time())
+        fingerprint = self.location.fingerprint
+        rows = [(fingerprint, digest, language, encoded, checksum(encoded), definitions, len(encoded), now)
+                for digest, language, encoded, definitions in entries]
+        if rows:
+            self._write("INSERT OR REPLACE INTO records VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+
+    def touch(self, keys: Iterable[tuple[bytes, str]]) -> None:
+        """Mark entries as used now (what the least-recently-used bound goes by)."""
+        now = int(time.time())
+        fingerprint = self.location.fingerprint
+        rows = [(now, fingerprint, digest, language, now - TOUCH_GRANULARITY_SECONDS) for digest, language in keys]
+        if rows:
+            self._write("UPDATE records SET used = ? WHERE fingerprint = ? AND digest = ? AND language = ?"
+                        " AND used < ?", rows)
+
+    def _write(self, statement: str, rows: Sequence[tuple[object, ...]]) -> None:
+        with self._lock:
+            connection = self._connect()
+            if connection is None:
+                return
+            try:
+                connection.execute("BEGIN IMMEDIATE")
+                try:
+                    connection.executemany(statement, rows)
+                except BaseException:
+                    connection.execute("ROLLBACK")
+                    raise
+                connection.execute("COMMIT")
+            except sqlite3.Error as error:
+                log.warning("shared index records %s: write failed (%s)", self.path, error)
+
+    # --- graphs ---------------------------------------------------------------------------------------------
+
+    def get_graph(self, key: str, fingerprint: str) -> bytes | None:
+        with self._lock:
+            connection = self._connect()
+            if connection is None:
+                return None
+            try:
+                row = connection.execute("SELECT data, checksum FROM graphs WHERE key = ? AND fingerprint = ?",
+                                         (key, fingerprint)).fetchone()
+                if row is None:
+                    return None
+                data = bytes(row[0])
+                if checksum(data) == bytes(row[1]):
+                    connection.execute("UPDATE graphs SET used = ? WHERE key = ? AND fingerprint = ?",
+                                       (int(time.time()), key, fingerprint))
+                    return data
+                self.dropped += 1
+                connection.execute("DELETE FROM graphs WHERE key = ? AND fingerprint = ?", (key, fingerprint))
+                return None
+            except sqlite3.Error as error:
+                log.warning("shared index graphs %s unreadable (%s)", self.path, error)
+                return None
+
+    def put_graph(self, key: str, fingerprint: str, data: bytes) -> None:
+        self._write("INSERT OR REPLACE INTO graphs VALUES (?, ?, ?, ?, ?, ?)",
+                    [(key, fingerprint, data, checksum(data), len(data), int(time.time()))])
+
+    # --- the bound ------------------------------------------------------------------------------------------
+
+    def stored_bytes(self) -> int:
+        with self._lock:
+            connection = self._connect()
+            if connection is None:
+                return 0
+            try:
+                row = connection.execute("SELECT (SELECT COALESCE(SUM(bytes), 0) FROM records)"
+                                         " + (SELECT COALESCE(SUM(bytes), 0) FROM graphs)").fetchone()
+                return int(row[0])
+            except sqlite3.Error:
+                return 0
+
+    def trim(self) -> int:
+        """Drop the entries used longest ago until the store is within its bound; returns how many went."""
+        total = self.stored_bytes()
+        if total <= self.max_bytes:
+            return 0
+        excess = total - int(self.max_bytes * TRIM_TO_SHARE)
+        with self._lock:
+            connection = self._connect()
+            if connection is None:
+                return 0
+            try:
+                victims: list[tuple[str, tuple[object, ...]]] = []
+                rows = connection.execute(
+                    "SELECT 'records', rowid, bytes, used FROM records UNION ALL"
+                    " SELECT 'graphs', rowid, bytes, used FROM graphs ORDER BY used"
+                )
+                for table, rowid, size, _used in rows:
+                    if excess <= 0:
+                        break
+                    victims.append((table, (rowid,)))
+                    excess -= size
+                connection.execute("BEGIN IMMEDIATE")
+                for table in ("records", "graphs"):
+                    connection.executemany(f"DELETE FROM {table} WHERE rowid = ?",
+                                           [rowid for name, rowid in victims if name == table])
+                connection.execute("COMMIT")
+            except sqlite3.Error as error:
+                log.warning("shared index records %s: trimming failed (%s)", self.path, error)
+                with contextlib.suppress(sqlite3.Error):
+                    connection.execute("ROLLBACK")
+                return 0
+        return len(victims)
+
+
+def shared_records_path(cache_dir: Path) -> Path:
+    return cache_dir / SHARED_DATABASE_NAME
+
+
+_opened: dict[SharedRecordsLocation, SharedRecords] = {}
+_opened_pid: dict[SharedRecordsLocation, int] = {}  # a store opened before a fork is not the child's to use
+_opened_lock = threading.Lock()
+
+
+def shared_records_at(location: SharedRecordsLocation, max_bytes: int | None = None) -> SharedRecords:
+    """One store per location and process, whoever asks (every index of a hub, a worker on its first batch);
+    `max_bytes`, when given, sets its bound."""
+    with _opened_lock:
+        found = _opened.get(location)
+        if found is None or os.getpid() != _opened_pid.get(location):
+            found = _opened[location] = SharedRecords(location)
+            _opened_pid[location] = os.getpid()
+        if max_bytes is not None:
+            found.max_bytes = max_bytes
+        return found
