@@ -23,6 +23,7 @@ from lsp_hub.jsonrpc import INVALID_PARAMS, ResponseFailure
 if TYPE_CHECKING:
     from lsp_hub.client_view import ClientView
     from lsp_hub.index.syntax_checkers import SyntaxCheckers
+    from lsp_hub.index.watch import IndexWatcher
     from lsp_hub.index.workspace import WorkspaceIndex
     from lsp_hub.workspace import Workspace
 
@@ -31,6 +32,7 @@ logger = logging.getLogger(__name__)
 GRAPH_QUERIES = frozenset(("repo_map", "relevant_files"))  # after these, the hub keeps the graphs ready for updates
 WAIT_FOR_BUILD_SECONDS = 10.0
 POLL_SECONDS = 10.0
+WATCH_SETTLE_SECONDS = 0.2  # before a query, how long the watcher may take to apply what the kernel has reported
 PROGRESS_TOKEN = "lsp-hub/index"
 STOP_BUILD_SECONDS = 1.0  # how long closing waits for a stopped build's thread to notice
 
@@ -68,6 +70,7 @@ class SharedIndex:
         self._building: asyncio.Task[None] | None = None
         self._preparing: asyncio.Task[None] | None = None
         self._poller: asyncio.Task[None] | None = None
+        self._watchers: dict[str, IndexWatcher] = {}  # by index root: files watched instead of walked per query
         self.no_folder = False  # the client named no workspace folder: roots come from the files it opens
         self.reason: str | None = None  # why the index covers what it covers, when that is not the folders
         self._rootless: dict[str, str] = {}  # open documents in no project (no-folder mode) -> why
@@ -79,7 +82,7 @@ class SharedIndex:
         if named_a_folder:
             for folder in folders:
                 try:
-                    self.indexes[folder] = WorkspaceIndex(folder)
+                    self.indexes[folder] = WorkspaceIndex(folder, cache_max_mb=workspace.config.index.cache_max_mb)
                 except OSError as exc:
                     logger.error("cannot index %s: %s", folder, exc)
         else:
@@ -99,6 +102,8 @@ class SharedIndex:
         self.closed = True
         if self._poller is not None:
             self._poller.cancel()
+        for watcher in self._watchers.values():
+            await asyncio.to_thread(watcher.stop)
         self.feed.updates.close()
         for index in self.indexes.values():
             index.stop()
@@ -179,24 +184,39 @@ class SharedIndex:
 
     # ------------------------------------------------------------------------------------------------ freshness
     def poll(self) -> None:
-        """A session whose client cannot watch files for us: poll mtimes (once for the workspace)."""
+        """A session whose client cannot watch files for us (`lsp-hub query`, MCP): watch the files ourselves
+        (index/watch.py), and poll mtimes only for a root whose watcher could not start (once for the workspace)."""
         if self._poller is None and not self.closed:
             self._poller = self.workspace.spawn(self._poll())
 
     async def _poll(self) -> None:
-        while True:
+        from lsp_hub.index.watch import IndexWatcher
+
+        await self.built.wait()  # the first build walks anyway; the watcher takes over from what it found
+        for index in list(self.indexes.values()):
+            watcher = IndexWatcher(index)
+            if await asyncio.to_thread(watcher.start):
+                self._watchers[str(index.root)] = watcher
+            else:
+                logger.info("not watching %s (%s): polling it every %.0f s", index.root, watcher.reason, POLL_SECONDS)
+        while any(str(index.root) not in self._watchers for index in self.indexes.values()):
             await asyncio.sleep(POLL_SECONDS)
             for index in list(self.indexes.values()):
-                if not await self._refresh(index):
+                if str(index.root) not in self._watchers and not await self._refresh(index):
                     return
 
     async def _refresh(self, index: WorkspaceIndex) -> bool:
-        """A warm build (walks and stats, parses what changed: about 30 ms on the standard library); False once the
+        """Bring the index up to date before a query: from the watcher's events when it watches (no walk), else a
+        warm build (walks and stats, parses what changed: about 30 ms on the standard library); False once the
         index is stopped."""
         from lsp_hub.index.walk import IndexingCancelled
 
         try:
-            await asyncio.to_thread(index.build)
+            watcher = self._watchers.get(str(index.root))
+            if watcher is not None:
+                await asyncio.to_thread(watcher.ensure_fresh, WATCH_SETTLE_SECONDS)
+            else:
+                await asyncio.to_thread(index.build)
         except IndexingCancelled:
             return False
         except Exception:
@@ -242,7 +262,7 @@ class SharedIndex:
             logger.info("not indexing around %s: %s", path, why_not)
             return
         try:
-            index = WorkspaceIndex(root)
+            index = WorkspaceIndex(root, cache_max_mb=self.workspace.config.index.cache_max_mb)
         except OSError as exc:
             self._rootless[uri] = f"cannot index {root}: {exc}"
             return
@@ -343,6 +363,7 @@ class SharedIndex:
             "skippedFiles": sum(p.get("skippedFiles", 0) for p in parts),
             "roots": [str(index.root) for index in self.indexes.values()],
             "builds": self.builds,  # one per workspace, however many sessions share it
+            "watching": {root: watcher.status() for root, watcher in self._watchers.items()},
             # Which parser judges syntax, per root asked so far (the TypeScript helper's pid once it runs).
             "syntaxCheckers": self.syntax.describe(),
             **notes,

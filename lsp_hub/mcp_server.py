@@ -57,6 +57,7 @@ Line = Annotated[int | None, Field(ge=1, description="1-based line")]
 Column = Annotated[int | None, Field(ge=1, description="1-based column (characters)")]
 Symbol = Annotated[str | None, Field(description="a name instead of a position: f, Class.method, module.f")]
 Limit = Annotated[int, Field(ge=1, description="most items to answer")]
+Target = Annotated[str, Field(description="a name (f, Class.method, module.f) or FILE:LINE:COL")]
 Force = Annotated[bool, Field(description="also replace a read-only file, or one with unsaved edits in an editor")]
 
 
@@ -259,6 +260,75 @@ def build_server(tools: Tools) -> MCPServer:
         """A ranked map of the repository: files and their key definitions, within a token budget."""
         return {"focusFiles": list(focus_files or []), "mentionedIdents": list(mentioned or []),
                 "tokenBudget": token_budget}
+
+    # Navigation from the index alone (issue #24): no language server needed, answers in milliseconds.
+
+    @command_tool(app, tools, "lspHub.outline", paths=("path",), empty="no definitions")
+    def outline(path: Annotated[str, Field(description="a file, or a directory (its files' top level)")],
+                limit: Limit = 300) -> dict[str, Any]:
+        """A file's definitions as a tree (name, kind, lines, signature), without reading the file."""
+        return {"path": path, "limit": limit}
+
+    @command_tool(app, tools, "lspHub.zoom")
+    def zoom(symbol: Target, limit: Limit = 30) -> dict[str, Any]:
+        """One symbol's source with line numbers (a member menu for a long class), what it calls and who calls it."""
+        return {"symbol": symbol, "limit": limit}
+
+    @command_tool(app, tools, "lspHub.imports", paths=("path",), empty="no imports either way")
+    def imports(path: Annotated[str, Field(description="a file")],
+                direction: Annotated[Literal["up", "down", "both"], Field(
+                    description="up: who imports it; down: what it imports")] = "both",
+                depth: Annotated[int, Field(ge=0, description="levels; 0: all")] = 1,
+                limit: Limit = 100) -> dict[str, Any]:
+        """A file's import graph both ways, with imports outside the workspace."""
+        return {"path": path, "direction": direction, "depth": depth, "limit": limit}
+
+    @command_tool(app, tools, "lspHub.impact", empty="nothing depends on it in the index")
+    def impact(target: Annotated[str, Field(description="a name, FILE:LINE:COL, or a file")],
+               depth: Annotated[int, Field(ge=1, le=10, description="caller levels")] = 2,
+               limit: Limit = 30) -> dict[str, Any]:
+        """What may break if a symbol or file changes: files with reasons, ranked, and the tests to run."""
+        return {"target": target, "depth": depth, "limit": limit}
+
+    @command_tool(app, tools, "lspHub.search", empty="no match")
+    def search(pattern: Annotated[str | None, Field(description="text (literal unless regex)")] = None,
+               regex: bool = False, ignore_case: bool = False,
+               globs: Annotated[list[str] | None, Field(description="only files matching these")] = None,
+               structural: Annotated[str | None, Field(
+                   description="instead of pattern: an ast-grep pattern, e.g. $A.get($B)")] = None,
+               language: Annotated[str | None, Field(description="structural: the language")] = None,
+               limit: Limit = 100) -> dict[str, Any]:
+        """Search the workspace (ripgrep, or ast-grep with structural); each hit with its enclosing definition."""
+        sent: dict[str, Any] = {"limit": limit}
+        if structural is not None:
+            sent.update(structural=structural, language=language)
+        else:
+            sent.update(pattern=pattern, regex=regex, ignoreCase=ignore_case, globs=list(globs or []))
+        return sent
+
+    @command_tool(app, tools, "lspHub.symbols", empty="no symbol matches")
+    def find_symbol(query: Annotated[str, Field(description="a name or part of one (fuzzy)")],
+                    limit: Limit = 30) -> dict[str, Any]:
+        """Find definitions by a fuzzy name: exact, prefix, camelCase/snake_case pieces, substring."""
+        return {"query": query, "limit": limit}
+
+    @command_tool(app, tools, "lspHub.context", paths=("targets",))
+    def context(description: Annotated[str, Field(description="the task, in words")] = "",
+                targets: Annotated[list[str] | None, Field(description="files the task is about")] = None,
+                budget: Annotated[int, Field(ge=200, description="bytes")] = 8000) -> dict[str, Any]:
+        """A ready context block for a task: relevant files with reasons, targets' imports, named definitions."""
+        return {"description": description, "targets": list(targets or []), "budget": budget}
+
+    @command_tool(app, tools, "lspHub.callTree", empty="it calls nothing the index sees")
+    def call_tree(symbol: Target, depth: Annotated[int, Field(ge=1, le=20)] = 3,
+                  include_unresolved: bool = False, limit: Limit = 100) -> dict[str, Any]:
+        """A symbol's outgoing calls as a tree."""
+        return {"symbol": symbol, "depth": depth, "includeUnresolved": include_unresolved, "limit": limit}
+
+    @command_tool(app, tools, "lspHub.trace", empty="no entry point reaches it")
+    def trace(symbol: Target, limit: Limit = 10) -> dict[str, Any]:
+        """Call paths from entry points (main, tests, scripts) to a symbol, shortest first."""
+        return {"symbol": symbol, "limit": limit}
 
     @tool
     async def relevant_files(description: Annotated[str, Field(description="the task, in words")],
