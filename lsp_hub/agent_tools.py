@@ -14,8 +14,6 @@ from __future__ import annotations
 import logging
 import os
 import re
-import select
-import socket
 import stat
 import threading
 import uuid
@@ -401,20 +399,7 @@ def _sentence(error: QueryError) -> str:
 
 def _closed(connection: HubConnection) -> bool:
     """Whether the hub closed the connection (EOF waiting to be read, or its process ended)."""
-    if connection.process is not None:
-        return connection.process.poll() is not None
-    try:
-        readable, _, _ = select.select([connection.read_fd], [], [], 0)
-        if not readable:
-            return False
-        with socket.socket(fileno=os.dup(connection.read_fd)) as probe:
-            # select said readable, so this does not block; MSG_DONTWAIT (absent on Windows) only makes sure. Not
-            # setblocking(False): the duplicate shares the connection's file status, which must stay blocking.
-            return probe.recv(1, socket.MSG_PEEK | getattr(socket, "MSG_DONTWAIT", 0)) == b""
-    except BlockingIOError:
-        return False
-    except OSError:
-        return True
+    return connection.peer_closed()
 
 
 def _writing_exactly(content: str) -> Callable[[str | None], str]:

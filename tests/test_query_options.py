@@ -160,3 +160,24 @@ def test_a_hub_of_its_own_finds_lsp_hub_and_nothing_inside_it(monkeypatch: pytes
         connection.spawn_hub(tmp_path)
     first = seen["PYTHONPATH"].split(os.pathsep)[0]
     assert Path(first) == Path(lsp_hub.__file__).resolve().parent.parent
+
+
+def test_pipes_are_read_by_a_thread_where_select_takes_sockets_only(monkeypatch: pytest.MonkeyPatch,
+                                                                     tmp_path: Path) -> None:
+    # Windows: select() takes sockets only, so a hub of its own (pipes) is read by a thread, with the same deadlines.
+    from lsp_hub.query import connection
+
+    root = tmp_path / "ws"
+    (root / ".git").mkdir(parents=True)
+    (root / "m.py").write_text("def f():\n    return 1\n")
+    monkeypatch.setattr(connection.sys, "platform", "win32")
+    hub = spawn_hub(root, env={"XDG_CONFIG_HOME": str(tmp_path / "config"), "XDG_CACHE_HOME": str(tmp_path / "c")})
+    try:
+        assert hub._pipe_chunks is not None
+        hub.initialize(root, 60.0)
+        found = hub.request("workspace/executeCommand", {"command": "lspHub.outline",
+                                                         "arguments": [{"path": str(root / "m.py")}]}, 60.0)
+        assert "def f()" in found["text"]
+        assert not hub.peer_closed()
+    finally:
+        hub.close()

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import contextlib
 import os
+import queue
 import select
 import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any, TextIO
@@ -54,8 +56,16 @@ class HubConnection:
     configuration (a project file it ignored...), written once to `notices` when that is set."""
 
     def __init__(self, read_fd: int, write_fd: int, *, process: subprocess.Popen[bytes] | None = None,
-                 stderr_file: Any = None, owned: bool = True, description: str = "the hub") -> None:
+                 stderr_file: Any = None, owned: bool = True, description: str = "the hub",
+                 sock: socket.socket | None = None) -> None:
         self.read_fd, self.write_fd = read_fd, write_fd
+        # A socket is read and written as one (recv/sendall): on Windows a socket is no file descriptor os.read
+        # can use, and select() takes sockets only, so pipes there are read by a thread (`_pipe_chunks`).
+        self.sock = sock
+        self._pipe_chunks: queue.Queue[bytes] | None = None
+        if sock is None and sys.platform == "win32":
+            self._pipe_chunks = queue.Queue()
+            threading.Thread(target=self._read_pipe, daemon=True, name="hub-pipe-reader").start()
         self.process = process
         self.stderr_file = stderr_file
         self.owned = owned  # False: shared by several queries (tests); never shut down by one
@@ -78,7 +88,9 @@ class HubConnection:
     def _write(self, message: dict[str, Any]) -> None:
         data = encode_message(message)
         try:
-            while data:
+            if self.sock is not None:
+                self.sock.sendall(data)
+            while data and self.sock is None:
                 written = os.write(self.write_fd, data)
                 data = data[written:]
         except OSError as error:
@@ -96,18 +108,56 @@ class HubConnection:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise TimeoutError
-            readable, _, _ = select.select([self.read_fd], [], [], remaining)
-            if not readable:
-                raise TimeoutError
-            try:
-                chunk = os.read(self.read_fd, 1 << 20)
-            except OSError as error:
-                chunk, reason = b"", error.strerror
+            reason = "it closed the connection"
+            if self._pipe_chunks is not None:
+                try:
+                    chunk = self._pipe_chunks.get(timeout=remaining)
+                except queue.Empty:
+                    raise TimeoutError from None
             else:
-                reason = "it closed the connection"
+                waited_on: socket.socket | int = self.sock if self.sock is not None else self.read_fd
+                readable, _, _ = select.select([waited_on], [], [], remaining)
+                if not readable:
+                    raise TimeoutError
+                try:
+                    chunk = self.sock.recv(1 << 20) if self.sock is not None else os.read(self.read_fd, 1 << 20)
+                except OSError as error:
+                    chunk, reason = b"", str(error.strerror)
             if not chunk:
                 raise HubLost(f"lsp-hub query: lost {self.description}: {reason}{self._tail()}")
             self._frames.feed(chunk)
+
+    def _read_pipe(self) -> None:
+        assert self._pipe_chunks is not None
+        while True:
+            try:
+                chunk = os.read(self.read_fd, 1 << 20)
+            except OSError:
+                chunk = b""
+            self._pipe_chunks.put(chunk)
+            if not chunk:
+                return
+
+    def peer_closed(self) -> bool:
+        """Whether the hub closed the connection (end of file waiting to be read, or its process ended)."""
+        if self.process is not None:
+            return self.process.poll() is not None
+        try:
+            if self.sock is not None:
+                readable, _, _ = select.select([self.sock], [], [], 0)
+                # select said readable, so this does not block; MSG_DONTWAIT (absent on Windows) only makes sure.
+                return bool(readable) and self.sock.recv(1, socket.MSG_PEEK | getattr(socket, "MSG_DONTWAIT", 0)) \
+                    == b""
+            fd_readable, _, _ = select.select([self.read_fd], [], [], 0)
+            if not fd_readable:
+                return False
+            with socket.socket(fileno=os.dup(self.read_fd)) as probe:
+                # Not setblocking(False): the duplicate shares the connection's file status, which must stay blocking.
+                return probe.recv(1, socket.MSG_PEEK | getattr(socket, "MSG_DONTWAIT", 0)) == b""
+        except BlockingIOError:
+            return False
+        except OSError:
+            return True
 
     def _tail(self) -> str:
         """The last line the child hub wrote to stderr, to say why it failed."""
@@ -207,6 +257,9 @@ class HubConnection:
                 if pipe is not None:
                     with contextlib.suppress(OSError):
                         pipe.close()
+        elif self.sock is not None:
+            with contextlib.suppress(OSError):
+                self.sock.close()
         else:
             for fd in {self.read_fd, self.write_fd}:
                 with contextlib.suppress(OSError):
@@ -244,8 +297,7 @@ def connect_socket(path: str) -> HubConnection:
     except OSError as error:
         connection.close()
         raise HubFailed(f"lsp-hub query: cannot connect to {path}: {error.strerror or error}") from None
-    fd = connection.detach()
-    return HubConnection(fd, fd, description=f"the hub at {path}")
+    return HubConnection(connection.fileno(), connection.fileno(), description=f"the hub at {path}", sock=connection)
 
 
 def connect_default(root: Path, who: str = "lsp-hub query") -> HubConnection:
@@ -261,5 +313,5 @@ def connect_default(root: Path, who: str = "lsp-hub query") -> HubConnection:
     if started is not None:
         print(f"{who}: started the lsp-hub daemon (pid {started}, socket {paths.socket}); "
               "`lsp-hub daemon stop` ends it", file=sys.stderr, flush=True)
-    fd = connection.detach()
-    return HubConnection(fd, fd, description=f"the daemon at {paths.socket}")
+    return HubConnection(connection.fileno(), connection.fileno(), description=f"the daemon at {paths.socket}",
+                         sock=connection)
