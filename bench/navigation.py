@@ -7,7 +7,11 @@ Subjects are picked from the tree itself: the best-ranked files of the repo map,
 classes, identifiers they define as search patterns. Each round asks about another subject; the index is built
 (or loaded from its cache) and warmed first, as in a running hub.
 
-    python bench/navigation.py TREE [--rounds N] [--json]
+    python bench/navigation.py TREE [--rounds N] [--json] [--through-daemon ROUNDS]
+
+With --through-daemon, the same questions also go to a warm daemon of its own (a private runtime directory): each
+`lspHub.*` command's round trip over the daemon's socket (the hub's time plus the socket), and `lsp-hub query
+ACTION` as a new process each time (what a shell or an agent's tool call pays), side by side in one run.
     # e.g. TREE = $(python3 -c 'import sysconfig;print(sysconfig.get_paths()["stdlib"])')
 
 Targets inside the hub: outline, zoom, imports, symbols <= 20 ms; impact <= 200 ms; context <= 300 ms; search
@@ -142,6 +146,72 @@ def measure(tree: Path, rounds: int) -> list[dict[str, Any]]:
     return [figure.summary() for figure in figures.values()]
 
 
+def through_daemon(tree: Path, rounds: int) -> list[dict[str, Any]]:
+    """Round trips of each command to a warm daemon, and whole `lsp-hub query` processes, on the tree."""
+    import os
+    import tempfile
+
+    from lsp_hub.query import connect_default
+
+    index = WorkspaceIndex(tree)
+    index.build()
+    files, symbols, identifiers = subjects(index, rounds)
+    index.close()
+    private = Path(tempfile.mkdtemp(prefix="navigation-daemon-"))
+    (private / "run").mkdir(mode=0o700)
+    env = {**os.environ, "XDG_RUNTIME_DIR": str(private / "run"), "XDG_CONFIG_HOME": str(private / "config")}
+    saved = {key: os.environ.get(key) for key in ("XDG_RUNTIME_DIR", "XDG_CONFIG_HOME")}
+    os.environ.update({key: env[key] for key in saved})
+    hub = connect_default(tree, who="bench")
+    rows: list[dict[str, Any]] = []
+    try:
+        hub.initialize(tree, 120.0)
+        hub.request("workspace/executeCommand", {"command": "lspHub.repoMap", "arguments": [{}]}, 300.0)  # warm
+        cases: list[tuple[str, Callable[[int], tuple[str, dict[str, Any], list[str]]]]] = [
+            ("outline", lambda n: ("lspHub.outline", {"path": str(tree / files[n])}, [str(tree / files[n])])),
+            ("zoom", lambda n: ("lspHub.zoom", {"symbol": str(tree / symbols[n])}, [str(tree / symbols[n])])),
+            ("imports", lambda n: ("lspHub.imports", {"path": str(tree / files[n])}, [str(tree / files[n])])),
+            ("symbols", lambda n: ("lspHub.symbols", {"query": identifiers[n][:4]},
+                                   ["--query", identifiers[n][:4]])),
+            ("impact", lambda n: ("lspHub.impact", {"target": str(tree / symbols[n])}, [str(tree / symbols[n])])),
+            ("context", lambda n: ("lspHub.context", {"description": f"Change how {identifiers[n]} behaves",
+                                                      "targets": [str(tree / files[n])]},
+                                   ["--description", f"Change how {identifiers[n]} behaves",
+                                    "--target", str(tree / files[n])])),
+            ("call-tree", lambda n: ("lspHub.callTree", {"symbol": str(tree / symbols[n])},
+                                     [str(tree / symbols[n])])),
+            ("trace", lambda n: ("lspHub.trace", {"symbol": str(tree / symbols[n])}, [str(tree / symbols[n])])),
+            ("search", lambda n: ("lspHub.search", {"pattern": identifiers[n]}, [identifiers[n]])),
+        ]
+        for action, case in cases:
+            in_hub, whole = Figure(action), Figure(action)
+            for n in range(min(rounds, len(symbols))):
+                command, arguments, argv = case(n)
+                seconds, _ = timed(lambda command=command, arguments=arguments: hub.request(  # type: ignore[misc]
+                    "workspace/executeCommand", {"command": command, "arguments": [arguments]}, 120.0))
+                in_hub.times.append(seconds)
+                in_hub.tokens.append(0)
+                seconds, _ = timed(lambda argv=argv, action=action: subprocess.run(  # type: ignore[misc]
+                    [sys.executable, "-m", "lsp_hub", "query", action, *argv, "--root", str(tree)], env=env,
+                    cwd=tree, stdin=subprocess.DEVNULL, capture_output=True, check=False, timeout=300))
+                whole.times.append(seconds)
+                whole.tokens.append(0)
+            rows.append({"command": action, "hubMedianMs": in_hub.summary().get("medianMs"),
+                         "hubP95Ms": in_hub.summary().get("p95Ms"), "queryMedianMs": whole.summary().get("medianMs"),
+                         "queryP95Ms": whole.summary().get("p95Ms")})
+    finally:
+        hub.owned = True
+        hub.close()
+        subprocess.run([sys.executable, "-m", "lsp_hub", "daemon", "stop"], env=env, capture_output=True,
+                       timeout=60, check=False)
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+    return rows
+
+
 def verdict(row: dict[str, Any]) -> str:
     name = row["command"]
     if "medianMs" not in row:
@@ -159,6 +229,8 @@ def main() -> None:
     parser.add_argument("tree", type=Path)
     parser.add_argument("--rounds", type=int, default=30)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--through-daemon", type=int, default=0, metavar="ROUNDS",
+                        help="also ask a warm daemon of its own, and `lsp-hub query` processes, ROUNDS times each")
     arguments = parser.parse_args()
     rows = measure(arguments.tree.resolve(), arguments.rounds)
     if arguments.json:
@@ -171,6 +243,13 @@ def main() -> None:
               f"{row.get('medianTokens', '-'):>7}   {row.get('baselineMedianMs', '-'):>11} "
               f"{row.get('baselineP95Ms', '-'):>7} {row.get('baselineMedianTokens', '-'):>7}  {verdict(row)}"
               + (f" ({row['errors']} refused)" if row["errors"] else ""))
+    if arguments.through_daemon:
+        print(f"\nthrough a warm daemon ({arguments.through_daemon} rounds): the command's round trip over the "
+              "socket, and `lsp-hub query` as a new process")
+        print(f"{'action':<18} {'hub median':>10} {'p95':>8}   {'query median':>12} {'p95':>8}")
+        for row in through_daemon(arguments.tree.resolve(), arguments.through_daemon):
+            print(f"{row['command']:<18} {row['hubMedianMs']:>10} {row['hubP95Ms']:>8}   "
+                  f"{row['queryMedianMs']:>12} {row['queryP95Ms']:>8}")
 
 
 if __name__ == "__main__":

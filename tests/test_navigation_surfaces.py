@@ -149,5 +149,9 @@ def test_a_query_session_watches_files_instead_of_walking(project: tuple[Path, H
         time.sleep(0.2)
     assert watching and all(entry["watching"] for entry in watching.values()), watching
     (root / "shop" / "coupons.py").write_text("def apply_coupon(cart):\n    return cart\n")
+    deadline = time.monotonic() + 5  # the watcher applies a change 20-120 ms after it (no walk, no wait per query)
     code, text, err = ask(connection, root, "symbols", "--query", "apply_coupon")
+    while "shop/coupons.py" not in text and time.monotonic() < deadline:
+        time.sleep(0.05)
+        code, text, err = ask(connection, root, "symbols", "--query", "apply_coupon")
     assert code == 0 and "shop/coupons.py" in text, err
