@@ -28,7 +28,7 @@ from tests.mcp_client import McpClient
 pytestmark = pytest.mark.real_server
 
 TOOLS = {"lsp", "repo_map", "relevant_files", "callers", "check_syntax", "write_file", "edit_file", "apply_edits",
-         "undo"}
+         "undo", "outline", "zoom", "imports", "impact", "search", "find_symbol", "context", "call_tree", "trace"}
 LSP_ACTIONS = {"definition", "references", "hover", "symbols", "rename", "code_actions", "format", "incoming_calls",
                "outgoing_calls", "diagnostics", "languages"}
 
