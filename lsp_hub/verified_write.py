@@ -23,116 +23,42 @@ From the moment a file is on disk the answer says it was written, whatever fails
 from __future__ import annotations
 
 import contextlib
-import difflib
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lsp_hub import format_style, query, write_lock
+from lsp_hub import query, write_lock
 from lsp_hub.confined_files import ConfinedRoot, FileMissing, FileRefused
-from lsp_hub.query import HubConnection, HubTimeout, QueryError, path_uri
+from lsp_hub.query import HubTimeout, QueryError, path_uri
 from lsp_hub.undo_journal import UndoJournal
+
+# The parts of a verified write, in their own modules; every name stays importable from here.
+from lsp_hub.write_dependents import DEPENDENT_LINES, Dependents, dependents_text
+from lsp_hub.write_fixes import AUTO_FIX_KINDS, auto_fixes
+from lsp_hub.write_format import FORMAT_TIMEOUT_SECONDS, format_written
+from lsp_hub.write_outcome import FileWrite, Quote, WriteAnswer, WriteOutcome, WriteRefused, formatted_text, judge
+from lsp_hub.write_outcome import Planned as _Planned
+from lsp_hub.write_outcome import sentence as _sentence
+from lsp_hub.write_outcome import size_text as _size
+from lsp_hub.write_requests import conform, edit_requests, editing, line_ending, replace_once, with_line_ends, writing
+from lsp_hub.write_requests import restoring as _restoring
+
+__all__ = [
+    "AUTO_FIX_KINDS", "DEPENDENT_LINES", "DIAGNOSTICS_MARGIN_SECONDS", "FORMAT_DIFF_LINES", "FORMAT_TIMEOUT_SECONDS",
+    "MIN_DIAGNOSTICS_WAIT_SECONDS", "Dependents", "FileWrite", "Quote", "VerifiedWriter", "WriteAnswer",
+    "WriteOutcome", "WriteRefused", "conform", "dependents_text", "edit_requests", "editing", "formatted_text",
+    "judge", "line_ending", "replace_once", "undo_last", "with_line_ends", "writing",
+]
 
 logger = logging.getLogger("lsp_hub.writes")
 
-# How long a write waits for the formatter; past it the text is written as the agent gave it.
-FORMAT_TIMEOUT_SECONDS = 10.0
 FORMAT_DIFF_LINES = 12  # of the formatting diff shown in a write's answer
 # The hub's wait for diagnostics ends this long (at most) before the call's own deadline, so it answers with what is
 # pending instead of this side timing out; it waits at least the minimum.
 DIAGNOSTICS_MARGIN_SECONDS = 1.0
 MIN_DIAGNOSTICS_WAIT_SECONDS = 0.2
-DEPENDENT_LINES = 20  # new dependents' diagnostics shown in a write's text
-AUTO_FIX_KINDS = ("source.fixAll", "source.organizeImports")
-
-
-class WriteRefused(Exception):
-    """Nothing was written (or what was written was put back); the message is one sentence for the agent."""
-
-    def __init__(self, message: str, data: dict[str, Any] | None = None) -> None:
-        super().__init__(message)
-        self.data = data
-
-
-@dataclass
-class FileWrite:
-    """One file of a verified write, as asked: how to build its new text from the old (None: no such file, or not
-    UTF-8 text). `expected` is the text the servers computed their edits on: the write is refused if the disk now
-    holds something else."""
-
-    target: Path
-    build: Callable[[str | None], str]
-    expected: str | None = None
-    remove: bool = False  # undo of a file the write created: delete it
-
-
-@dataclass
-class WriteOutcome:
-    """What a verified write did to one file (the structured result of write_file/edit_file)."""
-
-    path: str
-    written: bool = False
-    created: bool = False
-    removed: bool = False
-    syntax_ok: bool | None = None  # None: not checked
-    formatted: bool = False
-    formatter: str | None = None  # the server that formatted it
-    format_diff: str = ""  # what formatting changed, unified
-    # off, no_formatter, formatter_failed, timeout, syntax_error, would_change_untouched_lines, unchanged, too_large
-    format_skipped_reason: str | None = None
-    format_options: dict[str, Any] | None = None  # the FormattingOptions sent, their source and config files
-    format_scope: str = "none"  # what the formatter was applied to: file, ranges (the changed lines), none
-    syntax_skipped_reason: str | None = None  # why syntax_ok is None (no parser, a file too large, ...)
-    unchanged: bool = False  # the content written is the file's own: no byte changes
-    diagnostics: list[dict[str, Any]] = field(default_factory=list)
-    complete: bool = False
-    pending: list[str] = field(default_factory=list)
-    diagnostics_error: str | None = None  # the file was written, but its diagnostics could not be had
-    checked_by: list[str] = field(default_factory=list)  # the servers whose verdict on this text counted
-    not_checked: list[dict[str, Any]] = field(default_factory=list)  # {server, reason, detail}: who could not
-
-    def as_json(self) -> dict[str, Any]:
-        data = {"path": self.path, "written": self.written, "created": self.created, "syntax_ok": self.syntax_ok,
-                "formatted": self.formatted, "diagnostics": self.diagnostics, "complete": self.complete,
-                "pending": self.pending, "unchanged": self.unchanged, "checkedBy": self.checked_by,
-                "notChecked": self.not_checked}
-        if self.removed:
-            data["removed"] = True
-        if self.syntax_skipped_reason is not None:
-            data["syntax_skipped_reason"] = self.syntax_skipped_reason
-        if self.diagnostics_error is not None:
-            data["diagnostics_error"] = self.diagnostics_error
-        if self.formatted:
-            data["formatter"], data["format_diff"] = self.formatter, self.format_diff
-        if self.format_skipped_reason is not None:
-            data["format_skipped_reason"] = self.format_skipped_reason
-        if self.format_options is not None:
-            data["format_options"] = self.format_options
-        data["format_scope"] = self.format_scope
-        return data
-
-
-@dataclass
-class _Planned:
-    request: FileWrite
-    current: bytes | None  # on disk before the write
-    old: str | None
-    content: str
-    outcome: WriteOutcome
-    too_large: bool = False
-    uri: str = ""
-
-
-@dataclass
-class WriteAnswer:
-    text: str
-    data: dict[str, Any]
-
-
-Quote = Callable[[str], str]
 
 
 class VerifiedWriter:
@@ -495,437 +421,17 @@ class VerifiedWriter:
 
     # ============================================================================================ formatting
     def format(self, target: Path, uri: str, content: str, outcome: WriteOutcome, old: str | None) -> str:
-        """The text formatted by the language's formatting server, in the project's style (`format_style`), when
-        format_on_write is on. A write over an existing file (`old`) keeps every line the agent did not change: if
-        formatting the whole file would change one, only the agent's changed lines are formatted
-        (`textDocument/rangeFormatting`), or nothing is. The text as given when it is off, there is no formatter,
-        it fails or it is late (the reason in `format_skipped_reason`)."""
-        language = self.language_of(target)
-        if language is None or not language.get("formatOnWrite", True):
-            outcome.format_skipped_reason = "off" if language is not None else "no_formatter"
-            return content
-        style = format_style.project_style(target, self.files.root, old)
-        options = style.lsp_options()
-        outcome.format_options = {"options": options, "source": style.source,
-                                  "files": [self.display(path) for path in style.config_files]}
-        connection = self.workspace.connection
-        try:
-            edits = connection.request("textDocument/formatting", {"textDocument": {"uri": uri}, "options": options},
-                                       min(self.timeout, FORMAT_TIMEOUT_SECONDS))
-        except HubTimeout:
-            outcome.format_skipped_reason = "timeout"
-            return content
-        except QueryError:
-            outcome.format_skipped_reason = "formatter_failed"
-            return content
-        # Which server formatted (the hub asks the first in precedence order that formats); null from the hub is
-        # also what it answers when none formats. Asked anew: a server may have started since.
-        self._languages = None
-        servers = (self.language_of(target) or {}).get("servers", [])
-        outcome.formatter = next((server["name"] for server in servers if server.get("formats")), None)
-        ranges_formatter = next((server["name"] for server in servers if server.get("formatsRanges")), None)
-        if not edits:
-            if outcome.formatter is None:
-                outcome.format_skipped_reason = "no_formatter"
-            else:
-                outcome.format_scope = "file"
-            return content
-        try:
-            formatted = query.apply_text_edits(content, edits)
-        except (KeyError, TypeError, ValueError):
-            outcome.format_skipped_reason = "formatter_failed"
-            return content
-        outcome.format_scope = "file"
-        changed = format_style.changed_blocks(old, content) if old is not None else None
-        if changed is not None and format_style.changes_outside(content, formatted, changed):
-            # The hub asks rangeFormatting of the first server that offers it: only ask when that is the formatter.
-            formatted = self._format_ranges(connection, uri, content, changed, options, outcome,
-                                            ranges_formatter is not None and ranges_formatter == outcome.formatter)
-        if formatted == content:
-            return content
-        if self.syntax_problem(target, formatted) is not None:
-            outcome.format_skipped_reason = "formatter_failed"  # never write a formatter's broken output
-            outcome.format_scope = "none"
-            self.workspace.update(uri, content)
-            return content
-        self.workspace.texts[str(target)] = formatted
-        self.workspace.update(uri, formatted)
-        outcome.formatted = True
-        name = self.display(target)
-        outcome.format_diff = "".join(difflib.unified_diff(
-            content.splitlines(keepends=True), formatted.splitlines(keepends=True), f"a/{name}", f"b/{name}", n=0))
-        return formatted
+        """The text formatted in the project's style, or as given (`write_format.format_written`)."""
+        return format_written(self, target, uri, content, outcome, old)
 
-    def _format_ranges(self, connection: HubConnection, uri: str, content: str,
-                       changed: list[format_style.LineBlock], options: dict[str, Any], outcome: WriteOutcome,
-                       formatter_formats_ranges: bool) -> str:
-        """`content` with only its `changed` blocks formatted (one rangeFormatting request each), if the formatter
-        formats ranges and its edits stay inside the blocks; else `content`, with the reason."""
-        outcome.format_scope, outcome.format_skipped_reason = "none", "would_change_untouched_lines"
-        blocks = [block for block in changed if block.end > block.start]
-        if not blocks or not formatter_formats_ranges:
-            return content
-        deadline = time.monotonic() + min(self.timeout, FORMAT_TIMEOUT_SECONDS)
-        edits: list[dict[str, Any]] = []
-        for block in blocks:
-            try:
-                answer = connection.request("textDocument/rangeFormatting", {
-                    "textDocument": {"uri": uri}, "range": format_style.block_range(block, content),
-                    "options": options}, max(0.1, deadline - time.monotonic()))
-            except HubTimeout:
-                outcome.format_skipped_reason = "timeout"
-                return content
-            except QueryError:
-                return content
-            edits.extend(answer or [])
-        try:
-            if format_style.edits_overlap(edits):
-                return content
-            formatted = query.apply_text_edits(content, edits)
-        except (KeyError, TypeError, ValueError):
-            return content
-        if format_style.changes_outside(content, formatted, changed):
-            return content
-        outcome.format_scope, outcome.format_skipped_reason = "ranges", None
-        return formatted
+    def forget_languages(self) -> None:
+        """Ask the hub its languages anew (a server may have started since)."""
+        self._languages = None
 
     # ============================================================================================ fixes
     def _auto_fixes(self, planned: list[_Planned], deadline: float) -> list[str]:
-        """With auto_code_actions on for a file's language: the code actions its servers mark preferred or offer
-        as source.fixAll / source.organizeImports, applied to the written text, checked and written; their titles."""
-        applied: list[str] = []
-        for plan in planned:
-            if not plan.outcome.written or plan.request.remove or plan.too_large:
-                continue
-            language = self.language_of(plan.request.target) or {}
-            if not language.get("autoCodeActions"):
-                continue
-            applied.extend(self._fix_file(plan, deadline))
-        return applied
-
-    def _fix_file(self, plan: _Planned, deadline: float) -> list[str]:
-        connection, target = self.workspace.connection, plan.request.target
-        text = plan.content
-        lines = text.split("\n")
-        whole = {"start": {"line": 0, "character": 0},
-                 "end": {"line": len(lines) - 1, "character": len(lines[-1].encode("utf-16-le")) // 2}}
-        diagnostics = [diagnostic for diagnostic in _raw_diagnostics(self, plan.uri)]
-        try:
-            actions = connection.request("textDocument/codeAction", {
-                "textDocument": {"uri": plan.uri}, "range": whole,
-                "context": {"diagnostics": diagnostics, "only": ["quickfix", *AUTO_FIX_KINDS]}},
-                max(0.5, min(self.timeout, deadline - time.monotonic()))) or []
-        except QueryError:
-            return []
-        applied: list[str] = []
-        for action in actions:
-            if not isinstance(action, dict) or "edit" not in action:
-                continue
-            kind = str(action.get("kind") or "")
-            if not (action.get("isPreferred") or any(kind == wanted or kind.startswith(wanted + ".")
-                                                     for wanted in AUTO_FIX_KINDS)):
-                continue
-            edits = query.workspace_edit_files(action["edit"]).get(str(target))
-            if not edits:
-                continue
-            try:
-                fixed = query.apply_text_edits(text, edits)
-            except (KeyError, TypeError, ValueError):
-                continue
-            if fixed == text or self.syntax_problem(target, fixed) is not None:
-                continue
-            text = fixed
-            applied.append(f"{action.get('title', kind)} ({self.display(target)})")
-            break  # the other actions' ranges were computed on the text before this one: ask again next write
-        if not applied:
-            return []
-        try:
-            self.files.write(target, text.encode("utf-8"), force=True)
-        except FileRefused:
-            return []
-        plan.content = text
-        self.workspace.texts[str(target)] = text
-        self.workspace.update(plan.uri, text)
-        connection.notify("textDocument/didSave", {"textDocument": {"uri": plan.uri}})
-        return applied
-
-
-def _raw_diagnostics(writer: VerifiedWriter, uri: str) -> list[dict[str, Any]]:
-    """The hub's diagnostics of `uri` as LSP objects (code actions are asked with them)."""
-    try:
-        report = writer.command("lspHub.diagnostics", {"uri": uri, "timeoutMs": 0}) or {}
-    except QueryError:
-        return []
-    return list(report.get("diagnostics") or [])
-
-
-# ================================================================================================ dependents
-class Dependents:
-    """What a write broke or fixed in the files that depend on the written ones."""
-
-    def __init__(self, writer: VerifiedWriter, targets: list[Path], deadline: float) -> None:
-        self.writer = writer
-        self.targets = targets
-        self.deadline = deadline
-        self.paths: list[str] = []
-        self.found: dict[str, Any] = {}
-        self.budget = 0.0
-        self.started = 0.0
-        self.before_report: dict[str, Any] = {}
-        self.skipped: str | None = None
-
-    def before(self) -> None:
-        options = self.writer.write_options()
-        limit = int(options.get("dependentsLimit", 20))
-        self.budget = float(options.get("dependentsTimeoutMs", 8000)) / 1000
-        self.started = time.monotonic()
-        if limit <= 0:
-            self.skipped = "off"
-            return
-        try:
-            self.found = self.writer.command("lspHub.dependents", {
-                "files": [str(target) for target in self.targets], "limit": limit}) or {}
-        except QueryError as error:
-            self.skipped = _sentence(error)
-            return
-        self.paths = [str(self.writer.files.root / entry["path"]) for entry in self.found.get("files", [])]
-        if not self.paths:
-            return
-        try:
-            self.before_report = self.writer.diagnostics_of(self.paths, self.deadline, budget=self.budget / 2)
-        except QueryError as error:
-            self.skipped = _sentence(error)
-
-    def after(self) -> dict[str, Any] | None:
-        if self.skipped == "off":
-            return None
-        if self.skipped is not None:
-            return {"checked": [], "new": [], "resolved": [], "pending": [], "complete": False,
-                    "error": self.skipped}
-        if not self.paths:
-            return {"checked": [], "new": [], "resolved": [], "pending": [], "complete": bool(
-                self.found.get("complete", True)), "files": []}
-        remaining = self.budget - (time.monotonic() - self.started)
-        try:
-            after = self.writer.diagnostics_of(self.paths, self.deadline, budget=max(0.0, remaining))
-        except QueryError as error:
-            return {"checked": [], "new": [], "resolved": [], "pending": [self.writer.display(path) for path in
-                                                                           self.paths],
-                    "complete": False, "error": _sentence(error)}
-        checked, pending, not_checked = [], [], []
-        new: list[dict[str, Any]] = []
-        resolved: list[dict[str, Any]] = []
-        for path in self.paths:
-            shown = self.writer.display(path)
-            now = after["files"].get(path) or {}
-            was = self.before_report.get("files", {}).get(path) or {}
-            if now.get("error"):
-                not_checked.append({"path": shown, "reason": now["error"]})
-                continue
-            if now.get("checkedBy"):
-                checked.append(shown)
-            else:
-                reasons = [entry for entry in now.get("notChecked") or []
-                           if entry.get("reason") not in ("timeout", "starting")]
-                if reasons:  # nobody can check it: no server for its language, or it is missing or failed
-                    not_checked.append({"path": shown, "reason": "; ".join(
-                        query.not_checked_phrase(entry) for entry in reasons)})
-                else:
-                    pending.append(shown)
-            before_keys = {_key(diagnostic) for diagnostic in was.get("diagnostics", [])}
-            after_keys = {_key(diagnostic) for diagnostic in now.get("diagnostics", [])}
-            new.extend({**diagnostic, "path": shown} for diagnostic in now.get("diagnostics", [])
-                       if _key(diagnostic) not in before_keys)
-            resolved.extend({**diagnostic, "path": shown} for diagnostic in was.get("diagnostics", [])
-                            if _key(diagnostic) not in after_keys)
-        report = {"checked": checked, "new": new, "resolved": resolved, "pending": pending,
-                  "complete": not pending and not not_checked and bool(after.get("complete")) and bool(
-                      self.found.get("complete", True)),
-                  "files": [{"path": self.writer.display(path), "reasons": entry.get("reasons", [])}
-                            for path, entry in zip(self.paths, self.found.get("files", []), strict=False)]}
-        if not_checked:
-            report["notChecked"] = not_checked
-        if self.found.get("capped"):
-            report["notCheckedBeyondLimit"] = self.found["capped"]
-        if after.get("pending"):
-            report["pendingServers"] = after["pending"]
-        return report
-
-
-def _key(diagnostic: dict[str, Any]) -> tuple[Any, ...]:
-    return (diagnostic.get("path"), diagnostic.get("line"), diagnostic.get("column"), diagnostic.get("source"),
-            diagnostic.get("code"), diagnostic.get("message"))
-
-
-def dependents_text(report: dict[str, Any], quote: Quote) -> str:
-    """`[dependents] N new issue(s) in M other file(s):` and their lines, or what was checked and found clean."""
-    if report.get("error"):
-        return f"[dependents] not checked: {report['error']}"
-    checked, new, resolved = report["checked"], report["new"], report["resolved"]
-    lines: list[str] = []
-    if new:
-        files = {diagnostic["path"] for diagnostic in new}
-        lines.append(f"[dependents] {len(new)} new issue(s) in {len(files)} other file(s):")
-        rank = {"error": 0, "warning": 1, "information": 2, "hint": 3}
-        ordered = sorted(new, key=lambda d: (rank.get(d.get("severity", "error"), 0), d["path"], d["line"]))
-        for diagnostic in ordered[:DEPENDENT_LINES]:
-            message = " ".join(diagnostic["message"].split())
-            source = f" [{diagnostic['source']}]" if diagnostic.get("source") else ""
-            severity = "" if diagnostic.get("severity", "error") == "error" else f"{diagnostic['severity']}: "
-            lines.append(f"  {diagnostic['path']}:{diagnostic['line']}:{diagnostic['column']} — {severity}"
-                         f"{quote(message)}{source}")
-        if len(new) > DEPENDENT_LINES:
-            lines.append(f"  ... {len(new) - DEPENDENT_LINES} more")
-    elif checked:
-        lines.append(f"[dependents] no new issues in {len(checked)} other file(s) that depend on this")
-    elif not report.get("pending") and not report.get("notChecked"):
-        lines.append("[dependents] no other file depends on this (by the index)")
-    if resolved:
-        lines.append(f"[dependents] {len(resolved)} issue(s) resolved in other files")
-    if report.get("pending"):
-        lines.append(f"[dependents] not checked in time: {', '.join(report['pending'][:10])}")
-    for item in report.get("notChecked", [])[:5]:
-        lines.append(f"[dependents] not checked: {item['path']}: {item['reason']}")
-    if report.get("notCheckedBeyondLimit"):
-        lines.append(f"[dependents] {report['notCheckedBeyondLimit']} more dependent(s) not checked "
-                     "([hub] dependents_limit)")
-    return "\n".join(lines)
-
-
-# ================================================================================================ helpers
-def judge(result: dict[str, Any]) -> str:
-    """Which parser judged a syntax check: `cpython-3.11`, `typescript-5.9.3`, `json`, `tree-sitter python`."""
-    checker, language = result.get("checker"), result.get("language")
-    return f"{checker} {language}" if checker in (None, "tree-sitter") and language else str(checker or language)
-
-
-def formatted_text(outcome: WriteOutcome) -> str:
-    """`formatted by ruff (4 spaces, inferred from the file)`, `the changed lines formatted by ... (2 spaces, from
-    web/.editorconfig)`: what was formatted, and where the indentation asked for came from."""
-    text = f"formatted by {outcome.formatter or 'its formatting server'}"
-    if outcome.format_scope == "ranges":
-        text = "the changed lines " + text
-    if outcome.format_options is not None:
-        options, source, files = (outcome.format_options[key] for key in ("options", "source", "files"))
-        width = f"{options['tabSize']} spaces" if options["insertSpaces"] else "tabs"
-        where = files[-1] if files and "+" not in source else None
-        origin = ("by default" if source == "default" else f"inferred from {where or 'the file'}"
-                  if source == "inferred" else f"from {where or source}")
-        text += f" ({width}, {origin})"
-    return text
-
-
-def _size(count: Any) -> str:
-    size = float(count) if isinstance(count, int | float) else 0.0
-    return f"{size / 1e6:.1f} MB" if size >= 1e6 else f"{size / 1e3:.0f} KB"
-
-
-def _sentence(error: QueryError) -> str:
-    text = str(error)
-    for prefix in ("lsp-hub query: ",):
-        text = text.removeprefix(prefix)
-    return text.replace(" (raise it with --timeout)", "").replace(" (see --root)", "")
-
-
-# ================================================================================================ the file's form
-def line_ending(text: str) -> str:
-    """The file's line end: "\\r\\n" when most of its lines end so, else "\\n"."""
-    crlf = text.count("\r\n")
-    return "\r\n" if crlf and crlf >= text.count("\n") - crlf else "\n"
-
-
-def with_line_ends(text: str, ending: str) -> str:
-    return text.replace("\r\n", "\n").replace("\n", ending)
-
-
-def conform(new: str, old: str) -> str:
-    """`new` in the form of the file it replaces: its line ends (an agent writes "\\n"), its byte-order mark and
-    its final newline. What the agent wrote is otherwise left as it is."""
-    ending = line_ending(old)
-    if ending == "\r\n" and "\r\n" not in new:
-        new = with_line_ends(new, "\r\n")
-    if old.startswith("\ufeff") and not new.startswith("\ufeff"):
-        new = "\ufeff" + new
-    if old.endswith(("\n", "\r\n")) and new and not new.endswith("\n"):
-        new += ending
-    return new
-
-
-def replace_once(old: str, old_text: str, new_text: str, where: str) -> str:
-    """`old` with `old_text` (which must occur exactly once; either line end matches) replaced by `new_text` in the
-    file's own line ends. Raises WriteRefused saying how often it occurs."""
-    find, replace = old_text, new_text
-    count = old.count(find)
-    crlf = line_ending(old) == "\r\n"
-    if crlf:  # an agent writes "\n" (or copies "\r\n"); what it inserts takes the file's line ends
-        replace = with_line_ends(replace, "\r\n")
-    if count == 0 and crlf:
-        find = with_line_ends(find, "\r\n")
-        count = old.count(find)
-    elif count == 0 and "\r\n" in find:
-        find, replace = find.replace("\r\n", "\n"), replace.replace("\r\n", "\n")
-        count = old.count(find)
-    if count != 1:
-        raise WriteRefused(f"old_text was not found in {where}; nothing written (read the file again)" if count == 0
-                           else f"old_text occurs {count} times in {where}; nothing written (include more "
-                                "surrounding lines so it occurs once)")
-    return conform(old.replace(find, replace, 1), old)
-
-
-# ================================================================================================ what is asked
-def writing(content: str) -> Callable[[str | None], str]:
-    """write_file's new text: the content, in the form (line ends, byte-order mark, final newline) of the file it
-    replaces."""
-    return lambda old: content if old is None else conform(content, old)
-
-
-def editing(target: Path, old_text: str, new_text: str,
-            display: Callable[[str | Path], str]) -> Callable[[str | None], str]:
-    """edit_file's new text: `old_text` (exactly once) replaced."""
-
-    def edit(old: str | None) -> str:
-        if old is None:
-            raise WriteRefused(f"{display(target)} is not UTF-8 text (or does not exist); old_text cannot be found "
-                               "in it (write_file can replace it)")
-        return replace_once(old, old_text, new_text, display(target))
-
-    return edit
-
-
-def edit_requests(edits: Any, resolve: Callable[[str, bool], Path],
-                  display: Callable[[str | Path], str]) -> list[FileWrite]:
-    """apply_edits' list ({path, old_text, new_text} | {path, content}) as one request per file, its edits
-    applied in order. `resolve(name, must_exist)` names a file inside the workspace or raises."""
-    if not isinstance(edits, list) or not edits:
-        raise WriteRefused("apply_edits needs edits: a list of {path, old_text, new_text} or {path, content}")
-    per_file: dict[Path, list[dict[str, Any]]] = {}
-    for number, edit in enumerate(edits, 1):
-        if not isinstance(edit, dict) or not isinstance(edit.get("path"), str):
-            raise WriteRefused(f"edit {number}: give path, and old_text with new_text, or content")
-        has_content = isinstance(edit.get("content"), str)
-        has_replace = isinstance(edit.get("old_text"), str) and isinstance(edit.get("new_text"), str)
-        if has_content == has_replace:
-            raise WriteRefused(f"edit {number} ({edit['path']}): give either old_text with new_text, or content")
-        if has_replace and not edit["old_text"]:
-            raise WriteRefused(f"edit {number} ({edit['path']}): old_text is empty")
-        target = resolve(edit["path"], False)
-        if target.is_dir():
-            raise WriteRefused(f"edit {number}: {edit['path']} is a directory")
-        if has_replace and target not in per_file and not target.is_file():
-            raise WriteRefused(f"edit {number}: {edit['path']}: no such file in the workspace")
-        per_file.setdefault(target, []).append(edit)
-
-    def chain(target: Path, file_edits: list[dict[str, Any]]) -> Callable[[str | None], str]:
-        def build(old: str | None) -> str:
-            text = old
-            for edit in file_edits:
-                text = (writing(edit["content"])(text) if "content" in edit else
-                        editing(target, edit["old_text"], edit["new_text"], display)(text))
-            return text or ""
-
-        return build
-
-    return [FileWrite(target, chain(target, file_edits)) for target, file_edits in per_file.items()]
+        """The servers' preferred fixes, applied and verified (`write_fixes.auto_fixes`); their titles."""
+        return auto_fixes(self, planned, deadline)
 
 
 def undo_last(writer: VerifiedWriter, journal: UndoJournal) -> WriteAnswer:
@@ -939,16 +445,3 @@ def undo_last(writer: VerifiedWriter, journal: UndoJournal) -> WriteAnswer:
     journal.forget(entry)
     names = [writer.display(item.path) for item in entry.files]
     return WriteAnswer(f"undid the write of {', '.join(names)}\n{answer.text}", {**answer.data, "undone": names})
-
-
-def _restoring(before: bytes | None) -> Callable[[str | None], str]:
-    def build(_old: str | None) -> str:
-        if before is None:
-            return ""
-        try:
-            return before.decode("utf-8")
-        except UnicodeDecodeError:
-            raise WriteRefused("cannot undo: the file held bytes that are not UTF-8 text before that write") from None
-
-    return build
-

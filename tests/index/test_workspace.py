@@ -17,12 +17,13 @@ from pathlib import Path
 import pytest
 
 from lsp_hub.index import records
+from lsp_hub.index.parse_pool import MIN_BATCH_BYTES, _guided_batches
 from lsp_hub.index.parse_worker import ParseJob, parse_source
 from lsp_hub.index.records import P_REFERENCES, FileRecord, decode_packed, encode_packed
 from lsp_hub.index.shared_records import shared_records_path
 from lsp_hub.index.store import SCHEMA_VERSION, IndexStore, database_path
 from lsp_hub.index.walk import IndexingCancelled
-from lsp_hub.index.workspace import MIN_BATCH_BYTES, WorkspaceIndex, _guided_batches, relative_path
+from lsp_hub.index.workspace import WorkspaceIndex, relative_path
 from tests.conftest import descendant_pids
 from tests.index.index_helpers import write
 
@@ -351,7 +352,7 @@ def test_a_worker_ends_when_the_process_that_owns_it_dies() -> None:
 _HALF_SENT_RESULT = """
 import multiprocessing, os, struct, sys, time
 from concurrent.futures import ProcessPoolExecutor
-from lsp_hub.index.workspace import _kill_workers
+from lsp_hub.index.parse_pool import _kill_workers
 
 if __name__ == "__main__":
     pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("forkserver"))

@@ -1,0 +1,246 @@
+"""Building a workspace's index (`workspace.WorkspaceIndex.build()`): walk the root, reuse what is unchanged
+(in memory, this root's cache, the records shared by every root), parse the rest (`parse_pool`), store the results
+as they come, and publish the new snapshot."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING
+
+from lsp_hub.index.parse_pool import ParseRunning
+from lsp_hub.index.parse_worker import (
+    ParseJob,
+    ParseOutcome,
+    parse_job,
+)
+from lsp_hub.index.records import P_DEFINITIONS, FileRecord, encode_packed
+from lsp_hub.index.store import IndexStore, StoredFile
+from lsp_hub.index.walk import (
+    REASON_UNREADABLE,
+    IndexingCancelled,
+    walk_workspace,
+)
+
+log = logging.getLogger("lsp_hub.index.workspace")
+
+ProgressCallback = Callable[[int, int], None]
+
+PARTIAL_PUBLISH_SECONDS = 1.0
+STORE_WRITE_ROWS = 200  # cache rows written in one transaction while a build runs
+
+
+class IndexBuilding(ParseRunning):
+    """The part of `WorkspaceIndex` that builds it; the index sets these attributes and publishes."""
+
+    store: IndexStore | None
+    _lock: threading.RLock
+    _disk: dict[str, FileRecord]
+    _disk_skips: dict[str, StoredFile]
+    _documents: dict[str, FileRecord]
+    _skipped: tuple[tuple[str, str], ...]
+    _skip_counts: dict[str, int]
+    _markers: dict[str, str]
+    _changes_during_build: dict[str, FileRecord | None] | None
+    _loaded_store: bool
+    parse_count: int
+    walk_count: int
+    last_build_parsed: int
+
+    if TYPE_CHECKING:
+        def _publish(self, disk: Mapping[str, FileRecord], pending: frozenset[str],
+                     skipped: Iterable[tuple[str, str]], skip_counts: Mapping[str, int],
+                     markers: Mapping[str, str]) -> None: ...
+
+    def _build(self, progress: ProgressCallback | None) -> None:
+        walk = walk_workspace(self.root, self.max_file_size, self._stopped.is_set)
+        self.walk_count += 1
+        markers = self._read_markers(walk.marker_files)
+        if not self._loaded_store:
+            self._loaded_store = True
+            if self.store is not None:
+                self._load_store()
+        with self._lock:
+            known = dict(self._disk)
+            known_skips = dict(self._disk_skips)
+        walked_paths = {walked.path for walked in walk.files}
+        new_disk: dict[str, FileRecord] = {}
+        new_skips: dict[str, StoredFile] = {}
+        jobs: list[ParseJob] = []
+        job_sizes: dict[str, int] = {}
+        for walked in walk.files:
+            record = known.get(walked.path)
+            if record is not None and record.size == walked.size and record.mtime_ns == walked.mtime_ns \
+                    and record.language == walked.language:
+                new_disk[walked.path] = record
+                continue
+            skip = known_skips.get(walked.path)
+            if skip is not None and skip.size == walked.size and skip.mtime_ns == walked.mtime_ns:
+                new_skips[walked.path] = skip
+                continue
+            jobs.append(ParseJob(walked.path, walked.language, record.digest if record is not None else None))
+            job_sizes[walked.path] = walked.size
+
+        total = len(walk.files)
+        done = total - len(jobs)
+        if progress is not None:
+            progress(done, total)
+        upserts: list[StoredFile] = []
+        shared_puts: list[tuple[bytes, str, bytes, int]] = []  # parsed here: for every other checkout
+        shared_hits: list[tuple[bytes, str]] = []
+        unstored: list[FileRecord] = []  # records whose bytes are let go once the cache holds them
+        unreadable: list[tuple[str, str]] = []
+        pending = {job.path for job in jobs}
+        first_build = not self._disk and not self._documents
+        last_publish = time.perf_counter()
+
+        def take(outcomes: list[ParseOutcome]) -> None:
+            nonlocal done, last_publish
+            if self._stopped.is_set():
+                raise IndexingCancelled
+            for outcome in outcomes:
+                pending.discard(outcome.path)
+                record = self._apply_outcome(outcome, known, new_disk, new_skips, upserts, unreadable)
+                if record is not None:
+                    unstored.append(record)
+                if record is not None and outcome.parsed:
+                    shared_puts.append((record.digest, outcome.language, record.encoded, record.definition_count))
+                elif outcome.from_shared:
+                    shared_hits.append((outcome.digest, outcome.language))
+            done += len(outcomes)
+            if self.store is not None and len(upserts) >= STORE_WRITE_ROWS:
+                # Written while the workers parse: the parent is otherwise idle, and the end of the build is not.
+                self._stored_now(upserts, (), unstored)
+            if self.shared is not None and len(shared_puts) >= STORE_WRITE_ROWS:
+                self.shared.put(shared_puts)
+                shared_puts.clear()
+            if progress is not None:
+                progress(done, total)
+            if first_build and time.perf_counter() - last_publish > PARTIAL_PUBLISH_SECONDS:
+                # Let queries see what is there while the first build goes on, marked incomplete.
+                last_publish = time.perf_counter()
+                with self._lock:
+                    self._publish(new_disk, frozenset(pending), walk.skipped, walk.skip_counts, markers)
+
+        parsed_before = self.parse_count
+        self._run_jobs(jobs, job_sizes, take)
+        self.last_build_parsed = self.parse_count - parsed_before
+
+        deletions = (set(known) | set(known_skips)) - walked_paths
+        if self.store is not None:
+            self._stored_now(upserts, deletions, unstored)
+        if self.shared is not None:
+            self.shared.put(shared_puts)
+            self.shared.touch(shared_hits)
+            self.shared.trim()
+        skipped = [*walk.skipped, *((path, skip.skip_reason or "") for path, skip in new_skips.items()), *unreadable]
+        skip_counts = Counter(walk.skip_counts)
+        for _path, reason in skipped[len(walk.skipped):]:
+            skip_counts[reason] += 1
+        with self._lock:
+            for path, change in (self._changes_during_build or {}).items():
+                if change is None:
+                    new_disk.pop(path, None)
+                else:
+                    new_disk[path] = change
+            self._disk = new_disk
+            self._disk_skips = new_skips
+            self._skipped = tuple(sorted(skipped))
+            self._skip_counts = dict(skip_counts)
+            self._markers = markers
+            self._publish(new_disk, frozenset(), self._skipped, self._skip_counts, markers)
+
+    def _stored_now(self, upserts: list[StoredFile], deletions: Iterable[str], records: list[FileRecord]) -> None:
+        """Write the rows; once they are stored, the records let go of their bytes (read back when needed)."""
+        assert self.store is not None
+        if self.store.write(upserts, deletions):
+            for record in records:
+                record.release_encoded(self._encoded_from_cache)
+        upserts.clear()
+        records.clear()
+
+    def _encoded_from_cache(self, record: FileRecord) -> bytes | None:
+        """A record's bytes: this root's row while it is of the same content, else the shared records', else (the
+        shared records let them go) parsed again from the file while it still has that content."""
+        found = self.store.encoded_of(record.path, record.digest) if self.store is not None else None
+        if found is None and self.shared is not None:
+            entry = self.shared.get(record.digest, record.language)
+            found = entry.encoded if entry is not None else None
+        if found is None:
+            outcome = parse_job(str(self.root), ParseJob(record.path, record.language, None), self.max_file_size)
+            if outcome.packed is not None and outcome.digest == record.digest:
+                found = encode_packed(outcome.packed)
+                if self.shared is not None:
+                    self.shared.put([(record.digest, record.language, found, len(outcome.packed[P_DEFINITIONS]))])
+            else:
+                log.warning("the results of %s are in no cache and the file changed since", record.path)
+        return found
+
+    def _load_store(self) -> None:
+        assert self.store is not None
+        stored = self.store.load_identities()
+        disk: dict[str, FileRecord] = {}
+        skips: dict[str, StoredFile] = {}
+        for path, entry in stored.items():
+            if entry.skip_reason is None:
+                disk[path] = FileRecord(path, entry.size, entry.mtime_ns, entry.digest, None, entry.language,
+                                        entry.definitions, loader=self._encoded_from_cache)
+            else:
+                skips[path] = entry
+        with self._lock:
+            self._disk = disk
+            self._disk_skips = skips
+
+    def _apply_outcome(
+        self,
+        outcome: ParseOutcome,
+        known: Mapping[str, FileRecord],
+        new_disk: dict[str, FileRecord],
+        new_skips: dict[str, StoredFile],
+        upserts: list[StoredFile],
+        unreadable: list[tuple[str, str]],
+    ) -> FileRecord | None:
+        """Takes an outcome into the build's tables; returns the file's record, None for a file left out."""
+        path = outcome.path
+        if outcome.skip_reason is not None:
+            if outcome.skip_reason == REASON_UNREADABLE:
+                unreadable.append((path, outcome.skip_reason))  # not cached: it may be readable next time
+                return None
+            stored = StoredFile(path, outcome.language, outcome.size, outcome.mtime_ns, outcome.digest,
+                                outcome.skip_reason)
+            new_skips[path] = stored
+            upserts.append(stored)
+            return None
+        record = self._record_of(outcome, known.get(path))
+        new_disk[path] = record
+        upserts.append(stored_row(record))
+        return record
+
+    def _record_of(self, outcome: ParseOutcome, known: FileRecord | None) -> FileRecord:
+        """The record of a parsed file: the known results under the file's new identity when its content is
+        unchanged, else the new results."""
+        if outcome.unchanged and known is not None:
+            return known.with_identity(outcome.size, outcome.mtime_ns, outcome.digest)
+        if outcome.parsed:
+            self.parse_count += 1
+        return outcome.record(self._encoded_from_cache)
+
+    def _read_markers(self, marker_files: Iterable[str]) -> dict[str, str]:
+        markers: dict[str, str] = {}
+        for path in marker_files:
+            try:
+                markers[path] = (self.root / path).read_text(encoding="utf-8", errors="replace")[:100_000]
+            except OSError:
+                continue
+        return markers
+
+
+def stored_row(record: FileRecord) -> StoredFile:
+    """The record's row; without the results (None: "in the shared records") when the record holds none."""
+    encoded = record.encoded if record.holds_encoded else None
+    return StoredFile(record.path, record.language, record.size, record.mtime_ns, record.digest, None, encoded,
+                      record.definition_count)
+

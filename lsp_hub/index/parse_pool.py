@@ -1,0 +1,255 @@
+"""Running an index build's parse jobs (`workspace.WorkspaceIndex`): in this process when they are few, else in
+worker processes (a forkserver's, `parse_worker`), in batches handed out largest first (guided self-scheduling), the
+workers killed when the index is stopped and the forkserver stopped with the last pool."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import multiprocessing
+import os
+import sys
+import threading
+from collections import deque
+from collections.abc import Callable, Mapping
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
+
+from lsp_hub.index.parse_worker import (
+    ParseJob,
+    ParseOutcome,
+    parse_batch,
+    worker_initializer,
+)
+from lsp_hub.index.shared_records import (
+    SharedRecords,
+    SharedRecordsLocation,
+)
+from lsp_hub.index.walk import (
+    IndexingCancelled,
+)
+
+log = logging.getLogger("lsp_hub.index.workspace")
+
+# Fewer files than this to parse: parse in this process (starting workers costs more than it saves).
+IN_PROCESS_LIMIT = 50
+MAX_BATCH_FILES = 256
+MIN_BATCH_BYTES = 64 * 1024
+BATCH_SHARE_DIVISOR = 4  # a batch takes 1/(4 * workers) of the remaining bytes
+PER_FILE_COST_BYTES = 512  # opening, hashing and querying a file costs about as much as parsing this many bytes
+STOP_POLL_SECONDS = 0.1  # how often a build waiting on its workers checks whether the index was stopped
+IN_PROCESS_BATCH = 32  # files parsed in this process between checks for a stop
+IN_FLIGHT_PER_WORKER = 2  # batches handed to the pool per worker at a time (the rest wait here, to be taken by anyone)
+
+
+class ParseRunning:
+    """The part of `WorkspaceIndex` that runs parse jobs; the index sets these attributes."""
+
+    root: Path
+    max_file_size: int
+    max_workers: int | None
+    in_process_limit: int
+    shared: SharedRecords | None
+    _stopped: threading.Event
+
+    def _worker_count(self, job_count: int) -> int:
+        available = os.cpu_count() or 1
+        if sys.platform.startswith("linux"):  # the CPUs this process may use, fewer in a container
+            with contextlib.suppress(AttributeError, OSError):
+                available = len(os.sched_getaffinity(0))
+        limit = min(available, os.cpu_count() or 1)
+        if self.max_workers is not None:
+            limit = min(limit, self.max_workers)
+        return max(1, min(limit, -(-job_count // self.in_process_limit)))
+
+    def _run_jobs(
+        self, jobs: list[ParseJob], job_sizes: Mapping[str, int], take: Callable[[list[ParseOutcome]], None]
+    ) -> None:
+        if not jobs:
+            return
+        root = str(self.root)
+        workers = self._worker_count(len(jobs))
+        if len(jobs) < self.in_process_limit or workers <= 1:
+            for start in range(0, len(jobs), IN_PROCESS_BATCH):
+                take(self._parse_batch(root, jobs[start : start + IN_PROCESS_BATCH]))
+            return
+        batches = _guided_batches(jobs, job_sizes, workers)
+        remaining = {id(batch): batch for batch in batches}
+        try:
+            self._run_in_workers(root, batches, workers, remaining, take)
+        except (BrokenProcessPool, OSError) as error:
+            if self._stopped.is_set():
+                raise IndexingCancelled from error
+            # A worker died (or could not start): finish here rather than leave files out.
+            log.warning("index worker pool failed (%s); parsing the rest in-process", error)
+            for batch in remaining.values():
+                for start in range(0, len(batch), IN_PROCESS_BATCH):
+                    take(self._parse_batch(root, batch[start : start + IN_PROCESS_BATCH]))
+
+    def _run_in_workers(
+        self,
+        root: str,
+        batches: list[list[ParseJob]],
+        workers: int,
+        remaining: dict[int, list[ParseJob]],
+        take: Callable[[list[ParseOutcome]], None],
+    ) -> None:
+        """Parse `batches` in worker processes, taking results as they come; a batch taken leaves `remaining`.
+        The workers end with this process (see worker_initializer) and are killed when the index is stopped.
+
+        Starting the workers takes a few hundred milliseconds (the forkserver's interpreter and imports, then each
+        worker's), during which cores would idle: until every worker is ready, this process parses the smallest
+        batches not yet handed to the pool itself."""
+        context = _process_context()
+        shared = self._shared_location
+        started = context.Value("i", 0)
+        pool = ProcessPoolExecutor(max_workers=workers, mp_context=context,
+                                   initializer=worker_initializer, initargs=(os.getpid(), started))
+        stopped = False
+        queue = deque(batches)  # not handed out yet, largest first
+        in_flight: dict[Future[list[ParseOutcome]], list[ParseJob]] = {}
+        # The first submit starts the workers, and waits for the forkserver to start and import: meanwhile this
+        # thread parses the smallest batches.
+        first_batch = queue.popleft()
+        first: list[Future[list[ParseOutcome]] | BaseException] = []
+
+        def submit_first() -> None:
+            try:
+                first.append(pool.submit(parse_batch, root, first_batch, self.max_file_size, shared))
+            except BaseException as error:  # handed to the building thread
+                first.append(error)
+
+        _pool_opened()
+        starter = threading.Thread(target=submit_first, name="index-pool-start", daemon=True)
+        starter.start()
+        try:
+            while starter.is_alive() and queue:
+                self._parse_here(root, queue.pop(), remaining, take)
+            starter.join()
+            if isinstance(first[0], BaseException):
+                raise first[0]
+            in_flight[first[0]] = first_batch
+            while queue or in_flight:
+                while queue and len(in_flight) < IN_FLIGHT_PER_WORKER * workers:
+                    batch = queue.popleft()
+                    in_flight[pool.submit(parse_batch, root, batch, self.max_file_size, shared)] = batch
+                if queue and started.value < workers:  # a core is idle: parse the smallest batch left here
+                    self._parse_here(root, queue.pop(), remaining, take)
+                    continue
+                # Wait in short steps rather than for the next result: a stop must not wait for a batch to finish.
+                finished, _pending = wait(in_flight, timeout=STOP_POLL_SECONDS, return_when=FIRST_COMPLETED)
+                if self._stopped.is_set():
+                    raise IndexingCancelled
+                for future in finished:
+                    batch = in_flight.pop(future)
+                    outcomes = future.result()
+                    remaining.pop(id(batch), None)
+                    take(outcomes)
+        except IndexingCancelled:
+            stopped = True
+            raise
+        finally:
+            if stopped:
+                starter.join()  # the workers it is starting are killed too
+                _kill_workers(pool)
+            pool.shutdown(wait=not stopped, cancel_futures=True)
+            _pool_closed()
+
+    def _parse_here(self, root: str, batch: list[ParseJob], remaining: dict[int, list[ParseJob]],
+                    take: Callable[[list[ParseOutcome]], None]) -> None:
+        for start in range(0, len(batch), IN_PROCESS_BATCH):
+            take(self._parse_batch(root, batch[start : start + IN_PROCESS_BATCH]))
+        remaining.pop(id(batch), None)
+
+    @property
+    def _shared_location(self) -> SharedRecordsLocation | None:
+        return None if self.shared is None or self.shared.disabled else self.shared.location
+
+    def _parse_batch(self, root: str, jobs: list[ParseJob]) -> list[ParseOutcome]:
+        return parse_batch(root, jobs, self.max_file_size, self._shared_location)
+
+
+def _kill_workers(pool: ProcessPoolExecutor) -> None:
+    """Kill a pool's worker processes now, mid-batch: shutting down would wait for their current batches."""
+    processes = getattr(pool, "_processes", None) or {}  # private, but the only handle on a pool's processes
+    for process in list(processes.values()):
+        with contextlib.suppress(OSError, ValueError):
+            process.kill()
+    for process in list(processes.values()):
+        with contextlib.suppress(OSError, ValueError, AssertionError):
+            process.join(1.0)
+    # A worker killed while sending a result leaves half a message in the result pipe, and the pool's manager
+    # thread reads on for the rest, for ever: this process holds the pipe's write end too, so no end of file comes,
+    # and interpreter exit then hangs joining that thread. Closing our write end lets the read fail instead.
+    result_queue = getattr(pool, "_result_queue", None)
+    writer = getattr(result_queue, "_writer", None)
+    if writer is not None:
+        with contextlib.suppress(OSError):
+            writer.close()
+
+
+_pools_lock = threading.Lock()
+_open_pools = 0
+
+
+def _pool_opened() -> None:
+    global _open_pools
+    with _pools_lock:
+        _open_pools += 1
+
+
+def _pool_closed() -> None:
+    """The last pool of this process is done: stop the forkserver too. It holds tree-sitter and the parsers (about
+    35 MB) and would idle for the life of the hub, or beside the graphs a one-shot `lsp-hub repomap` builds next;
+    the next big build starts another in about 0.1 s."""
+    global _open_pools
+    with _pools_lock:
+        _open_pools -= 1
+        if _open_pools:
+            return
+        from multiprocessing import forkserver
+
+        stop = getattr(forkserver._forkserver, "_stop", None)  # private: the only way to end it before exit
+        if stop is not None:
+            try:
+                stop()
+            except (OSError, AttributeError, TypeError) as error:
+                log.debug("could not stop the index forkserver: %s", error)
+
+
+def _process_context() -> multiprocessing.context.BaseContext:
+    """forkserver where it exists (safe from a threaded parent, workers start from a small clean process),
+    else spawn. The forkserver preloads the parser modules so each worker starts with tree-sitter imported."""
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(["lsp_hub.index.parse_worker", "lsp_hub.index.extract"])
+        return context
+    return multiprocessing.get_context("spawn")
+
+
+def _guided_batches(jobs: list[ParseJob], sizes: Mapping[str, int], workers: int) -> list[list[ParseJob]]:
+    """Batches in the order they are handed out (guided self-scheduling): the largest files first, each batch a
+    fixed share of the bytes still to go, so batches shrink towards the end and the workers finish together
+    instead of one of them parsing a last large batch alone."""
+    ordered = sorted(jobs, key=lambda job: sizes.get(job.path, 0), reverse=True)
+
+    def cost(job: ParseJob) -> int:
+        return max(sizes.get(job.path, 0), 0) + PER_FILE_COST_BYTES
+
+    remaining = sum(cost(job) for job in ordered)
+    batches: list[list[ParseJob]] = []
+    current: list[ParseJob] = []
+    current_cost = 0
+    target = max(MIN_BATCH_BYTES, remaining // (BATCH_SHARE_DIVISOR * workers))
+    for job in ordered:
+        current.append(job)
+        current_cost += cost(job)
+        if current_cost >= target or len(current) >= MAX_BATCH_FILES:
+            batches.append(current)
+            remaining -= current_cost
+            current, current_cost = [], 0
+            target = max(MIN_BATCH_BYTES, remaining // (BATCH_SHARE_DIVISOR * workers))
+    if current:
+        batches.append(current)
+    return batches
