@@ -33,7 +33,7 @@ DEFAULT_INSPECTOR = REPO_ROOT / ".tools" / "npm" / "node_modules" / ".bin" / "mc
 CALL_SECONDS = 50  # one inspector run: cold basedpyright on a loaded machine included
 TOOL_ERROR_EXIT = 5  # the inspector's exit code when a tool answers isError: true
 TOOLS = {"lsp", "repo_map", "relevant_files", "callers", "check_syntax", "write_file", "edit_file", "apply_edits",
-         "undo"}
+         "undo", "outline", "zoom", "imports", "impact", "search", "find_symbol", "context", "call_tree", "trace"}
 
 
 def _inspector() -> Path:
