@@ -32,11 +32,10 @@ logger = logging.getLogger(__name__)
 GRAPH_QUERIES = frozenset(("repo_map", "relevant_files"))  # after these, the hub keeps the graphs ready for updates
 WAIT_FOR_BUILD_SECONDS = 10.0
 POLL_SECONDS = 10.0
-# Before a query, how long to wait for the watcher's round in progress. None: a round ends only when the watcher's
-# thread comes round (up to 200 ms idle), which every query paid (150 ms at the median, measured with
-# bench/navigation.py --through-daemon); a file written outside the hub is in the index 20-120 ms after the write,
-# sooner than an agent's next tool call comes, and a write through the hub updates the index at once.
-WATCH_SETTLE_SECONDS = 0.0
+# Before a query, the most it waits for the watcher's round under way to end, so that a file written just before the
+# query is in its answer: a round ends every 25 ms when nothing changes (index/watch.py IDLE_TIMEOUT_MS), or once a
+# burst of changes is applied.
+WATCH_SETTLE_SECONDS = 0.5
 PROGRESS_TOKEN = "lsp-hub/index"
 STOP_BUILD_SECONDS = 1.0  # how long closing waits for a stopped build's thread to notice
 
