@@ -52,8 +52,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.processes import descendants, process_table  # noqa: E402
-from lsp_hub.daemon_client import pid_alive  # noqa: E402 - after the path insert, as in the other benchmarks
-from lsp_hub.rawclient import HubClient  # noqa: E402
+from lsp_hub.transport.daemon_client import pid_alive  # noqa: E402 - after the path insert, as in the other benchmarks
+from lsp_hub.transport.rawclient import HubClient  # noqa: E402
 
 SAMPLE = ROOT / "examples" / "sample"
 STDLIB = Path(sysconfig.get_paths()["stdlib"])

@@ -51,7 +51,7 @@ if __name__ == "__main__" and (absent := [name for name in NEEDED if importlib.u
 
 from agent_latency import SLEEP_SECONDS, World, interrupted, ms, note, percentile, row  # noqa: E402
 
-from lsp_hub.rawclient import HubClient, position_of  # noqa: E402
+from lsp_hub.transport.rawclient import HubClient, position_of  # noqa: E402
 
 if TYPE_CHECKING:
     from mcp import ClientSession

@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from lsp_hub.index.callers import opens_a_call
 from lsp_hub.index.graph import COMMON_NAMES
 from lsp_hub.index.workspace import WorkspaceIndex
-from lsp_hub.rawclient import HubClient
+from lsp_hub.transport.rawclient import HubClient
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 IN_FLIGHT = 6  # definitions asked about at once (basedpyright answers one at a time; the hub's work overlaps)

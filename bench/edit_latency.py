@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from lsp_hub.rawclient import HubClient
+from lsp_hub.transport.rawclient import HubClient
 
 BACKEND = Path(__file__).resolve().parent / "fast_backend.py"
 LINE = "value_{:08d} = compute(alpha, beta, gamma)  # a comment\n"  # 57 bytes, like source code

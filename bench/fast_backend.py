@@ -14,7 +14,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from lsp_hub.jsonrpc import MsgId, RawProtocol, serve_stdio
+from lsp_hub.transport.jsonrpc import MsgId, RawProtocol, serve_stdio
 
 ITEMS = int(sys.argv[1]) if len(sys.argv) > 1 else 5000
 COMPLETION = {

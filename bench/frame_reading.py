@@ -32,12 +32,12 @@ def frame(body: bytes) -> bytes:
 
 
 def load(tree: Path) -> Any:
-    """The `lsp_hub.jsonrpc` of `tree` (each tree's modules imported afresh)."""
+    """The `lsp_hub.transport.jsonrpc` of `tree` (each tree's modules imported afresh)."""
     for name in [name for name in sys.modules if name == "lsp_hub" or name.startswith("lsp_hub.")]:
         del sys.modules[name]
     sys.path.insert(0, str(tree))
     try:
-        return importlib.import_module("lsp_hub.jsonrpc")
+        return importlib.import_module("lsp_hub.transport.jsonrpc")
     finally:
         sys.path.remove(str(tree))
 

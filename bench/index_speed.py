@@ -82,7 +82,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.processes import tree_rss
 from lsp_hub.index import api
 from lsp_hub.index.workspace import WorkspaceIndex
-from lsp_hub.rawclient import HubClient
+from lsp_hub.transport.rawclient import HubClient
 
 REPOSITORY = Path(__file__).resolve().parent.parent  # the checkout whose lsp_hub is measured
 

@@ -151,7 +151,7 @@ def through_daemon(tree: Path, rounds: int) -> list[dict[str, Any]]:
     import os
     import tempfile
 
-    from lsp_hub.query import connect_default
+    from lsp_hub.agents.query import connect_default
 
     index = WorkspaceIndex(tree)
     index.build()

@@ -33,7 +33,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from lsp_hub.rawclient import HubClient
+from lsp_hub.transport.rawclient import HubClient
 
 BACKEND = Path(__file__).resolve().parent / "fast_backend.py"
 COPY_PROXY = Path(__file__).resolve().parent / "copy_proxy.py"

@@ -34,7 +34,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from lsp_hub.query import HubConnection, Workspace, spawn_hub, uri_path
+from lsp_hub.agents.query import HubConnection, Workspace, spawn_hub, uri_path
 
 Site = tuple[str, int, int]  # path relative to the copy's root, line, start character
 TIMEOUT_SECONDS = 180.0

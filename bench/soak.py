@@ -39,8 +39,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from processes import tree_rss  # noqa: E402
 
-from lsp_hub import query  # noqa: E402
-from lsp_hub.agent_tools import AgentTools, ToolFailure  # noqa: E402
+from lsp_hub.agents import query  # noqa: E402
+from lsp_hub.agents.agent_tools import AgentTools, ToolFailure  # noqa: E402
 
 EDITED = "app/service.py"
 HOVER_FILE, HOVER_NAME = "app/service.py", "report"  # an agent hovers the name of `def report` as it is on disk

@@ -44,7 +44,7 @@ from lsp_hub.index.syntax_checkers import (
     syntax_check_result,
     syntax_language_for_path,
 )
-from lsp_hub.syntax_parsers import syntax_checkers_for
+from lsp_hub.proxy.syntax_parsers import syntax_checkers_for
 
 STDLIB = Path("/root/.pyenv/versions/3.11.7/lib/python3.11")
 REPO = Path(__file__).resolve().parent.parent

@@ -18,8 +18,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from lsp_hub.jsonrpc import ResponseFailure
-from lsp_hub.rawclient import HubClient, position_of
+from lsp_hub.transport.jsonrpc import ResponseFailure
+from lsp_hub.transport.rawclient import HubClient, position_of
 
 SAMPLE = Path(__file__).resolve().parent / "sample"
 

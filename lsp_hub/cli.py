@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsp_hub import __version__
-from lsp_hub.logging_setup import setup_logging
+from lsp_hub.transport.logging_setup import setup_logging
 
 if TYPE_CHECKING:
-    from lsp_hub.daemon_client import RuntimePaths
     from lsp_hub.index.syntax_checkers import SyntaxCheckers
+    from lsp_hub.transport.daemon_client import RuntimePaths
 
 INDEX_VERBS = ("repomap", "relevant", "syntax", "callers", "index")
 USAGE = """lsp-hub [--tcp PORT | --ws PORT [--allow-origin URL]...] [--host HOST] [--config PATH] [--log-file PATH] [-v]
@@ -63,9 +63,9 @@ def _serve(argv: list[str]) -> int:
 
     args = _serve_parser().parse_args(argv)
     setup_logging(args.verbose, args.log_file)
-    from lsp_hub.extensions import default_extensions
+    from lsp_hub.proxy.extensions import default_extensions
     from lsp_hub.server import Hub
-    from lsp_hub.transport_security import HandshakePolicy, exposure_warning
+    from lsp_hub.transport.transport_security import HandshakePolicy, exposure_warning
 
     if (args.tcp is not None or args.ws is not None) and (warning := exposure_warning(args.host)):
         logging.getLogger("lsp_hub").warning("%s", warning)
@@ -94,10 +94,10 @@ def _daemon_run(paths: RuntimePaths, args: dict[str, Any]) -> int:
     import asyncio
 
     from lsp_hub.config.loader import load_config
-    from lsp_hub.daemon_client import DaemonError, claim_daemon, release_daemon
-    from lsp_hub.daemon_transport import LOOPBACK, UNIX, TokenEndpoint, new_token, write_endpoint
-    from lsp_hub.extensions import default_extensions
+    from lsp_hub.proxy.extensions import default_extensions
     from lsp_hub.server import Hub
+    from lsp_hub.transport.daemon_client import DaemonError, claim_daemon, release_daemon
+    from lsp_hub.transport.daemon_transport import LOOPBACK, UNIX, TokenEndpoint, new_token, write_endpoint
 
     log_file = Path(args["log_file"]) if args["log_file"] else None
     setup_logging(args["verbose"], log_file)
@@ -135,9 +135,9 @@ def _daemon_run(paths: RuntimePaths, args: dict[str, Any]) -> int:
 def _cli_syntax_checkers(file: Path) -> SyntaxCheckers:
     """`lsp-hub syntax FILE`: the parsers the hub would run for FILE, its project root trusted as `lsp-hub trust`
     recorded it (the project root: the nearest directory above FILE with a root marker, else FILE's directory)."""
+    from lsp_hub.agents.query import REPOSITORY_MARKERS
     from lsp_hub.config.trust import TrustStore
-    from lsp_hub.query import REPOSITORY_MARKERS
-    from lsp_hub.syntax_parsers import syntax_checkers_for
+    from lsp_hub.proxy.syntax_parsers import syntax_checkers_for
 
     root = next((directory for directory in file.parents
                  if any((directory / marker).exists() for marker in REPOSITORY_MARKERS)), file.parent)
@@ -164,11 +164,11 @@ def _main(argv: list[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     verb = argv[0] if argv else ""
     if verb == "query":
-        from lsp_hub.query import query_main  # the standard library only: a query starts fast
+        from lsp_hub.agents.query import query_main  # the standard library only: a query starts fast
 
         return query_main(argv[1:])
     if verb == "mcp":
-        from lsp_hub.mcp_server import mcp_main
+        from lsp_hub.agents.mcp_server import mcp_main
 
         return mcp_main(argv[1:])
     if verb == "doctor":
@@ -188,11 +188,11 @@ def _main(argv: list[str] | None) -> int:
 
         return trust_main(argv[1:], sys.stdout)
     if verb == "daemon":
-        from lsp_hub.daemon_client import daemon_main
+        from lsp_hub.transport.daemon_client import daemon_main
 
         return daemon_main(argv[1:], sys.stdout, sys.stderr, run=_daemon_run)
     if "--connect" in argv:
-        from lsp_hub.bridge import bridge_main
+        from lsp_hub.transport.bridge import bridge_main
 
         return bridge_main([arg for arg in argv if arg != "--connect"])
     if verb in INDEX_VERBS:

@@ -24,9 +24,12 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from lsp_hub import __version__
-from lsp_hub.daemon_client import DAEMON_STATUS_METHOD, DAEMON_STOP_METHOD
-from lsp_hub.daemon_transport import ACCEPTED, GREETING_TIMEOUT_SECONDS, LOOPBACK, token_refusal
-from lsp_hub.jsonrpc import (
+from lsp_hub.platform import paths
+from lsp_hub.proxy.session import Session, SessionExtension
+from lsp_hub.proxy.workspace import Workspaces
+from lsp_hub.transport.daemon_client import DAEMON_STATUS_METHOD, DAEMON_STOP_METHOD
+from lsp_hub.transport.daemon_transport import ACCEPTED, GREETING_TIMEOUT_SECONDS, LOOPBACK, token_refusal
+from lsp_hub.transport.jsonrpc import (
     FileWriter,
     FrameReader,
     MessageSource,
@@ -38,16 +41,13 @@ from lsp_hub.jsonrpc import (
     stdin_stream,
     widen_pipe,
 )
-from lsp_hub.platform import paths
-from lsp_hub.session import Session, SessionExtension
-from lsp_hub.transport_security import (
+from lsp_hub.transport.transport_security import (
     STDIO_CLIENT,
     ClientOrigin,
     HandshakePolicy,
     PeerOwners,
     unix_peer_refusal,
 )
-from lsp_hub.workspace import Workspaces
 
 logger = logging.getLogger(__name__)
 

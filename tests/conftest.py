@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from lsp_hub.query import HubConnection, spawn_hub
+from lsp_hub.agents.query import HubConnection, spawn_hub
 
 # The fixtures that start lsp-hub in front of fake servers (start_hub).
 pytest_plugins = ["tests.hub_fixtures"]

@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from lsp_hub.jsonrpc import ResponseFailure
-from lsp_hub.rawclient import HubClient
+from lsp_hub.transport.jsonrpc import ResponseFailure
+from lsp_hub.transport.rawclient import HubClient
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 FAKE_SERVER = REPO_ROOT / "tests" / "fake_server.py"

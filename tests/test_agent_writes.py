@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from lsp_hub.agent_tools import AgentTools, ToolFailure
-from lsp_hub.query import HubConnection, spawn_hub
+from lsp_hub.agents.agent_tools import AgentTools, ToolFailure
+from lsp_hub.agents.query import HubConnection, spawn_hub
 from tests.hubclient import fake_server_config
 
 RANGE = {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}}

@@ -14,9 +14,9 @@ import pytest
 
 from lsp_hub.config import loader
 from lsp_hub.config.loader import LoadedConfig, load_config
-from lsp_hub.jsonrpc import INVALID_REQUEST, REQUEST_FAILED, SERVER_NOT_INITIALIZED
-from lsp_hub.session import Session
-from lsp_hub.workspace import Workspaces
+from lsp_hub.proxy.session import Session
+from lsp_hub.proxy.workspace import Workspaces
+from lsp_hub.transport.jsonrpc import INVALID_REQUEST, REQUEST_FAILED, SERVER_NOT_INITIALIZED
 from tests.test_message_path import Recorder, bodies, endpoint
 
 
@@ -108,7 +108,7 @@ async def test_while_the_configuration_loads_the_session_is_new_and_the_loop_is_
 
 async def test_past_the_deadline_the_project_files_are_left_out_and_the_client_told(
         slow_load: SlowLoad, workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("lsp_hub.config_loading.CONFIG_DEADLINE_SECONDS", 0.3)
+    monkeypatch.setattr("lsp_hub.proxy.config_loading.CONFIG_DEADLINE_SECONDS", 0.3)
     client = Client()
     answer = await client.answer(client.send("initialize", initialize_params(workspace)))
     assert "capabilities" in answer["result"] and client.session.state == "initialized"
@@ -123,7 +123,7 @@ async def test_past_the_deadline_the_project_files_are_left_out_and_the_client_t
 
 async def test_when_even_the_users_files_hang_initialize_fails_and_may_be_sent_again(
         slow_load: SlowLoad, workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("lsp_hub.config_loading.CONFIG_DEADLINE_SECONDS", 0.2)
+    monkeypatch.setattr("lsp_hub.proxy.config_loading.CONFIG_DEADLINE_SECONDS", 0.2)
     slow_load.even_without_project_files = True
     client = Client()
     answer = await client.answer(client.send("initialize", initialize_params(workspace)))

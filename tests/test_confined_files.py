@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from lsp_hub import confined_files
-from lsp_hub.confined_files import ConfinedRoot, FileMissing, FileRefused
-from lsp_hub.query import QueryError, atomic_write
+from lsp_hub.agents.query import QueryError, atomic_write
+from lsp_hub.platform import confined_files
+from lsp_hub.platform.confined_files import ConfinedRoot, FileMissing, FileRefused
 
 # Swaps two names until its standard input closes (at most 60 s): an atomic exchange where the C library has
 # renameat2, else through a third name. A process of its own, so it runs truly beside the writes.

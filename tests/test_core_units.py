@@ -10,19 +10,11 @@ from typing import Any
 import pytest
 
 from lsp_hub.config.model import Config, LanguageSpec, ServerSpec
-from lsp_hub.diagnostics import DiagnosticStore, Part
-from lsp_hub.documents import Document
-from lsp_hub.jsonrpc import (
-    RawProtocol,
-    RawResponseReader,
-    RawResult,
-    ResponseFailure,
-    is_one_json_value,
-    materialize,
-)
-from lsp_hub.methods import strategy_for
-from lsp_hub.routing import Router, find_root
-from lsp_hub.strategies import (
+from lsp_hub.proxy.diagnostics import DiagnosticStore, Part
+from lsp_hub.proxy.documents import Document
+from lsp_hub.proxy.methods import strategy_for
+from lsp_hub.proxy.routing import Router, find_root
+from lsp_hub.proxy.strategies import (
     Strategy,
     is_empty,
     merge_completion,
@@ -30,6 +22,14 @@ from lsp_hub.strategies import (
     merge_locations,
     tag_item,
     untag_item,
+)
+from lsp_hub.transport.jsonrpc import (
+    RawProtocol,
+    RawResponseReader,
+    RawResult,
+    ResponseFailure,
+    is_one_json_value,
+    materialize,
 )
 
 R = {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}}
@@ -202,7 +202,7 @@ def test_ended_progress_leaves_no_record_in_the_forwarder() -> None:
     """A daemon lives for days: basedpyright creates a progress token per check (33,289 in 20 minutes)."""
     from types import SimpleNamespace
 
-    from lsp_hub.forwarding import Forwarder
+    from lsp_hub.proxy.forwarding import Forwarder
 
     noted: list[tuple[Any, Any, Any]] = []
     workspace = SimpleNamespace(sessions=[], active=None)

@@ -27,7 +27,7 @@ from typing import Any
 
 import pytest
 
-from lsp_hub.daemon_client import DaemonError, check_private_directory, runtime_directory
+from lsp_hub.transport.daemon_client import DaemonError, check_private_directory, runtime_directory
 from tests.hub_fixtures import FAKE_LANGUAGES, pids_alive
 from tests.hubclient import REPO_ROOT, HubClient, fake_server_config
 from tests.test_hub_security import OTHER_UID, _system_python

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 import psutil
 import pytest
 
-from lsp_hub.daemon_transport import TRANSPORT_ENV, token_refusal
+from lsp_hub.transport.daemon_transport import TRANSPORT_ENV, token_refusal
 from tests.hub_fixtures import pids_alive
 from tests.test_daemon import Daemon, _bridge, _open_and_hover
 from tests.test_daemon import daemon as unix_daemon  # noqa: F401 - the fixture this one builds on

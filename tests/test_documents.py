@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from lsp_hub.documents import Document, replacement_edit, utf16_to_index
+from lsp_hub.proxy.documents import Document, replacement_edit, utf16_to_index
 
 
 def reference_index(line: str, character: int) -> int:

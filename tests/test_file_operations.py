@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from lsp_hub.file_operations import filter_matches, glob_regex, merge_workspace_edits
+from lsp_hub.proxy.file_operations import filter_matches, glob_regex, merge_workspace_edits
 from tests.hub_fixtures import StartHub
 
 

@@ -1,5 +1,5 @@
-"""lsp_hub.format_style: a project's formatting options (editorconfig, prettier, inference) and which lines a write
-changed. Pure: files in a temporary directory, no servers."""
+"""lsp_hub.agents.format_style: a project's formatting options (editorconfig, prettier, inference) and which lines
+a write changed. Pure: files in a temporary directory, no servers."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from lsp_hub.format_style import (
+from lsp_hub.agents.format_style import (
     LineBlock,
     block_range,
     changed_blocks,

@@ -54,7 +54,7 @@ async def test_a_cancel_right_after_its_request_reaches_every_backend_it_was_sen
 LARGE_BACKEND = r'''
 import asyncio, sys
 sys.path.insert(0, REPO)
-from lsp_hub.jsonrpc import RawResult, serve_stdio
+from lsp_hub.transport.jsonrpc import RawResult, serve_stdio
 
 ITEMS = b'{"isIncomplete":false,"items":[' + b",".join(
     b'{"label":"item%d","kind":6,"data":{"index":%d}}' % (i, i) for i in range(ITEMS_COUNT)) + b"]}"

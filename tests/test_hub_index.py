@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from lsp_hub.index_roots import project_root
-from lsp_hub.jsonrpc import INVALID_PARAMS, ResponseFailure
+from lsp_hub.proxy.index_roots import project_root
+from lsp_hub.transport.jsonrpc import INVALID_PARAMS, ResponseFailure
 from tests.hub_fixtures import HubUnderTest, StartHub
 
 pytestmark = pytest.mark.asyncio

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from lsp_hub.rawclient import DEFAULT_CLIENT_CAPABILITIES
-from lsp_hub.semantic_tokens import STANDARD_TOKEN_MODIFIERS, STANDARD_TOKEN_TYPES, decode
+from lsp_hub.proxy.semantic_tokens import STANDARD_TOKEN_MODIFIERS, STANDARD_TOKEN_TYPES, decode
+from lsp_hub.transport.rawclient import DEFAULT_CLIENT_CAPABILITIES
 from tests.hub_fixtures import HubUnderTest, StartHub, start_events
 
 pytestmark = pytest.mark.asyncio

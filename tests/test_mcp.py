@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
-from lsp_hub.agent_tools import FENCE_CLOSE, FENCE_OPEN, fence
-from lsp_hub.query import HubConnection
+from lsp_hub.agents.agent_tools import FENCE_CLOSE, FENCE_OPEN, fence
+from lsp_hub.agents.query import HubConnection
 from tests.conftest import REPO_ROOT, copy_sample, find_required_binary
 from tests.mcp_client import McpClient
 

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from lsp_hub import jsonrpc
-from lsp_hub.jsonrpc import (
+from lsp_hub.transport import jsonrpc
+from lsp_hub.transport.jsonrpc import (
     END,
     CoalescingWriter,
     FrameReader,
@@ -26,7 +26,7 @@ from lsp_hub.jsonrpc import (
     widen_pipe,
     writes_held,
 )
-from lsp_hub.jsonrpc import endpoint as endpoint_module
+from lsp_hub.transport.jsonrpc import endpoint as endpoint_module
 from tests.hub_fixtures import StartHub
 
 POS = {"line": 0, "character": 0}
@@ -236,12 +236,12 @@ async def test_the_debug_trace_is_formatted_only_when_shown(monkeypatch: pytest.
     protocol.handler = Echo(endpoint(Recorder(), "server"))
     for level, expect_trace in ((logging.INFO, False), (logging.DEBUG, True)):
         caplog.clear()
-        caplog.set_level(level, logger="lsp_hub.jsonrpc")
+        caplog.set_level(level, logger="lsp_hub.transport.jsonrpc")
         stream = asyncio.StreamReader()
         stream.feed_data(frame({"jsonrpc": "2.0", "id": 3, "method": "textDocument/hover", "params": {}}))
         stream.feed_eof()
         await read_loop(FrameReader(stream), protocol, threading.Event())
-        trace = [r.getMessage() for r in caplog.records if r.name == "lsp_hub.jsonrpc"]
+        trace = [r.getMessage() for r in caplog.records if r.name == "lsp_hub.transport.jsonrpc"]
         assert bool(described) == expect_trace
         if expect_trace:
             assert "from client: request 3 textDocument/hover" in trace
@@ -266,7 +266,7 @@ async def test_the_hubs_debug_log_shows_each_message(start_hub: StartHub) -> Non
 
 @pytest.mark.asyncio
 async def test_index_updates_are_debounced_on_one_timer() -> None:
-    from lsp_hub.index_feed import Debouncer
+    from lsp_hub.proxy.index_feed import Debouncer
 
     loop = asyncio.get_running_loop()
     updated: list[tuple[str, float]] = []
@@ -300,7 +300,7 @@ async def test_index_updates_are_debounced_on_one_timer() -> None:
 
 def test_routes_are_kept_per_path_until_roots_are_forgotten(tmp_path: Any) -> None:
     from lsp_hub.config.model import Config, LanguageSpec, ServerSpec
-    from lsp_hub.routing import Router
+    from lsp_hub.proxy.routing import Router
 
     (tmp_path / "pkg").mkdir()
     config = Config(servers={"s": ServerSpec("s", "x", root_markers=("marker",))},

@@ -1,4 +1,4 @@
-"""The method table (`lsp_hub.methods`): what the hub advertises and what it can route are the same set, every
+"""The method table (`lsp_hub.proxy.methods`): what the hub advertises and what it can route are the same set, every
 spec can be carried out, and a new forwarded method is one entry (run here against stand-in servers)."""
 
 from __future__ import annotations
@@ -8,16 +8,16 @@ from typing import Any
 
 import pytest
 
-from lsp_hub import runners
-from lsp_hub.backends import State
-from lsp_hub.capabilities import CAPABILITY_PATHS, hub_capabilities
-from lsp_hub.feature_registrations import FeatureRegistrations
-from lsp_hub.file_operations import FILE_OPERATIONS
-from lsp_hub.index_stand_in import STAND_INS
-from lsp_hub.methods import FORWARDED, METHODS, MethodSpec, Positions, spec_for
-from lsp_hub.notifications import NOTIFICATIONS
-from lsp_hub.semantic_tokens import HubLegend, hub_provider
-from lsp_hub.strategies import Strategy, merge_locations
+from lsp_hub.proxy import runners
+from lsp_hub.proxy.backends import State
+from lsp_hub.proxy.capabilities import CAPABILITY_PATHS, hub_capabilities
+from lsp_hub.proxy.feature_registrations import FeatureRegistrations
+from lsp_hub.proxy.file_operations import FILE_OPERATIONS
+from lsp_hub.proxy.index_stand_in import STAND_INS
+from lsp_hub.proxy.methods import FORWARDED, METHODS, MethodSpec, Positions, spec_for
+from lsp_hub.proxy.notifications import NOTIFICATIONS
+from lsp_hub.proxy.semantic_tokens import HubLegend, hub_provider
+from lsp_hub.proxy.strategies import Strategy, merge_locations
 
 HUB_ONLY_KEYS = {"positionEncoding", "textDocumentSync", "workspace"}  # no request of their own
 

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from lsp_hub.mcp_server import Tools, build_server
-from lsp_hub.query import HubConnection, query_main, spawn_hub
+from lsp_hub.agents.mcp_server import Tools, build_server
+from lsp_hub.agents.query import HubConnection, query_main, spawn_hub
 from tests.hubclient import fake_server_config
 
 LANGUAGES = {"python": {"extensions": ["py"], "language_ids": ["python"], "servers": ["fakeA"]}}

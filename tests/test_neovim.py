@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from lsp_hub.rawclient import position_of
+from lsp_hub.transport.rawclient import position_of
 from tests.conftest import EXAMPLES_DIR
 from tests.editor_support import isolated_env, lua_value
 

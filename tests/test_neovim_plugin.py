@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from lsp_hub.rawclient import position_of
+from lsp_hub.transport.rawclient import position_of
 from tests.conftest import EXAMPLES_DIR, REPO_ROOT
 from tests.editor_support import isolated_env, lua_value
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from lsp_hub.platform import children
-from lsp_hub.rawclient import HubClient
+from lsp_hub.transport.rawclient import HubClient
 from tests.hub_fixtures import FAKE_LANGUAGES, pids_alive
 from tests.hubclient import REPO_ROOT, fake_server_config
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from lsp_hub.documents import path_to_uri, uri_to_path
 from lsp_hub.platform import paths
-from lsp_hub.routing import containing_folder, find_root
+from lsp_hub.proxy.documents import path_to_uri, uri_to_path
+from lsp_hub.proxy.routing import containing_folder, find_root
 
 
 @pytest.mark.parametrize("uri, path", [

@@ -18,7 +18,7 @@ import pytest
 
 from lsp_hub.platform import locks, peers, processes
 from lsp_hub.platform.users import current_user
-from lsp_hub.transport_security import PeerOwners, unix_peer_refusal
+from lsp_hub.transport.transport_security import PeerOwners, unix_peer_refusal
 from tests.test_hub_security import OTHER_UID, _system_python
 
 PACKAGE = Path(__file__).resolve().parent.parent / "lsp_hub"
@@ -65,7 +65,7 @@ def test_no_module_outside_the_platform_room_uses_an_os_specific_facility() -> N
 def test_the_room_imports_only_the_standard_library_at_import_time() -> None:
     # `lsp-hub --connect` imports the room through daemon_client; psutil is imported only where it is needed.
     probe = ("import sys, lsp_hub.platform.children, lsp_hub.platform.peers, lsp_hub.platform.processes, "
-             "lsp_hub.platform.locks, lsp_hub.platform.users, lsp_hub.daemon_client; "
+             "lsp_hub.platform.locks, lsp_hub.platform.users, lsp_hub.transport.daemon_client; "
              "print(sorted(m for m in ('psutil', 'asyncio', 'pygls') if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60,
                           env={**os.environ, "PYTHONPATH": str(PACKAGE.parent)})

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from lsp_hub.query import (
+from lsp_hub.agents.query import (
     HubConnection,
     QueryError,
     Workspace,

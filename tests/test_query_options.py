@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from lsp_hub.agent_tools import AgentTools
-from lsp_hub.query import (
+from lsp_hub.agents.agent_tools import AgentTools
+from lsp_hub.agents.query import (
     HubConnection,
     Location,
     QueryError,
@@ -142,7 +142,7 @@ def test_a_hub_of_its_own_finds_lsp_hub_and_nothing_inside_it(monkeypatch: pytes
     # lsp_hub/ itself on the path would shadow the standard library (lsp_hub.platform as `platform`): the hub
     # then crashed as it started, and every `query --no-daemon` said "lost its hub".
     import lsp_hub
-    from lsp_hub.query import connection
+    from lsp_hub.agents.query import connection
 
     seen: dict[str, str] = {}
 
@@ -165,7 +165,7 @@ def test_a_hub_of_its_own_finds_lsp_hub_and_nothing_inside_it(monkeypatch: pytes
 def test_pipes_are_read_by_a_thread_where_select_takes_sockets_only(monkeypatch: pytest.MonkeyPatch,
                                                                      tmp_path: Path) -> None:
     # Windows: select() takes sockets only, so a hub of its own (pipes) is read by a thread, with the same deadlines.
-    from lsp_hub.query import connection
+    from lsp_hub.agents.query import connection
 
     root = tmp_path / "ws"
     (root / ".git").mkdir(parents=True)

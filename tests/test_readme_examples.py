@@ -18,7 +18,7 @@ from pathlib import Path
 import attrs
 import pytest
 
-from lsp_hub.query import HubConnection, query_main
+from lsp_hub.agents.query import HubConnection, query_main
 from tests.conftest import EXAMPLES_DIR, REPO_ROOT, shared_hub
 
 pytestmark = pytest.mark.real_server

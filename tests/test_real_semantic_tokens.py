@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from lsp_hub.rawclient import DEFAULT_CLIENT_CAPABILITIES, HubClient, position_of
-from lsp_hub.semantic_tokens import STANDARD_TOKEN_MODIFIERS, STANDARD_TOKEN_TYPES, decode
+from lsp_hub.proxy.semantic_tokens import STANDARD_TOKEN_MODIFIERS, STANDARD_TOKEN_TYPES, decode
+from lsp_hub.transport.rawclient import DEFAULT_CLIENT_CAPABILITIES, HubClient, position_of
 from tests.conftest import EXAMPLES_DIR
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.real_server]

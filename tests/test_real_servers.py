@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from lsp_hub.rawclient import HubClient, position_of
+from lsp_hub.transport.rawclient import HubClient, position_of
 from tests.conftest import EXAMPLES_DIR
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.real_server]

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from lsp_hub.agent_tools import AgentTools, ToolFailure
-from lsp_hub.query import HubConnection, spawn_hub
+from lsp_hub.agents.agent_tools import AgentTools, ToolFailure
+from lsp_hub.agents.query import HubConnection, spawn_hub
 from tests.fake_server import DEFAULT_CAPABILITIES
 from tests.hub_fixtures import HubUnderTest, StartHub
 from tests.hubclient import fake_server_config
@@ -170,8 +170,8 @@ def test_a_rename_applied_covers_the_files_the_server_left_out(agent: Agent) -> 
 
 def test_a_rename_that_would_miss_a_use_is_refused_naming_it(agent: Agent, monkeypatch: pytest.MonkeyPatch) -> None:
     write_files(agent.root, FILES)
-    from lsp_hub import query
-    from lsp_hub.query import edit_actions
+    from lsp_hub.agents import query
+    from lsp_hub.agents.query import edit_actions
 
     covering = edit_actions.covering_references
 
@@ -212,7 +212,7 @@ def test_basedpyright_with_tests_left_out_of_its_include_still_gets_the_uses_the
     import io
     import json
 
-    from lsp_hub.query import query_main
+    from lsp_hub.agents.query import query_main
     from tests.conftest import find_required_binary
 
     find_required_binary("basedpyright-langserver")

@@ -1,11 +1,11 @@
-"""Unit tests of lsp_hub.semantic_tokens: the hub legend, per-server index maps, remapping data and delta edits."""
+"""Tests of lsp_hub.proxy.semantic_tokens: the hub legend, per-server index maps, remapping data and delta edits."""
 
 from __future__ import annotations
 
 import random
 from typing import Any
 
-from lsp_hub.semantic_tokens import (
+from lsp_hub.proxy.semantic_tokens import (
     DELTA,
     FULL,
     RANGE,

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from lsp_hub.session import NOT_MAPPED_NOTICE
-from lsp_hub.text_mapping import LineMap, PositionMapper, Unmappable, map_semantic_tokens
+from lsp_hub.proxy.session import NOT_MAPPED_NOTICE
+from lsp_hub.proxy.text_mapping import LineMap, PositionMapper, Unmappable, map_semantic_tokens
 from tests.hub_fixtures import start_daemon
 from tests.hubclient import HubClient
 
@@ -228,7 +228,7 @@ async def test_a_client_with_its_own_unsaved_text_takes_the_lead(tmp_path: Path)
 def _tcp_connection(port: int) -> Any:
     import socket
 
-    from lsp_hub.query import HubConnection
+    from lsp_hub.agents.query import HubConnection
 
     def connect(_root: Path) -> HubConnection:
         connection = socket.create_connection(("127.0.0.1", port))
@@ -241,7 +241,7 @@ def _tcp_connection(port: int) -> Any:
 @pytest.mark.asyncio
 async def test_the_agent_tools_say_why_a_line_is_not_answered_and_do_not_write_under_unsaved_edits(
         tmp_path: Path) -> None:
-    from lsp_hub.agent_tools import AgentTools, ToolFailure
+    from lsp_hub.agents.agent_tools import AgentTools, ToolFailure
 
     process, port = await start_daemon(tmp_path, "--tcp", servers=SERVERS)
     root = tmp_path / "ws"

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
-from lsp_hub.rawclient import HubClient, position_of
+from lsp_hub.transport.rawclient import HubClient, position_of
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.real_server]
 

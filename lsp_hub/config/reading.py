@@ -17,7 +17,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from lsp_hub.confined_files import file_kind
+from lsp_hub.platform.confined_files import file_kind
 
 MAX_CONFIG_BYTES = 1024 * 1024
 MAX_NESTING = 100  # arrays, inline tables and tables inside one another

@@ -9,6 +9,10 @@ fallback for a system that offers none:
   /proc/net/tcp, else psutil);
 - `children`: children that die with the hub (PR_SET_PDEATHSIG; else a warden process that kills them when the
   hub's pipe to it closes; Windows: a Job Object with KILL_ON_JOB_CLOSE);
+- `commands`: finding and starting a program the system's way (PATHEXT, npm's .cmd shims);
+- `paths`: file URIs and paths (drive letters, UNC, case-insensitive file systems);
+- `confined_files`: reading and writing under a root so that no race takes a path outside it (`O_NOFOLLOW` from
+  each directory's descriptor; symbolic links refused where there is no `dir_fd`);
 
 No module outside this package imports fcntl, termios, msvcrt or ctypes.windll, or reads /proc
 (tests/test_platform_room.py). Standard library only at import time (psutil is imported where it is needed), so

@@ -46,7 +46,7 @@ def test_light_verbs_import_no_index_dependency(tmp_path: Path, argv: list[str])
 
 def test_hub_and_index_modules_import_nothing_heavy(tmp_path: Path) -> None:
     loaded = _loaded_after("""
-        import lsp_hub.server, lsp_hub.extensions, lsp_hub.index_extension
+        import lsp_hub.server, lsp_hub.proxy.extensions, lsp_hub.proxy.index_extension
         import lsp_hub.index.api, lsp_hub.index.cli, lsp_hub.index.workspace, lsp_hub.index.syntax_checkers
         """, tmp_path)
     assert loaded == []

@@ -20,7 +20,7 @@ from lsp_hub.index.syntax_checkers import (
     syntax_language_for_path,
 )
 from lsp_hub.index.typescript_helper import TypeScriptHelper, TypeScriptRuntime, TypeScriptUnavailable
-from lsp_hub.syntax_parsers import syntax_checkers_for
+from lsp_hub.proxy.syntax_parsers import syntax_checkers_for
 from tests.conftest import find_required_binary, running_under_ci
 
 

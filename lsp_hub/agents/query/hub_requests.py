@@ -1,0 +1,103 @@
+"""The hub's own answers a query leans on: `lspHub.*` commands (`hub_command`), the configured languages, and why
+a question about a file got no answer (`why_empty`: no server, missing, failed, starting, busy, nothing, or a line
+another client's unsaved text does not share)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from lsp_hub.agents.query.documents import Workspace
+from lsp_hub.agents.query.errors import QueryError
+from lsp_hub.agents.query.rendering import Answer
+
+
+def hub_wait_ms(timeout: float) -> int:
+    """How long the hub may wait (for diagnostics, say) within a request of `timeout` seconds: it must answer, with
+    what is still pending, before this side gives up on the request."""
+    return int(max(0.2, timeout - min(1.0, timeout / 4)) * 1000)
+
+
+def hub_command(workspace: Workspace, command: str, arguments: dict[str, Any] | None = None, *,
+                timeout: float | None = None) -> Any:
+    """One of the hub's own `lspHub.*` commands; `timeout` defaults to the query's."""
+    return workspace.connection.request("workspace/executeCommand", {
+        "command": command, "arguments": [arguments] if arguments is not None else []},
+        workspace.timeout if timeout is None else timeout)
+
+
+def languages_of(workspace: Workspace) -> list[dict[str, Any]]:
+    """The hub's configured languages (`lspHub.languages`)."""
+    return list((hub_command(workspace, "lspHub.languages") or {}).get("languages", []))
+
+
+def language_entry(languages: list[dict[str, Any]], path: Path) -> dict[str, Any] | None:
+    """The language (an entry of `lspHub.languages`) of a file, by its name or extension."""
+    suffix = path.suffix[1:]
+    return next((entry for entry in languages
+                 if path.name in entry.get("filenames", []) or suffix in entry.get("extensions", [])), None)
+
+
+def check_served(workspace: Workspace, path: Path) -> None:
+    """A file of a language no configured server serves gets one clear line, not an empty answer."""
+    if language_entry(languages_of(workspace), path) is None:
+        raise QueryError(f"lsp-hub query: no language server serves {path.name} (no language has the extension "
+                         f"{path.suffix or '(none)'}; see `lsp-hub query languages`)")
+
+
+EMPTY_REASONS = ("no_server", "missing", "disabled", "failed", "starting", "busy", "nothing", "unsaved_elsewhere")
+
+
+def why_empty(workspace: Workspace, path: Path) -> tuple[str, str]:
+    """Why a question about `path` got no answer, as (a word of EMPTY_REASONS, a sentence): no server for the
+    language, its servers missing, failed or starting, busy (work in progress, requests waiting), or a server
+    that answered with nothing."""
+    entry = language_entry(languages_of(workspace), path)
+    if entry is None:
+        return "no_server", f"no language server serves {path.name}"
+    servers = entry.get("servers", [])
+    if not servers:
+        return "no_server", f"no language server is configured for {entry.get('language', path.suffix)}"
+    states = {server["name"]: server.get("state", "") for server in servers}
+    statuses = {server["name"]: server for server in (hub_command(workspace, "lspHub.status") or {}).get(
+        "servers", []) if server.get("name") in states}
+    busy = []
+    for name, server in statuses.items():
+        work, waiting = server.get("workInProgress") or [], server.get("requestsInFlight") or 0
+        if work or waiting:
+            parts = ([", ".join(work[:2])] if work else []) + ([f"{waiting} request(s) waiting"] if waiting else [])
+            busy.append(f"{name} ({'; '.join(parts)})")
+    if busy:
+        return "busy", f"no answer yet: {', '.join(busy)} is busy; ask again shortly"
+    running = [name for name, state in states.items() if state == "running"]
+    if running:
+        return "nothing", f"{', '.join(running)} found nothing here"
+    for state, word, sentence in (("starting", "starting", "is still starting"), ("failed", "failed", "has failed"),
+                                  ("crashed", "failed", "crashed"), ("missing", "missing", "is not installed"),
+                                  ("disabled", "disabled", "is disabled")):
+        named = [name for name, server_state in states.items() if server_state == state]
+        if named:
+            error = statuses.get(named[0], {}).get("error")
+            return word, f"no server answered: {', '.join(named)} {sentence}" + (f" ({error})" if error else "")
+    return "nothing", f"no server answered for {path.name} ({', '.join(f'{n}: {s}' for n, s in states.items())})"
+
+
+def with_empty_reason(answer: Answer, workspace: Workspace, path: Path) -> Answer:
+    not_answered = workspace.connection.not_answered
+    if not_answered:  # on a line another client's unsaved text does not share: never an answer about another line
+        answer.data["complete"] = False
+        answer.data["not_answered"] = list(not_answered)
+        if answer.empty:
+            answer.data["empty_reason"], answer.data["empty_detail"] = "unsaved_elsewhere", not_answered[0]
+        else:
+            answer.text += "\n" + "\n".join(f"(incomplete: {reason})" for reason in not_answered)
+        return answer
+    if answer.empty:
+        answer.data["empty_reason"], answer.data["empty_detail"] = why_empty(workspace, path)
+    return answer
+
+
+def covering_references(workspace: Workspace, where: dict[str, Any]) -> dict[str, Any]:
+    """`lspHub.references`: the servers' references and the index's uses in the files they listed nothing in."""
+    return hub_command(workspace, "lspHub.references", {
+        "uri": where["textDocument"]["uri"], "position": where["position"], "includeDeclaration": True}) or {}

@@ -1,0 +1,91 @@
+"""The index's questions: `repomap`, `relevant`, `callers` (the index's callers confirmed by the servers of the
+definitions' files, opened and waited for first) and `syntax` (the language's own parser, through the hub)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from lsp_hub.agents.query.documents import Workspace, resolve_target
+from lsp_hub.agents.query.errors import QueryError
+from lsp_hub.agents.query.hub_requests import hub_command, hub_wait_ms, language_entry, languages_of
+from lsp_hub.agents.query.options import QueryOptions
+from lsp_hub.agents.query.positions import path_uri, uri_path
+from lsp_hub.agents.query.rendering import Answer, capped, display
+
+SERVER_CALLERS_SECONDS = 5.0  # at least this long for the servers that confirm `callers`
+
+
+def open_for_servers(workspace: Workspace, arguments: dict[str, Any]) -> None:
+    """Before `lspHub.callers`: open the definitions' files so that their servers run, and wait for each one's
+    first report on the file, as project-wide questions do (basedpyright knows the project's other files only
+    then). Files no server serves stay closed: the index answers for them alone."""
+    if "symbol" in arguments:
+        found = hub_command(workspace, "lspHub.callers", {**arguments, "servers": False}) or {}
+        paths = [Path(uri_path(definition["uri"])) for definition in found.get("definitions", [])[:4]]
+    else:
+        paths = [Path(uri_path(arguments["uri"]))]
+    languages = languages_of(workspace)
+    for path in dict.fromkeys(paths):
+        language = language_entry(languages, path) or {}
+        served = any(server.get("state") not in ("missing", "disabled") for server in language.get("servers", []))
+        if served and path.is_file():
+            uri = workspace.open(path)
+            hub_command(workspace, "lspHub.diagnostics", {"uri": uri, "timeoutMs": hub_wait_ms(workspace.timeout)})
+
+
+def index_action(workspace: Workspace, action: str, options: QueryOptions) -> Answer:
+    """repomap, relevant, callers, syntax."""
+    files = [str(workspace.resolve(name)) for name in options.files]
+    if action == "repomap":
+        budget = options.budget if options.budget is not None else 1024
+        result = hub_command(workspace, "lspHub.repoMap", {"focusFiles": files, "mentionedIdents": options.mention,
+                                                        "tokenBudget": budget})
+        return Answer(result, result.get("text", "").rstrip("\n"), not result.get("files"))
+    if action == "relevant":
+        if not options.description:
+            raise QueryError("lsp-hub query relevant: give a DESCRIPTION (--description TEXT)")
+        result = hub_command(workspace, "lspHub.relevantFiles", {"description": options.description,
+                                                              "targets": files, "topN": options.top})
+        lines = [f"{entry['score']:7.3f}  {entry['path']}  ({'; '.join(entry['reasons'])})"
+                 for entry in result.get("files", [])]
+        return Answer(result, "\n".join(lines), not lines)
+    if action == "callers":
+        if options.symbol is not None:
+            arguments: dict[str, Any] = {"symbol": options.symbol}
+        else:
+            target = resolve_target(workspace, options.location, None)
+            arguments = {"uri": path_uri(target.path), "position": target.position}
+        open_for_servers(workspace, arguments)
+        # The servers get half the query's time: a cold server's first call hierarchy may take a while, and the
+        # index's answer still comes back in time when it takes too long.
+        server_ms = int(max(SERVER_CALLERS_SECONDS, workspace.timeout / 2) * 1000)
+        result = hub_command(workspace, "lspHub.callers", {**arguments, "depth": options.depth or 1,
+                                                        "timeoutMs": server_ms})
+        lines = []
+        for caller in result.get("callers", []):
+            path = uri_path(caller["location"]["uri"])
+            line, column = workspace.position_out(path, caller["location"]["range"]["start"])
+            # Where a caller came from, only when the index and a server did not both find it.
+            origin = f"  [{caller['origin']}]" if result.get("servers") and caller.get("origin") != "both" else ""
+            lines.append(f"{'  ' * (caller['depth'] - 1)}{display(path)}:{line}:{column}  "
+                         f"{caller.get('caller') or '(top level)'}{origin}")
+        late = [server["name"] for server in result.get("servers", []) if not server.get("complete")]
+        notes = [f"(incomplete: no answer from {', '.join(late)} in time; the index's callers only)"] if late else []
+        text = "\n".join(capped(lines, options.limit) + notes)
+        return Answer(result, text, not lines)
+    if len(files) != 1:
+        raise QueryError("lsp-hub query syntax: give one FILE")
+    result = hub_command(workspace, "lspHub.syntaxCheck", {"uri": path_uri(files[0])})
+    lines = []
+    for error in result.get("errors", []):
+        line, column = workspace.position_out(files[0], error["range"]["start"])
+        lines.append(f"{display(files[0])}:{line}:{column}: {error['message']}")
+    text = "\n".join(lines) if lines else f"{display(files[0])}: " + ("ok" if result.get("checked") else
+                                                                      f"not checked ({result.get('reason')})")
+    if result.get("checked"):  # which parser judged, and why tree-sitter stood in for the language's own
+        note = f"checked by {result.get('checker')}" + (f": {result['fallbackReason']}"
+                                                         if result.get("fallbackReason") else "")
+        text += f"\n({note})" if lines else f" ({note})"
+    # As `lsp-hub syntax`: exit code 1 when there are syntax errors.
+    return Answer(result, text, not result.get("ok", True))

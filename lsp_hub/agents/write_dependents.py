@@ -1,0 +1,166 @@
+"""What a verified write broke or fixed in the files that depend on the written ones (`verified_write`): their
+diagnostics before and after (`Dependents`), and the lines of the answer about them (`dependents_text`). Standard
+library only, like `query`."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any, Protocol
+
+from lsp_hub.agents import query
+from lsp_hub.agents.query import QueryError
+from lsp_hub.agents.write_outcome import Quote
+from lsp_hub.agents.write_outcome import sentence as _sentence
+from lsp_hub.platform.confined_files import ConfinedRoot
+
+DEPENDENT_LINES = 20  # new dependents' diagnostics shown in a write's text
+
+
+class DependentsWriter(Protocol):
+    """What `Dependents` asks of the writer (`verified_write.VerifiedWriter`)."""
+
+    files: ConfinedRoot
+
+    def command(self, command: str, arguments: dict[str, Any] | None = None, *,
+                timeout: float | None = None) -> Any: ...
+
+    def write_options(self) -> dict[str, Any]: ...
+
+    def display(self, path: str | Path) -> str: ...
+
+    def diagnostics_of(self, paths: list[str], deadline: float | None = None,
+                       budget: float | None = None) -> dict[str, Any]: ...
+
+
+# ================================================================================================ dependents
+class Dependents:
+    """What a write broke or fixed in the files that depend on the written ones."""
+
+    def __init__(self, writer: DependentsWriter, targets: list[Path], deadline: float) -> None:
+        self.writer = writer
+        self.targets = targets
+        self.deadline = deadline
+        self.paths: list[str] = []
+        self.found: dict[str, Any] = {}
+        self.budget = 0.0
+        self.started = 0.0
+        self.before_report: dict[str, Any] = {}
+        self.skipped: str | None = None
+
+    def before(self) -> None:
+        options = self.writer.write_options()
+        limit = int(options.get("dependentsLimit", 20))
+        self.budget = float(options.get("dependentsTimeoutMs", 8000)) / 1000
+        self.started = time.monotonic()
+        if limit <= 0:
+            self.skipped = "off"
+            return
+        try:
+            self.found = self.writer.command("lspHub.dependents", {
+                "files": [str(target) for target in self.targets], "limit": limit}) or {}
+        except QueryError as error:
+            self.skipped = _sentence(error)
+            return
+        self.paths = [str(self.writer.files.root / entry["path"]) for entry in self.found.get("files", [])]
+        if not self.paths:
+            return
+        try:
+            self.before_report = self.writer.diagnostics_of(self.paths, self.deadline, budget=self.budget / 2)
+        except QueryError as error:
+            self.skipped = _sentence(error)
+
+    def after(self) -> dict[str, Any] | None:
+        if self.skipped == "off":
+            return None
+        if self.skipped is not None:
+            return {"checked": [], "new": [], "resolved": [], "pending": [], "complete": False,
+                    "error": self.skipped}
+        if not self.paths:
+            return {"checked": [], "new": [], "resolved": [], "pending": [], "complete": bool(
+                self.found.get("complete", True)), "files": []}
+        remaining = self.budget - (time.monotonic() - self.started)
+        try:
+            after = self.writer.diagnostics_of(self.paths, self.deadline, budget=max(0.0, remaining))
+        except QueryError as error:
+            return {"checked": [], "new": [], "resolved": [], "pending": [self.writer.display(path) for path in
+                                                                           self.paths],
+                    "complete": False, "error": _sentence(error)}
+        checked, pending, not_checked = [], [], []
+        new: list[dict[str, Any]] = []
+        resolved: list[dict[str, Any]] = []
+        for path in self.paths:
+            shown = self.writer.display(path)
+            now = after["files"].get(path) or {}
+            was = self.before_report.get("files", {}).get(path) or {}
+            if now.get("error"):
+                not_checked.append({"path": shown, "reason": now["error"]})
+                continue
+            if now.get("checkedBy"):
+                checked.append(shown)
+            else:
+                reasons = [entry for entry in now.get("notChecked") or []
+                           if entry.get("reason") not in ("timeout", "starting")]
+                if reasons:  # nobody can check it: no server for its language, or it is missing or failed
+                    not_checked.append({"path": shown, "reason": "; ".join(
+                        query.not_checked_phrase(entry) for entry in reasons)})
+                else:
+                    pending.append(shown)
+            before_keys = {_key(diagnostic) for diagnostic in was.get("diagnostics", [])}
+            after_keys = {_key(diagnostic) for diagnostic in now.get("diagnostics", [])}
+            new.extend({**diagnostic, "path": shown} for diagnostic in now.get("diagnostics", [])
+                       if _key(diagnostic) not in before_keys)
+            resolved.extend({**diagnostic, "path": shown} for diagnostic in was.get("diagnostics", [])
+                            if _key(diagnostic) not in after_keys)
+        report = {"checked": checked, "new": new, "resolved": resolved, "pending": pending,
+                  "complete": not pending and not not_checked and bool(after.get("complete")) and bool(
+                      self.found.get("complete", True)),
+                  "files": [{"path": self.writer.display(path), "reasons": entry.get("reasons", [])}
+                            for path, entry in zip(self.paths, self.found.get("files", []), strict=False)]}
+        if not_checked:
+            report["notChecked"] = not_checked
+        if self.found.get("capped"):
+            report["notCheckedBeyondLimit"] = self.found["capped"]
+        if after.get("pending"):
+            report["pendingServers"] = after["pending"]
+        return report
+
+
+def _key(diagnostic: dict[str, Any]) -> tuple[Any, ...]:
+    return (diagnostic.get("path"), diagnostic.get("line"), diagnostic.get("column"), diagnostic.get("source"),
+            diagnostic.get("code"), diagnostic.get("message"))
+
+
+def dependents_text(report: dict[str, Any], quote: Quote) -> str:
+    """`[dependents] N new issue(s) in M other file(s):` and their lines, or what was checked and found clean."""
+    if report.get("error"):
+        return f"[dependents] not checked: {report['error']}"
+    checked, new, resolved = report["checked"], report["new"], report["resolved"]
+    lines: list[str] = []
+    if new:
+        files = {diagnostic["path"] for diagnostic in new}
+        lines.append(f"[dependents] {len(new)} new issue(s) in {len(files)} other file(s):")
+        rank = {"error": 0, "warning": 1, "information": 2, "hint": 3}
+        ordered = sorted(new, key=lambda d: (rank.get(d.get("severity", "error"), 0), d["path"], d["line"]))
+        for diagnostic in ordered[:DEPENDENT_LINES]:
+            message = " ".join(diagnostic["message"].split())
+            source = f" [{diagnostic['source']}]" if diagnostic.get("source") else ""
+            severity = "" if diagnostic.get("severity", "error") == "error" else f"{diagnostic['severity']}: "
+            lines.append(f"  {diagnostic['path']}:{diagnostic['line']}:{diagnostic['column']} — {severity}"
+                         f"{quote(message)}{source}")
+        if len(new) > DEPENDENT_LINES:
+            lines.append(f"  ... {len(new) - DEPENDENT_LINES} more")
+    elif checked:
+        lines.append(f"[dependents] no new issues in {len(checked)} other file(s) that depend on this")
+    elif not report.get("pending") and not report.get("notChecked"):
+        lines.append("[dependents] no other file depends on this (by the index)")
+    if resolved:
+        lines.append(f"[dependents] {len(resolved)} issue(s) resolved in other files")
+    if report.get("pending"):
+        lines.append(f"[dependents] not checked in time: {', '.join(report['pending'][:10])}")
+    for item in report.get("notChecked", [])[:5]:
+        lines.append(f"[dependents] not checked: {item['path']}: {item['reason']}")
+    if report.get("notCheckedBeyondLimit"):
+        lines.append(f"[dependents] {report['notCheckedBeyondLimit']} more dependent(s) not checked "
+                     "([hub] dependents_limit)")
+    return "\n".join(lines)

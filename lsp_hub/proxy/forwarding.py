@@ -1,0 +1,325 @@
+"""Messages from servers to the client, and what the hub tells servers about the client.
+
+Servers share one client, so their ids and tokens must not collide there: progress tokens and registration ids
+are namespaced by backend; answers are routed back to the server that asked. The forwarder talks to the workspace,
+which decides which of its client sessions hear what: diagnostics go to the sessions that have the document open,
+log and show messages and progress to every session, a request that needs one answer to the most recently active
+session. Requests the hub can answer better
+itself (workspace/configuration from a server's configured settings, registrations for features the hub already
+routes, diagnostic refreshes) are answered here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import logging
+import os
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING, Any, Protocol
+
+from lsp_hub.proxy.capabilities import command_names
+from lsp_hub.proxy.documents import path_to_uri
+from lsp_hub.proxy.semantic_tokens import client_capability_for_servers
+from lsp_hub.transport.jsonrpc import ResponseFailure
+
+if TYPE_CHECKING:
+    from lsp_hub.proxy.backends import Backend, BackendPool
+    from lsp_hub.proxy.client_view import ClientView
+
+logger = logging.getLogger(__name__)
+
+# Registrations the client must act on; everything else a server registers is a feature the hub routes already.
+CLIENT_SIDE_REGISTRATIONS = {"workspace/didChangeWatchedFiles"}
+REFRESH_REQUESTS = {
+    "workspace/semanticTokens/refresh": ("workspace", "semanticTokens", "refreshSupport"),
+    "workspace/inlayHint/refresh": ("workspace", "inlayHint", "refreshSupport"),
+    "workspace/codeLens/refresh": ("workspace", "codeLens", "refreshSupport"),
+    "workspace/inlineValue/refresh": ("workspace", "inlineValue", "refreshSupport"),
+    "workspace/foldingRange/refresh": ("workspace", "foldingRange", "refreshSupport"),
+}
+
+
+class WorkspaceView(Protocol):
+    """What the forwarder needs of its workspace (`lsp_hub.proxy.workspace.Workspace`), which decides who hears what."""
+
+    pool: BackendPool
+
+    @property
+    def sessions(self) -> list[ClientView]: ...
+
+    @property
+    def active(self) -> ClientView | None: ...
+
+    def spawn(self, coro: Awaitable[Any]) -> asyncio.Task[Any]: ...
+
+    def notify_all(self, method: str, params: Any) -> None: ...
+
+    def accept_pushed_diagnostics(self, backend: Backend, params: dict[str, Any]) -> None: ...
+
+    async def refresh_pulled_diagnostics(self, backend: Backend) -> None: ...
+
+
+class Forwarder:
+    def __init__(self, workspace: WorkspaceView) -> None:
+        self.workspace = workspace
+        self._progress: dict[str, tuple[int, Any]] = {}  # hub token -> (backend uid, server token)
+        self._progress_audience: dict[str, list[ClientView]] = {}  # hub token -> the sessions asked to create it
+        self._registrations: dict[str, tuple[int, str]] = {}  # hub registration id -> (uid, server id)
+        self._commands: dict[str, int] = {}  # command -> backend uid
+
+    @property
+    def progress_tracked(self) -> int:
+        """Progress tokens created through the hub and not yet ended (a bounded number: ended ones are dropped)."""
+        return len(self._progress)
+
+    # ------------------------------------------------------------------------------------------------ initialize
+    def initialize_params(self, backend: Backend) -> dict[str, Any]:
+        """What the hub tells a server: the client's capabilities, adjusted to what the hub itself provides."""
+        session = self.workspace.active  # the session whose document starts the server
+        client = session.init_params if session is not None else {}
+        capabilities = copy.deepcopy(session.client_capabilities if session is not None else {})
+        general = capabilities.setdefault("general", {})
+        general["positionEncodings"] = ["utf-16"]  # the only encoding every server and client must support
+        workspace = capabilities.setdefault("workspace", {})
+        workspace["configuration"] = True  # answered from the server's settings, then the client
+        workspace["workspaceFolders"] = True
+        workspace.setdefault("diagnostics", {})["refreshSupport"] = True  # the hub re-pulls
+        text_document = capabilities.setdefault("textDocument", {})
+        text_document.setdefault("publishDiagnostics", {"relatedInformation": True})
+        # The hub pulls from servers that offer pull diagnostics and merges them with pushed ones.
+        text_document["diagnostic"] = {"dynamicRegistration": True, "relatedDocumentSupport": False}
+        # The hub decodes any legend and reads it from the server's capabilities (see semantic_tokens.py).
+        if (semantic_tokens := client_capability_for_servers(text_document.get("semanticTokens"))) is not None:
+            text_document["semanticTokens"] = semantic_tokens
+        root_uri = path_to_uri(backend.root)
+        params: dict[str, Any] = {
+            "processId": os.getpid(),
+            "clientInfo": client.get("clientInfo") or {"name": "lsp-hub"},
+            "rootUri": root_uri,
+            "rootPath": backend.root,
+            "workspaceFolders": [{"uri": root_uri, "name": os.path.basename(backend.root) or backend.root}],
+            "capabilities": capabilities,
+            "trace": "off",
+        }
+        if client.get("locale"):
+            params["locale"] = client["locale"]
+        if backend.spec.initialization_options is not None:
+            params["initializationOptions"] = backend.spec.initialization_options
+        return params
+
+    # ------------------------------------------------------------------------------------------------ notifications
+    def server_notification(self, backend: Backend, method: str, params: Any) -> None:
+        workspace = self.workspace
+        if method == "textDocument/publishDiagnostics":
+            if isinstance(params, dict):
+                workspace.accept_pushed_diagnostics(backend, params)
+            return
+        if method == "$/progress" and isinstance(params, dict):
+            value = params.get("value")
+            kind = value.get("kind") if isinstance(value, dict) else None
+            backend.note_progress(params.get("token"), kind, value.get("title") if isinstance(value, dict) else None)
+            hub_token = f"lsp-hub/{backend.uid}/{params.get('token')}"
+            if hub_token in self._progress:
+                # Created through the hub: each session asked to create it knows it under the hub's name.
+                for session in self._progress_audience.get(hub_token, []):
+                    if session.state != "closed":
+                        session.notify(method, {**params, "token": hub_token})
+                if kind == "end":  # an ended token is never used again: keep no record of it
+                    del self._progress[hub_token]
+                    self._progress_audience.pop(hub_token, None)
+                return
+            # A workDoneToken a client itself put in a request: that client knows it as is.
+            if (active := workspace.active) is not None and active.state != "closed":
+                active.notify(method, params)
+            return
+        if method in ("window/logMessage", "window/showMessage") and isinstance(params, dict):
+            params = {**params, "message": f"[{backend.name}] {params.get('message', '')}"}
+        workspace.notify_all(method, params)
+
+    def cancel_progress(self, token: Any) -> None:
+        entry = self._progress.get(str(token))
+        if entry is None:
+            return
+        backend = self.workspace.pool.by_uid(entry[0])
+        if backend is not None:
+            backend.notify("window/workDoneProgress/cancel", {"token": entry[1]})
+
+    # ------------------------------------------------------------------------------------------------ requests
+    def server_request(self, backend: Backend, method: str, params: Any) -> Any:
+        if method == "workspace/configuration":
+            return self._configuration(backend, params)
+        if method == "window/workDoneProgress/create":
+            return self._create_progress(backend, params)
+        if method == "client/registerCapability":
+            return self._register(backend, params)
+        if method == "client/unregisterCapability":
+            return self._unregister(backend, params)
+        if method == "workspace/diagnostic/refresh":
+            self.workspace.spawn(self.workspace.refresh_pulled_diagnostics(backend))
+            return None
+        if method in REFRESH_REQUESTS:
+            capability = REFRESH_REQUESTS[method]
+            return self._to_sessions([s for s in self.workspace.sessions if s.client_supports(*capability)],
+                                     method, params)
+        if method == "workspace/workspaceFolders":
+            return [{"uri": path_to_uri(backend.root), "name": os.path.basename(backend.root)}]
+        return self._to_client(method, params)
+
+    def _to_client(self, method: str, params: Any, session: ClientView | None = None) -> Awaitable[Any]:
+        """Ask the client (the most recently active session) and hand its answer (or its error) back to the
+        server. No deadline: a person may be choosing in a message box."""
+        session = session or self.workspace.active
+        if session is None or session.state == "closed":
+            raise ResponseFailure(-32803, f"no client to answer {method}")
+        return session.request(method, params)
+
+    def _to_sessions(self, sessions: list[ClientView], method: str, params: Any) -> Any:
+        """Ask each of `sessions`; the server gets the first one's answer, the others' are only logged."""
+        sessions = [s for s in reversed(sessions) if s.state != "closed"]  # the most recently active first
+        if not sessions:
+            return None
+        answers = [session.request(method, params) for session in sessions]
+        for answer in answers[1:]:
+            self.workspace.spawn(self._quietly(answer))
+        return answers[0]
+
+    def _configuration(self, backend: Backend, params: Any) -> Any:
+        items = params.get("items") if isinstance(params, dict) else None
+        if not isinstance(items, list):
+            raise ResponseFailure(-32602, "workspace/configuration needs items")
+        settings = backend.spec.settings
+        answers: list[Any] = []
+        missing: list[int] = []
+        for index, item in enumerate(items):
+            section = item.get("section") if isinstance(item, dict) else None
+            value = _lookup(settings, section) if settings else None
+            answers.append(value)
+            if value is None:
+                missing.append(index)
+        session = self.workspace.active
+        if not missing or session is None or not session.client_supports("workspace", "configuration"):
+            return answers
+
+        async def ask_client() -> Any:
+            try:
+                from_client = await self._to_client(
+                    "workspace/configuration", {"items": [items[i] for i in missing]}, session
+                )
+            except ResponseFailure:
+                return answers
+            for index, value in zip(missing, from_client or [], strict=False):
+                section = items[index].get("section") if isinstance(items[index], dict) else None
+                answers[index] = session.settings_from_client(value, str(section or "configuration"))
+            return answers
+
+        return ask_client()
+
+    def _create_progress(self, backend: Backend, params: Any) -> Any:
+        token = params.get("token") if isinstance(params, dict) else None
+        hub_token = f"lsp-hub/{backend.uid}/{token}"
+        self._progress[hub_token] = (backend.uid, token)
+        progressing = [s for s in self.workspace.sessions if s.client_supports("window", "workDoneProgress")]
+        self._progress_audience[hub_token] = [s for s in progressing if s.state != "closed"]
+        return self._to_sessions(progressing, "window/workDoneProgress/create", {"token": hub_token})
+
+    def _register(self, backend: Backend, params: Any) -> Any:
+        registrations = params.get("registrations") if isinstance(params, dict) else None
+        forwarded = []
+        for registration in registrations or []:
+            if not isinstance(registration, dict):
+                continue
+            method = registration.get("method")
+            server_id = str(registration.get("id"))
+            backend.dynamic[server_id] = registration
+            if method == "workspace/executeCommand":
+                self.register_commands(backend)
+            elif method in CLIENT_SIDE_REGISTRATIONS:
+                hub_id = f"lsp-hub/{backend.uid}/{server_id}"
+                self._registrations[hub_id] = (backend.uid, server_id)
+                forwarded.append({**registration, "id": hub_id})
+        if forwarded:
+            watching = [s for s in self.workspace.sessions
+                        if s.client_supports("workspace", "didChangeWatchedFiles", "dynamicRegistration")]
+            return self._to_sessions(watching, "client/registerCapability", {"registrations": forwarded})
+        return None
+
+    def _unregister(self, backend: Backend, params: Any) -> Any:
+        entries = params.get("unregisterations") if isinstance(params, dict) else None
+        forwarded = []
+        for entry in entries or []:
+            if not isinstance(entry, dict):
+                continue
+            server_id = str(entry.get("id"))
+            backend.dynamic.pop(server_id, None)
+            hub_id = f"lsp-hub/{backend.uid}/{server_id}"
+            if self._registrations.pop(hub_id, None) is not None:
+                forwarded.append({**entry, "id": hub_id})
+        if forwarded:
+            watching = [s for s in self.workspace.sessions
+                        if s.client_supports("workspace", "didChangeWatchedFiles", "dynamicRegistration")]
+            return self._to_sessions(watching, "client/unregisterCapability", {"unregisterations": forwarded})
+        return None
+
+    # ------------------------------------------------------------------------------------------------ commands
+    def register_commands(self, backend: Backend) -> None:
+        """Remember which server owns which command; tell a client that can hear about new commands."""
+        commands = command_names(backend.capabilities)
+        for registration in backend.dynamic.values():
+            if registration.get("method") == "workspace/executeCommand":
+                options = registration.get("registerOptions") or {}
+                commands += [c for c in options.get("commands", []) if isinstance(c, str)]
+        hub_commands = {c for session in self.workspace.sessions for c in session.commands}
+        new = [c for c in commands if self._commands.get(c) != backend.uid and c not in hub_commands]
+        for command in new:
+            if command in self._commands and self._commands[command] != backend.uid:
+                logger.warning("command %s is offered by two servers; the later one (%s) wins", command, backend.name)
+            self._commands[command] = backend.uid
+        if new:
+            for session in list(self.workspace.sessions):
+                session.advertise_commands(backend.uid, new)
+
+    def client_registrations(self) -> list[dict[str, Any]]:
+        """The watched-file registrations of the running servers, under their hub ids (for a session that joins)."""
+        registrations = []
+        for hub_id, (uid, server_id) in self._registrations.items():
+            backend = self.workspace.pool.by_uid(uid)
+            registration = backend.dynamic.get(server_id) if backend is not None else None
+            if registration is not None:
+                registrations.append({**registration, "id": hub_id})
+        return registrations
+
+    def commands_by_owner(self) -> dict[int, list[str]]:
+        """The servers' commands, per owning backend (for a session that joins a running workspace)."""
+        owners: dict[int, list[str]] = {}
+        for command, uid in self._commands.items():
+            owners.setdefault(uid, []).append(command)
+        return owners
+
+    def command_owner(self, command: str) -> Backend | None:
+        uid = self._commands.get(command)
+        return self.workspace.pool.by_uid(uid) if uid is not None else None
+
+    def forget_backend(self, backend: Backend) -> None:
+        for token in [t for t, (uid, _) in self._progress.items() if uid == backend.uid]:
+            del self._progress[token]
+            self._progress_audience.pop(token, None)
+
+    @staticmethod
+    async def _quietly(answer: Awaitable[Any]) -> None:
+        try:
+            await answer
+        except Exception as exc:
+            logger.info("client declined a registration: %s", exc)
+
+
+def _lookup(settings: dict[str, Any], section: Any) -> Any:
+    """A dotted section of a settings tree ("python.analysis" -> settings["python"]["analysis"]), or the whole."""
+    if not section:
+        return settings
+    value: Any = settings
+    for part in str(section).split("."):
+        if not isinstance(value, dict) or part not in value:
+            return settings.get(section) if isinstance(settings, dict) else None
+        value = value[part]
+    return value

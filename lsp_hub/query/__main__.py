@@ -1,7 +1,0 @@
-"""`python -m lsp_hub.query ACTION ...`: the same as `lsp-hub query ACTION ...`."""
-
-import sys
-
-from lsp_hub.query.cli import query_main
-
-raise SystemExit(query_main(sys.argv[1:]))
