@@ -38,6 +38,17 @@ TOUCH_GRANULARITY_SECONDS = 3600
 SHARED_DATABASE_NAME = "records.sqlite3"
 
 
+
+def discard_database(connection: sqlite3.Connection | None, path: str | Path) -> None:
+    """Close a database (if open) and delete its file and SQLite's journal companions; what is gone already is
+    fine (shared with the per-root store, which discards a damaged cache the same way)."""
+    if connection is not None:
+        with contextlib.suppress(sqlite3.Error):
+            connection.close()
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        with contextlib.suppress(OSError):
+            Path(f"{path}{suffix}").unlink()
+
 @dataclass(frozen=True, slots=True)
 class SharedRecordsLocation:
     """What a worker process needs to open the store: small, so it travels with each batch."""
@@ -112,13 +123,8 @@ class SharedRecords:
         return connection
 
     def _delete_files(self) -> None:
-        if self._connection is not None:
-            with contextlib.suppress(sqlite3.Error):
-                self._connection.close()
-            self._connection = None
-        for suffix in ("", "-wal", "-shm", "-journal"):
-            with contextlib.suppress(OSError):
-                Path(f"{self.path}{suffix}").unlink()
+        discard_database(self._connection, self.path)
+        self._connection = None
 
     def close(self) -> None:
         with self._lock:

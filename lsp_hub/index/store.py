@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lsp_hub.index.records import PACKED_FORMAT, looks_packed
-from lsp_hub.index.shared_records import SharedRecords
+from lsp_hub.index.shared_records import SharedRecords, discard_database
 
 log = logging.getLogger(__name__)
 
@@ -174,13 +174,8 @@ class IndexStore:
 
     def _discard(self) -> None:
         """Close and delete the database files (the database and SQLite's journal companions)."""
-        if self._connection is not None:
-            with contextlib.suppress(sqlite3.Error):
-                self._connection.close()
-            self._connection = None
-        for suffix in ("", "-wal", "-shm", "-journal"):
-            with contextlib.suppress(OSError):
-                Path(f"{self.path}{suffix}").unlink()
+        discard_database(self._connection, self.path)
+        self._connection = None
         self.recovered = True
 
     def close(self) -> None:
