@@ -17,7 +17,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -189,17 +189,7 @@ class IndexStore:
 
     def load(self) -> dict[str, StoredFile]:
         """Every stored file; an unreadable database is discarded and reads as empty."""
-        with self._lock:
-            for _attempt in range(2):
-                connection = self._connect()
-                if connection is None:
-                    return {}
-                try:
-                    return self._load(connection)
-                except (sqlite3.Error, ValueError, EOFError, TypeError) as error:
-                    log.warning("index cache %s is corrupt (%s); rebuilding it", self.path, error)
-                    self._discard()
-            return {}
+        return self._read_or_discard(self._load, (sqlite3.Error, ValueError, EOFError, TypeError))
 
     @staticmethod
     def _load(connection: sqlite3.Connection) -> dict[str, StoredFile]:
@@ -216,14 +206,20 @@ class IndexStore:
     def load_identities(self) -> dict[str, StoredFile]:
         """Every stored file without its results (`encoded` None: `encoded_of` reads them when needed), after a
         check in SQL that every row has them; an unreadable database is discarded and reads as empty."""
+        return self._read_or_discard(self._load_identities, (sqlite3.Error, ValueError))
+
+    def _read_or_discard(self, read: Callable[[sqlite3.Connection], dict[str, StoredFile]],
+                         damage: tuple[type[Exception], ...]) -> dict[str, StoredFile]:
+        """`read(connection)`; a database that fails it with one of `damage` is discarded and made anew (once), and
+        what cannot be opened reads as empty."""
         with self._lock:
             for _attempt in range(2):
                 connection = self._connect()
                 if connection is None:
                     return {}
                 try:
-                    return self._load_identities(connection)
-                except (sqlite3.Error, ValueError) as error:
+                    return read(connection)
+                except damage as error:
                     log.warning("index cache %s is corrupt (%s); rebuilding it", self.path, error)
                     self._discard()
             return {}
