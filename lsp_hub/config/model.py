@@ -7,7 +7,7 @@ them in the same spelling.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import attrs
 
@@ -122,6 +122,9 @@ class HubOptions:
     # After a verified write, apply the fixes the language's servers mark preferred or offer as source.fixAll /
     # source.organizeImports. Off: an agent's write changes only what it wrote unless the user asked for more.
     auto_code_actions: bool = False
+    # Start the servers of the languages the index finds when a session opens a workspace, before anything is asked:
+    # "agents" for `lsp-hub query` and `lsp-hub mcp` sessions (an editor opens files itself), "always", "never".
+    prestart: Literal["agents", "always", "never"] = "agents"
     # Set only by a client that knows the user trusts this workspace (VS Code's workspace trust).
     trust_workspace: bool = False
 

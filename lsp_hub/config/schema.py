@@ -102,6 +102,8 @@ def describe_type(kind: Any) -> str:
     if origin in (typing.Union, types.UnionType):
         inner = [arg for arg in args if arg is not type(None)]
         return " or ".join(describe_type(arg) for arg in inner)
+    if origin is typing.Literal:
+        return "one of " + ", ".join(f'"{arg}"' if isinstance(arg, str) else repr(arg) for arg in args)
     if origin is tuple:
         element = describe_type(args[0]) if args else "any value"
         return "a list of strings" if args and args[0] is str else f"a list of ({element})"

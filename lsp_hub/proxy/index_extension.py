@@ -15,6 +15,7 @@ from lsp_hub.proxy.index_roots import client_named_a_folder
 from lsp_hub.proxy.index_shared import SharedIndex
 from lsp_hub.proxy.index_stand_in import STAND_INS
 from lsp_hub.proxy.navigation_commands import NAVIGATION_COMMANDS, anchor_of, call_for
+from lsp_hub.proxy.prestart import wants_prestart
 from lsp_hub.proxy.runners import server_locations
 from lsp_hub.proxy.session import HubCommand, Session, SessionExtension
 from lsp_hub.transport.jsonrpc import INVALID_PARAMS, ResponseFailure
@@ -52,6 +53,8 @@ class IndexExtension(SessionExtension):
         await shared.built.wait()
         if session.state == "closed":
             return
+        if wants_prestart(session.workspace.config.hub.prestart, session.init_params):
+            shared.prestart_servers()
         if session.client_supports("workspace", "didChangeWatchedFiles", "dynamicRegistration"):
             registration = {"id": "lsp-hub/index-watcher", "method": "workspace/didChangeWatchedFiles",
                             "registerOptions": {"watchers": [{"globPattern": "**/*"}]}}

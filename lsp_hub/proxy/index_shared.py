@@ -73,6 +73,7 @@ class SharedIndex:
         self._building: asyncio.Task[None] | None = None
         self._preparing: asyncio.Task[None] | None = None
         self._poller: asyncio.Task[None] | None = None
+        self._prestarting: asyncio.Task[None] | None = None
         self._watchers: dict[str, IndexWatcher] = {}  # by index root: files watched instead of walked per query
         self.no_folder = False  # the client named no workspace folder: roots come from the files it opens
         self.reason: str | None = None  # why the index covers what it covers, when that is not the folders
@@ -186,6 +187,22 @@ class SharedIndex:
                 session.notify("$/progress", {"token": PROGRESS_TOKEN, "value": value})
 
     # ------------------------------------------------------------------------------------------------ freshness
+    def prestart_servers(self) -> None:
+        """Start the servers of every language the index holds (`[hub] prestart`), once per workspace."""
+        if self._prestarting is None and not self.closed:
+            self._prestarting = self.workspace.spawn(self._prestart())
+
+    async def _prestart(self) -> None:
+        from lsp_hub.proxy.prestart import representative_files
+
+        for index in list(self.indexes.values()):
+            for path in await asyncio.to_thread(representative_files, index):
+                if self.closed:
+                    return
+                started = self.workspace.prestart(path)
+                if started:
+                    logger.info("prestart: %s for %s", ", ".join(backend.name for backend in started), path)
+
     def poll(self) -> None:
         """A session whose client cannot watch files for us (`lsp-hub query`, MCP): watch the files ourselves
         (index/watch.py), and poll mtimes only for a root whose watcher could not start (once for the workspace)."""

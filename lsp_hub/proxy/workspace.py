@@ -23,6 +23,7 @@ from lsp_hub.proxy.client_view import ClientView
 from lsp_hub.proxy.diagnostics import DiagnosticStore, ReportTracker
 from lsp_hub.proxy.documents import Document, SharedDocument, uri_to_path
 from lsp_hub.proxy.forwarding import Forwarder
+from lsp_hub.proxy.prestart import WarmUps
 from lsp_hub.proxy.routing import BackendKey, Router
 
 # Its documents and diagnostics are beside it (workspace_documents, workspace_diagnostics).
@@ -89,6 +90,7 @@ class Workspace(DocumentSharing):
         # running: an agent's next `lsp-hub query repomap` should not rebuild the index's graphs.
         self._lingering: asyncio.TimerHandle | None = None
         self._linger_forever = False
+        self.warm_ups = WarmUps()  # prestarted servers' first file (`[hub] prestart`)
 
     # ================================================================================================ sessions
     def join(self, session: ClientView) -> None:
@@ -277,6 +279,22 @@ class Workspace(DocumentSharing):
             return isinstance(options, dict) and bool(options.get("interFileDependencies"))
         return backend.spec.cross_file_diagnostics
 
+    def prestart(self, path: str) -> list[Backend]:
+        """Start the servers that would serve `path` now, as a request would (same routes, same trust), each to be
+        shown `path` once it runs so that it loads its project (`[hub] prestart`). Returns those it started."""
+        language = self.router.language(language_id=None, path=path)
+        if language is None:
+            return []
+        started = []
+        for route in self.router.routes(path, language):
+            backend = self._backend(route.spec, route.key)
+            if backend is None or backend.state != State.STOPPED:
+                continue
+            self.warm_ups.add(route.key, path, (language.language_ids or (language.name,))[0])
+            backend.ensure_started()
+            started.append(backend)
+        return started
+
     def backends_for_uri(self, uri: str, feature: str) -> list[Backend]:
         """The backends that may serve `feature` for a document, in precedence order."""
         document = self._documents.get(uri)
@@ -306,6 +324,7 @@ class Workspace(DocumentSharing):
 
     def on_backend_running(self, backend: Backend) -> None:
         self.forwarder.register_commands(backend)
+        self.warm_ups.run(backend)
         for session in list(self.sessions):
             session.backend_running(backend)
         for uri in backend.open_documents:
