@@ -8,7 +8,7 @@ agent's first `lsp-hub query definition FILE:LINE:COL`, whose whole-process time
 alternate between the two policies so that both see the same machine.
 
     python bench/prestart.py [--project examples/sample] [--file web/src/main.ts] [--position 9:33]
-                             [--runs 5] [--pause 0,2]
+                             [--runs 5] [--pause 0,3,15]
 
 Target: the first definition <= 0.5 s after the agent's first call (with prestart).
 """
@@ -60,7 +60,7 @@ def main() -> int:
     parser.add_argument("--file", default="web/src/main.ts")
     parser.add_argument("--position", default="9:33", help="LINE:COL (1-based) of a use whose definition is asked")
     parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--pause", default="0,2", help="comma-separated seconds between the two calls")
+    parser.add_argument("--pause", default="0,3,15", help="comma-separated seconds between the two calls")
     options = parser.parse_args()
     pauses = [float(value) for value in options.pause.split(",")]
     results: dict[tuple[float, str], list[float]] = {(pause, policy): [] for pause in pauses for policy in POLICIES}

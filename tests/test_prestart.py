@@ -118,3 +118,13 @@ def test_an_invalid_policy_is_one_clear_line(tmp_path: Path) -> None:
     problems = " ".join(str(problem) for problem in loaded.problems)
     assert 'hub.prestart: expected one of "agents", "always", "never"' in problems, problems
     assert loaded.config.hub.prestart == "agents"
+
+
+def test_a_document_opened_without_a_language_id_gets_its_language_s(workspace: Workspace) -> None:
+    """`lsp-hub query` opens files with languageId "": the hub names the language its configuration gives the file
+    (tsserver told "" answered a definition from a partial view, after 3 s)."""
+    workspace.configure({"prestart": "never"})
+    workspace.agent().lsp("hover", file="pkg/small.py", line=1, column=5)
+    entries = workspace.wait_for("textDocument/didOpen")
+    opened = [entry["params"]["textDocument"] for entry in entries if entry.get("method") == "textDocument/didOpen"]
+    assert [document["languageId"] for document in opened] == ["python"], opened

@@ -304,9 +304,8 @@ class Session:
             logger.warning("didOpen without a textDocument")
             return
         uri = item["uri"]
-        document = self.documents.open(
-            uri, str(item.get("languageId", "")), int(item.get("version", 0)), str(item.get("text", ""))
-        )
+        language_id = str(item.get("languageId") or "") or self.workspace.language_id_for(uri)
+        document = self.documents.open(uri, language_id, int(item.get("version", 0)), str(item.get("text", "")))
         self.workspace.open(self, document)
         self._notify_extensions_changed(document)
 

@@ -279,6 +279,14 @@ class Workspace(DocumentSharing):
             return isinstance(options, dict) and bool(options.get("interFileDependencies"))
         return backend.spec.cross_file_diagnostics
 
+    def language_id_for(self, uri: str) -> str:
+        """The LSP languageId of a document by its file name (its language's first id, else the language's name),
+        for a client that gave none: a server told "" may treat the file as no language (tsserver answers from a
+        partial view, slowly). "" when no language is configured for it."""
+        path = uri_to_path(uri) or uri
+        language = self.router.language(language_id=None, path=path)
+        return (language.language_ids or (language.name,))[0] if language is not None else ""
+
     def prestart(self, path: str) -> list[Backend]:
         """Start the servers that would serve `path` now, as a request would (same routes, same trust), each to be
         shown `path` once it runs so that it loads its project (`[hub] prestart`). Returns those it started."""
