@@ -26,6 +26,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from lsp_hub.index import api
 from lsp_hub.index.navigation.common import NavigationError
+from lsp_hub.index.navigation.structural_search import AST_GREP_LANGUAGES
 from lsp_hub.index.navigation.text_search import ripgrep_binary, ripgrep_command
 from lsp_hub.index.ranking import base_pagerank
 from lsp_hub.index.workspace import WorkspaceIndex
@@ -99,6 +101,10 @@ def measure(tree: Path, rounds: int) -> list[dict[str, Any]]:
     print(f"index of {tree}: {len(index.snapshot().files)} files, ready in {build_seconds:.1f} s", file=sys.stderr)
     files, symbols, identifiers = subjects(index, rounds)
     rg = ripgrep_binary()
+    # The tree's most common language that ast-grep knows: `$A.get($B)` reads the same in Python and TypeScript.
+    counts = Counter(record.language for record in index.snapshot().files.values()
+                     if record.language in AST_GREP_LANGUAGES)
+    language = counts.most_common(1)[0][0] if counts else "python"
     figures = {name: Figure(name) for name in ("outline", "zoom", "imports", "symbols", "impact", "context",
                                                "call_tree", "trace", "search", "structural_search")}
 
@@ -141,7 +147,7 @@ def measure(tree: Path, rounds: int) -> list[dict[str, Any]]:
             figures["search"].baseline_times.append(seconds)
             figures["search"].baseline_tokens.append(len(finished.stdout) // 4)
         if position < max(3, rounds // 5):  # ast-grep parses every file of the language: fewer rounds
-            run("structural_search", lambda: api.structural_search(index, "$A.get($B)", "python", limit=50))
+            run("structural_search", lambda: api.structural_search(index, "$A.get($B)", language, limit=50))
     index.close()
     return [figure.summary() for figure in figures.values()]
 

@@ -25,6 +25,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from lsp_hub.index.file_kinds import is_test_file
 from lsp_hub.index.graph import (
     COMMON_NAMES,
     MAX_DEFINERS,
@@ -85,7 +86,8 @@ class Row:
     passes: Mapping[str, tuple[tuple[str, float], ...]]  # target -> (name, weight) of each link reaching it
 
 
-def _row(links: FileLinks, factor: Any) -> Row:
+def _row(links: FileLinks, factor: Any, unreachable: frozenset[str] = frozenset()) -> Row:
+    """A file's row; links into `unreachable` files (tests, for a file that is not one) pass nothing on."""
     targets: dict[str, float] = {}
     passes: dict[str, list[tuple[str, float]]] = {}
     sqrt = math.sqrt
@@ -95,6 +97,8 @@ def _row(links: FileLinks, factor: Any) -> Row:
             continue
         weight = multiplier * sqrt(uses)
         for target in link_targets:
+            if target in unreachable:
+                continue
             targets[target] = targets.get(target, 0.0) + weight
             entry = passes.get(target)
             if entry is None:
@@ -367,11 +371,22 @@ def _factor_lookup(factors: dict[str, float | None], tables: NameTables, file_co
     return factor
 
 
+def test_files(nodes: Iterable[str]) -> frozenset[str]:
+    return frozenset(node for node in nodes if is_test_file(node))
+
+
+def _unreachable(node: str, tests: frozenset[str]) -> frozenset[str]:
+    """Code does not use its tests: a name a non-test file uses never passes rank to a test that defines it too
+    (otherwise a test file defining many common type names opens the map)."""
+    return frozenset() if node in tests else tests
+
+
 def _built_graph(snapshot: Snapshot, links: Mapping[str, FileLinks], tables: NameTables) -> ReferenceGraph:
     nodes = sorted(snapshot.files)
     factors: dict[str, float | None] = {}
     factor = _factor_lookup(factors, tables, len(nodes))
-    rows = {node: _row(links[node], factor) for node in nodes}
+    tests = test_files(nodes)
+    rows = {node: _row(links[node], factor, _unreachable(node, tests)) for node in nodes}
     incoming: dict[str, list[str]] = {}
     for node in nodes:
         for target in rows[node].passes:
@@ -395,12 +410,13 @@ def _updated_graph(
             redo.update(tables.referencers.get(name, ()))  # the files that can use it: by its name...
             redo.update(inputs.dependents.get(name, ()))  # ...or under an alias
     factor = _factor_lookup(factors, tables, file_count)
+    tests = test_files(previous.nodes)
     rows = dict(previous.rows)
     incoming = dict(previous.incoming)
     touched: dict[str, set[str]] = {}  # file -> the files whose links into it changed
     for path in sorted(redo):
         old_targets = set(rows[path].passes)
-        row = rows[path] = _row(links[path], factor)
+        row = rows[path] = _row(links[path], factor, _unreachable(path, tests))
         new_targets = set(row.passes)
         for target in old_targets | new_targets:
             touched.setdefault(target, set()).add(path)

@@ -271,6 +271,11 @@ class FileRecord:
         return local_types
 
     @property
+    def line_count(self) -> int:
+        lines: int = self._loaded_head()[P_LINES]
+        return lines
+
+    @property
     def syntax_error_count(self) -> int:
         count: int = self._loaded_head()[P_SYNTAX_ERRORS]
         return count

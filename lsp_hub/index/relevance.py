@@ -13,7 +13,10 @@ Signals, each adding to a file's score with a short reason:
 - its reference-graph PageRank personalized toward the targets (or the files the description points at);
 - it changed together with a target (or, counting half, with a file the description points at) in the
   repository's recent commits (`history.py`: `git log`, weighted by recency and commit size, read once per HEAD).
-Targets themselves are never in the result. The result says whether the history was used (`history: "git"`, with
+Generated files (bundles, minified, source maps, vendored, lock files: `file_kinds`) that only words of the
+description matched are left out; a test never ranks above the module it tests; with no target and nothing matched,
+the project's most central files answer (`basis: "central"`). Targets themselves are never in the result.
+The result says whether the history was used (`history: "git"`, with
 `historyCommits`) or why not (`history: "none"`, with `historyReason`).
 """
 
@@ -26,6 +29,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from lsp_hub.index import history as history_module
+from lsp_hub.index.file_kinds import bare_name, is_generated_path, is_test_file, looks_minified, test_subject
 from lsp_hub.index.graph import COMMON_NAMES, import_graph, name_tables, use_resolver
 from lsp_hub.index.graph_store import ranking
 from lsp_hub.index.workspace import Snapshot
@@ -49,6 +53,7 @@ CO_CHANGE_SCORE = 4.0  # changed in every recent commit of a target (a two-file 
 DESCRIBED_ANCHOR_WEIGHT = 0.5  # co-changes with a file the description points at, rather than a target
 MIN_CO_CHANGE_SCORE = 0.25  # below this (e.g. once in the last 20 commits of a target) a co-change is noise
 MAX_CO_CHANGE_REASONS = 2
+CENTRAL_FILES = 10
 
 STOP_WORDS = frozenset("""
 a an and are as at be but by can could do does for from get has have how i if in into is it its let make me my need
@@ -76,31 +81,14 @@ class _Scores:
     def __init__(self) -> None:
         self.scores: dict[str, float] = defaultdict(float)
         self.reasons: dict[str, list[str]] = defaultdict(list)
+        self.beyond_words: set[str] = set()  # files with a signal other than a word of the description
 
-    def add(self, path: str, score: float, reason: str) -> None:
+    def add(self, path: str, score: float, reason: str, *, by_words: bool = False) -> None:
         self.scores[path] += score
+        if not by_words:
+            self.beyond_words.add(path)
         if reason not in self.reasons[path]:
             self.reasons[path].append(reason)
-
-
-def _test_subject(path: str) -> str | None:
-    """The bare name a test file tests (`test_cart.py`, `cart_test.go`, `cart.test.ts` -> `cart`), else None."""
-    name = posixpath.basename(path)
-    stem, _, _extension = name.partition(".")
-    for prefix in ("test_", "tests_"):
-        if stem.startswith(prefix) and len(stem) > len(prefix):
-            return stem[len(prefix):]
-    for suffix in ("_test", "_tests", "_spec", "Test", "Tests", "Spec"):
-        if stem.endswith(suffix) and len(stem) > len(suffix):
-            return stem[: -len(suffix)]
-    parts = name.split(".")
-    if len(parts) >= 3 and parts[-2] in ("test", "spec"):
-        return ".".join(parts[:-2])
-    return None
-
-
-def _bare_name(path: str) -> str:
-    return posixpath.basename(path).split(".", 1)[0]
 
 
 def relevant_files(
@@ -132,16 +120,73 @@ def relevant_files(
     _co_changes(snapshot, history, target_set, described - target_set, scores)
 
     ranked = sorted(
-        ((path, score) for path, score in scores.scores.items() if path not in target_set and score > 0),
+        ((path, score) for path, score in scores.scores.items()
+         if path not in target_set and score > 0 and not _generated_on_words_alone(snapshot, path, scores)),
         key=lambda item: (-item[1], item[0]),
     )
+    basis = "matched"
+    if not ranked and not target_set:
+        ranked, basis = _central_files(snapshot, scores), "central"
+    ranked = _subjects_before_their_tests(ranked)
     return {
         "files": [
             {"path": path, "score": round(score, 3), "reasons": scores.reasons[path]}
             for path, score in ranked[: max(0, top_n)]
         ],
+        # "central": nothing in the description matched a file or a name, and there was no target: the project's
+        # most central files stand in, so an agent with a vague task still gets a place to start.
+        "basis": basis,
         **history.summary(),
     }
+
+
+def _generated_on_words_alone(snapshot: Snapshot, path: str, scores: _Scores) -> bool:
+    """A bundle, minified copy, source map, vendored or generated file that only a word of the description
+    matched: it would take a slot from the code a person edits."""
+    if path in scores.beyond_words:
+        return False
+    if is_generated_path(path):
+        return True
+    record = snapshot.files.get(path)
+    return record is not None and looks_minified(record.size, record.line_count)
+
+
+def _central_files(snapshot: Snapshot, scores: _Scores) -> list[tuple[str, float]]:
+    """The project's most central source files (reference-graph PageRank), tests and generated files left out."""
+    ranks = ranking(snapshot).base_ranks
+    candidates = sorted((path for path in snapshot.files if not is_test_file(path) and not is_generated_path(path)),
+                        key=lambda path: (-ranks.get(path, 0.0), path))[:CENTRAL_FILES]
+    best = max((ranks.get(path, 0.0) for path in candidates), default=0.0) or 1.0
+    central = []
+    for path in candidates:
+        score = PAGERANK_SCORE * ranks.get(path, 0.0) / best
+        scores.add(path, score, "one of the project's most central files (nothing in the description matched a "
+                                "file or a name)")
+        central.append((path, score))
+    return central
+
+
+def _subjects_before_their_tests(ranked: list[tuple[str, float]]) -> list[tuple[str, float]]:
+    """A test never ranks above the module it tests when both are listed: the module is what the task changes."""
+    position = {path: index for index, path in enumerate(path for path, _score in ranked)}
+    score_of = dict(ranked)
+    modules_by_name: dict[str, list[str]] = defaultdict(list)
+    for path, _score in ranked:
+        if not is_test_file(path):
+            modules_by_name[bare_name(path)].append(path)
+    order: list[tuple[str, float]] = []
+    placed: set[str] = set()
+    for path, score in ranked:
+        if path in placed:
+            continue
+        subject = test_subject(path) if is_test_file(path) else None
+        for module in modules_by_name.get(subject or "", ()):
+            if module not in placed and position[module] > position[path]:
+                order.append((module, score_of[module]))
+                placed.add(module)
+        order.append((path, score))
+        placed.add(path)
+    return order
 
 
 def _description_words(description: str) -> list[str]:
@@ -210,7 +255,7 @@ def _symbols(snapshot: Snapshot, description: str, words: list[str], scores: _Sc
         found.sort(key=lambda item: (-item[0], item[1]))
         total = sum(score for score, _name in found[:MAX_SYMBOL_REASONS])
         names = ", ".join(name for _score, name in found[:MAX_SYMBOL_REASONS])
-        scores.add(path, total, f"defines {names} named in the description")
+        scores.add(path, total, f"defines {names} named in the description", by_words=True)
     return distinct
 
 
@@ -234,7 +279,7 @@ def _users(snapshot: Snapshot, names: set[str], scores: _Scores) -> None:
             continue
         score = USER_SCORE * min(1.0, (MANY_USERS / len(users)) ** 0.5)
         for source in users:
-            scores.add(source, score, f"uses {name} named in the description")
+            scores.add(source, score, f"uses {name} named in the description", by_words=True)
 
 
 def _path_words(snapshot: Snapshot, words: list[str], scores: _Scores) -> None:
@@ -245,7 +290,8 @@ def _path_words(snapshot: Snapshot, words: list[str], scores: _Scores) -> None:
         parts = set(split_words(path.rsplit(".", 1)[0].replace("/", "_")))
         hits = sorted(interesting & parts)
         if hits:
-            scores.add(path, PATH_WORD_SCORE * min(len(hits), 2), f"path matches {', '.join(repr(w) for w in hits)}")
+            scores.add(path, PATH_WORD_SCORE * min(len(hits), 2), f"path matches {', '.join(repr(w) for w in hits)}",
+                       by_words=True)
 
 
 def _import_neighbours(snapshot: Snapshot, targets: frozenset[str], scores: _Scores) -> None:
@@ -286,13 +332,13 @@ def _same_directory(snapshot: Snapshot, targets: frozenset[str], scores: _Scores
 
 
 def _test_pairs(snapshot: Snapshot, targets: frozenset[str], scores: _Scores) -> None:
-    target_names = {_bare_name(target): target for target in sorted(targets)}
-    target_subjects = {subject: target for target in sorted(targets) if (subject := _test_subject(target))}
+    target_names = {bare_name(target): target for target in sorted(targets)}
+    target_subjects = {subject: target for target in sorted(targets) if (subject := test_subject(target))}
     for path in snapshot.files:
-        subject = _test_subject(path)
+        subject = test_subject(path)
         if subject is not None and subject in target_names:
             scores.add(path, TEST_PAIR_SCORE, f"test of target {target_names[subject]}")
-        name = _bare_name(path)
+        name = bare_name(path)
         if subject is None and name in target_subjects:
             scores.add(path, TEST_PAIR_SCORE, f"tested by target {target_subjects[name]}")
 

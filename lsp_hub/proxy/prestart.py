@@ -44,7 +44,7 @@ def wants_prestart(policy: str, init_params: Any) -> bool:
 def representative_files(index: WorkspaceIndex) -> list[str]:
     """For each language the index holds, the absolute path of the file most worth showing its server: the
     non-test file with the most definitions (a test file may sit in a project of its own). Reads the index only."""
-    from lsp_hub.index.navigation.common import is_test_file
+    from lsp_hub.index.file_kinds import is_test_file
 
     best: dict[str, tuple[int, str]] = {}
     for path, record in index.snapshot().files.items():

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from lsp_hub.index.file_kinds import is_test_file as is_test_file  # the navigation modules' name for it
 from lsp_hub.index.model import Definition, Span
 from lsp_hub.index.symbols import enclosing_definition, qualified_name
 from lsp_hub.index.workspace import Snapshot, WorkspaceIndex
@@ -20,7 +21,6 @@ from lsp_hub.index.workspace import Snapshot, WorkspaceIndex
 MAX_CANDIDATES_SHOWN = 10
 _POSITION = re.compile(r"^(?P<path>.+?):(?P<line>\d+)(?::(?P<column>\d+))?$")
 ALL_KINDS = ("function", "method", "class", "interface", "type", "constant", "variable", "module")
-TEST_DIRECTORIES = frozenset(("test", "tests", "testing", "__tests__", "spec", "specs"))
 
 
 class NavigationError(ValueError):
@@ -137,18 +137,6 @@ def indexed_file(index: WorkspaceIndex, snapshot: Snapshot, value: str, what: st
             raise NavigationError(f"{what} {path} does not exist")
         raise NavigationError(f"{path} is not a source file the index knows (no indexed language)")
     return path
-
-
-def is_test_file(path: str) -> bool:
-    """Whether a path looks like a test by the conventions of its ecosystem."""
-    directory, _, name = path.rpartition("/")
-    stem = name.split(".", 1)[0]
-    if stem.startswith(("test_", "tests_")) or stem.endswith(("_test", "_tests", "_spec", "Test", "Tests", "Spec")):
-        return True
-    parts = name.split(".")
-    if len(parts) >= 3 and parts[-2] in ("test", "spec"):
-        return True
-    return stem == "conftest" or any(part in TEST_DIRECTORIES for part in directory.split("/"))
 
 
 def _definitions_at(snapshot: Snapshot, path: str, line: int, column: int) -> list[SymbolRef]:

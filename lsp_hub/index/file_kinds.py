@@ -1,0 +1,65 @@
+"""What kind of file a workspace path is, by the conventions of its ecosystem: a test (and the module it tests),
+or generated code (bundles, minified files, source maps, vendored copies, lock files, protobuf and other generator
+output) that a ranking must not put first on a word match alone."""
+
+from __future__ import annotations
+
+import posixpath
+import re
+
+TEST_DIRECTORIES = frozenset(("test", "tests", "testing", "__tests__", "spec", "specs"))
+GENERATED_DIRECTORIES = frozenset(("dist", "vendor", "vendored", "third_party", "node_modules",
+                                   "bower_components", "generated", "__generated__"))
+_GENERATED_NAME = re.compile(
+    r"(\.min\.[a-z]+|[.-]bundle\.[a-z]+|\.map|\.lock|-lock\.json|\.lock\.json|_pb2(_grpc)?\.pyi?|\.pb\.go|"
+    r"\.pb\.(cc|h)|_pb\.(js|ts|d\.ts)|\.g\.dart|\.generated\.[a-z]+|\.gen\.[a-z]+|_generated\.[a-z]+|"
+    r"\.designer\.cs|_string\.go|zz_generated[^/]*)$")
+# A file this many bytes per line on average is minified (people write lines of 30-60 characters).
+MINIFIED_BYTES_PER_LINE = 300
+MINIFIED_MIN_BYTES = 4096
+
+
+def is_test_file(path: str) -> bool:
+    """Whether a path looks like a test by the conventions of its ecosystem."""
+    directory, _, name = path.rpartition("/")
+    stem = name.split(".", 1)[0]
+    if stem.startswith(("test_", "tests_")) or stem.endswith(("_test", "_tests", "_spec", "Test", "Tests", "Spec")):
+        return True
+    parts = name.split(".")
+    if len(parts) >= 3 and parts[-2] in ("test", "spec"):
+        return True
+    return stem == "conftest" or any(part in TEST_DIRECTORIES for part in directory.split("/"))
+
+
+def test_subject(path: str) -> str | None:
+    """The bare name a test file tests (`test_cart.py`, `cart_test.go`, `cart.test.ts` -> `cart`), else None."""
+    name = posixpath.basename(path)
+    stem, _, _extension = name.partition(".")
+    for prefix in ("test_", "tests_"):
+        if stem.startswith(prefix) and len(stem) > len(prefix):
+            return stem[len(prefix):]
+    for suffix in ("_test", "_tests", "_spec", "Test", "Tests", "Spec"):
+        if stem.endswith(suffix) and len(stem) > len(suffix):
+            return stem[: -len(suffix)]
+    parts = name.split(".")
+    if len(parts) >= 3 and parts[-2] in ("test", "spec"):
+        return ".".join(parts[:-2])
+    return None
+
+
+def bare_name(path: str) -> str:
+    """`pkg/cart.test.ts` -> `cart`."""
+    return posixpath.basename(path).split(".", 1)[0]
+
+
+def is_generated_path(path: str) -> bool:
+    """Whether the path names generated or vendored code (by directory or by file name)."""
+    directory, _, name = path.rpartition("/")
+    if _GENERATED_NAME.search(name):
+        return True
+    return any(part in GENERATED_DIRECTORIES for part in directory.split("/"))
+
+
+def looks_minified(size: int, line_count: int) -> bool:
+    """A file of long lines: a bundle or a minified copy."""
+    return size >= MINIFIED_MIN_BYTES and size / max(1, line_count) >= MINIFIED_BYTES_PER_LINE

@@ -1,0 +1,90 @@
+"""The first lines an agent reads (issue #27): generated files never ranked on a word alone, a test never above the
+module it tests, a vague task answered with the project's central files."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from lsp_hub.index import api
+from lsp_hub.index.file_kinds import is_generated_path, looks_minified
+from lsp_hub.index.workspace import WorkspaceIndex
+from tests.index.index_helpers import write
+
+MODELS = "class Invoice:\n    def total(self):\n        return 0\n\n\ndef make_invoice():\n    return Invoice()\n"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Iterator[Path]:
+    root = tmp_path / "shop"
+    write(root, "shop/models.py", MODELS)
+    write(root, "shop/billing.py", "from shop.models import Invoice, make_invoice\n\n\ndef bill():\n"
+                                   "    return make_invoice().total()\n")
+    write(root, "shop/views.py", "from shop.billing import bill\n\n\ndef page():\n    return bill()\n")
+    write(root, "shop/cli.py", "from shop.billing import bill\nfrom shop.models import Invoice\n\n\n"
+                               "def main():\n    print(bill(), Invoice())\n")
+    # A test that uses the names more than anyone, and so outranks its subject on those names.
+    write(root, "tests/test_models.py", "from shop.models import Invoice, make_invoice\n\n\n" + "".join(
+        f"def test_invoice_{n}():\n    assert make_invoice().total() == Invoice().total()\n\n\n" for n in range(8)))
+    yield root
+
+
+def relevant(root: Path, description: str, targets: tuple[str, ...] = ()) -> dict[str, object]:
+    index = WorkspaceIndex(root)
+    try:
+        index.build()
+        return api.relevant_files(index, {"description": description, "targets": [str(root / t) for t in targets],
+                                          "historyCommits": 0})
+    finally:
+        index.close()
+
+
+def paths(result: dict[str, object]) -> list[str]:
+    return [entry["path"] for entry in result["files"]]  # type: ignore[attr-defined, index]
+
+
+def test_a_bundle_matched_by_a_word_alone_is_not_ranked(project: Path) -> None:
+    bundle = "".join(f"function invoice{n}(a){{return a.invoice*{n}}};" for n in range(400))
+    write(project, "examples/static/invoice.min.js", bundle)
+    write(project, "examples/static/app.js", "function invoice(a){return a}" * 300)  # minified, no .min name
+    ranked = paths(relevant(project, "the invoice total is wrong"))
+    assert "shop/models.py" in ranked
+    assert not any(path.startswith("examples/") for path in ranked), ranked
+
+
+def test_a_generated_file_linked_by_imports_still_ranks(project: Path) -> None:
+    write(project, "shop/generated/invoice_pb2.py", "class InvoiceMessage:\n    pass\n")
+    write(project, "shop/models.py", "from shop.generated.invoice_pb2 import InvoiceMessage\n" + MODELS)
+    ranked = paths(relevant(project, "change the invoice", ("shop/models.py",)))
+    assert "shop/generated/invoice_pb2.py" in ranked, ranked  # imported by the target: a reason beyond words
+
+
+def test_a_test_never_ranks_above_the_module_it_tests(project: Path) -> None:
+    ranked = paths(relevant(project, "make_invoice should round the Invoice total"))
+    assert "tests/test_models.py" in ranked and "shop/models.py" in ranked, ranked
+    assert ranked.index("shop/models.py") < ranked.index("tests/test_models.py"), ranked
+
+
+def test_a_vague_task_gets_the_central_files(project: Path) -> None:
+    result = relevant(project, "fix the bug")
+    ranked = paths(result)
+    assert result["basis"] == "central"
+    assert ranked and ranked[0] in ("shop/models.py", "shop/billing.py"), ranked
+    assert "tests/test_models.py" not in ranked
+    assert all("most central" in entry["reasons"][0] for entry in result["files"])  # type: ignore[attr-defined]
+    assert relevant(project, "the invoice total")["basis"] == "matched"
+
+
+@pytest.mark.parametrize(("path", "generated"), [
+    ("web/dist/app.js", True), ("static/jquery.min.js", True), ("app.js.map", True), ("package-lock.json", True),
+    ("api/invoice_pb2.py", True), ("api/invoice.pb.go", True), ("third_party/zlib/inflate.c", True),
+    ("src/build/main.py", False), ("shop/models.py", False), ("src/minify.ts", False), ("Cargo.lock", True),
+])
+def test_generated_paths(path: str, generated: bool) -> None:
+    assert is_generated_path(path) is generated
+
+
+def test_minified_by_line_length() -> None:
+    assert looks_minified(12_000, 3) and not looks_minified(12_000, 300) and not looks_minified(900, 1)
