@@ -7,6 +7,7 @@ a method) and `navigation.calls` (what a body calls)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from lsp_hub.index.graph import SELF_RECEIVERS, use_resolver
@@ -99,11 +100,24 @@ class WorkspaceClass:
     def inherits(self, container: str) -> bool:
         """Whether a method of `container` can be called on this class: it is that class or (by the bases its
         definitions name, followed by name) inherits from it."""
+        return any(container in level for level in self._levels())
+
+    def member(self, name: str) -> list[tuple[str, Definition]]:
+        """The definitions of `name` that a call on this class reaches: the class's own, else those of the nearest
+        bases that define it (`Python` bases only, followed by name); empty when no workspace class defines it."""
+        found = definitions_named(self.snapshot, name)
+        for level in self._levels():
+            members = [entry for entry in found if entry[1].container in level]
+            if members:
+                return members
+        return []
+
+    def _levels(self) -> Iterator[list[str]]:
+        """This class, then its bases, then theirs, ... (to MAX_INHERITANCE_DEPTH levels)."""
         seen: set[str] = set()
         frontier = [self.name]
-        for _level in range(MAX_INHERITANCE_DEPTH):
-            if container in frontier:
-                return True
+        for _level in range(MAX_INHERITANCE_DEPTH + 1):
+            yield frontier
             bases: list[str] = []
             for name in frontier:
                 if name in seen:
@@ -118,9 +132,8 @@ class WorkspaceClass:
                             if base.strip() and "=" not in base
                         )
             if not bases:
-                return False
+                return
             frontier = bases
-        return container in frontier
 
 
 def _last_segment(text: str) -> str:

@@ -50,7 +50,7 @@ class CallNode:
         if self.children:
             result["calls"] = [child.to_json() for child in self.children]
         if self.unresolved:
-            result["unresolved"] = [edge.written for edge in self.unresolved]
+            result["unresolved"] = [edge.written + edge.candidates_note() for edge in self.unresolved]
         if self.note:
             result["note"] = self.note
         return result
@@ -66,7 +66,7 @@ class CallNode:
 
 
 def _collapsed(edges: list[CallEdge]) -> str:
-    names = ", ".join(edge.written for edge in edges[:MAX_UNRESOLVED_SHOWN])
+    names = ", ".join(edge.written + edge.candidates_note() for edge in edges[:MAX_UNRESOLVED_SHOWN])
     more = f", ... {len(edges) - MAX_UNRESOLVED_SHOWN} more" if len(edges) > MAX_UNRESOLVED_SHOWN else ""
     return f"{len(edges)} calls outside the workspace or unresolved: {names}{more}"
 
@@ -95,9 +95,14 @@ class CallTreeResult:
         return join_lines(lines)
 
 
-def call_tree(index: WorkspaceIndex, symbol: str, depth: int = DEFAULT_CALL_TREE_DEPTH,
-              include_unresolved: bool = False, limit: int = DEFAULT_CALL_TREE_LIMIT,
-              wait: float = 0.0) -> CallTreeResult:
+def call_tree(
+    index: WorkspaceIndex,
+    symbol: str,
+    depth: int = DEFAULT_CALL_TREE_DEPTH,
+    include_unresolved: bool = False,
+    limit: int = DEFAULT_CALL_TREE_LIMIT,
+    wait: float = 0.0,
+) -> CallTreeResult:
     """`symbol`'s outgoing calls to `depth` (1-8), at most `limit` nodes (0: no cap)."""
     if not 1 <= depth <= MAX_CALL_TREE_DEPTH:
         raise NavigationError(f"depth must be between 1 and {MAX_CALL_TREE_DEPTH}, not {depth}")
@@ -109,8 +114,9 @@ def call_tree(index: WorkspaceIndex, symbol: str, depth: int = DEFAULT_CALL_TREE
     omitted = [0]
     expanded: set[tuple[str, str, str | None, int]] = set()
 
-    def expand(node: CallNode, target: SymbolRef, level: int, path: frozenset[tuple[str, str, str | None, int]]
-               ) -> None:
+    def expand(
+        node: CallNode, target: SymbolRef, level: int, path: frozenset[tuple[str, str, str | None, int]]
+    ) -> None:
         expanded.add(target.key)
         for edge in outgoing_calls(snapshot, target):
             if not edge.targets:
@@ -201,7 +207,7 @@ def console_scripts(index: WorkspaceIndex) -> dict[tuple[str, str], str]:
         return {}
     scripts = project.get("scripts", {}) if isinstance(project, dict) else {}
     found: dict[tuple[str, str], str] = {}
-    for name, target in (scripts.items() if isinstance(scripts, dict) else ()):
+    for name, target in scripts.items() if isinstance(scripts, dict) else ():
         if isinstance(target, str) and ":" in target:
             module, _, function = target.partition(":")
             found[module.strip(), function.strip().split(".")[-1]] = name
@@ -213,8 +219,12 @@ def _entry_kind(ref: SymbolRef, scripts: dict[tuple[str, str], str]) -> str | No
     name = definition.name
     module = ref.path.rsplit(".", 1)[0].replace("/", ".").removesuffix(".__init__")
     for (script_module, function), script in scripts.items():
-        if function == name and (module == script_module or module.endswith("." + script_module)
-                                 or script_module.endswith("." + module) or module.endswith(script_module)):
+        if function == name and (
+            module == script_module
+            or module.endswith("." + script_module)
+            or script_module.endswith("." + module)
+            or module.endswith(script_module)
+        ):
             return f"console script {script}"
     if name == "main" and definition.kind == "function":
         return "main"
@@ -223,8 +233,13 @@ def _entry_kind(ref: SymbolRef, scripts: dict[tuple[str, str], str]) -> str | No
     return None
 
 
-def trace(index: WorkspaceIndex, symbol: str, limit: int = DEFAULT_TRACE_LIMIT, depth: int = DEFAULT_TRACE_DEPTH,
-          wait: float = 0.0) -> TraceResult:
+def trace(
+    index: WorkspaceIndex,
+    symbol: str,
+    limit: int = DEFAULT_TRACE_LIMIT,
+    depth: int = DEFAULT_TRACE_DEPTH,
+    wait: float = 0.0,
+) -> TraceResult:
     """Call paths from entry points to `symbol`, shortest first, at most `limit` (0: no cap), each at most `depth`
     calls long."""
     snapshot = take_snapshot(index, wait)
