@@ -34,6 +34,11 @@ Capture conventions of the `.scm` files (one match = one symbol):
   `s = shop.make()`); the
   function is the innermost function around it ("" at module level; class bodies are left to their definitions).
   Calls through the variable (`s.pay()`) use it, with the callee's class or return annotation (`callers.py`).
+- `@decorator` a decorator as written, without its arguments (`app.route` of `@app.route("/")`), with `@decorated` the
+  definition it decorates: one match per decorator. Kept per definition start line; `trace` reads route, command
+  and test handlers from them.
+- `@registration` a call registering a named handler for a path (`app.get("/x", handler)`), with `@registrar` the called
+  function as written (`app.get`) and `@handler` the handler's name.
 - Captures whose name starts with `_` only feed predicates and are ignored.
 
 Module text per language (`Import.module`):
@@ -131,7 +136,7 @@ _FoundImport = tuple[tree_sitter.Node, list[str], bool, list[tuple[str, str]]]
 _EVENT_SCOPE, _EVENT_DEFINITION = range(2)
 
 # Roles of a query pattern, worked out from the capture names of its first match and cached per pattern.
-_DEFINITION, _SCOPE, _REFERENCE, _IMPORT, _FIELD, _LOCAL, _IGNORED = range(7)
+_DEFINITION, _SCOPE, _REFERENCE, _IMPORT, _FIELD, _LOCAL, _DECORATOR, _REGISTRATION, _IGNORED = range(9)
 _RECEIVER_MAX_BYTES = 80
 
 
@@ -151,6 +156,10 @@ def _pattern_role(capture_names: Iterable[str]) -> tuple[int, str, str]:
             return _FIELD, capture, ""
         if capture == "local":
             return _LOCAL, capture, ""
+        if capture == "decorated":
+            return _DECORATOR, capture, ""
+        if capture == "registration":
+            return _REGISTRATION, capture, ""
     return _IGNORED, "", ""
 
 
@@ -181,12 +190,11 @@ def extract_packed(source: bytes, language: str) -> Packed:
         raise ValueError(f"unsupported language: {language!r}")
     line_count = count_lines(source)
     if not source:
-        return (language, 0, line_count, (), (), (), (), ())
+        return (language, 0, line_count, (), (), (), (), (), (), ())
     tree = get_parser(language).parse(source)
     root = tree.root_node
     syntax_errors = count_syntax_errors(root) if root.has_error else 0
-    definitions, references, imports, field_types, local_types = _Extractor(source, language).run(root)
-    return (language, syntax_errors, line_count, definitions, references, imports, field_types, local_types)
+    return (language, syntax_errors, line_count, *_Extractor(source, language).run(root))
 
 
 def count_syntax_errors(root: tree_sitter.Node) -> int:
@@ -223,10 +231,8 @@ class _Extractor:
         # ASCII sources (nearly all): one decode, then names are str slices at byte offsets.
         self.ascii_text: str | None = source.decode("ascii") if self.positions.ascii else None
 
-    def run(
-        self, root: tree_sitter.Node
-    ) -> tuple[tuple[Any, ...], tuple[Any, ...], tuple[Any, ...], tuple[tuple[str, str, str], ...],
-               tuple[tuple[str, str, str], ...]]:
+    def run(self, root: tree_sitter.Node) -> tuple[tuple[Any, ...], ...]:
+        """(definitions, references, imports, field types, local types, decorators, registrations), packed."""
         query = get_query(self.language)
         roles: dict[int, tuple[int, str, str]] = {}
         # Keyed by the name node's start byte: several patterns may match the same name.
@@ -238,6 +244,8 @@ class _Extractor:
         fields: list[tuple[int, tree_sitter.Node, tree_sitter.Node, bool]] = []
         # (start byte, variable, type or callee, made by a call)
         locals_found: list[tuple[int, tree_sitter.Node, tree_sitter.Node, bool]] = []
+        decorators: dict[tuple[int, str], None] = {}  # (decorated definition's line, decorator), in order
+        registrations: dict[tuple[str, str], None] = {}  # (handler, registrar)
 
         for pattern_index, captures in tree_sitter.QueryCursor(query).matches(root):
             role_info = roles.get(pattern_index)
@@ -271,8 +279,17 @@ class _Extractor:
                 names = captures.get("name")
                 types = captures.get("type")
                 if names and types:
-                    locals_found.append((captures["local"][0].start_byte, names[0], types[0],
-                                         "made_by_call" in captures))
+                    locals_found.append(
+                        (captures["local"][0].start_byte, names[0], types[0], "made_by_call" in captures)
+                    )
+            elif role == _DECORATOR:
+                written = captures.get("decorator")
+                if written:
+                    decorators[captures["decorated"][0].start_point[0], _squeeze(self._text(written[0]))] = None
+            elif role == _REGISTRATION:
+                registrars, handlers = captures.get("registrar"), captures.get("handler")
+                if registrars and handlers:
+                    registrations[self._text(handlers[0]), _squeeze(self._text(registrars[0]))] = None
             elif role == _IGNORED:
                 continue
             else:
@@ -289,18 +306,30 @@ class _Extractor:
                     ):
                         containers = captures.get("container")
                         definitions[name_node.start_byte] = (
-                            role_nodes[0], name_node, kind, containers[0] if containers else None
+                            role_nodes[0],
+                            name_node,
+                            kind,
+                            containers[0] if containers else None,
                         )
                 else:
                     scopes.append((role_nodes[0], name_node, kind))
 
         packed_definitions, functions, classes = self._build_definitions(definitions, scopes)
         packed_references = self._build_references(references, definitions, functions)
-        return (packed_definitions, packed_references, self._build_imports(imports),
-                self._field_types(fields, classes, functions), self._local_types(locals_found, functions, classes))
+        return (
+            packed_definitions,
+            packed_references,
+            self._build_imports(imports),
+            self._field_types(fields, classes, functions),
+            self._local_types(locals_found, functions, classes),
+            tuple(decorators),
+            tuple(registrations),
+        )
 
     def _local_types(
-        self, found: list[tuple[int, tree_sitter.Node, tree_sitter.Node, bool]], functions: _FunctionRegions,
+        self,
+        found: list[tuple[int, tree_sitter.Node, tree_sitter.Node, bool]],
+        functions: _FunctionRegions,
         classes: _FunctionRegions,
     ) -> tuple[tuple[str, str, str], ...]:
         """(function or "", variable, type or "callee()") per typed variable, in document order; class-body
@@ -321,7 +350,9 @@ class _Extractor:
         return tuple(out)
 
     def _field_types(
-        self, fields: list[tuple[int, tree_sitter.Node, tree_sitter.Node, bool]], classes: _FunctionRegions,
+        self,
+        fields: list[tuple[int, tree_sitter.Node, tree_sitter.Node, bool]],
+        classes: _FunctionRegions,
         functions: _FunctionRegions,
     ) -> tuple[tuple[str, str, str], ...]:
         """(class, attribute, type) for each attribute typed inside a class; the first typing of an attribute wins
@@ -479,8 +510,18 @@ class _Extractor:
                         prefix = source[start_byte - start_column : start_byte]
                         if not prefix.isascii():
                             start_column = utf16_length(decode(prefix))
-                    append((intern(raw.decode("ascii")), start_row, start_column, start_row,
-                            start_column + len(raw), is_call, caller, receiver))
+                    append(
+                        (
+                            intern(raw.decode("ascii")),
+                            start_row,
+                            start_column,
+                            start_row,
+                            start_column + len(raw),
+                            is_call,
+                            caller,
+                            receiver,
+                        )
+                    )
                 else:
                     append((intern(decode(raw)), *self._span(name_node), is_call, caller, receiver))
         return tuple(out)
@@ -632,10 +673,14 @@ def _interpret_import(
     if language == "rust":
         if statement_type == "mod_item":
             return [("self::" + module_text.strip(), (), 0, ())]
-        return [(path, (leaf,), 0, ((alias, leaf),) if alias else ())
-                for path, leaf, alias in _expand_rust_use(_normalise_rust_use(module_text))]
-    return [(module, imported, level, aliases)
-            for module, imported, level in _interpret_plain_import(language, module_text, names, relative)]
+        return [
+            (path, (leaf,), 0, ((alias, leaf),) if alias else ())
+            for path, leaf, alias in _expand_rust_use(_normalise_rust_use(module_text))
+        ]
+    return [
+        (module, imported, level, aliases)
+        for module, imported, level in _interpret_plain_import(language, module_text, names, relative)
+    ]
 
 
 def _interpret_plain_import(

@@ -2,9 +2,12 @@
 standard library, dependencies, builtins) collapsed into one line per function unless asked for. `trace`: the call
 paths that reach a symbol from the workspace's entry points, shortest first (breadth-first over its callers).
 
-Entry points the index recognises: `main` functions, module-level code (a script's `__main__` block, a test
-file's `it(...)`), test functions (`test_*`, Go's `Test*`, in test files), and the console scripts of the root's
-`pyproject.toml`. Route and command handlers are recognised only by those rules (the index keeps no decorators)."""
+Entry points the index recognises, each path labelled with its kind: `main` functions (main), a script's
+`__main__` block (__main__), other module-level code such as a test file's `it(...)` (module), the console
+scripts of the root's `pyproject.toml` (console script NAME) and the `bin` files of its `package.json` (bin NAME),
+test functions (`test_*`, Go's `Test*`, in test files) and pytest fixtures (test), and handlers registered by a
+decorator or call (`entry_marks`): routes (`@app.route`, `@router.get`, `app.get("/x", handler)`), commands
+(`@click.command`, `@app.command`, `@cli.group`) and tasks (`@app.task`, `@shared_task`)."""
 
 from __future__ import annotations
 
@@ -26,6 +29,7 @@ from lsp_hub.index.navigation.common import (
     one_symbol,
     take_snapshot,
 )
+from lsp_hub.index.navigation.entry_marks import EntryMarks, bin_entries
 from lsp_hub.index.workspace import Snapshot, WorkspaceIndex
 
 DEFAULT_CALL_TREE_DEPTH = 3
@@ -165,7 +169,7 @@ class Hop:
 
 @dataclass(slots=True)
 class TracePath:
-    entry_kind: str  # "test", "main", "script", "module", "console script <name>"
+    entry_kind: str  # "main", "__main__", "module", "console script <name>", "bin <name>", "test", "route", ...
     hops: list[Hop]  # from the entry point to the symbol
 
     def to_json(self) -> dict[str, Any]:
@@ -214,7 +218,7 @@ def console_scripts(index: WorkspaceIndex) -> dict[tuple[str, str], str]:
     return found
 
 
-def _entry_kind(ref: SymbolRef, scripts: dict[tuple[str, str], str]) -> str | None:
+def _entry_kind(ref: SymbolRef, scripts: dict[tuple[str, str], str], marks: EntryMarks) -> str | None:
     definition = ref.definition
     name = definition.name
     module = ref.path.rsplit(".", 1)[0].replace("/", ".").removesuffix(".__init__")
@@ -226,6 +230,9 @@ def _entry_kind(ref: SymbolRef, scripts: dict[tuple[str, str], str]) -> str | No
             or module.endswith(script_module)
         ):
             return f"console script {script}"
+    handler = marks.handler_kind(ref)
+    if handler is not None:
+        return handler
     if name == "main" and definition.kind == "function":
         return "main"
     if is_test_file(ref.path) and (name.startswith(("test", "Test")) or name in ("setUp", "beforeEach")):
@@ -246,6 +253,8 @@ def trace(
     completeness = index_completeness(index, snapshot)
     ref = one_symbol(index, snapshot, symbol)
     scripts = console_scripts(index)
+    marks = EntryMarks(snapshot)
+    bins = bin_entries(index.root)
     paths: list[TracePath] = []
     total = 0
     # Breadth-first over callers: each state is a function and the hops from it down to the symbol.
@@ -264,20 +273,23 @@ def trace(
             completeness.add(f"too many callers of {current.name} to search them all")
         for group in groups:
             if group.caller is None:
-                kind = "script" if _has_main_block(index, snapshot, group.path) else "module"
+                if group.path in bins:
+                    kind = f"bin {bins[group.path]}"
+                else:
+                    kind = "__main__" if _has_main_block(index, snapshot, group.path) else "module"
                 total += 1
                 paths.append(TracePath(kind, [Hop(f"<module {group.path}>", group.path, group.first_line), *hops]))
                 continue
             caller = group.caller
             chain = [Hop(caller.name, caller.path, caller.first_line), *hops]
-            entry = _entry_kind(caller, scripts)
+            entry = _entry_kind(caller, scripts, marks)
             if entry is not None:
                 total += 1
                 paths.append(TracePath(entry, chain))
             if caller.key not in visited and len(chain) <= depth:
                 visited.add(caller.key)
                 queue.append((caller, chain))
-    if current_is_entry := _entry_kind(ref, scripts):
+    if current_is_entry := _entry_kind(ref, scripts, marks):
         paths.insert(0, TracePath(current_is_entry, [Hop(ref.name, ref.path, ref.first_line)]))
         total += 1
     paths.sort(key=lambda path: len(path.hops))  # stable: breadth-first order among equals

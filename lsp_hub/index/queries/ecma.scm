@@ -142,3 +142,18 @@
   arguments: (arguments
     .
     (string (string_fragment) @import.module))) @import
+
+; --- registrations -------------------------------------------------------------------------------------------
+; `app.get("/users", listUsers)`, `router.post('/x', auth, create)`: a named handler registered for a path (the
+; first argument a string starting with `/`, the handler the last; `map.get("k", fallback)` is no registration).
+
+(call_expression
+  function: (member_expression
+    object: (_)
+    property: (property_identifier)) @registrar
+  arguments: (arguments
+    .
+    [(string) (template_string)] @_path
+    (identifier) @handler
+    .)
+  (#match? @_path "^.[/*]")) @registration
