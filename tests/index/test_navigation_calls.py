@@ -43,7 +43,7 @@ class Ledger:
 """
 
 SERVICE = """\
-from shop.inventory import AuditedRepo, Inventory, Repo
+from shop.inventory import AuditedRepo, Inventory, Ledger, Repo
 
 
 def restock(x: str) -> None:
@@ -68,6 +68,15 @@ class Service:
 def unknown(thing, ledger) -> None:
     thing.save()
     ledger.record()
+
+
+def annotated_outside() -> None:
+    entries: dict[str, Ledger] = {}
+    entries.record()
+
+
+def open_service() -> None:
+    Service().commit()
 """
 
 
@@ -120,3 +129,23 @@ def test_call_tree_shows_candidates_of_unresolved_calls(shop: WorkspaceIndex) ->
         "Inventory": "shop/inventory.py:6",
         "inventory.add": "shop/inventory.py:7",
     }
+
+
+def test_a_generic_annotation_of_an_outside_type_is_not_resolved_by_name(shop: WorkspaceIndex) -> None:
+    # `dict[str, Ledger]`: a dict, whatever it holds; `record` is not Ledger's however unique the name is.
+    assert calls_of(shop, "annotated_outside")["entries.record"] == {"name": "entries.record", "count": 1}
+
+
+def test_zoom_into_a_class_types_self_per_method(shop: WorkspaceIndex) -> None:
+    calls = calls_of(shop, "Service")
+    assert calls["self.repo.save"]["definition"] == "shop/inventory.py:17"
+    assert "resolved" not in calls["self.repo.save"]
+
+
+def test_call_tree_goes_through_a_constructor_not_every_method(shop: WorkspaceIndex) -> None:
+    data = api.call_tree(shop, "open_service").to_json()
+    service = next(call for call in data["calls"] if call["name"] == "Service")
+    assert [call["name"] for call in service["calls"]] == ["Repo", "AuditedRepo"]  # Service.__init__'s calls
+    assert "unresolved" not in service  # commit's calls are not made by constructing a Service
+    commit = next(call for call in data["calls"] if call["name"] == "(...).commit")
+    assert commit["definition"] == "shop/service.py:18" and commit["resolved"] == "by-name"

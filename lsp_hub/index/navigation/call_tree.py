@@ -17,7 +17,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from lsp_hub.index.navigation.calls import CallEdge, incoming_calls, outgoing_calls
+from lsp_hub.index.navigation.calls import CallEdge, constructor_of, incoming_calls, outgoing_calls
 from lsp_hub.index.navigation.common import (
     Completeness,
     NavigationError,
@@ -135,7 +135,9 @@ def call_tree(
             budget[0] -= 1
             child = CallNode(edge)
             node.children.append(child)
-            callee = edge.targets[0]
+            callee = constructor_of(snapshot, edge.targets[0])  # a class: what its construction runs
+            if callee is None:
+                continue
             if callee.key in path:
                 child.note = "recursive"
             elif callee.key in expanded:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lsp_hub.index.graph import COMMON_NAMES, SELF_RECEIVERS, chain_head, language_family, use_resolver
-from lsp_hub.index.model import COMPLEX_RECEIVER, Definition, FileIndex, Span
+from lsp_hub.index.model import COMPLEX_RECEIVER, Definition, FileIndex, Reference, Span
 from lsp_hub.index.navigation.common import SymbolRef
 from lsp_hub.index.receiver_types import OUTSIDE, TypeInference, WorkspaceClass, declared_class
 from lsp_hub.index.symbols import definitions_named, enclosing_definition
@@ -18,6 +18,7 @@ from lsp_hub.index.workspace import Snapshot
 MAX_CALLERS_SEARCHED = 2000
 
 
+_CLASS_KINDS = frozenset(("class", "interface", "type"))  # a zoom into a class: `self` in its body is the class
 BY_NAME = "by-name"  # a receiver the index cannot type, and the only workspace method of that name
 
 
@@ -54,7 +55,9 @@ class CallEdge:
         return f"{self.written}{times} -> {where}{others}{how}"
 
     def candidates_note(self) -> str:
-        return f" (unresolved: {self.candidates} candidates)" if self.candidates else ""
+        if not self.candidates:
+            return ""
+        return f" (unresolved: {self.candidates} candidate{'s' if self.candidates > 1 else ''})"
 
 
 def _inside(outer: Span, line: int, column: int) -> bool:
@@ -75,10 +78,12 @@ class _CallResolver:
         self.family = language_family(file_index.language)
         self.types = TypeInference(snapshot, ref.path, file_index)
 
-    def edge(self, name: str, receiver: str | None, count: int) -> CallEdge:
+    def edge(self, name: str, receiver: str | None, count: int, context: Definition) -> CallEdge:
+        """The edge for calls of `receiver.name`, typed as written in `context` (the function around the first
+        of them: a method of a class being zoomed into, a function nested in `ref`, or `ref` itself)."""
         shown_receiver = "(...)" if receiver == COMPLEX_RECEIVER else receiver
         written = f"{shown_receiver}.{name}" if receiver else name
-        found, how, candidates = self._resolve(name, receiver)
+        found, how, candidates = self._resolve(name, receiver, context)
         ref = self.ref
         targets = [
             SymbolRef(path, definition)
@@ -88,7 +93,9 @@ class _CallResolver:
         ]
         return CallEdge(written, count, targets, how if targets else "", 0 if targets else candidates)
 
-    def _resolve(self, name: str, receiver: str | None) -> tuple[list[tuple[str, Definition]], str, int]:
+    def _resolve(
+        self, name: str, receiver: str | None, context: Definition
+    ) -> tuple[list[tuple[str, Definition]], str, int]:
         """(definitions, how, candidates): how is BY_NAME or ""; candidates counts same-named methods when none
         is chosen."""
         path = self.ref.path
@@ -104,7 +111,7 @@ class _CallResolver:
             found = definitions_named(self.snapshot, name, files)
             owner = receiver.rsplit(".", 1)[-1]
             return [entry for entry in found if entry[1].container in (owner, None)] or found, "", 0
-        known = self._receiver_class(receiver)
+        known = self._receiver_class(receiver, context)
         if isinstance(known, WorkspaceClass):
             return known.member(name), "", 0  # empty: a method the class inherits from outside the workspace
         if known == OUTSIDE or not self.resolver.targets(path, name, receiver):
@@ -124,15 +131,15 @@ class _CallResolver:
             return methods, BY_NAME, 1
         return [], "", len(methods)
 
-    def _receiver_class(self, receiver: str) -> WorkspaceClass | str | None:
+    def _receiver_class(self, receiver: str, context: Definition) -> WorkspaceClass | str | None:
         """The receiver's class when the code shows it: `self`/`this` (the method's class), a variable or
         parameter with a visible type, a module variable with one, or the name of a class itself (`Cart.make()`)."""
-        container = self.ref.definition.container
+        container = context.name if context.kind in _CLASS_KINDS else context.container
         if receiver in SELF_RECEIVERS:
             return WorkspaceClass(self.snapshot, container) if container is not None else None
         if receiver == COMPLEX_RECEIVER:
             return None
-        inferred = self.types.receiver_class(receiver, self.ref.definition)
+        inferred = self.types.receiver_class(receiver, context)
         if inferred is not None:
             return inferred
         if "." in receiver or "::" in receiver:
@@ -150,15 +157,50 @@ def outgoing_calls(snapshot: Snapshot, ref: SymbolRef) -> list[CallEdge]:
     """The calls written inside `ref`'s body, de-duplicated, most frequent first (then in order of appearance)."""
     record = snapshot.files[ref.path]
     file_index = record.file_index()
-    span = ref.definition.span
+    definition = ref.definition
+    span = definition.span
     counts: Counter[tuple[str, str | None]] = Counter()
+    contexts: dict[tuple[str, str | None], Definition] = {}
     for reference in file_index.references:
         if reference.is_call and _inside(span, reference.span.start_line, reference.span.start_col):
-            counts[reference.name, reference.receiver] += 1
+            key = (reference.name, reference.receiver)
+            counts[key] += 1
+            if key not in contexts:
+                contexts[key] = _context(file_index, definition, reference)
     resolver = _CallResolver(snapshot, ref, file_index)
-    edges = [resolver.edge(name, receiver, count) for (name, receiver), count in counts.items()]
+    edges = [resolver.edge(*key, count, contexts[key]) for key, count in counts.items()]
     edges.sort(key=lambda edge: -edge.count)  # stable: first appearance breaks ties
     return edges
+
+
+CONSTRUCTOR_NAMES = frozenset(("__init__", "constructor"))
+
+
+def constructor_of(snapshot: Snapshot, ref: SymbolRef) -> SymbolRef | None:
+    """What calling `ref` runs: `ref` itself, or for a class its `__init__` (`constructor` in TS/JS), None for a
+    class that defines none (its calls are those of its methods, made later, not by the construction)."""
+    definition = ref.definition
+    if definition.kind != "class":
+        return ref
+    for member in snapshot.files[ref.path].outline().definitions:
+        if (
+            member.container == definition.name
+            and member.name in CONSTRUCTOR_NAMES
+            and _inside(definition.span, member.span.start_line, member.span.start_col)
+        ):
+            return SymbolRef(ref.path, member)
+    return None
+
+
+def _context(file_index: FileIndex, definition: Definition, reference: Reference) -> Definition:
+    """The function whose locals and class type a call in `definition`'s body: the method around it when
+    `definition` is a class, `definition` itself otherwise (a nested function keeps its outer method's class)."""
+    if reference.caller is None or reference.caller == definition.name:
+        return definition
+    inner = enclosing_definition(file_index, reference.span)
+    if inner is None or (inner.container is None and definition.container is not None):
+        return definition
+    return inner
 
 
 @dataclass(slots=True)

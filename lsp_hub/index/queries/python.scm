@@ -137,6 +137,7 @@
     [
       (identifier) @type
       (attribute attribute: (identifier) @type)
+      (generic_type (identifier) @type)
       (binary_operator
         left: [
           (identifier) @type
