@@ -77,6 +77,10 @@ def annotated_outside() -> None:
 
 def open_service() -> None:
     Service().commit()
+
+
+def save_audited(repo: Repo) -> None:
+    AuditedRepo.save(repo)
 """
 
 
@@ -105,6 +109,8 @@ def test_an_attribute_typed_in_init_types_calls_in_another_method(shop: Workspac
     assert calls["self.repo.save"]["definition"] == "shop/inventory.py:17"  # Repo.save, not Archive.save before it
     assert "resolved" not in calls["self.repo.save"]
     assert calls["self.audited.save"]["definition"] == "shop/inventory.py:17"  # inherited from Repo
+    # An imported class's method, defined by its base in the same file as Archive.save:
+    assert calls_of(shop, "save_audited")["AuditedRepo.save"]["definition"] == "shop/inventory.py:17"
 
 
 def test_an_untyped_receiver_resolves_only_by_a_unique_name(shop: WorkspaceIndex) -> None:

@@ -106,11 +106,15 @@ class _CallResolver:
             free = [entry for entry in found if entry[1].kind != "method" or entry[0] != path]
             return free or found, "", 0
         bound = self.resolver.bindings.get(path, {}).get(receiver)
-        if bound is not None:  # `module.func()`, `ImportedClass.method()`: where the import leads
+        if bound is not None:  # `ImportedClass.method()`, `module.func()`: where the import leads
+            if any(entry[1].kind == "class" for entry in self._visible(receiver)):
+                return WorkspaceClass(self.snapshot, receiver).member(name), "", 0
             files = self.resolver.targets(path, name, receiver)
-            found = definitions_named(self.snapshot, name, files)
-            owner = receiver.rsplit(".", 1)[-1]
-            return [entry for entry in found if entry[1].container in (owner, None)] or found, "", 0
+            return (
+                [entry for entry in definitions_named(self.snapshot, name, files) if entry[1].container is None],
+                "",
+                0,
+            )
         known = self._receiver_class(receiver, context)
         if isinstance(known, WorkspaceClass):
             return known.member(name), "", 0  # empty: a method the class inherits from outside the workspace
