@@ -155,3 +155,25 @@ def test_call_tree_goes_through_a_constructor_not_every_method(shop: WorkspaceIn
     assert "unresolved" not in service  # commit's calls are not made by constructing a Service
     commit = next(call for call in data["calls"] if call["name"] == "(...).commit")
     assert commit["definition"] == "shop/service.py:18" and commit["resolved"] == "by-name"
+
+
+def test_typescript_locals_made_by_new_or_annotated_type_their_calls(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        "src/cart.ts",
+        "export class Cart {\n  add(x: number): void {}\n}\n\nexport class Wishlist {\n  add(x: number): void {}\n}\n",
+    )
+    write(
+        tmp_path,
+        "src/shop.ts",
+        'import { Cart, Wishlist } from "./cart";\n\n'
+        "export function buy(): void {\n  const cart = new Cart();\n  cart.add(1);\n"
+        "  const later: Wishlist = make();\n  later.add(2);\n  const seen = new Map();\n"
+        "  seen.add(3);\n}\n",
+    )
+    index = WorkspaceIndex(tmp_path, use_cache=False)
+    index.build()
+    calls = calls_of(index, "buy")
+    assert calls["cart.add"]["definition"] == "src/cart.ts:2"
+    assert calls["later.add"]["definition"] == "src/cart.ts:6"
+    assert calls["seen.add"] == {"name": "seen.add", "count": 1}  # a Map: outside the workspace

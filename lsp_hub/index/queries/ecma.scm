@@ -157,3 +157,14 @@
     (identifier) @handler
     .)
   (#match? @_path "^.[/*]")) @registration
+
+; --- variable types ----------------------------------------------------------------------------------------
+; `const cart = new Cart()` (in a function or at module level): calls through the variable (`cart.add()`) use it.
+
+(variable_declarator
+  name: (identifier) @name
+  value: (new_expression
+    constructor: [
+      (identifier) @type
+      (member_expression property: (property_identifier) @type)
+    ])) @local
