@@ -27,6 +27,13 @@ from lsp_hub.index.graph import (
     use_resolver,
 )
 from lsp_hub.index.model import Definition, FileIndex, Reference, Span
+from lsp_hub.index.receiver_types import (
+    OUTSIDE,
+    TypeInference,
+    WorkspaceClass,
+    attribute_type,
+    declared_class,
+)
 from lsp_hub.index.records import FileRecord
 from lsp_hub.index.symbols import (
     definition_targets,
@@ -91,71 +98,6 @@ def resolve_targets_by_name(snapshot: Snapshot, symbol: str) -> list[tuple[str, 
 _MODULE_SCOPED = frozenset(("python", "typescript", "tsx", "javascript"))
 
 
-def _receiver_class(file_index: FileIndex, receiver: str) -> str | None:
-    """The class of `receiver` when a definition in the file says it (`x = Cart()`, `x: Cart`, `new Cart(`,
-    `Cart x = ...`): a field or module variable with a visible type."""
-    for definition in file_index.definitions:
-        if definition.name != receiver or definition.kind not in ("variable", "constant"):
-            continue
-        signature = definition.signature
-        shown = _signature_type(signature)
-        if shown is not None:
-            return shown
-        typed = re.search(rf"\b([A-Z]\w*)(?:<[^>]*>)?\s+{re.escape(receiver)}\b", signature)
-        if typed:
-            return typed.group(1)
-    return None
-
-
-def attribute_type(file_index: FileIndex, owner: str, attribute: str) -> str | None:
-    """The class of `owner`'s attribute when the file shows it: typed in a method (`self.x = X()`, `this.x = new
-    X()`), or a class-body field with a visible type (`x: X`, `x = X()`)."""
-    for field_owner, field_name, type_name in file_index.field_types:
-        if field_owner == owner and field_name == attribute:
-            from_parameter = _FROM_PARAMETER.match(type_name)
-            if from_parameter is None:
-                return type_name
-            method, parameter = from_parameter.groups()  # `self.host = host` in `def __init__(self, host: Host)`
-            for definition in file_index.definitions:
-                if definition.name == method and definition.container == owner:
-                    return _annotation(definition.signature, parameter)
-            return None
-    for definition in file_index.definitions:
-        if definition.container == owner and definition.name == attribute and definition.kind in ("variable",
-                                                                                                  "constant"):
-            shown = _signature_type(definition.signature)
-            if shown is not None:
-                return shown
-    return None
-
-
-_FROM_PARAMETER = re.compile(r"(\w+)\((\w+)\)\Z")
-
-
-def _annotation(signature: str, parameter: str) -> str | None:
-    """The class a function's signature annotates a parameter with (`Optional[X]`, `"X"`, `a.X` give X)."""
-    annotated = re.search(rf"[(,]\s*\*{{0,2}}{re.escape(parameter)}\s*:\s*['\"]?(?:Optional\[)?([A-Za-z_][\w.]*)",
-                          signature)
-    return _last_segment(annotated.group(1)) if annotated else None
-
-
-def _signature_type(signature: str) -> str | None:
-    """The class a variable's signature gives it: `new Cart(`, `= Cart(`, `: Cart`, `&Cart{`."""
-    for pattern in _TYPE_PATTERNS:
-        match = pattern.search(signature)
-        if match:
-            return match.group(1)
-    return None
-
-
-_TYPE_PATTERNS = (
-    re.compile(r"\bnew\s+([A-Z]\w*)"),
-    re.compile(r"=\s*([A-Z]\w*)\s*[({]"),
-    re.compile(r":\s*([A-Z]\w*)"),
-    re.compile(r"&([A-Z]\w*)\{"),
-)
-
-
 class _CallJudge:
     """Whether a call site may call a target. What does not depend on the target is worked out once per query: a
     query for a common name (`get`: 64 definitions, 1,300 call sites in the standard library) asks the same
@@ -172,8 +114,16 @@ class _CallJudge:
         self._inferred: dict[tuple[str, str, int], WorkspaceClass | str | None] = {}
         self._squashed: dict[str, str] = {}
 
-    def counts(self, source: str, file_index: FileIndex, used_name: str, receiver: str | None,
-               caller: Definition | None, target: _Target, definition_count: int) -> bool:
+    def counts(
+        self,
+        source: str,
+        file_index: FileIndex,
+        used_name: str,
+        receiver: str | None,
+        caller: Definition | None,
+        target: _Target,
+        definition_count: int,
+    ) -> bool:
         """Whether a call of `used_name` in `source` (with `receiver`) may be a call of this target (`used_name` is
         the target's name, or a local alias of it)."""
         definition = target.definition
@@ -188,13 +138,17 @@ class _CallJudge:
             # A plain `name()` reaches a method only from inside its class, which these languages do not allow.
             return not (is_member and file_index.language in _MODULE_SCOPED)
         if receiver in SELF_RECEIVERS:
-            return caller is None or caller.container is None or definition.container is None \
+            return (
+                caller is None
+                or caller.container is None
+                or definition.container is None
                 or caller.container == definition.container
+            )
         if self.resolver.bindings.get(source, {}).get(receiver) is not None:
             return True  # `module.name` or `ImportedClass.name`: the resolver already checked where it leads
         head = chain_head(receiver)
         if head in SELF_RECEIVERS and caller is not None and caller.container is not None:
-            known_type = self._attribute_type(source, file_index, caller.container, receiver[len(head) + 1:])
+            known_type = self._attribute_type(source, file_index, caller.container, receiver[len(head) + 1 :])
             if known_type is not None:
                 # `self.store.write()` with `self.store = IndexStore()` (or a subclass of the method's class)
                 return definition.container is not None and self._class_inherits(known_type, definition.container)
@@ -236,144 +190,16 @@ class _CallJudge:
     def _receiver_class(self, source: str, file_index: FileIndex, receiver: str) -> str | None:
         key = (source, receiver)
         if key not in self._receiver_classes:
-            self._receiver_classes[key] = _receiver_class(file_index, receiver)
+            self._receiver_classes[key] = declared_class(file_index, receiver)
         return self._receiver_classes[key]
 
-    def _inferred_class(self, source: str, file_index: FileIndex, receiver: str,
-                        caller: Definition | None) -> WorkspaceClass | str | None:
+    def _inferred_class(
+        self, source: str, file_index: FileIndex, receiver: str, caller: Definition | None
+    ) -> WorkspaceClass | str | None:
         key = (source, receiver, id(caller))
         if key not in self._inferred:
             self._inferred[key] = TypeInference(self.snapshot, source, file_index).receiver_class(receiver, caller)
         return self._inferred[key]
-
-
-_RETURN_TYPE = re.compile(r"->\s*(?:Optional\[)?['\"]?([A-Za-z_][\w.]*)")
-_CLASS_BASES = re.compile(r"^class\s+\w+\s*(?:\[[^\]]*\])?\(([^)]*)\)")
-MAX_INHERITANCE_DEPTH = 6
-
-
-@dataclass(frozen=True, slots=True)
-class WorkspaceClass:
-    """A class the workspace defines, by name, as a receiver's type turned out to be."""
-
-    snapshot: Snapshot
-    name: str
-
-    def inherits(self, container: str) -> bool:
-        """Whether a method of `container` can be called on this class: it is that class or (by the bases its
-        definitions name, followed by name) inherits from it."""
-        seen: set[str] = set()
-        frontier = [self.name]
-        for _level in range(MAX_INHERITANCE_DEPTH):
-            if container in frontier:
-                return True
-            bases: list[str] = []
-            for name in frontier:
-                if name in seen:
-                    continue
-                seen.add(name)
-                for _path, definition in definitions_named(self.snapshot, name):
-                    match = _CLASS_BASES.match(definition.signature) if definition.kind == "class" else None
-                    if match:
-                        bases.extend(_last_segment(base) for base in match.group(1).split(",")
-                                     if base.strip() and "=" not in base)
-            if not bases:
-                return False
-            frontier = bases
-        return container in frontier
-
-
-def _last_segment(text: str) -> str:
-    return text.split("[", 1)[0].strip().rsplit(".", 1)[-1]
-
-
-# A receiver whose type the code shows to come from outside the workspace.
-OUTSIDE = "outside"
-# Names in annotations that wrap or stand for other types: what they give is not known from the name alone.
-_TYPING_WRAPPERS = frozenset(("Union", "Optional", "Annotated", "Final", "ClassVar", "Type", "type", "Any", "Self",
-                              "TypeAlias", "Callable", "Awaitable", "Coroutine"))
-
-
-class TypeInference:
-    """The class of a Python receiver when the code shows it, beyond what its own file's module variables say:
-    a variable of the calling function typed or made by a call (`s: Shop = ...`, `s = Shop()`, `s = make()` with
-    `def make() -> Shop`), a parameter of the calling function (`def f(s: Shop)`), a module variable made by a call,
-    and one attribute further (`a.shop` with `class A: shop: Shop`). Only classes the workspace defines count: a
-    type the workspace does not define at all (an annotation naming no workspace definition, a variable made by
-    calling into an outside import) answers OUTSIDE; anything else unknown answers None, and the caller falls back
-    to the name rules."""
-
-    def __init__(self, snapshot: Snapshot, source: str, file_index: FileIndex) -> None:
-        self.snapshot = snapshot
-        self.source = source
-        self.file_index = file_index
-
-    def receiver_class(self, receiver: str, caller: Definition | None) -> WorkspaceClass | str | None:
-        head, _, rest = receiver.partition(".")
-        type_name = self._variable_type(head, caller)
-        for attribute in rest.split(".") if rest else ():
-            if type_name is None or type_name == OUTSIDE:
-                break
-            type_name = self._attribute_type(type_name, attribute)
-        if type_name is None or type_name == OUTSIDE:
-            return type_name
-        if self._is_class(type_name):
-            return WorkspaceClass(self.snapshot, type_name)
-        if type_name in _TYPING_WRAPPERS or definitions_named(self.snapshot, type_name):
-            return None  # `Union[...]`, a type alias or a TypeVar of the workspace: not for a name to decide
-        return OUTSIDE
-
-    def _variable_type(self, variable: str, caller: Definition | None) -> str | None:
-        if variable in SELF_RECEIVERS:
-            return caller.container if caller is not None else None  # `self.shop`: an attribute of the class
-        owner = caller.name if caller is not None else ""
-        shown = {typed for function, name, typed in self.file_index.local_types
-                 if function == owner and name == variable}
-        if not shown and caller is not None:
-            annotated = _annotation(caller.signature, variable)
-            if annotated:
-                shown = {annotated}
-            else:  # a module variable, used inside a function
-                shown = {typed for function, name, typed in self.file_index.local_types
-                         if function == "" and name == variable}
-        if len(shown) != 1:
-            return None  # untyped, or given several types: not for us to guess
-        [typed] = shown
-        return self._returned_class(typed[:-2]) if typed.endswith("()") else typed
-
-    def _returned_class(self, callee: str) -> str | None:
-        """What calling `callee` gives: the class itself, or the return annotation of the function(s) so named
-        (all that the workspace defines must agree); OUTSIDE for a function of an outside import
-        (`asyncio.ensure_future`, `getLogger` after `from logging import getLogger`)."""
-        head = callee.split(".", 1)[0]
-        if use_resolver(self.snapshot).bindings.get(self.source, {}).get(head) == ():
-            return OUTSIDE
-        callee = callee.rsplit(".", 1)[-1]
-        found = definitions_named(self.snapshot, callee)
-        if any(definition.kind == "class" for _path, definition in found):
-            return callee
-        returned = set()
-        for _path, definition in found:
-            if definition.kind in ("function", "method"):
-                match = _RETURN_TYPE.search(definition.signature)
-                type_name = _last_segment(match.group(1)) if match else None
-                if type_name == "Self" and definition.container is not None:
-                    type_name = definition.container
-                returned.add(type_name)
-        if len(returned) != 1:
-            return None
-        return returned.pop()
-
-    def _attribute_type(self, class_name: str, attribute: str) -> str | None:
-        for path, definition in definitions_named(self.snapshot, class_name):
-            if definition.kind == "class":
-                typed = attribute_type(self.snapshot.files[path].outline(), class_name, attribute)
-                if typed is not None:
-                    return typed
-        return None
-
-    def _is_class(self, name: str) -> bool:
-        return any(definition.kind == "class" for _path, definition in definitions_named(self.snapshot, name))
 
 
 class _CallSites:
@@ -415,7 +241,8 @@ def find_callers(
         if (name, family) not in definition_counts:
             # Unique within the languages that can call it: a TypeScript `save` does not make a Python one ambiguous.
             definition_counts[name, family] = sum(
-                1 for path, _definition in definitions_named(snapshot, name)
+                1
+                for path, _definition in definitions_named(snapshot, name)
                 if language_family(snapshot.files[path].language) == family
             )
         # Files that use the name, and files that import it under another name (`from m import name as other`).
@@ -429,8 +256,9 @@ def find_callers(
             for reference, caller in calls.of(record, file_index, used_name):
                 if used_name != name and reference.receiver is not None:
                     continue  # `x.other()` is not the alias
-                if not judge.counts(source, file_index, used_name, reference.receiver, caller, target,
-                                    definition_counts[name, family]):
+                if not judge.counts(
+                    source, file_index, used_name, reference.receiver, caller, target, definition_counts[name, family]
+                ):
                     continue
                 site = (source, reference.span.start_line, reference.span.start_col)
                 if site in seen_sites:
@@ -440,11 +268,13 @@ def find_callers(
                     queue.clear()
                     break
                 seen_sites.add(site)
-                result_callers.append({
-                    "location": location(snapshot, source, reference.span),
-                    "caller": qualified_name(caller) if caller is not None else None,
-                    "depth": level,
-                })
+                result_callers.append(
+                    {
+                        "location": location(snapshot, source, reference.span),
+                        "caller": qualified_name(caller) if caller is not None else None,
+                        "depth": level,
+                    }
+                )
                 if caller is not None and level < depth:
                     next_target = _Target(source, caller)
                     if next_target.key not in seen_targets:
@@ -520,8 +350,9 @@ def merge_callers(
             unmatched.remove(match)
             confirmed.append({**caller, "origin": ORIGIN_BOTH})
     for site in unmatched:
-        confirmed.append({"location": site["location"], "caller": site.get("caller"), "depth": 1,
-                          "origin": ORIGIN_SERVER})
+        confirmed.append(
+            {"location": site["location"], "caller": site.get("caller"), "depth": 1, "origin": ORIGIN_SERVER}
+        )
     confirmed.sort(key=lambda caller: _range_key(caller["location"]))
     return confirmed + index_only + deeper
 
@@ -536,8 +367,9 @@ def name_server_callers(snapshot: Snapshot, sites: list[dict[str, Any]]) -> list
         record = snapshot.files.get(path) if path is not None else None
         if record is not None:
             start = site["location"]["range"]["start"]
-            enclosing = enclosing_definition(record.outline(),
-                                             Span(start["line"], start["character"], start["line"], start["character"]))
+            enclosing = enclosing_definition(
+                record.outline(), Span(start["line"], start["character"], start["line"], start["character"])
+            )
             caller = qualified_name(enclosing) if enclosing is not None else None
         named.append({"location": site["location"], "caller": caller})
     return named
@@ -546,7 +378,7 @@ def name_server_callers(snapshot: Snapshot, sites: list[dict[str, Any]]) -> list
 def _snapshot_path(snapshot: Snapshot, uri: str) -> str | None:
     """The workspace-relative path of a `file://` URI inside the snapshot's root, else None."""
     root_uri = file_uri(snapshot.root, "").rstrip("/") + "/"
-    return unquote(uri[len(root_uri):]) if uri.startswith(root_uri) else None
+    return unquote(uri[len(root_uri) :]) if uri.startswith(root_uri) else None
 
 
 def callers_beyond_server_sites(
@@ -566,8 +398,9 @@ def callers_beyond_server_sites(
         if record is None or path is None:
             continue
         start = caller["location"]["range"]["start"]
-        enclosing = enclosing_definition(record.outline(),
-                                         Span(start["line"], start["character"], start["line"], start["character"]))
+        enclosing = enclosing_definition(
+            record.outline(), Span(start["line"], start["character"], start["line"], start["character"])
+        )
         if enclosing is None:
             continue
         walked = find_callers(snapshot, [(path, enclosing)], depth - 1, max_callers)

@@ -34,20 +34,14 @@ Capture conventions of the `.scm` files (one match = one symbol):
   `s = shop.make()`); the
   function is the innermost function around it ("" at module level; class bodies are left to their definitions).
   Calls through the variable (`s.pay()`) use it, with the callee's class or return annotation (`callers.py`).
+- `@decorator` a decorator as written, without its arguments (`app.route` of `@app.route("/")`), with `@decorated` the
+  definition it decorates: one match per decorator. Kept per definition start line; `trace` reads route, command
+  and test handlers from them.
+- `@registration` a call registering a named handler for a path (`app.get("/x", handler)`), with `@registrar` the called
+  function as written (`app.get`) and `@handler` the handler's name.
 - Captures whose name starts with `_` only feed predicates and are ignored.
 
-Module text per language (`Import.module`):
-- Python: dotted module without the leading dots, which go into `level` (`from ..a.b import c` -> "a.b", level 2,
-  names ("c",); `from . import x` -> "", level 1, names ("x",)); `import a.b as z` -> "a.b". Wildcard name "*".
-- TypeScript/JavaScript: the string as written ("./x", "react"), from `import ... from`, `export ... from`,
-  `require("...")` and `import("...")`. Names are the imported names as the module exports them (`a` for
-  `{a as b}`), the local name for a default import, "*" for a namespace import.
-- Go: the import path. Java: the full name (`a.b.C`), names ("C",); `a.b.*` -> "a.b", names ("*",).
-- Rust: one Import per leaf of a use tree, full path (`use crate::a::{b, c}` -> "crate::a::b" and "crate::a::c",
-  names the leaf, `self` leaves give the parent path, globs give names ("*",)); `mod x;` -> "self::x".
-- C/C++: the include target WITH its delimiters: `"util.h"` (a quoted include, resolvable in the workspace) or
-  `<stdio.h>` (a system include).
-- C#: the namespace or type of a using directive. Ruby: `require 'x'` -> "x"; `require_relative 'x'` -> "./x".
+Import statements become `Import`s as each language writes them: `import_forms.py`.
 """
 
 from __future__ import annotations
@@ -62,6 +56,7 @@ from typing import Any
 
 import tree_sitter
 
+from lsp_hub.index.import_forms import interpret_import, squeeze
 from lsp_hub.index.languages import SUPPORTED_LANGUAGES, get_language, get_parser
 from lsp_hub.index.model import COMPLEX_RECEIVER, FileIndex
 from lsp_hub.index.records import Packed, unpack_file_index
@@ -87,9 +82,7 @@ _SIMPLE_RECEIVER = re.compile(r"[A-Za-z_$@][\w$]*\Z")
 # `a.b` and `a::b`: a chain of names, kept as written (modules, namespaces, `self.field`).
 _RECEIVER_CHAIN = re.compile(r"[A-Za-z_$@][\w$]*(?:(?:\.|::)[A-Za-z_$@][\w$]*)+\Z")
 _CONSTANT_NAME = re.compile(r"[A-Z][A-Z0-9_]*\Z")
-_SPACE_RUN = re.compile(r"\s+")
 _HAS_SPACE = re.compile(r"\s").search
-_RUST_PUNCTUATION_SPACE = re.compile(r"\s*([{},:])\s*")
 
 
 def query_source(language: str) -> str:
@@ -131,7 +124,7 @@ _FoundImport = tuple[tree_sitter.Node, list[str], bool, list[tuple[str, str]]]
 _EVENT_SCOPE, _EVENT_DEFINITION = range(2)
 
 # Roles of a query pattern, worked out from the capture names of its first match and cached per pattern.
-_DEFINITION, _SCOPE, _REFERENCE, _IMPORT, _FIELD, _LOCAL, _IGNORED = range(7)
+_DEFINITION, _SCOPE, _REFERENCE, _IMPORT, _FIELD, _LOCAL, _DECORATOR, _REGISTRATION, _IGNORED = range(9)
 _RECEIVER_MAX_BYTES = 80
 
 
@@ -151,6 +144,10 @@ def _pattern_role(capture_names: Iterable[str]) -> tuple[int, str, str]:
             return _FIELD, capture, ""
         if capture == "local":
             return _LOCAL, capture, ""
+        if capture == "decorated":
+            return _DECORATOR, capture, ""
+        if capture == "registration":
+            return _REGISTRATION, capture, ""
     return _IGNORED, "", ""
 
 
@@ -181,12 +178,11 @@ def extract_packed(source: bytes, language: str) -> Packed:
         raise ValueError(f"unsupported language: {language!r}")
     line_count = count_lines(source)
     if not source:
-        return (language, 0, line_count, (), (), (), (), ())
+        return (language, 0, line_count, (), (), (), (), (), (), ())
     tree = get_parser(language).parse(source)
     root = tree.root_node
     syntax_errors = count_syntax_errors(root) if root.has_error else 0
-    definitions, references, imports, field_types, local_types = _Extractor(source, language).run(root)
-    return (language, syntax_errors, line_count, definitions, references, imports, field_types, local_types)
+    return (language, syntax_errors, line_count, *_Extractor(source, language).run(root))
 
 
 def count_syntax_errors(root: tree_sitter.Node) -> int:
@@ -223,10 +219,8 @@ class _Extractor:
         # ASCII sources (nearly all): one decode, then names are str slices at byte offsets.
         self.ascii_text: str | None = source.decode("ascii") if self.positions.ascii else None
 
-    def run(
-        self, root: tree_sitter.Node
-    ) -> tuple[tuple[Any, ...], tuple[Any, ...], tuple[Any, ...], tuple[tuple[str, str, str], ...],
-               tuple[tuple[str, str, str], ...]]:
+    def run(self, root: tree_sitter.Node) -> tuple[tuple[Any, ...], ...]:
+        """(definitions, references, imports, field types, local types, decorators, registrations), packed."""
         query = get_query(self.language)
         roles: dict[int, tuple[int, str, str]] = {}
         # Keyed by the name node's start byte: several patterns may match the same name.
@@ -238,6 +232,8 @@ class _Extractor:
         fields: list[tuple[int, tree_sitter.Node, tree_sitter.Node, bool]] = []
         # (start byte, variable, type or callee, made by a call)
         locals_found: list[tuple[int, tree_sitter.Node, tree_sitter.Node, bool]] = []
+        decorators: dict[tuple[int, str], None] = {}  # (decorated definition's line, decorator), in order
+        registrations: dict[tuple[str, str], None] = {}  # (handler, registrar)
 
         for pattern_index, captures in tree_sitter.QueryCursor(query).matches(root):
             role_info = roles.get(pattern_index)
@@ -271,8 +267,17 @@ class _Extractor:
                 names = captures.get("name")
                 types = captures.get("type")
                 if names and types:
-                    locals_found.append((captures["local"][0].start_byte, names[0], types[0],
-                                         "made_by_call" in captures))
+                    locals_found.append(
+                        (captures["local"][0].start_byte, names[0], types[0], "made_by_call" in captures)
+                    )
+            elif role == _DECORATOR:
+                written = captures.get("decorator")
+                if written:
+                    decorators[captures["decorated"][0].start_point[0], squeeze(self._text(written[0]))] = None
+            elif role == _REGISTRATION:
+                registrars, handlers = captures.get("registrar"), captures.get("handler")
+                if registrars and handlers:
+                    registrations[self._text(handlers[0]), squeeze(self._text(registrars[0]))] = None
             elif role == _IGNORED:
                 continue
             else:
@@ -289,18 +294,30 @@ class _Extractor:
                     ):
                         containers = captures.get("container")
                         definitions[name_node.start_byte] = (
-                            role_nodes[0], name_node, kind, containers[0] if containers else None
+                            role_nodes[0],
+                            name_node,
+                            kind,
+                            containers[0] if containers else None,
                         )
                 else:
                     scopes.append((role_nodes[0], name_node, kind))
 
         packed_definitions, functions, classes = self._build_definitions(definitions, scopes)
         packed_references = self._build_references(references, definitions, functions)
-        return (packed_definitions, packed_references, self._build_imports(imports),
-                self._field_types(fields, classes, functions), self._local_types(locals_found, functions, classes))
+        return (
+            packed_definitions,
+            packed_references,
+            self._build_imports(imports),
+            self._field_types(fields, classes, functions),
+            self._local_types(locals_found, functions, classes),
+            tuple(decorators),
+            tuple(registrations),
+        )
 
     def _local_types(
-        self, found: list[tuple[int, tree_sitter.Node, tree_sitter.Node, bool]], functions: _FunctionRegions,
+        self,
+        found: list[tuple[int, tree_sitter.Node, tree_sitter.Node, bool]],
+        functions: _FunctionRegions,
         classes: _FunctionRegions,
     ) -> tuple[tuple[str, str, str], ...]:
         """(function or "", variable, type or "callee()") per typed variable, in document order; class-body
@@ -315,13 +332,15 @@ class _Extractor:
                 continue
             if made_by_call:  # the callee as written (`make`, `asyncio.ensure_future`): where it comes from matters
                 callee = text(type_node)
-                out.append((owner, text(name_node), (_squeeze(callee) if _HAS_SPACE(callee) else callee) + "()"))
+                out.append((owner, text(name_node), (squeeze(callee) if _HAS_SPACE(callee) else callee) + "()"))
             else:
                 out.append((owner, text(name_node), _last_name_segment(text(type_node))))
         return tuple(out)
 
     def _field_types(
-        self, fields: list[tuple[int, tree_sitter.Node, tree_sitter.Node, bool]], classes: _FunctionRegions,
+        self,
+        fields: list[tuple[int, tree_sitter.Node, tree_sitter.Node, bool]],
+        classes: _FunctionRegions,
         functions: _FunctionRegions,
     ) -> tuple[tuple[str, str, str], ...]:
         """(class, attribute, type) for each attribute typed inside a class; the first typing of an attribute wins
@@ -459,7 +478,7 @@ class _Extractor:
                     if simple_receiver(text) is not None:
                         receiver = intern(text)
                     else:
-                        chain = _squeeze(text) if _HAS_SPACE(text) else text
+                        chain = squeeze(text) if _HAS_SPACE(text) else text
                         if receiver_chain(chain) is not None:
                             receiver = intern(chain)
             if ascii_text is not None:
@@ -479,8 +498,18 @@ class _Extractor:
                         prefix = source[start_byte - start_column : start_byte]
                         if not prefix.isascii():
                             start_column = utf16_length(decode(prefix))
-                    append((intern(raw.decode("ascii")), start_row, start_column, start_row,
-                            start_column + len(raw), is_call, caller, receiver))
+                    append(
+                        (
+                            intern(raw.decode("ascii")),
+                            start_row,
+                            start_column,
+                            start_row,
+                            start_column + len(raw),
+                            is_call,
+                            caller,
+                            receiver,
+                        )
+                    )
                 else:
                     append((intern(decode(raw)), *self._span(name_node), is_call, caller, receiver))
         return tuple(out)
@@ -557,7 +586,7 @@ class _Extractor:
         if alias_nodes:
             # `from m import a as b`, `import { a as b }`: b means m's a; `import m as z`, `import * as z`: the module.
             imported = match_names[0] if match_names else "*"
-            imported = "*" if imported.startswith("*") else _squeeze(imported)
+            imported = "*" if imported.startswith("*") else squeeze(imported)
             alias = (self._text(alias_nodes[0]), imported)
             if alias not in entry[3]:
                 entry[3].append(alias)
@@ -566,7 +595,7 @@ class _Extractor:
         out: list[tuple[Any, ...]] = []
         for key, (statement, names, relative, aliases) in imports.items():
             span = self._span(statement)
-            for module, imported_names, level, bound_aliases in _interpret_import(
+            for module, imported_names, level, bound_aliases in interpret_import(
                 self.language, statement.type, key[1], names, relative, tuple(aliases)
             ):
                 out.append((module, imported_names, level, span, bound_aliases))
@@ -609,117 +638,3 @@ def _last_name_segment(text: str) -> str:
     for separator in ("::", "."):
         text = text.rsplit(separator, 1)[-1]
     return text.strip().lstrip("*&").strip()
-
-
-def _squeeze(text: str) -> str:
-    return _SPACE_RUN.sub("", text)
-
-
-def _unquote(text: str) -> str:
-    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"`":
-        return text[1:-1]
-    return text
-
-
-_Aliases = tuple[tuple[str, str], ...]
-
-
-def _interpret_import(
-    language: str, statement_type: str, module_text: str, names: list[str], relative: bool, aliases: _Aliases
-) -> list[tuple[str, tuple[str, ...], int, _Aliases]]:
-    """(module, names, level, aliases) for one import statement/module pair, normalised per language. Rust aliases
-    come from the use tree's text; the other languages' from the query's `@import.alias` captures (`aliases`)."""
-    if language == "rust":
-        if statement_type == "mod_item":
-            return [("self::" + module_text.strip(), (), 0, ())]
-        return [(path, (leaf,), 0, ((alias, leaf),) if alias else ())
-                for path, leaf, alias in _expand_rust_use(_normalise_rust_use(module_text))]
-    return [(module, imported, level, aliases)
-            for module, imported, level in _interpret_plain_import(language, module_text, names, relative)]
-
-
-def _interpret_plain_import(
-    language: str, module_text: str, names: list[str], relative: bool
-) -> list[tuple[str, tuple[str, ...], int]]:
-    if language == "python":
-        module = _squeeze(module_text)
-        stripped = module.lstrip(".")
-        level = len(module) - len(stripped)
-        clean_names = tuple(_squeeze(name) if name != "*" else name for name in names)
-        return [(stripped, clean_names, level)]
-    if language in ("typescript", "tsx", "javascript"):
-        ecma_names = tuple("*" if name.startswith("*") else _unquote(name) for name in names)
-        return [(_unquote(module_text.strip()), ecma_names, 0)]
-    if language == "go":
-        return [(_unquote(module_text.strip()), (), 0)]
-    if language == "java":
-        module = _squeeze(module_text)
-        if "*" in names:
-            return [(module, ("*",), 0)]
-        return [(module, (module.rsplit(".", 1)[-1],), 0)]
-    if language in ("c", "cpp"):
-        return [(module_text.strip(), (), 0)]
-    if language == "csharp":
-        return [(_squeeze(module_text), (), 0)]
-    if language == "ruby":
-        module = module_text
-        if relative and not module.startswith((".", "/")):
-            module = "./" + module
-        return [(module, (), 0)]
-    return [(module_text.strip(), tuple(names), 0)]
-
-
-def _normalise_rust_use(text: str) -> str:
-    """Drop whitespace around `::`, braces and commas, keep single spaces elsewhere (`a as b`)."""
-    return _SPACE_RUN.sub(" ", _RUST_PUNCTUATION_SPACE.sub(r"\1", text)).strip()
-
-
-def _expand_rust_use(tree: str) -> list[tuple[str, str, str]]:
-    """Leaves of a Rust use tree as (full path, leaf name, alias or ""): `a::{b, c::{d, self}}` -> a::b, a::c::d,
-    a::c.
-
-    `x as y` keeps the path of x, with alias y; a glob gives (parent path, "*", "")."""
-    results: list[tuple[str, str, str]] = []
-
-    def split_top_level(text: str) -> list[str]:
-        parts: list[str] = []
-        current: list[str] = []
-        depth = 0
-        for char in text:
-            if char == "{":
-                depth += 1
-            elif char == "}":
-                depth -= 1
-            if char == "," and depth == 0:
-                parts.append("".join(current))
-                current = []
-            else:
-                current.append(char)
-        parts.append("".join(current))
-        return [part for part in parts if part]
-
-    def join(prefix: str, path: str) -> str:
-        return f"{prefix}::{path}" if prefix and path else prefix or path
-
-    def walk(prefix: str, text: str, depth: int) -> None:
-        if depth > 20:
-            return
-        brace = text.find("{")
-        if brace >= 0 and text.endswith("}"):
-            head = text[:brace].removesuffix("::")
-            for part in split_top_level(text[brace + 1 : -1]):
-                walk(join(prefix, head), part, depth + 1)
-            return
-        path, _, alias = (part.strip() for part in text.partition(" as "))
-        if alias == "_":
-            alias = ""  # `use Trait as _` binds no name
-        if path == "self":
-            results.append((prefix, prefix.rsplit("::", 1)[-1], alias))
-        elif path == "*" or path.endswith("::*"):
-            results.append((join(prefix, path.removesuffix("*").removesuffix("::")), "*", ""))
-        else:
-            full = join(prefix, path)
-            results.append((full, full.rsplit("::", 1)[-1], alias))
-
-    walk("", tree, 0)
-    return results

@@ -92,3 +92,9 @@ class FileIndex:
     # (function or "" at module level, variable, type) for variables whose type the code shows: `s: Shop = ...`
     # gives "Shop", `s = make()` gives "make()" (its class, or make's return annotation, is found at query time).
     local_types: list[tuple[str, str, str]] = field(default_factory=list)
+    # (0-based line of a decorated definition's start, decorator as written without arguments): `@app.route("/")`
+    # above `def index():` gives (its line, "app.route"). What marks route, command and test handlers.
+    decorators: list[tuple[int, str]] = field(default_factory=list)
+    # (handler name, registering call as written) for a named function registered by a call whose first argument is
+    # a string: `app.get("/x", handler)` gives ("handler", "app.get") (TS/JS route handlers).
+    registrations: list[tuple[str, str]] = field(default_factory=list)

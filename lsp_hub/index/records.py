@@ -6,7 +6,8 @@ index keeps each file's results as "packed" tuples, which the graph and search c
 `FileIndex` objects of a file only when a query needs positions from it (`FileRecord.file_index`).
 
 Packed layout (PACKED_FORMAT; bump it when changing anything here, it is part of the cache schema version):
-    (language, syntax_error_count, line_count, definitions, references, imports, field_types, local_types)
+    (language, syntax_error_count, line_count, definitions, references, imports, field_types, local_types,
+     decorators, registrations)
     definition: (name, kind, start_line, start_col, end_line, end_col,
                  name_start_line, name_start_col, name_end_line, name_end_col, signature, container)
     reference:  (name, start_line, start_col, end_line, end_col, is_call, caller, receiver)
@@ -14,6 +15,8 @@ Packed layout (PACKED_FORMAT; bump it when changing anything here, it is part of
     field type: (class, attribute, type name)
     local type: (function or "" at module level, variable, type name, or the callee as written + "()" when the variable
                  is made by a call: its class, or the called function's return annotation, decided at query time)
+    decorator:  (0-based start line of the decorated definition, decorator as written without its arguments)
+    registration: (handler name, registering call as written: `app.get`)
 """
 
 from __future__ import annotations
@@ -31,13 +34,25 @@ from lsp_hub.index.model import Definition, FileIndex, Import, Reference, Span
 
 log = logging.getLogger(__name__)
 
-PACKED_FORMAT = 4
+PACKED_FORMAT = 5
 MARSHAL_VERSION = 4
 
 Packed = tuple[Any, ...]
 
 # Field positions in packed tuples, for readers that avoid building objects.
-P_LANGUAGE, P_SYNTAX_ERRORS, P_LINES, P_DEFINITIONS, P_REFERENCES, P_IMPORTS, P_FIELD_TYPES, P_LOCAL_TYPES = range(8)
+(
+    P_LANGUAGE,
+    P_SYNTAX_ERRORS,
+    P_LINES,
+    P_DEFINITIONS,
+    P_REFERENCES,
+    P_IMPORTS,
+    P_FIELD_TYPES,
+    P_LOCAL_TYPES,
+    P_DECORATORS,
+    P_REGISTRATIONS,
+) = range(10)
+PACKED_LENGTH = 10
 # A definition as `FileRecord.definitions` gives it: what the graphs and maps read, without the spans (those come
 # from `file_index()`), which are most of a packed definition's objects.
 D_NAME, D_KIND, D_START_LINE, D_SIGNATURE, D_CONTAINER = range(5)
@@ -54,7 +69,7 @@ def unpack_reference(packed: tuple[Any, ...]) -> Reference:
 
 
 def unpack_file_index(path: str, packed: Packed, with_references: bool = True) -> FileIndex:
-    language, syntax_errors, lines, definitions, references, imports, field_types, local_types = packed
+    language, syntax_errors, lines, definitions, references, imports, field_types, local_types = packed[:P_DECORATORS]
     return FileIndex(
         path=path,
         language=language,
@@ -63,12 +78,22 @@ def unpack_file_index(path: str, packed: Packed, with_references: bool = True) -
             for d in definitions
         ],
         references=[unpack_reference(reference) for reference in references] if with_references else [],
-        imports=[Import(i[0], tuple(i[1]), i[2], None if i[3] is None else Span(*i[3]),
-                        tuple((local, imported) for local, imported in i[4])) for i in imports],
+        imports=[
+            Import(
+                i[0],
+                tuple(i[1]),
+                i[2],
+                None if i[3] is None else Span(*i[3]),
+                tuple((local, imported) for local, imported in i[4]),
+            )
+            for i in imports
+        ],
         syntax_error_count=syntax_errors,
         line_count=lines,
         field_types=[(entry[0], entry[1], entry[2]) for entry in field_types],
         local_types=[(entry[0], entry[1], entry[2]) for entry in local_types],
+        decorators=[(entry[0], entry[1]) for entry in packed[P_DECORATORS]],
+        registrations=[(entry[0], entry[1]) for entry in packed[P_REGISTRATIONS]],
     )
 
 
@@ -78,7 +103,7 @@ def encode_packed(packed: Packed) -> bytes:
 
 def decode_packed(data: bytes) -> Packed:
     value = marshal.loads(data)
-    if not isinstance(value, tuple) or len(value) != 8:
+    if not isinstance(value, tuple) or len(value) != PACKED_LENGTH:
         raise ValueError("not a packed file index")
     return value
 
@@ -92,7 +117,7 @@ def looks_packed(data: bytes) -> bool:
     return len(data) > 2 and data[0] in _TUPLE_CODES
 
 
-EMPTY_PACKED: Packed = ("", 0, 0, (), (), (), (), ())
+EMPTY_PACKED: Packed = ("", 0, 0, (), (), (), (), (), (), ())
 # Where a record whose bytes were let go (they are in the cache) gets them back; None when they are lost.
 EncodedLoader = Callable[["FileRecord"], "bytes | None"]
 FILE_INDEXES_KEPT = 2048  # about 30 MB of outlines; a callers query of a common name reads 700 files
@@ -133,13 +158,36 @@ class FileRecord:
     `loader` that reads them back by path and digest when a query needs them (at 100,000 files the bytes alone
     are 500 MB)."""
 
-    __slots__ = ("__weakref__", "_defined_names", "_definition_count", "_encoded", "_file_index", "_head",
-                 "_language", "_loader", "_outline_only", "_reference_counts", "_reference_uses", "digest",
-                 "mtime_ns", "path", "size")
+    __slots__ = (
+        "__weakref__",
+        "_defined_names",
+        "_definition_count",
+        "_encoded",
+        "_file_index",
+        "_head",
+        "_language",
+        "_loader",
+        "_outline_only",
+        "_reference_counts",
+        "_reference_uses",
+        "digest",
+        "mtime_ns",
+        "path",
+        "size",
+    )
 
-    def __init__(self, path: str, size: int, mtime_ns: int, digest: bytes, encoded: bytes | None,
-                 language: str | None = None, definition_count: int | None = None,
-                 packed: Packed | None = None, loader: EncodedLoader | None = None) -> None:
+    def __init__(
+        self,
+        path: str,
+        size: int,
+        mtime_ns: int,
+        digest: bytes,
+        encoded: bytes | None,
+        language: str | None = None,
+        definition_count: int | None = None,
+        packed: Packed | None = None,
+        loader: EncodedLoader | None = None,
+    ) -> None:
         """`encoded` with the `language` and `definition_count` stored beside it, or None with a `loader` that
         reads them from the cache; `packed`, the decoded results, when the caller has them at hand (a parse in
         this process), saves the first decode."""
@@ -162,13 +210,22 @@ class FileRecord:
 
     @classmethod
     def of_packed(cls, path: str, size: int, mtime_ns: int, digest: bytes, packed: Packed) -> FileRecord:
-        return cls(path, size, mtime_ns, digest, encode_packed(packed), packed[P_LANGUAGE],
-                   len(packed[P_DEFINITIONS]), packed)
+        return cls(
+            path, size, mtime_ns, digest, encode_packed(packed), packed[P_LANGUAGE], len(packed[P_DEFINITIONS]), packed
+        )
 
     def with_identity(self, size: int, mtime_ns: int, digest: bytes) -> FileRecord:
         """The same results for a file whose identity on disk changed but whose content did not."""
-        record = FileRecord(self.path, size, mtime_ns, digest, self._encoded, self._language, self._definition_count,
-                            loader=self._loader)
+        record = FileRecord(
+            self.path,
+            size,
+            mtime_ns,
+            digest,
+            self._encoded,
+            self._language,
+            self._definition_count,
+            loader=self._loader,
+        )
         record._head, record._reference_uses = self._head, self._reference_uses  # immutable once made
         return record
 
@@ -201,7 +258,7 @@ class FileRecord:
             by_receiver[receiver] = by_receiver.get(receiver, 0) + 1
         self._reference_uses = uses
         summaries = tuple((d[0], d[1], d[2], d[10], d[11]) for d in packed[P_DEFINITIONS])
-        head = self._head = (*packed[:P_DEFINITIONS], summaries, (), *packed[P_REFERENCES + 1:])
+        head = self._head = (*packed[:P_DEFINITIONS], summaries, (), *packed[P_REFERENCES + 1 :])
         return head
 
     def _loaded_head(self) -> Packed:
@@ -276,6 +333,16 @@ class FileRecord:
         return lines
 
     @property
+    def decorators(self) -> tuple[tuple[int, str], ...]:
+        decorators: tuple[tuple[int, str], ...] = self._loaded_head()[P_DECORATORS]
+        return decorators
+
+    @property
+    def registrations(self) -> tuple[tuple[str, str], ...]:
+        registrations: tuple[tuple[str, str], ...] = self._loaded_head()[P_REGISTRATIONS]
+        return registrations
+
+    @property
     def syntax_error_count(self) -> int:
         count: int = self._loaded_head()[P_SYNTAX_ERRORS]
         return count
@@ -294,8 +361,9 @@ class FileRecord:
         references or take them from `calls_named`; built at a fraction of the cost, and kept the same way."""
         found = self._file_index
         if found is None:
-            found = self._keep_file_index(unpack_file_index(self.path, self.packed, with_references=False),
-                                          outline_only=True)
+            found = self._keep_file_index(
+                unpack_file_index(self.path, self.packed, with_references=False), outline_only=True
+            )
         return found
 
     def _keep_file_index(self, built: FileIndex, outline_only: bool) -> FileIndex:
@@ -313,8 +381,11 @@ class FileRecord:
 
     def calls_named(self, name: str) -> list[Reference]:
         """The file's calls of `name`, in document order (only these become objects)."""
-        return [unpack_reference(reference) for reference in self.references
-                if reference[R_NAME] == name and reference[R_IS_CALL]]
+        return [
+            unpack_reference(reference)
+            for reference in self.references
+            if reference[R_NAME] == name and reference[R_IS_CALL]
+        ]
 
     def defined_names(self) -> frozenset[str]:
         if self._defined_names is None:
@@ -333,6 +404,7 @@ class FileRecord:
     def reference_counts(self) -> dict[str, int]:
         """How often each name is referenced in the file (names the file defines itself included)."""
         if self._reference_counts is None:
-            self._reference_counts = {name: sum(by_receiver.values())
-                                      for name, by_receiver in self.reference_uses().items()}
+            self._reference_counts = {
+                name: sum(by_receiver.values()) for name, by_receiver in self.reference_uses().items()
+            }
         return self._reference_counts

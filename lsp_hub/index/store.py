@@ -32,7 +32,9 @@ def _extractor_fingerprint() -> str:
     A cache written by another version of any of them is rebuilt rather than trusted."""
     here = Path(__file__).resolve().parent
     digest = hashlib.sha256()
-    sources = [here / name for name in ("extract.py", "model.py", "records.py", "text.py", "languages.py")]
+    sources = [
+        here / name for name in ("extract.py", "import_forms.py", "model.py", "records.py", "text.py", "languages.py")
+    ]
     for path in [*sources, *sorted((here / "queries").glob("*.scm"))]:
         with contextlib.suppress(OSError):
             digest.update(path.name.encode() + b"\0" + path.read_bytes())
@@ -209,8 +211,9 @@ class IndexStore:
         check in SQL that every row has them; an unreadable database is discarded and reads as empty."""
         return self._read_or_discard(self._load_identities, (sqlite3.Error, ValueError))
 
-    def _read_or_discard(self, read: Callable[[sqlite3.Connection], dict[str, StoredFile]],
-                         damage: tuple[type[Exception], ...]) -> dict[str, StoredFile]:
+    def _read_or_discard(
+        self, read: Callable[[sqlite3.Connection], dict[str, StoredFile]], damage: tuple[type[Exception], ...]
+    ) -> dict[str, StoredFile]:
         """`read(connection)`; a database that fails it with one of `damage` is discarded and made anew (once), and
         what cannot be opened reads as empty."""
         with self._lock:
@@ -257,8 +260,7 @@ class IndexStore:
     def write(self, upserts: Iterable[StoredFile], deletions: Iterable[str] = ()) -> bool:
         """Insert or replace rows and delete others, in one transaction; returns whether they are stored."""
         rows = [
-            (s.path, s.language, s.size, s.mtime_ns, s.digest, s.skip_reason, s.encoded, s.definitions)
-            for s in upserts
+            (s.path, s.language, s.size, s.mtime_ns, s.digest, s.skip_reason, s.encoded, s.definitions) for s in upserts
         ]
         deleted = [(path,) for path in deletions]
         if not rows and not deleted:

@@ -244,6 +244,7 @@ def test_javascript_commonjs_and_classes() -> None:
 
 # --- Go ------------------------------------------------------------------------------------------------------------
 
+
 def test_go_symbols() -> None:
     source = """\
         package server
@@ -287,6 +288,7 @@ def test_go_symbols() -> None:
 
 
 # --- Rust ----------------------------------------------------------------------------------------------------------
+
 
 def test_rust_symbols() -> None:
     source = """\
@@ -339,6 +341,7 @@ def test_rust_symbols() -> None:
 
 
 # --- Java ----------------------------------------------------------------------------------------------------------
+
 
 def test_java_symbols() -> None:
     source = """\
@@ -395,6 +398,7 @@ def test_java_symbols() -> None:
 
 # --- C / C++ -------------------------------------------------------------------------------------------------------
 
+
 def test_c_symbols_and_includes_keep_delimiters() -> None:
     source = """\
         #include "util.h"
@@ -421,8 +425,12 @@ def test_c_symbols_and_includes_keep_delimiters() -> None:
         ("make", "function", None),
         ("main", "function", None),
     }
-    assert {("malloc", "make", None), ("printf", "main", None), ("add", "main", None), ("push", "main", "list")} \
-        <= calls(result)
+    assert {
+        ("malloc", "make", None),
+        ("printf", "main", None),
+        ("add", "main", None),
+        ("push", "main", "list"),
+    } <= calls(result)
     assert imports(result) == [('"util.h"', (), 0), ("<stdio.h>", (), 0)]
 
 
@@ -456,6 +464,7 @@ def test_cpp_symbols() -> None:
 
 # --- C# and Ruby ---------------------------------------------------------------------------------------------------
 
+
 def test_csharp_symbols() -> None:
     source = """\
         using System;
@@ -484,8 +493,9 @@ def test_csharp_symbols() -> None:
         ("IRepo", "interface", "Acme.Tools"),
         ("Save", "method", "IRepo"),
     }
-    assert {("LoadAsync", "RunAsync", "this"), ("Helper", "RunAsync", None), ("Person", "RunAsync", None)} \
-        <= calls(result)
+    assert {("LoadAsync", "RunAsync", "this"), ("Helper", "RunAsync", None), ("Person", "RunAsync", None)} <= calls(
+        result
+    )
     assert {"BaseService", "IDisposable"} <= non_call_names(result)
     assert imports(result) == [
         ("System", (), 0),
@@ -521,13 +531,18 @@ def test_ruby_symbols() -> None:
         ("build", "method", "Invoice"),
         ("top_level", "function", None),
     }
-    assert {("sum", "total", "items"), ("price", "total", None), ("compute", "total", None), ("new", "build", None)} \
-        <= calls(result)
+    assert {
+        ("sum", "total", "items"),
+        ("price", "total", None),
+        ("compute", "total", None),
+        ("new", "build", None),
+    } <= calls(result)
     assert "Base" in non_call_names(result)
     assert imports(result) == [("json", (), 0), ("./support/helper", (), 0)]
 
 
 # --- positions, robustness -----------------------------------------------------------------------------------------
+
 
 def test_columns_are_utf16_code_units_on_non_ascii_lines() -> None:
     # 'é' is 2 bytes in UTF-8 and 1 UTF-16 unit; '😀' is 4 bytes and 2 UTF-16 units.
@@ -557,11 +572,22 @@ def test_invalid_utf8_never_raises_and_names_are_replaced() -> None:
     json.dumps(dataclasses.asdict(result))
 
 
-@pytest.mark.parametrize("language", ["python", "typescript", "tsx", "javascript", "go", "rust", "java", "c", "cpp",
-                                      "csharp", "ruby"])
+@pytest.mark.parametrize(
+    "language", ["python", "typescript", "tsx", "javascript", "go", "rust", "java", "c", "cpp", "csharp", "ruby"]
+)
 def test_degenerate_inputs_never_raise(language: str) -> None:
-    for source in (b"", b"\n", b"\x00\x01\x02", b"\xff" * 100, b"(((((", b"}" * 50, b"x" * 200_000,
-                   "é".encode() * 1000, b"\r\n\r\n", b"\"unterminated"):
+    for source in (
+        b"",
+        b"\n",
+        b"\x00\x01\x02",
+        b"\xff" * 100,
+        b"(((((",
+        b"}" * 50,
+        b"x" * 200_000,
+        "é".encode() * 1000,
+        b"\r\n\r\n",
+        b'"unterminated',
+    ):
         result = extract_file("f", source, language)
         assert result.language == language
         assert result.line_count == (0 if not source else source.count(b"\n") + (not source.endswith(b"\n")))
@@ -625,7 +651,9 @@ def test_a_comment_between_header_and_body_is_not_part_of_the_signature() -> Non
 
 
 def test_callers_of_nested_functions_and_code_after_them() -> None:
-    result = extract("python", """\
+    result = extract(
+        "python",
+        """\
         def outer():
             before()
 
@@ -644,7 +672,8 @@ def test_callers_of_nested_functions_and_code_after_them() -> None:
             after_inner()
 
         top_level()
-        """)
+        """,
+    )
     assert calls(result) == {
         ("before", "outer", None),
         ("in_inner", "inner", None),
@@ -660,13 +689,21 @@ def test_callers_of_nested_functions_and_code_after_them() -> None:
 @pytest.mark.parametrize(
     ("language", "source", "expected"),
     [
-        ("python",
-         "def f():\n    self.cache.get(1)\n    make().run()\n    a . b . c()\n    items[0].pop()\n    plain()\n",
-         {("get", "self.cache"), ("run", "?"), ("c", "a.b"), ("pop", "?"), ("plain", None)}),
-        ("typescript", "function f() { this.store.save(); api.v1.fetch(); get().then(); go(); }\n",
-         {("save", "this.store"), ("fetch", "api.v1"), ("then", "?"), ("go", None)}),
-        ("rust", "fn f() { crate::util::helper(); Foo::new(); x.y.z(); }\n",
-         {("helper", "crate::util"), ("new", "Foo"), ("z", "x.y")}),
+        (
+            "python",
+            "def f():\n    self.cache.get(1)\n    make().run()\n    a . b . c()\n    items[0].pop()\n    plain()\n",
+            {("get", "self.cache"), ("run", "?"), ("c", "a.b"), ("pop", "?"), ("plain", None)},
+        ),
+        (
+            "typescript",
+            "function f() { this.store.save(); api.v1.fetch(); get().then(); go(); }\n",
+            {("save", "this.store"), ("fetch", "api.v1"), ("then", "?"), ("go", None)},
+        ),
+        (
+            "rust",
+            "fn f() { crate::util::helper(); Foo::new(); x.y.z(); }\n",
+            {("helper", "crate::util"), ("new", "Foo"), ("z", "x.y")},
+        ),
     ],
 )
 def test_receivers_are_a_name_a_chain_an_expression_or_none(
@@ -677,11 +714,14 @@ def test_receivers_are_a_name_a_chain_an_expression_or_none(
 
 
 def test_qualified_base_classes_and_decorators_keep_their_receiver() -> None:
-    result = extract("python", """\
+    result = extract(
+        "python",
+        """\
         @app.route("/")
         class View(models.Base):
             pass
-        """)
+        """,
+    )
     non_calls = {(r.name, r.receiver) for r in result.references if not r.is_call}
     assert {("route", "app"), ("Base", "models")} <= non_calls | calls_with_receivers(result)
 
@@ -693,10 +733,16 @@ def calls_with_receivers(result: FileIndex) -> set[tuple[str, str | None]]:
 def test_import_aliases() -> None:
     python = extract("python", "import os\nimport a.b as z\nfrom m import x, y as w\nfrom . import q as r\n")
     assert [(i.module, i.names, i.aliases) for i in python.imports] == [
-        ("os", (), ()), ("a.b", (), (("z", "*"),)), ("m", ("x", "y"), (("w", "y"),)), ("", ("q",), (("r", "q"),))]
+        ("os", (), ()),
+        ("a.b", (), (("z", "*"),)),
+        ("m", ("x", "y"), (("w", "y"),)),
+        ("", ("q",), (("r", "q"),)),
+    ]
     ts = extract("typescript", "import D, { a, b as c } from './m';\nimport * as ns from './n';\n")
     assert [(i.module, i.names, i.aliases) for i in ts.imports] == [
-        ("./m", ("D", "a", "b"), (("c", "b"),)), ("./n", ("*",), (("ns", "*"),))]
+        ("./m", ("D", "a", "b"), (("c", "b"),)),
+        ("./n", ("*",), (("ns", "*"),)),
+    ]
 
 
 def test_rust_use_aliases() -> None:
@@ -710,7 +756,9 @@ def test_rust_use_aliases() -> None:
 
 
 def test_attribute_types_come_from_annotations_constructors_and_ts_fields() -> None:
-    python = extract("python", """\
+    python = extract(
+        "python",
+        """\
         class A:
             def __init__(self):
                 self.store: Store = make()
@@ -722,10 +770,51 @@ def test_attribute_types_come_from_annotations_constructors_and_ts_fields() -> N
         class B:
             def m(self):
                 self.store = Other()
-        """)
-    assert python.field_types == [("A", "store", "Store"), ("A", "cart", "Cart"), ("A", "deep", "Deep"),
-                                  ("B", "store", "Other")]
-    ts = extract("typescript", "class A { private store: Store; cart = new Cart();\n"
-                               "  constructor(private repo: Repo<T>, x: number) { this.items = new Items(); } }\n")
-    assert ts.field_types == [("A", "store", "Store"), ("A", "cart", "Cart"), ("A", "repo", "Repo"),
-                              ("A", "items", "Items")]
+        """,
+    )
+    assert python.field_types == [
+        ("A", "store", "Store"),
+        ("A", "cart", "Cart"),
+        ("A", "deep", "Deep"),
+        ("B", "store", "Other"),
+    ]
+    ts = extract(
+        "typescript",
+        "class A { private store: Store; cart = new Cart();\n"
+        "  constructor(private repo: Repo<T>, x: number) { this.items = new Items(); } }\n",
+    )
+    assert ts.field_types == [
+        ("A", "store", "Store"),
+        ("A", "cart", "Cart"),
+        ("A", "repo", "Repo"),
+        ("A", "items", "Items"),
+    ]
+
+
+def test_decorators_and_route_registrations_are_recorded() -> None:
+    python = extract(
+        "python",
+        """\
+        @app.route("/x", methods=["GET"])
+        def index():
+            pass
+
+        class A:
+            @property
+            @functools.cache
+            def p(self):
+                pass
+
+        @ click . command ()
+        async def run():
+            pass
+        """,
+    )
+    assert python.decorators == [(1, "app.route"), (7, "property"), (7, "functools.cache"), (11, "click.command")]
+    ts = extract(
+        "typescript",
+        'app.get("/users", auth, listUsers);\nrouter.post(`/x`, create);\n'
+        'map.get("key", fallback);\napp.use(handler);\n',
+    )
+    assert ts.registrations == [("listUsers", "app.get"), ("create", "router.post")]
+    assert extract("python", "x = 1\n").decorators == [] and ts.decorators == []

@@ -11,7 +11,17 @@ from lsp_hub.index.extract import get_query, query_source
 from lsp_hub.index.languages import SUPPORTED_LANGUAGES, get_language, get_parser, language_for_path
 
 EXPECTED_LANGUAGES = {
-    "python", "typescript", "tsx", "javascript", "go", "rust", "java", "c", "cpp", "csharp", "ruby",
+    "python",
+    "typescript",
+    "tsx",
+    "javascript",
+    "go",
+    "rust",
+    "java",
+    "c",
+    "cpp",
+    "csharp",
+    "ruby",
 }
 
 
@@ -73,7 +83,21 @@ def test_tags_query_compiles_and_uses_known_captures(language: str) -> None:
     assert query.pattern_count > 0
     names = {query.capture_name(index) for index in range(query.capture_count)}
     allowed_prefixes = ("definition.", "reference.", "scope.", "import", "_")
-    allowed_exact = {"name", "receiver", "container", "field", "type", "local", "made_by_call", "parameter"}
+    allowed_exact = {
+        "name",
+        "receiver",
+        "container",
+        "field",
+        "type",
+        "local",
+        "made_by_call",
+        "parameter",
+        "decorator",
+        "decorated",
+        "registration",
+        "registrar",
+        "handler",
+    }
     unknown = {name for name in names if name not in allowed_exact and not name.startswith(allowed_prefixes)}
     assert not unknown, f"{language}: undocumented captures {unknown}"
     assert any(name.startswith("definition.") for name in names)

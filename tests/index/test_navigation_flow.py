@@ -12,7 +12,7 @@ from lsp_hub.index.navigation.common import NavigationError
 from lsp_hub.index.workspace import WorkspaceIndex
 from tests.index.index_helpers import write
 
-STORE = '''\
+STORE = """\
 import json
 
 
@@ -28,9 +28,9 @@ class CachedStore(Store):
 
 def write_line(text: str) -> None:
     print(text)
-'''
+"""
 
-CART = '''\
+CART = """\
 from shop.store import Store
 
 
@@ -44,7 +44,7 @@ class Cart:
 
 def checkout(cart: Cart) -> None:
     cart.add("x")
-'''
+"""
 
 
 @pytest.fixture
@@ -52,10 +52,17 @@ def shop(tmp_path: Path) -> WorkspaceIndex:
     write(tmp_path, "shop/__init__.py", "from shop.store import Store\n")
     write(tmp_path, "shop/store.py", STORE)
     write(tmp_path, "shop/cart.py", CART)
-    write(tmp_path, "shop/cli.py", "from shop.cart import Cart, checkout\n\n\ndef main() -> None:\n"
-                                   "    checkout(Cart())\n\n\nif __name__ == '__main__':\n    main()\n")
-    write(tmp_path, "tests/test_cart.py", "from shop.cart import Cart, checkout\n\n\ndef test_checkout() -> None:\n"
-                                          "    checkout(Cart())\n")
+    write(
+        tmp_path,
+        "shop/cli.py",
+        "from shop.cart import Cart, checkout\n\n\ndef main() -> None:\n"
+        "    checkout(Cart())\n\n\nif __name__ == '__main__':\n    main()\n",
+    )
+    write(
+        tmp_path,
+        "tests/test_cart.py",
+        "from shop.cart import Cart, checkout\n\n\ndef test_checkout() -> None:\n    checkout(Cart())\n",
+    )
     write(tmp_path, "pyproject.toml", '[project]\nname = "shop"\n\n[project.scripts]\nshop = "shop.cli:main"\n')
     index = WorkspaceIndex(tmp_path, use_cache=False)
     index.build()
@@ -112,7 +119,7 @@ def test_trace_reaches_a_function_called_from_a_test_through_another_module(shop
     chains = [(path["entry"], [hop["symbol"] for hop in path["calls"]]) for path in data["paths"]]
     assert ("test", ["test_checkout", "checkout", "Cart.add", "Store.save"]) in chains
     assert ("console script shop", ["main", "checkout", "Cart.add", "Store.save"]) in chains
-    assert ("script", ["<module shop/cli.py>", "main", "checkout", "Cart.add", "Store.save"]) in chains
+    assert ("__main__", ["<module shop/cli.py>", "main", "checkout", "Cart.add", "Store.save"]) in chains
     lengths = [len(path["calls"]) for path in data["paths"]]
     assert lengths == sorted(lengths)  # shortest first
     assert "[test] test_checkout (tests/test_cart.py:4) -> checkout (shop/cart.py:12)" in result.to_text()
@@ -120,18 +127,84 @@ def test_trace_reaches_a_function_called_from_a_test_through_another_module(shop
     assert len(capped["paths"]) == 1 and capped["complete"] is False and capped["omitted"] == len(chains) - 1
 
 
+WEB = """\
+from flask import Flask
+import click
+import pytest
+
+from shop.cart import Cart, checkout
+
+app = Flask(__name__)
+
+
+@app.route("/checkout", methods=["POST"])
+def checkout_view():
+    checkout(Cart())
+
+
+@click.command()
+@click.option("--dry-run", is_flag=True)
+def checkout_command(dry_run):
+    checkout(Cart())
+
+
+@app.task
+def nightly():
+    checkout(Cart())
+
+
+@pytest.fixture
+def paid_cart():
+    checkout(Cart())
+
+
+@staticmethod
+def decorated_but_no_entry():
+    checkout(Cart())
+"""
+
+
+def test_trace_starts_at_route_command_and_task_handlers(shop: WorkspaceIndex, tmp_path: Path) -> None:
+    write(tmp_path, "shop/web.py", WEB)
+    write(
+        tmp_path,
+        "web/server.ts",
+        'import { total } from "./prices";\n\nconst app = express();\n'
+        'app.get("/total", showTotal);\nmap.get("k", notARoute);\n\n'
+        "function showTotal(req, res) {\n  res.send(total());\n}\n\n"
+        "function notARoute() {\n  return total();\n}\n",
+    )
+    write(tmp_path, "web/prices.ts", "export function total(): number {\n  return 1;\n}\n")
+    write(tmp_path, "web/cli.js", 'const { total } = require("./prices");\nconsole.log(total());\n')
+    write(tmp_path, "package.json", '{"name": "@shop/web", "bin": {"shop-total": "./web/cli.js"}}')
+    shop.build()
+    chains = {path["calls"][0]["symbol"]: path["entry"] for path in api.trace(shop, "checkout").to_json()["paths"]}
+    assert chains["checkout_view"] == "route"
+    assert chains["checkout_command"] == "command"
+    assert chains["nightly"] == "task"
+    assert chains["paid_cart"] == "test"
+    assert "decorated_but_no_entry" not in chains
+    result = api.trace(shop, "total")
+    ts_chains = {path["calls"][0]["symbol"]: path["entry"] for path in result.to_json()["paths"]}
+    assert ts_chains["showTotal"] == "route" and "notARoute" not in ts_chains
+    assert ts_chains["<module web/cli.js>"] == "bin shop-total"
+    assert "[route] showTotal (web/server.ts:7) -> total (web/prices.ts:1)" in result.to_text()
+
+
 def test_context_block_within_budget(shop: WorkspaceIndex) -> None:
     result = api.context(shop, "Make Cart.add retry when Store.save fails", ["shop/cart.py"])
     data = result.to_json()
     assert [entry["name"] for entry in data["definitions"]][:2] == ["Cart.add", "Store.save"]
-    assert data["targets"] == [{"path": "shop/cart.py", "imports": ["shop/store.py"],
-                                "importedBy": ["shop/cli.py", "tests/test_cart.py"]}]
+    assert data["targets"] == [
+        {"path": "shop/cart.py", "imports": ["shop/store.py"], "importedBy": ["shop/cli.py", "tests/test_cart.py"]}
+    ]
     assert any(entry["path"] == "shop/store.py" for entry in data["relevantFiles"])
     assert data["complete"] is True and data["bytes"] <= 8000
     small = api.context(shop, "Make Cart.add retry when Store.save fails", ["shop/cart.py"], budget=250)
     assert len(small.to_text().encode()) <= 250 + 60 and small.to_json()["complete"] is False
-    assert len(small.to_json()["definitions"]) + len(small.to_json()["relevantFiles"]) < len(
-        data["definitions"]) + len(data["relevantFiles"])
+    assert len(small.to_json()["definitions"]) + len(small.to_json()["relevantFiles"]) < len(data["definitions"]) + len(
+        data["relevantFiles"]
+    )
     summary = api.context(shop).to_json()
     assert "repoMap" in summary and "shop/store.py" in summary["repoMap"]
     with pytest.raises(NavigationError, match="outside the workspace"):

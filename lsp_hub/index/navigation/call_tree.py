@@ -2,9 +2,12 @@
 standard library, dependencies, builtins) collapsed into one line per function unless asked for. `trace`: the call
 paths that reach a symbol from the workspace's entry points, shortest first (breadth-first over its callers).
 
-Entry points the index recognises: `main` functions, module-level code (a script's `__main__` block, a test
-file's `it(...)`), test functions (`test_*`, Go's `Test*`, in test files), and the console scripts of the root's
-`pyproject.toml`. Route and command handlers are recognised only by those rules (the index keeps no decorators)."""
+Entry points the index recognises, each path labelled with its kind: `main` functions (main), a script's
+`__main__` block (__main__), other module-level code such as a test file's `it(...)` (module), the console
+scripts of the root's `pyproject.toml` (console script NAME) and the `bin` files of its `package.json` (bin NAME),
+test functions (`test_*`, Go's `Test*`, in test files) and pytest fixtures (test), and handlers registered by a
+decorator or call (`entry_marks`): routes (`@app.route`, `@router.get`, `app.get("/x", handler)`), commands
+(`@click.command`, `@app.command`, `@cli.group`) and tasks (`@app.task`, `@shared_task`)."""
 
 from __future__ import annotations
 
@@ -14,7 +17,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from lsp_hub.index.navigation.calls import CallEdge, incoming_calls, outgoing_calls
+from lsp_hub.index.navigation.calls import CallEdge, constructor_of, incoming_calls, outgoing_calls
 from lsp_hub.index.navigation.common import (
     Completeness,
     NavigationError,
@@ -26,6 +29,7 @@ from lsp_hub.index.navigation.common import (
     one_symbol,
     take_snapshot,
 )
+from lsp_hub.index.navigation.entry_marks import EntryMarks, bin_entries
 from lsp_hub.index.workspace import Snapshot, WorkspaceIndex
 
 DEFAULT_CALL_TREE_DEPTH = 3
@@ -50,7 +54,7 @@ class CallNode:
         if self.children:
             result["calls"] = [child.to_json() for child in self.children]
         if self.unresolved:
-            result["unresolved"] = [edge.written for edge in self.unresolved]
+            result["unresolved"] = [edge.written + edge.candidates_note() for edge in self.unresolved]
         if self.note:
             result["note"] = self.note
         return result
@@ -66,7 +70,7 @@ class CallNode:
 
 
 def _collapsed(edges: list[CallEdge]) -> str:
-    names = ", ".join(edge.written for edge in edges[:MAX_UNRESOLVED_SHOWN])
+    names = ", ".join(edge.written + edge.candidates_note() for edge in edges[:MAX_UNRESOLVED_SHOWN])
     more = f", ... {len(edges) - MAX_UNRESOLVED_SHOWN} more" if len(edges) > MAX_UNRESOLVED_SHOWN else ""
     return f"{len(edges)} calls outside the workspace or unresolved: {names}{more}"
 
@@ -95,9 +99,14 @@ class CallTreeResult:
         return join_lines(lines)
 
 
-def call_tree(index: WorkspaceIndex, symbol: str, depth: int = DEFAULT_CALL_TREE_DEPTH,
-              include_unresolved: bool = False, limit: int = DEFAULT_CALL_TREE_LIMIT,
-              wait: float = 0.0) -> CallTreeResult:
+def call_tree(
+    index: WorkspaceIndex,
+    symbol: str,
+    depth: int = DEFAULT_CALL_TREE_DEPTH,
+    include_unresolved: bool = False,
+    limit: int = DEFAULT_CALL_TREE_LIMIT,
+    wait: float = 0.0,
+) -> CallTreeResult:
     """`symbol`'s outgoing calls to `depth` (1-8), at most `limit` nodes (0: no cap)."""
     if not 1 <= depth <= MAX_CALL_TREE_DEPTH:
         raise NavigationError(f"depth must be between 1 and {MAX_CALL_TREE_DEPTH}, not {depth}")
@@ -109,8 +118,9 @@ def call_tree(index: WorkspaceIndex, symbol: str, depth: int = DEFAULT_CALL_TREE
     omitted = [0]
     expanded: set[tuple[str, str, str | None, int]] = set()
 
-    def expand(node: CallNode, target: SymbolRef, level: int, path: frozenset[tuple[str, str, str | None, int]]
-               ) -> None:
+    def expand(
+        node: CallNode, target: SymbolRef, level: int, path: frozenset[tuple[str, str, str | None, int]]
+    ) -> None:
         expanded.add(target.key)
         for edge in outgoing_calls(snapshot, target):
             if not edge.targets:
@@ -125,7 +135,9 @@ def call_tree(index: WorkspaceIndex, symbol: str, depth: int = DEFAULT_CALL_TREE
             budget[0] -= 1
             child = CallNode(edge)
             node.children.append(child)
-            callee = edge.targets[0]
+            callee = constructor_of(snapshot, edge.targets[0])  # a class: what its construction runs
+            if callee is None:
+                continue
             if callee.key in path:
                 child.note = "recursive"
             elif callee.key in expanded:
@@ -159,7 +171,7 @@ class Hop:
 
 @dataclass(slots=True)
 class TracePath:
-    entry_kind: str  # "test", "main", "script", "module", "console script <name>"
+    entry_kind: str  # "main", "__main__", "module", "console script <name>", "bin <name>", "test", "route", ...
     hops: list[Hop]  # from the entry point to the symbol
 
     def to_json(self) -> dict[str, Any]:
@@ -201,21 +213,28 @@ def console_scripts(index: WorkspaceIndex) -> dict[tuple[str, str], str]:
         return {}
     scripts = project.get("scripts", {}) if isinstance(project, dict) else {}
     found: dict[tuple[str, str], str] = {}
-    for name, target in (scripts.items() if isinstance(scripts, dict) else ()):
+    for name, target in scripts.items() if isinstance(scripts, dict) else ():
         if isinstance(target, str) and ":" in target:
             module, _, function = target.partition(":")
             found[module.strip(), function.strip().split(".")[-1]] = name
     return found
 
 
-def _entry_kind(ref: SymbolRef, scripts: dict[tuple[str, str], str]) -> str | None:
+def _entry_kind(ref: SymbolRef, scripts: dict[tuple[str, str], str], marks: EntryMarks) -> str | None:
     definition = ref.definition
     name = definition.name
     module = ref.path.rsplit(".", 1)[0].replace("/", ".").removesuffix(".__init__")
     for (script_module, function), script in scripts.items():
-        if function == name and (module == script_module or module.endswith("." + script_module)
-                                 or script_module.endswith("." + module) or module.endswith(script_module)):
+        if function == name and (
+            module == script_module
+            or module.endswith("." + script_module)
+            or script_module.endswith("." + module)
+            or module.endswith(script_module)
+        ):
             return f"console script {script}"
+    handler = marks.handler_kind(ref)
+    if handler is not None:
+        return handler
     if name == "main" and definition.kind == "function":
         return "main"
     if is_test_file(ref.path) and (name.startswith(("test", "Test")) or name in ("setUp", "beforeEach")):
@@ -223,14 +242,21 @@ def _entry_kind(ref: SymbolRef, scripts: dict[tuple[str, str], str]) -> str | No
     return None
 
 
-def trace(index: WorkspaceIndex, symbol: str, limit: int = DEFAULT_TRACE_LIMIT, depth: int = DEFAULT_TRACE_DEPTH,
-          wait: float = 0.0) -> TraceResult:
+def trace(
+    index: WorkspaceIndex,
+    symbol: str,
+    limit: int = DEFAULT_TRACE_LIMIT,
+    depth: int = DEFAULT_TRACE_DEPTH,
+    wait: float = 0.0,
+) -> TraceResult:
     """Call paths from entry points to `symbol`, shortest first, at most `limit` (0: no cap), each at most `depth`
     calls long."""
     snapshot = take_snapshot(index, wait)
     completeness = index_completeness(index, snapshot)
     ref = one_symbol(index, snapshot, symbol)
     scripts = console_scripts(index)
+    marks = EntryMarks(snapshot)
+    bins = bin_entries(index.root)
     paths: list[TracePath] = []
     total = 0
     # Breadth-first over callers: each state is a function and the hops from it down to the symbol.
@@ -249,20 +275,23 @@ def trace(index: WorkspaceIndex, symbol: str, limit: int = DEFAULT_TRACE_LIMIT, 
             completeness.add(f"too many callers of {current.name} to search them all")
         for group in groups:
             if group.caller is None:
-                kind = "script" if _has_main_block(index, snapshot, group.path) else "module"
+                if group.path in bins:
+                    kind = f"bin {bins[group.path]}"
+                else:
+                    kind = "__main__" if _has_main_block(index, snapshot, group.path) else "module"
                 total += 1
                 paths.append(TracePath(kind, [Hop(f"<module {group.path}>", group.path, group.first_line), *hops]))
                 continue
             caller = group.caller
             chain = [Hop(caller.name, caller.path, caller.first_line), *hops]
-            entry = _entry_kind(caller, scripts)
+            entry = _entry_kind(caller, scripts, marks)
             if entry is not None:
                 total += 1
                 paths.append(TracePath(entry, chain))
             if caller.key not in visited and len(chain) <= depth:
                 visited.add(caller.key)
                 queue.append((caller, chain))
-    if current_is_entry := _entry_kind(ref, scripts):
+    if current_is_entry := _entry_kind(ref, scripts, marks):
         paths.insert(0, TracePath(current_is_entry, [Hop(ref.name, ref.path, ref.first_line)]))
         total += 1
     paths.sort(key=lambda path: len(path.hops))  # stable: breadth-first order among equals

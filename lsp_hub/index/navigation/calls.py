@@ -4,27 +4,34 @@ receives, grouped by caller. Shared by `zoom`, `call_tree` and `trace`."""
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from lsp_hub.index.graph import COMMON_NAMES, SELF_RECEIVERS, use_resolver
-from lsp_hub.index.model import COMPLEX_RECEIVER, Span
+from lsp_hub.index.graph import COMMON_NAMES, SELF_RECEIVERS, chain_head, language_family, use_resolver
+from lsp_hub.index.model import COMPLEX_RECEIVER, Definition, FileIndex, Reference, Span
 from lsp_hub.index.navigation.common import SymbolRef
+from lsp_hub.index.receiver_types import OUTSIDE, TypeInference, WorkspaceClass, declared_class
 from lsp_hub.index.symbols import definitions_named, enclosing_definition
 from lsp_hub.index.workspace import Snapshot
 
 MAX_CALLERS_SEARCHED = 2000
 
 
+_CLASS_KINDS = frozenset(("class", "interface", "type"))  # a zoom into a class: `self` in its body is the class
+BY_NAME = "by-name"  # a receiver the index cannot type, and the only workspace method of that name
+
+
 @dataclass(slots=True)
 class CallEdge:
-    """One callee as written (`self.save`, `json.dumps`), how often the definition calls it, and what it means."""
+    """One callee as written (`self.save`, `json.dumps`), how often the definition calls it, and what it means:
+    its `targets`, or none and the number of workspace methods of that name it might be (`candidates`)."""
 
     written: str
     count: int
     targets: list[SymbolRef]
+    resolved: str = ""  # BY_NAME when the only reason for the target is that it is the only one of its name
+    candidates: int = 0  # for an unresolved call: same-named workspace methods it may mean
 
     def to_json(self) -> dict[str, Any]:
         result: dict[str, Any] = {"name": self.written, "count": self.count}
@@ -32,66 +39,172 @@ class CallEdge:
             result["definition"] = f"{self.targets[0].path}:{self.targets[0].first_line}"
             if len(self.targets) > 1:
                 result["alternatives"] = len(self.targets) - 1
+            if self.resolved:
+                result["resolved"] = self.resolved
+        elif self.candidates:
+            result["candidates"] = self.candidates
         return result
 
     def text(self) -> str:
         times = f" x{self.count}" if self.count > 1 else ""
         if not self.targets:
-            return f"{self.written}{times}"
+            return f"{self.written}{times}{self.candidates_note()}"
         where = f"{self.targets[0].path}:{self.targets[0].first_line}"
         others = f" (+{len(self.targets) - 1} more)" if len(self.targets) > 1 else ""
-        return f"{self.written}{times} -> {where}{others}"
+        how = " (by name)" if self.resolved == BY_NAME else ""
+        return f"{self.written}{times} -> {where}{others}{how}"
 
-
-def annotated_class(signature: str, parameter: str) -> str | None:
-    """The class a signature annotates a parameter with (`cart: Cart`, `cart: "Cart"`, `cart: Optional[m.Cart]`)."""
-    if not parameter.isidentifier():
-        return None
-    annotated = re.search(rf"[(,]\s*\*{{0,2}}{re.escape(parameter)}\s*:\s*['\"]?(?:Optional\[)?([A-Za-z_][\w.]*)",
-                          signature)
-    return annotated.group(1).rsplit(".", 1)[-1] if annotated else None
+    def candidates_note(self) -> str:
+        if not self.candidates:
+            return ""
+        return f" (unresolved: {self.candidates} candidate{'s' if self.candidates > 1 else ''})"
 
 
 def _inside(outer: Span, line: int, column: int) -> bool:
     return (outer.start_line, outer.start_col) <= (line, column) < (outer.end_line, outer.end_col)
 
 
+class _CallResolver:
+    """What the calls written in one definition's body mean. A receiver is typed where the code shows its type
+    (`receiver_types`: a constructor or annotation of a local variable, a parameter's annotation, `self.repo` typed
+    in its class); a call on a receiver the index cannot type goes to the only workspace method of its name, or to
+    none (with the count of candidates): never to an arbitrary one of several."""
+
+    def __init__(self, snapshot: Snapshot, ref: SymbolRef, file_index: FileIndex) -> None:
+        self.snapshot = snapshot
+        self.ref = ref
+        self.file_index = file_index
+        self.resolver = use_resolver(snapshot)
+        self.family = language_family(file_index.language)
+        self.types = TypeInference(snapshot, ref.path, file_index)
+
+    def edge(self, name: str, receiver: str | None, count: int, context: Definition) -> CallEdge:
+        """The edge for calls of `receiver.name`, typed as written in `context` (the function around the first
+        of them: a method of a class being zoomed into, a function nested in `ref`, or `ref` itself)."""
+        shown_receiver = "(...)" if receiver == COMPLEX_RECEIVER else receiver
+        written = f"{shown_receiver}.{name}" if receiver else name
+        found, how, candidates = self._resolve(name, receiver, context)
+        ref = self.ref
+        targets = [
+            SymbolRef(path, definition)
+            for path, definition in found
+            if (path, definition.span.start_line) != (ref.path, ref.definition.span.start_line)
+            or name == ref.definition.name
+        ]
+        return CallEdge(written, count, targets, how if targets else "", 0 if targets else candidates)
+
+    def _resolve(
+        self, name: str, receiver: str | None, context: Definition
+    ) -> tuple[list[tuple[str, Definition]], str, int]:
+        """(definitions, how, candidates): how is BY_NAME or ""; candidates counts same-named methods when none
+        is chosen."""
+        path = self.ref.path
+        if receiver is None:
+            files = self.resolver.targets(path, name, None)
+            found = definitions_named(self.snapshot, self.resolver.imported_name(path, name, None), files)
+            # A plain call means a function or a class (its constructor), not a method of some class.
+            free = [entry for entry in found if entry[1].kind != "method" or entry[0] != path]
+            return free or found, "", 0
+        bound = self.resolver.bindings.get(path, {}).get(receiver)
+        if bound is not None:  # `ImportedClass.method()`, `module.func()`: where the import leads
+            if any(entry[1].kind == "class" for entry in self._visible(receiver)):
+                return WorkspaceClass(self.snapshot, receiver).member(name), "", 0
+            files = self.resolver.targets(path, name, receiver)
+            return (
+                [entry for entry in definitions_named(self.snapshot, name, files) if entry[1].container is None],
+                "",
+                0,
+            )
+        known = self._receiver_class(receiver, context)
+        if isinstance(known, WorkspaceClass):
+            return known.member(name), "", 0  # empty: a method the class inherits from outside the workspace
+        if known == OUTSIDE or not self.resolver.targets(path, name, receiver):
+            return [], "", 0  # an object from outside the workspace (`log.info()`, `json.dumps()`)
+        if chain_head(receiver) not in (None, *SELF_RECEIVERS):  # `pkg.mod.func()`: the resolver matched the path
+            files = self.resolver.targets(path, name, receiver)
+            functions = [entry for entry in definitions_named(self.snapshot, name, files) if entry[1].container is None]
+            if functions:
+                return functions, "", 0
+        methods = [
+            (definition_path, definition)
+            for definition_path, definition in definitions_named(self.snapshot, name)
+            if definition.container is not None
+            and language_family(self.snapshot.files[definition_path].language) == self.family
+        ]
+        if len(methods) == 1 and name not in COMMON_NAMES:
+            return methods, BY_NAME, 1
+        return [], "", len(methods)
+
+    def _receiver_class(self, receiver: str, context: Definition) -> WorkspaceClass | str | None:
+        """The receiver's class when the code shows it: `self`/`this` (the method's class), a variable or
+        parameter with a visible type, a module variable with one, or the name of a class itself (`Cart.make()`)."""
+        container = context.name if context.kind in _CLASS_KINDS else context.container
+        if receiver in SELF_RECEIVERS:
+            return WorkspaceClass(self.snapshot, container) if container is not None else None
+        if receiver == COMPLEX_RECEIVER:
+            return None
+        inferred = self.types.receiver_class(receiver, context)
+        if inferred is not None:
+            return inferred
+        if "." in receiver or "::" in receiver:
+            return None
+        declared = declared_class(self.file_index, receiver)
+        if declared is None and any(entry[1].kind == "class" for entry in self._visible(receiver)):
+            declared = receiver  # `Cart.make()` with Cart defined or imported here
+        return WorkspaceClass(self.snapshot, declared) if declared is not None else None
+
+    def _visible(self, name: str) -> list[tuple[str, Definition]]:
+        return definitions_named(self.snapshot, name, self.resolver.targets(self.ref.path, name, None))
+
+
 def outgoing_calls(snapshot: Snapshot, ref: SymbolRef) -> list[CallEdge]:
     """The calls written inside `ref`'s body, de-duplicated, most frequent first (then in order of appearance)."""
     record = snapshot.files[ref.path]
     file_index = record.file_index()
-    span = ref.definition.span
+    definition = ref.definition
+    span = definition.span
     counts: Counter[tuple[str, str | None]] = Counter()
+    contexts: dict[tuple[str, str | None], Definition] = {}
     for reference in file_index.references:
         if reference.is_call and _inside(span, reference.span.start_line, reference.span.start_col):
-            counts[reference.name, reference.receiver] += 1
-    resolver = use_resolver(snapshot)
-    edges: list[CallEdge] = []
-    for (name, receiver), count in counts.items():
-        targets: list[SymbolRef] = []
-        declared = annotated_class(ref.definition.signature, receiver) if receiver else None
-        # `result.update()`: a method of a builtin type far more often than a workspace method of that name.
-        common = receiver is not None and receiver not in SELF_RECEIVERS and name in COMMON_NAMES and not declared
-        files = () if common else resolver.targets(ref.path, name, receiver)
-        if files:
-            found = definitions_named(snapshot, resolver.imported_name(ref.path, name, receiver), files)
-            if declared is not None:  # `def f(cart: Cart)`: `cart.add()` is Cart's
-                found = [entry for entry in found if entry[1].container == declared]
-            elif receiver in ("self", "this", "cls") and ref.definition.container is not None:
-                same_class = [entry for entry in found if entry[1].container == ref.definition.container]
-                found = same_class or found
-            elif receiver is None:
-                # A plain call means a function or a class (its constructor), not a method of some class.
-                free = [entry for entry in found if entry[1].kind != "method" or entry[0] != ref.path]
-                found = free or found
-            targets = [SymbolRef(path, definition) for path, definition in found if
-                       (path, definition.span.start_line) != (ref.path, ref.definition.span.start_line)
-                       or name == ref.definition.name]
-        shown_receiver = "(...)" if receiver == COMPLEX_RECEIVER else receiver
-        written = f"{shown_receiver}.{name}" if receiver else name
-        edges.append(CallEdge(written, count, targets))
+            key = (reference.name, reference.receiver)
+            counts[key] += 1
+            if key not in contexts:
+                contexts[key] = _context(file_index, definition, reference)
+    resolver = _CallResolver(snapshot, ref, file_index)
+    edges = [resolver.edge(*key, count, contexts[key]) for key, count in counts.items()]
     edges.sort(key=lambda edge: -edge.count)  # stable: first appearance breaks ties
     return edges
+
+
+CONSTRUCTOR_NAMES = frozenset(("__init__", "constructor"))
+
+
+def constructor_of(snapshot: Snapshot, ref: SymbolRef) -> SymbolRef | None:
+    """What calling `ref` runs: `ref` itself, or for a class its `__init__` (`constructor` in TS/JS), None for a
+    class that defines none (its calls are those of its methods, made later, not by the construction)."""
+    definition = ref.definition
+    if definition.kind != "class":
+        return ref
+    for member in snapshot.files[ref.path].outline().definitions:
+        if (
+            member.container == definition.name
+            and member.name in CONSTRUCTOR_NAMES
+            and _inside(definition.span, member.span.start_line, member.span.start_col)
+        ):
+            return SymbolRef(ref.path, member)
+    return None
+
+
+def _context(file_index: FileIndex, definition: Definition, reference: Reference) -> Definition:
+    """The function whose locals and class type a call in `definition`'s body: the method around it when
+    `definition` is a class, `definition` itself otherwise (a nested function keeps its outer method's class)."""
+    if reference.caller is None or reference.caller == definition.name:
+        return definition
+    inner = enclosing_definition(file_index, reference.span)
+    if inner is None or (inner.container is None and definition.container is not None):
+        return definition
+    return inner
 
 
 @dataclass(slots=True)
@@ -104,8 +217,12 @@ class CallerGroup:
     first_line: int
 
     def to_json(self) -> dict[str, Any]:
-        return {"caller": self.caller.name if self.caller else "<module>", "path": self.path, "line": self.first_line,
-                "count": self.count}
+        return {
+            "caller": self.caller.name if self.caller else "<module>",
+            "path": self.path,
+            "line": self.first_line,
+            "count": self.count,
+        }
 
     def text(self) -> str:
         times = f" x{self.count}" if self.count > 1 else ""
@@ -113,8 +230,9 @@ class CallerGroup:
         return f"{name}{times} ({self.path}:{self.first_line})"
 
 
-def incoming_calls(snapshot: Snapshot, refs: list[SymbolRef],
-                   max_callers: int = MAX_CALLERS_SEARCHED) -> tuple[list[CallerGroup], bool]:
+def incoming_calls(
+    snapshot: Snapshot, refs: list[SymbolRef], max_callers: int = MAX_CALLERS_SEARCHED
+) -> tuple[list[CallerGroup], bool]:
     """The callers of `refs` grouped by calling definition, most calls first; and whether the search was cut."""
     from lsp_hub.index.callers import find_callers
 
@@ -129,13 +247,15 @@ def incoming_calls(snapshot: Snapshot, refs: list[SymbolRef],
         outline = outlines.get(path)
         if outline is None:
             outline = outlines[path] = snapshot.files[path].outline()
-        enclosing = enclosing_definition(outline, Span(start["line"], start["character"], start["line"],
-                                                       start["character"]))
+        enclosing = enclosing_definition(
+            outline, Span(start["line"], start["character"], start["line"], start["character"])
+        )
         key = (path, enclosing.span.start_line if enclosing else None)
         group = groups.get(key)
         if group is None:
-            group = groups[key] = CallerGroup(SymbolRef(path, enclosing) if enclosing else None, path, 0,
-                                              start["line"] + 1)
+            group = groups[key] = CallerGroup(
+                SymbolRef(path, enclosing) if enclosing else None, path, 0, start["line"] + 1
+            )
         group.count += 1
     ordered = sorted(groups.values(), key=lambda group: (-group.count, group.path, group.first_line))
     return ordered, bool(found.get("truncated"))
@@ -145,5 +265,5 @@ def snapshot_path(snapshot: Snapshot, uri: str) -> str | None:
     from urllib.parse import unquote
 
     prefix = snapshot.root.as_uri() + "/"
-    path = unquote(uri[len(prefix):]) if uri.startswith(prefix) else None
+    path = unquote(uri[len(prefix) :]) if uri.startswith(prefix) else None
     return path if path in snapshot.files else None

@@ -41,16 +41,22 @@ class ZoomResult:
     completeness: Completeness
 
     def to_json(self) -> dict[str, Any]:
-        result: dict[str, Any] = {**self.symbol.to_json(), "lines": [self.symbol.first_line, self.symbol.last_line],
-                                  "signature": self.signature}
+        result: dict[str, Any] = {
+            **self.symbol.to_json(),
+            "lines": [self.symbol.first_line, self.symbol.last_line],
+            "signature": self.signature,
+        }
         if self.members:
             result["members"] = [{"line": line, "signature": signature} for line, signature in self.members]
         else:
             result["source"] = "\n".join(text for _line, text in self.source)
         result["calls"] = [edge.to_json() for edge in self.calls]
         result["calledBy"] = [group.to_json() for group in self.called_by]
-        for key, count in (("callsOmitted", self.calls_omitted), ("calledByOmitted", self.called_by_omitted),
-                           ("sourceOmittedLines", self.source_omitted)):
+        for key, count in (
+            ("callsOmitted", self.calls_omitted),
+            ("calledByOmitted", self.called_by_omitted),
+            ("sourceOmittedLines", self.source_omitted),
+        ):
             if count:
                 result[key] = count
         result.update(self.completeness.to_json())
@@ -66,10 +72,10 @@ class ZoomResult:
             width = len(str(self.source[-1][0])) if self.source else 1
             lines.extend(f"{line:>{width}}  {text}" for line, text in self.source)
             lines.extend(more_line(self.source_omitted, "lines"))
-        lines.append("calls: " + ("(none)" if not self.calls else ""))
+        lines.append("calls: (none)" if not self.calls else "calls:")
         lines.extend(f"  {edge.text()}" for edge in self.calls)
         lines.extend(more_line(self.calls_omitted, "calls"))
-        lines.append("calledBy: " + ("(none found in the index)" if not self.called_by else ""))
+        lines.append("calledBy: (none found in the index)" if not self.called_by else "calledBy:")
         lines.extend(f"  {group.text()}" for group in self.called_by)
         lines.extend(more_line(self.called_by_omitted, "callers"))
         lines.append(self.completeness.to_text())
@@ -77,7 +83,7 @@ class ZoomResult:
 
 
 def shortened(signature: str) -> str:
-    return signature if len(signature) <= MAX_SIGNATURE_CHARS else signature[:MAX_SIGNATURE_CHARS - 3] + "..."
+    return signature if len(signature) <= MAX_SIGNATURE_CHARS else signature[: MAX_SIGNATURE_CHARS - 3] + "..."
 
 
 def zoom(index: WorkspaceIndex, symbol: str, limit: int = DEFAULT_ZOOM_LIMIT, wait: float = 0.0) -> ZoomResult:
@@ -95,7 +101,9 @@ def zoom(index: WorkspaceIndex, symbol: str, limit: int = DEFAULT_ZOOM_LIMIT, wa
         span = definition.span
         for member in snapshot.files[ref.path].outline().definitions:
             inside = (span.start_line, span.start_col) < (member.span.start_line, member.span.start_col) and (
-                member.span.end_line, member.span.end_col) <= (span.end_line, span.end_col)
+                member.span.end_line,
+                member.span.end_col,
+            ) <= (span.end_line, span.end_col)
             if inside and member.container == definition.name:
                 shown = member.signature or f"{member.kind} {member.name}"
                 members.append((member.span.start_line + 1, shortened(shown)))
@@ -114,5 +122,15 @@ def zoom(index: WorkspaceIndex, symbol: str, limit: int = DEFAULT_ZOOM_LIMIT, wa
     called_by, called_by_omitted = capped(callers, limit)
     if calls_omitted or called_by_omitted:
         completeness.add(f"calls and callers capped at {limit}")
-    return ZoomResult(ref, definition.signature, source, members, calls, called_by, calls_omitted,
-                      called_by_omitted, source_omitted, completeness)
+    return ZoomResult(
+        ref,
+        definition.signature,
+        source,
+        members,
+        calls,
+        called_by,
+        calls_omitted,
+        called_by_omitted,
+        source_omitted,
+        completeness,
+    )

@@ -142,3 +142,29 @@
   arguments: (arguments
     .
     (string (string_fragment) @import.module))) @import
+
+; --- registrations -------------------------------------------------------------------------------------------
+; `app.get("/users", listUsers)`, `router.post('/x', auth, create)`: a named handler registered for a path (the
+; first argument a string starting with `/`, the handler the last; `map.get("k", fallback)` is no registration).
+
+(call_expression
+  function: (member_expression
+    object: (_)
+    property: (property_identifier)) @registrar
+  arguments: (arguments
+    .
+    [(string) (template_string)] @_path
+    (identifier) @handler
+    .)
+  (#match? @_path "^.[/*]")) @registration
+
+; --- variable types ----------------------------------------------------------------------------------------
+; `const cart = new Cart()` (in a function or at module level): calls through the variable (`cart.add()`) use it.
+
+(variable_declarator
+  name: (identifier) @name
+  value: (new_expression
+    constructor: [
+      (identifier) @type
+      (member_expression property: (property_identifier) @type)
+    ])) @local

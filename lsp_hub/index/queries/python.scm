@@ -137,6 +137,7 @@
     [
       (identifier) @type
       (attribute attribute: (identifier) @type)
+      (generic_type (identifier) @type)
       (binary_operator
         left: [
           (identifier) @type
@@ -177,3 +178,17 @@
 (import_from_statement
   module_name: (_) @import.module
   (wildcard_import) @import.name) @import
+
+; --- decorators ----------------------------------------------------------------------------------------------
+; `@app.route("/")`, `@click.command()`, `@pytest.fixture`: the decorator as written, without its arguments.
+
+(decorated_definition
+  (decorator
+    [(identifier) (attribute)] @decorator)
+  definition: (_) @decorated)
+
+(decorated_definition
+  (decorator
+    (call
+      function: [(identifier) (attribute)] @decorator))
+  definition: (_) @decorated)

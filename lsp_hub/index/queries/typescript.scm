@@ -66,3 +66,12 @@
       (type_identifier) @type
       (generic_type name: (type_identifier) @type)
     ])) @field
+
+; `const cart: Cart = ...`: the variable's annotated type.
+(variable_declarator
+  name: (identifier) @name
+  type: (type_annotation
+    [
+      (type_identifier) @type
+      (generic_type name: (type_identifier) @type)
+    ])) @local

@@ -1,0 +1,102 @@
+"""Entry points that the code marks for a framework to call: a handler registered by a decorator (`@app.route`,
+`@click.command`, `@pytest.fixture`) or by a call (`app.get("/x", handler)` in TS/JS), read from the decorators and
+registrations the index records per file; and the `bin` files of the root's `package.json`. Names only, as written:
+`@app.get` counts as a route whatever `app` is, which is what these decorators mean in practice."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from lsp_hub.index.graph import language_family
+from lsp_hub.index.navigation.common import SymbolRef
+from lsp_hub.index.workspace import Snapshot
+
+# The last part of a decorator or registering call that makes a handler a route: Flask, FastAPI, Starlette, Django
+# Ninja, Express, Koa, Fastify.
+ROUTE_VERBS = frozenset(
+    ("route", "get", "post", "put", "delete", "patch", "head", "options", "websocket", "api_route", "all")
+)
+COMMAND_WORDS = frozenset(("command", "group"))  # click, typer
+TASK_WORDS = frozenset(("task", "shared_task", "periodic_task"))  # celery, dramatiq-like
+TEST_DECORATORS = frozenset(("pytest.fixture", "fixture"))
+_ECMA = "ecma"
+MAX_PACKAGE_JSON_BYTES = 1 << 20
+
+
+def decorator_kind(written: str) -> str | None:
+    """The handler kind (route, command, task, test) of a decorator that registers its function, else None."""
+    _receiver, dot, last = written.rpartition(".")
+    if dot and last in ROUTE_VERBS:
+        return "route"
+    if last in COMMAND_WORDS:
+        return "command"
+    if last in TASK_WORDS:
+        return "task"
+    if written in TEST_DECORATORS:
+        return "test"
+    return None
+
+
+class EntryMarks:
+    """The handler kind of each definition that a decorator or a registering call marks, per snapshot."""
+
+    def __init__(self, snapshot: Snapshot) -> None:
+        self.snapshot = snapshot
+        self._decorators: dict[str, dict[int, tuple[str, ...]]] = {}
+
+    def handler_kind(self, ref: SymbolRef) -> str | None:
+        definition = ref.definition
+        if definition.kind not in ("function", "method"):
+            return None
+        for written in self._decorators_of(ref.path).get(definition.span.start_line, ()):
+            kind = decorator_kind(written)
+            if kind is not None:
+                return kind
+        record = self.snapshot.files.get(ref.path)
+        if record is not None and language_family(record.language) == _ECMA and definition.container is None:
+            return "route" if definition.name in self._registered_routes() else None
+        return None
+
+    def _decorators_of(self, path: str) -> dict[int, tuple[str, ...]]:
+        found = self._decorators.get(path)
+        if found is None:
+            by_line: dict[int, list[str]] = {}
+            record = self.snapshot.files.get(path)
+            for line, written in record.decorators if record is not None else ():
+                by_line.setdefault(line, []).append(written)
+            found = self._decorators[path] = {line: tuple(names) for line, names in by_line.items()}
+        return found
+
+    def _registered_routes(self) -> frozenset[str]:
+        """Names of the TS/JS functions registered as route handlers anywhere in the workspace."""
+
+        def collect(snapshot: Snapshot) -> frozenset[str]:
+            return frozenset(
+                handler
+                for record in snapshot.files.values()
+                if language_family(record.language) == _ECMA
+                for handler, registrar in record.registrations
+                if registrar.rpartition(".")[2] in ROUTE_VERBS
+            )
+
+        routes: frozenset[str] = self.snapshot.derived("navigation_registered_routes", collect)
+        return routes
+
+
+def bin_entries(root: Path) -> dict[str, str]:
+    """Workspace path -> command name, from `bin` of the root's package.json (a string names the package's own
+    command)."""
+    try:
+        with (root / "package.json").open("rb") as file:
+            package = json.loads(file.read(MAX_PACKAGE_JSON_BYTES))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(package, dict):
+        return {}
+    bins = package.get("bin")
+    if isinstance(bins, str):
+        bins = {str(package.get("name", "bin")).rpartition("/")[2]: bins}
+    if not isinstance(bins, dict):
+        return {}
+    return {target.removeprefix("./"): name for name, target in bins.items() if isinstance(target, str)}

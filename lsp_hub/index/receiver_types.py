@@ -1,0 +1,248 @@
+"""The class of a receiver when the code shows it: a variable's annotation or constructor, a parameter's
+annotation, an attribute typed in its class (`self.repo = Repo()`), a function's return annotation; and the classes
+a workspace class inherits from, by the bases its definitions name. Syntax only: read from the per-file records
+(`field_types`, `local_types`, signatures), never by running or importing the code. Shared by `callers` (who calls
+a method) and `navigation.calls` (what a body calls)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from lsp_hub.index.graph import SELF_RECEIVERS, use_resolver
+from lsp_hub.index.model import Definition, FileIndex
+from lsp_hub.index.symbols import definitions_named
+from lsp_hub.index.workspace import Snapshot
+
+
+def declared_class(file_index: FileIndex, receiver: str) -> str | None:
+    """The class of `receiver` when a definition in the file says it (`x = Cart()`, `x: Cart`, `new Cart(`,
+    `Cart x = ...`): a field or module variable with a visible type."""
+    for definition in file_index.definitions:
+        if definition.name != receiver or definition.kind not in ("variable", "constant"):
+            continue
+        signature = definition.signature
+        shown = _signature_type(signature)
+        if shown is not None:
+            return shown
+        typed = re.search(rf"\b([A-Z]\w*)(?:<[^>]*>)?\s+{re.escape(receiver)}\b", signature)
+        if typed:
+            return typed.group(1)
+    return None
+
+
+def attribute_type(file_index: FileIndex, owner: str, attribute: str) -> str | None:
+    """The class of `owner`'s attribute when the file shows it: typed in a method (`self.x = X()`, `this.x = new
+    X()`), or a class-body field with a visible type (`x: X`, `x = X()`)."""
+    for field_owner, field_name, type_name in file_index.field_types:
+        if field_owner == owner and field_name == attribute:
+            from_parameter = _FROM_PARAMETER.match(type_name)
+            if from_parameter is None:
+                return type_name
+            method, parameter = from_parameter.groups()  # `self.host = host` in `def __init__(self, host: Host)`
+            for definition in file_index.definitions:
+                if definition.name == method and definition.container == owner:
+                    return parameter_annotation(definition.signature, parameter)
+            return None
+    for definition in file_index.definitions:
+        if (
+            definition.container == owner
+            and definition.name == attribute
+            and definition.kind in ("variable", "constant")
+        ):
+            shown = _signature_type(definition.signature)
+            if shown is not None:
+                return shown
+    return None
+
+
+_FROM_PARAMETER = re.compile(r"(\w+)\((\w+)\)\Z")
+
+
+def parameter_annotation(signature: str, parameter: str) -> str | None:
+    """The class a function's signature annotates a parameter with (`Optional[X]`, `"X"`, `a.X` give X)."""
+    annotated = re.search(
+        rf"[(,]\s*\*{{0,2}}{re.escape(parameter)}\s*:\s*['\"]?(?:Optional\[)?([A-Za-z_][\w.]*)", signature
+    )
+    return _last_segment(annotated.group(1)) if annotated else None
+
+
+def _signature_type(signature: str) -> str | None:
+    """The class a variable's signature gives it: `new Cart(`, `= Cart(`, `: Cart`, `&Cart{`."""
+    for pattern in _TYPE_PATTERNS:
+        match = pattern.search(signature)
+        if match:
+            return match.group(1)
+    return None
+
+
+_TYPE_PATTERNS = (
+    re.compile(r"\bnew\s+([A-Z]\w*)"),
+    re.compile(r"=\s*([A-Z]\w*)\s*[({]"),
+    re.compile(r":\s*([A-Z]\w*)"),
+    re.compile(r"&([A-Z]\w*)\{"),
+)
+
+
+_RETURN_TYPE = re.compile(r"->\s*(?:Optional\[)?['\"]?([A-Za-z_][\w.]*)")
+_CLASS_BASES = re.compile(r"^class\s+\w+\s*(?:\[[^\]]*\])?\(([^)]*)\)")
+MAX_INHERITANCE_DEPTH = 6
+
+
+@dataclass(frozen=True, slots=True)
+class WorkspaceClass:
+    """A class the workspace defines, by name, as a receiver's type turned out to be."""
+
+    snapshot: Snapshot
+    name: str
+
+    def inherits(self, container: str) -> bool:
+        """Whether a method of `container` can be called on this class: it is that class or (by the bases its
+        definitions name, followed by name) inherits from it."""
+        return any(container in level for level in self._levels())
+
+    def member(self, name: str) -> list[tuple[str, Definition]]:
+        """The definitions of `name` that a call on this class reaches: the class's own, else those of the nearest
+        bases that define it (`Python` bases only, followed by name); empty when no workspace class defines it."""
+        found = definitions_named(self.snapshot, name)
+        for level in self._levels():
+            members = [entry for entry in found if entry[1].container in level]
+            if members:
+                return members
+        return []
+
+    def _levels(self) -> Iterator[list[str]]:
+        """This class, then its bases, then theirs, ... (to MAX_INHERITANCE_DEPTH levels)."""
+        seen: set[str] = set()
+        frontier = [self.name]
+        for _level in range(MAX_INHERITANCE_DEPTH + 1):
+            yield frontier
+            bases: list[str] = []
+            for name in frontier:
+                if name in seen:
+                    continue
+                seen.add(name)
+                for _path, definition in definitions_named(self.snapshot, name):
+                    match = _CLASS_BASES.match(definition.signature) if definition.kind == "class" else None
+                    if match:
+                        bases.extend(
+                            _last_segment(base)
+                            for base in match.group(1).split(",")
+                            if base.strip() and "=" not in base
+                        )
+            if not bases:
+                return
+            frontier = bases
+
+
+def _last_segment(text: str) -> str:
+    return text.split("[", 1)[0].strip().rsplit(".", 1)[-1]
+
+
+# A receiver whose type the code shows to come from outside the workspace.
+OUTSIDE = "outside"
+# Names in annotations that wrap or stand for other types: what they give is not known from the name alone.
+_TYPING_WRAPPERS = frozenset(
+    (
+        "Union",
+        "Optional",
+        "Annotated",
+        "Final",
+        "ClassVar",
+        "Type",
+        "type",
+        "Any",
+        "Self",
+        "TypeAlias",
+        "Callable",
+        "Awaitable",
+        "Coroutine",
+    )
+)
+
+
+class TypeInference:
+    """The class of a Python receiver when the code shows it, beyond what its own file's module variables say:
+    a variable of the calling function typed or made by a call (`s: Shop = ...`, `s = Shop()`, `s = make()` with
+    `def make() -> Shop`), a parameter of the calling function (`def f(s: Shop)`), a module variable made by a call,
+    and one attribute further (`a.shop` with `class A: shop: Shop`). Only classes the workspace defines count: a
+    type the workspace does not define at all (an annotation naming no workspace definition, a variable made by
+    calling into an outside import) answers OUTSIDE; anything else unknown answers None, and the caller falls back
+    to the name rules."""
+
+    def __init__(self, snapshot: Snapshot, source: str, file_index: FileIndex) -> None:
+        self.snapshot = snapshot
+        self.source = source
+        self.file_index = file_index
+
+    def receiver_class(self, receiver: str, caller: Definition | None) -> WorkspaceClass | str | None:
+        head, _, rest = receiver.partition(".")
+        type_name = self._variable_type(head, caller)
+        for attribute in rest.split(".") if rest else ():
+            if type_name is None or type_name == OUTSIDE:
+                break
+            type_name = self._attribute_type(type_name, attribute)
+        if type_name is None or type_name == OUTSIDE:
+            return type_name
+        if self._is_class(type_name):
+            return WorkspaceClass(self.snapshot, type_name)
+        if type_name in _TYPING_WRAPPERS or definitions_named(self.snapshot, type_name):
+            return None  # `Union[...]`, a type alias or a TypeVar of the workspace: not for a name to decide
+        return OUTSIDE
+
+    def _variable_type(self, variable: str, caller: Definition | None) -> str | None:
+        if variable in SELF_RECEIVERS:
+            return caller.container if caller is not None else None  # `self.shop`: an attribute of the class
+        owner = caller.name if caller is not None else ""
+        shown = {
+            typed for function, name, typed in self.file_index.local_types if function == owner and name == variable
+        }
+        if not shown and caller is not None:
+            annotated = parameter_annotation(caller.signature, variable)
+            if annotated:
+                shown = {annotated}
+            else:  # a module variable, used inside a function
+                shown = {
+                    typed
+                    for function, name, typed in self.file_index.local_types
+                    if function == "" and name == variable
+                }
+        if len(shown) != 1:
+            return None  # untyped, or given several types: not for us to guess
+        [typed] = shown
+        return self._returned_class(typed[:-2]) if typed.endswith("()") else typed
+
+    def _returned_class(self, callee: str) -> str | None:
+        """What calling `callee` gives: the class itself, or the return annotation of the function(s) so named
+        (all that the workspace defines must agree); OUTSIDE for a function of an outside import
+        (`asyncio.ensure_future`, `getLogger` after `from logging import getLogger`)."""
+        head = callee.split(".", 1)[0]
+        if use_resolver(self.snapshot).bindings.get(self.source, {}).get(head) == ():
+            return OUTSIDE
+        callee = callee.rsplit(".", 1)[-1]
+        found = definitions_named(self.snapshot, callee)
+        if any(definition.kind == "class" for _path, definition in found):
+            return callee
+        returned = set()
+        for _path, definition in found:
+            if definition.kind in ("function", "method"):
+                match = _RETURN_TYPE.search(definition.signature)
+                type_name = _last_segment(match.group(1)) if match else None
+                if type_name == "Self" and definition.container is not None:
+                    type_name = definition.container
+                returned.add(type_name)
+        if len(returned) != 1:
+            return None
+        return returned.pop()
+
+    def _attribute_type(self, class_name: str, attribute: str) -> str | None:
+        for path, definition in definitions_named(self.snapshot, class_name):
+            if definition.kind == "class":
+                typed = attribute_type(self.snapshot.files[path].outline(), class_name, attribute)
+                if typed is not None:
+                    return typed
+        return None
+
+    def _is_class(self, name: str) -> bool:
+        return any(definition.kind == "class" for _path, definition in definitions_named(self.snapshot, name))
