@@ -26,7 +26,8 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from lsp_hub.index import history as history_module
-from lsp_hub.index.graph import COMMON_NAMES, import_graph, name_tables, use_resolver
+from lsp_hub.index.graph import use_resolver
+from lsp_hub.index.graph_inputs import COMMON_NAMES, import_graph, name_tables
 from lsp_hub.index.graph_store import ranking
 from lsp_hub.index.workspace import Snapshot
 
