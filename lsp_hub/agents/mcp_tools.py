@@ -4,7 +4,7 @@
 compacted), each a thin call into `agent_tools.AgentTools`, whose answers become `CallToolResult`s (compact text
 plus `structuredContent`; `isError` with one sentence when a tool cannot do its job). `Tools` picks the workspace
 (`--root`, else the client's first root, else the current directory) and connects to the hub on first use.
-The command that serves them is `mcp_server.py`.
+The command that serves them is `mcp_server.py`; how the SDK presents them, `mcp_sdk.py`.
 """
 
 from __future__ import annotations
@@ -22,13 +22,13 @@ from urllib.parse import unquote, urlparse
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
-from mcp_types import CallToolResult, TextContent, Tool
-from pydantic import BaseModel, Field, ValidationError
+from mcp_types import CallToolResult, TextContent
+from pydantic import BaseModel, Field
 
 from lsp_hub import __version__
 from lsp_hub.agents import query
 from lsp_hub.agents.agent_tools import LSP_ACTIONS, AgentTools, ToolAnswer, ToolFailure
+from lsp_hub.agents.mcp_sdk import HubMCPServer, add_tool
 
 logger = logging.getLogger("lsp_hub.mcp")
 ROOTS_TIMEOUT_SECONDS = 5.0
@@ -131,53 +131,6 @@ def _error(failure: ToolFailure) -> CallToolResult:
     return CallToolResult(
         content=[TextContent(type="text", text=str(failure))], is_error=True, structured_content=failure.data
     )
-
-
-class HubMCPServer(MCPServer):
-    """MCPServer whose answer to arguments that do not fit a tool's schema is one line per argument, not pydantic's
-    report (with its links), and whose tool list carries compact schemas (`compact_schema`): an agent pays for the
-    whole list in every conversation."""
-
-    async def list_tools(self) -> list[Tool]:
-        return [
-            tool.model_copy(update={"input_schema": compact_schema(tool.input_schema)})
-            for tool in await super().list_tools()
-        ]
-
-    async def call_tool(self, name: str, arguments: dict[str, Any], context: Context | None = None) -> Any:
-        try:
-            return await super().call_tool(name, arguments, context)
-        except ToolError as error:
-            if not isinstance(error.__cause__, ValidationError):
-                raise
-            problems = "; ".join(
-                f"{'.'.join(str(part) for part in problem['loc']) or 'arguments'}: {problem['msg']}"
-                for problem in error.__cause__.errors()
-            )
-            raise ToolError(f"{name}: invalid arguments: {problems}") from None
-
-
-def compact_schema(schema: Any) -> Any:
-    """A tool's JSON schema without what a model needs neither to choose nor to call the tool: pydantic's titles
-    (the property names say them) and `"default": null` (an optional property left out is null)."""
-    if isinstance(schema, list):
-        return [compact_schema(item) for item in schema]
-    if not isinstance(schema, dict):
-        return schema
-    compact: dict[str, Any] = {}
-    for key, value in schema.items():
-        if (key == "title" and isinstance(value, str)) or (key == "default" and value is None):
-            continue
-        if key in ("properties", "$defs") and isinstance(value, dict):  # names, not schema keywords
-            compact[key] = {name: compact_schema(item) for name, item in value.items()}
-        else:
-            compact[key] = compact_schema(value)
-    return compact
-
-
-def add_tool(app: MCPServer, function: Callable[..., Any]) -> Callable[..., Any]:
-    """A tool described by its docstring as one paragraph (not its source indentation)."""
-    return app.tool(description=" ".join((inspect.getdoc(function) or "").split()))(function)
 
 
 async def run_tool(
