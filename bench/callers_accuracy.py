@@ -31,7 +31,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from lsp_hub.index.callers import opens_a_call
-from lsp_hub.index.graph import COMMON_NAMES
+from lsp_hub.index.graph_inputs import COMMON_NAMES
 from lsp_hub.index.workspace import WorkspaceIndex
 from lsp_hub.transport.rawclient import HubClient
 

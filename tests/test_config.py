@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from lsp_hub.config.loader import CLIENT_SOURCE, ConfigProblem, LoadedConfig, load_config
+from lsp_hub.config.layers import CLIENT_SOURCE, ConfigProblem
+from lsp_hub.config.loader import LoadedConfig, load_config
 from lsp_hub.config.model import Config
 from lsp_hub.config.trust import TrustStore
 

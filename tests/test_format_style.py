@@ -9,17 +9,19 @@ from pathlib import Path
 
 import pytest
 
-from lsp_hub.agents.format_style import (
+from lsp_hub.agents.changed_lines import (
     LineBlock,
     block_range,
     changed_blocks,
     changes_outside,
+    edits_overlap,
+    text_lines,
+)
+from lsp_hub.agents.format_style import (
     editorconfig_glob_matches,
     editorconfig_properties,
-    edits_overlap,
     infer_indentation,
     project_style,
-    text_lines,
 )
 
 TWO_SPACES = "export function f(a: number): number {\n  if (a) {\n    return 1;\n  }\n  return 2;\n}\n"
@@ -34,33 +36,36 @@ def _write(path: Path, text: str) -> Path:
 
 
 # ================================================================================================ editorconfig globs
-@pytest.mark.parametrize(("glob", "path", "matches"), [
-    ("*", "a.ts", True),
-    ("*", "src/deep/a.ts", True),  # no `/`: the name in any directory
-    ("*.ts", "src/a.ts", True),
-    ("*.ts", "src/a.tsx", False),
-    ("*.{ts,tsx}", "src/a.tsx", True),
-    ("*.{ts,tsx}", "src/a.js", False),
-    ("{package.json,*.yml}", "package.json", True),
-    ("{package.json,*.yml}", "ci/build.yml", True),
-    ("*.{js,{ts,tsx}}", "a.tsx", True),  # nested braces
-    ("src/*.ts", "src/a.ts", True),
-    ("src/*.ts", "src/lib/a.ts", False),  # `*` stops at `/`
-    ("src/**.ts", "src/lib/a.ts", True),  # `**` does not
-    ("/src/**/*.ts", "src/lib/a.ts", True),
-    ("lib/**", "src/lib/a.ts", False),  # with a `/`: relative to the .editorconfig
-    ("a?.py", "ab.py", True),
-    ("a?.py", "a/.py", False),
-    ("[abc].py", "b.py", True),
-    ("[!abc].py", "b.py", False),
-    ("[!abc].py", "d.py", True),
-    ("file{1..3}.txt", "file2.txt", True),
-    ("file{1..3}.txt", "file4.txt", False),
-    ("{single}.py", "{single}.py", True),  # one alternative: literal braces
-    ("Makefile", "sub/Makefile", True),
-    (r"\*.py", "*.py", True),
-    (r"\*.py", "a.py", False),
-])
+@pytest.mark.parametrize(
+    ("glob", "path", "matches"),
+    [
+        ("*", "a.ts", True),
+        ("*", "src/deep/a.ts", True),  # no `/`: the name in any directory
+        ("*.ts", "src/a.ts", True),
+        ("*.ts", "src/a.tsx", False),
+        ("*.{ts,tsx}", "src/a.tsx", True),
+        ("*.{ts,tsx}", "src/a.js", False),
+        ("{package.json,*.yml}", "package.json", True),
+        ("{package.json,*.yml}", "ci/build.yml", True),
+        ("*.{js,{ts,tsx}}", "a.tsx", True),  # nested braces
+        ("src/*.ts", "src/a.ts", True),
+        ("src/*.ts", "src/lib/a.ts", False),  # `*` stops at `/`
+        ("src/**.ts", "src/lib/a.ts", True),  # `**` does not
+        ("/src/**/*.ts", "src/lib/a.ts", True),
+        ("lib/**", "src/lib/a.ts", False),  # with a `/`: relative to the .editorconfig
+        ("a?.py", "ab.py", True),
+        ("a?.py", "a/.py", False),
+        ("[abc].py", "b.py", True),
+        ("[!abc].py", "b.py", False),
+        ("[!abc].py", "d.py", True),
+        ("file{1..3}.txt", "file2.txt", True),
+        ("file{1..3}.txt", "file4.txt", False),
+        ("{single}.py", "{single}.py", True),  # one alternative: literal braces
+        ("Makefile", "sub/Makefile", True),
+        (r"\*.py", "*.py", True),
+        (r"\*.py", "a.py", False),
+    ],
+)
 def test_editorconfig_globs(glob: str, path: str, matches: bool) -> None:
     assert editorconfig_glob_matches(glob, path) is matches
 
@@ -68,8 +73,9 @@ def test_editorconfig_globs(glob: str, path: str, matches: bool) -> None:
 def test_nearer_editorconfig_wins_and_root_true_stops_the_walk(tmp_path: Path) -> None:
     root = tmp_path / "project"
     _write(tmp_path / ".editorconfig", "root = true\n[*]\nindent_size = 8\ntrim_trailing_whitespace = true\n")
-    _write(root / ".editorconfig", "# the project\n[*]\nindent_style = space\nindent_size = 4\n"
-                                   "[*.ts]\nindent_size = 2\n")
+    _write(
+        root / ".editorconfig", "# the project\n[*]\nindent_style = space\nindent_size = 4\n[*.ts]\nindent_size = 2\n"
+    )
     _write(root / "web" / ".editorconfig", "[*.ts]\ninsert_final_newline = true\n[lib/**]\nindent_style = tab\n")
     source = root / "web" / "src" / "a.ts"
     properties, used = editorconfig_properties(source, root)
@@ -84,13 +90,21 @@ def test_nearer_editorconfig_wins_and_root_true_stops_the_walk(tmp_path: Path) -
 
 
 def test_editorconfig_becomes_lsp_options(tmp_path: Path) -> None:
-    _write(tmp_path / ".editorconfig", "root = true\n\n[*]\nindent_style = space\nindent_size = 2\n"
-                                       "trim_trailing_whitespace = true\ninsert_final_newline = true\n"
-                                       "[*.go]\nindent_style = tab\ntab_width = 8\n"
-                                       "[*.md]\ntrim_trailing_whitespace = unset\n")
+    _write(
+        tmp_path / ".editorconfig",
+        "root = true\n\n[*]\nindent_style = space\nindent_size = 2\n"
+        "trim_trailing_whitespace = true\ninsert_final_newline = true\n"
+        "[*.go]\nindent_style = tab\ntab_width = 8\n"
+        "[*.md]\ntrim_trailing_whitespace = unset\n",
+    )
     style = project_style(tmp_path / "src" / "a.ts", tmp_path, FOUR_SPACES)  # the file's own text loses
-    assert style.lsp_options() == {"tabSize": 2, "insertSpaces": True, "trimTrailingWhitespace": True,
-                                   "insertFinalNewline": True, "trimFinalNewlines": True}
+    assert style.lsp_options() == {
+        "tabSize": 2,
+        "insertSpaces": True,
+        "trimTrailingWhitespace": True,
+        "insertFinalNewline": True,
+        "trimFinalNewlines": True,
+    }
     assert style.source == "editorconfig" and style.config_files == (str(tmp_path / ".editorconfig"),)
     go = project_style(tmp_path / "main.go", tmp_path, None)
     assert (go.insert_spaces, go.tab_size, go.source) == (False, 8, "editorconfig")
@@ -127,7 +141,8 @@ def test_prettier_defaults_yaml_and_package_json(tmp_path: Path) -> None:
     assert (style.insert_spaces, style.source) == (False, "prettier")
     _write(tmp_path / "web" / "package.json", json.dumps({"name": "web"}))  # no "prettier" key: look further up
     assert project_style(tmp_path / "web" / "a.tsx", tmp_path, TWO_SPACES).config_files == (
-        str(tmp_path / ".prettierrc"),)
+        str(tmp_path / ".prettierrc"),
+    )
     _write(tmp_path / "web" / "package.json", json.dumps({"prettier": "@company/prettier-config"}))
     assert project_style(tmp_path / "web" / "a.tsx", tmp_path, TWO_SPACES).source == "inferred"  # not followed
 
@@ -212,11 +227,15 @@ def test_lines_ranges_and_overlaps() -> None:
     assert text_lines("a\r\nb\rc\nd") == ["a\r\n", "b\r", "c\n", "d"]
     assert text_lines("") == []
     assert block_range(LineBlock(1, 3), "a\nb\nc😀\nd\n") == {
-        "start": {"line": 1, "character": 0}, "end": {"line": 2, "character": 3}}
+        "start": {"line": 1, "character": 0},
+        "end": {"line": 2, "character": 3},
+    }
 
     def edit(start: tuple[int, int], end: tuple[int, int]) -> dict[str, object]:
-        return {"range": {"start": {"line": start[0], "character": start[1]},
-                          "end": {"line": end[0], "character": end[1]}}, "newText": "x"}
+        return {
+            "range": {"start": {"line": start[0], "character": start[1]}, "end": {"line": end[0], "character": end[1]}},
+            "newText": "x",
+        }
 
     assert not edits_overlap([edit((0, 0), (0, 2)), edit((0, 2), (1, 0)), edit((3, 0), (3, 0))])
     assert edits_overlap([edit((0, 0), (1, 2)), edit((1, 0), (1, 1))])

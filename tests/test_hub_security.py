@@ -22,8 +22,9 @@ from typing import Any
 
 import pytest
 
-from lsp_hub.config.loader import load_config, strip_program_settings
+from lsp_hub.config.loader import load_config
 from lsp_hub.config.trust import TrustStore
+from lsp_hub.config.untrusted import strip_program_settings
 from lsp_hub.transport.transport_security import HandshakePolicy, PeerOwners, exposure_warning, is_loopback
 from tests.hub_fixtures import FAKE_LANGUAGES, start_daemon
 from tests.hubclient import HubClient

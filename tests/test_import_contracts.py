@@ -1,10 +1,10 @@
 """The import rules ARCHITECTURE.md states, checked by import-linter (the contracts are in pyproject.toml): the
 index is a library that imports nothing of the hub; the agent clients (query, confined writes, the verified write)
 import only the standard library and each other; the configuration knows no session, transport or process; the
-hub's rooms (agents, server, proxy, transport/index/config, platform) are layers and form no
-circle; no module imports pygls or lsprotocol; the graph modules of the index form
-layers (graph_cache, graph, links, ranking, graph_store) without an import circle. And one rule import-linter
-cannot state: no module reaches into a private member of asyncio or pygls."""
+hub's rooms (agents, server, proxy, transport/index/config, platform, the pid_liveness leaf) are layers and form
+no circle; no module imports pygls or lsprotocol; the graph modules of the index form layers (graph_cache,
+graph_inputs, graph, links, ranking, graph_store) without an import circle. And one rule import-linter cannot
+state: no module reaches into a private member of asyncio or pygls."""
 
 from __future__ import annotations
 

@@ -13,7 +13,8 @@ from typing import Annotated, Any
 import pytest
 from pydantic import Field
 
-from lsp_hub.agents.mcp_server import Tools, build_server, command_tool, compact_schema
+from lsp_hub.agents.mcp_sdk import compact_schema
+from lsp_hub.agents.mcp_tools import Tools, build_server, command_tool
 from lsp_hub.agents.query import HubConnection, connect_socket, spawn_hub
 
 # With the navigation tools of issue #24 too. The nine tools of today take 1,568 (2,107 before the schemas were

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from lsp_hub.agents.mcp_server import Tools, build_server
+from lsp_hub.agents.mcp_tools import Tools, build_server
 from lsp_hub.agents.query import HubConnection, query_main, spawn_hub
 from tests.hubclient import fake_server_config
 

@@ -2,13 +2,9 @@
 
     lsp-hub mcp [--root DIR] [--no-daemon | --socket PATH] [--http PORT] [--fence] [--timeout S]
 
-Tools: `lsp` (one tool for code intelligence, with an `action`), `repo_map`, `relevant_files`, `callers`,
-`check_syntax`, and the verified writes `write_file`, `edit_file`, `apply_edits` and `undo`. The work is
-`agent_tools.AgentTools`'s; this module declares the tools (names, descriptions, JSON schemas from the signatures),
-turns answers into `CallToolResult`s (compact text plus `structuredContent`; `isError` with one sentence when a
-tool cannot do its job), picks the workspace (`--root`, else the client's first root, else the current directory)
-and the hub: the user's daemon (started when absent), `--socket PATH`, or with `--no-daemon` a hub in this process,
-serving a private unix socket on this event loop.
+This module is the command: its arguments, and the hub and transport it serves the tools (`mcp_tools.py`) over:
+the user's daemon (started when absent), `--socket PATH`, or with `--no-daemon` a hub in this process serving a
+private unix socket on this event loop; stdio, or streamable HTTP on 127.0.0.1 for this user only (`--http`).
 """
 
 from __future__ import annotations
@@ -16,397 +12,62 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import inspect
 import logging
 import os
 import shutil
 import sys
 import tempfile
-import warnings
-from collections.abc import Callable, Collection
 from functools import partial
 from pathlib import Path
-from typing import Annotated, Any, Literal
-from urllib.parse import unquote, urlparse
+from typing import Any
 
 import anyio
-from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
-from mcp_types import CallToolResult, TextContent, Tool
-from pydantic import BaseModel, Field, ValidationError
+from mcp.server.mcpserver import MCPServer
 
-from lsp_hub import __version__
 from lsp_hub.agents import query
-from lsp_hub.agents.agent_tools import LSP_ACTIONS, AgentTools, ToolAnswer, ToolFailure
+from lsp_hub.agents.mcp_tools import Tools, build_server
 
 logger = logging.getLogger("lsp_hub.mcp")
-ROOTS_TIMEOUT_SECONDS = 5.0
-INSTRUCTIONS = (
-    "Code intelligence for this repository from its real language servers (basedpyright, ruff, "
-    "typescript-language-server, clangd, ...) and lsp-hub's own index. Lines and columns are 1-based. Write files "
-    "with write_file/edit_file (several files at once: apply_edits): each write is syntax-checked before it lands "
-    "and answered with every server's diagnostics on the new content and on the files that depend on it; undo "
-    "takes your last write back.")
-
-LspAction = Literal["definition", "declaration", "type_definition", "implementation", "references", "hover",
-                    "symbols", "rename", "code_actions", "format", "incoming_calls", "outgoing_calls",
-                    "diagnostics", "languages", "status"]
-assert set(LspAction.__args__) == set(LSP_ACTIONS)  # type: ignore[attr-defined]
-
-File = Annotated[str | None, Field(description="path, relative to the root or absolute")]
-Line = Annotated[int | None, Field(ge=1, description="1-based line")]
-Column = Annotated[int | None, Field(ge=1, description="1-based column (characters)")]
-Symbol = Annotated[str | None, Field(description="a name instead of a position: f, Class.method, module.f")]
-Limit = Annotated[int, Field(ge=1, description="most items to answer")]
-Target = Annotated[str, Field(description="a name (f, Class.method, module.f) or FILE:LINE:COL")]
-Force = Annotated[bool, Field(description="also replace a read-only file, or one with unsaved edits in an editor")]
 
 
-class EditItem(BaseModel):
-    """One edit of apply_edits."""
-
-    path: str = Field(description="the file")
-    old_text: str | None = Field(default=None, description="exact text, found once")
-    new_text: str | None = Field(default=None, description="its replacement")
-    content: str | None = Field(default=None, description="or: the whole new content")
-
-
-class Tools:
-    """The `AgentTools` of this server, made on the first call, when the workspace root is known."""
-
-    def __init__(self, root: Path | None, connect: Callable[[Path], query.HubConnection], *, timeout: float,
-                 fenced: bool) -> None:
-        self.root = root
-        self.connect = connect
-        self.timeout = timeout
-        self.fenced = fenced
-        self._tools: AgentTools | None = None
-        self._lock = asyncio.Lock()
-
-    async def get(self, context: Context | None) -> AgentTools:
-        async with self._lock:
-            if self._tools is None:
-                root = self.root or await _client_root(context) or Path.cwd()
-                root = root.resolve()
-                os.chdir(root)  # paths in answers are shown relative to it
-                logger.info("workspace root: %s", root)
-                self._tools = AgentTools(root, self.connect, timeout=self.timeout, fenced=self.fenced)
-            return self._tools
-
-    def close(self) -> None:
-        if self._tools is not None:
-            self._tools.close()
-
-
-async def _client_root(context: Context | None) -> Path | None:
-    """The client's first file:// root (MCP roots/list), when it declares roots."""
-    if context is None or context.client_capabilities is None or context.client_capabilities.roots is None:
-        return None
-    try:
-        with anyio.fail_after(ROOTS_TIMEOUT_SECONDS), warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # roots are deprecated in the newest protocol; clients still send them
-            result = await context.session.list_roots()
-    except Exception as error:  # a client that declares roots but cannot answer: the current directory
-        logger.warning("could not ask the client for its roots: %s", error)
-        return None
-    for root in result.roots:
-        parsed = urlparse(str(root.uri))
-        if parsed.scheme == "file" and Path(unquote(parsed.path)).is_dir():
-            return Path(unquote(parsed.path))
-    return None
-
-
-def _result(answer: ToolAnswer) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=answer.text)], structured_content=answer.data)
-
-
-def _error(failure: ToolFailure) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=str(failure))], is_error=True,
-                          structured_content=failure.data)
-
-
-class HubMCPServer(MCPServer):
-    """MCPServer whose answer to arguments that do not fit a tool's schema is one line per argument, not pydantic's
-    report (with its links), and whose tool list carries compact schemas (`compact_schema`): an agent pays for the
-    whole list in every conversation."""
-
-    async def list_tools(self) -> list[Tool]:
-        return [tool.model_copy(update={"input_schema": compact_schema(tool.input_schema)})
-                for tool in await super().list_tools()]
-
-    async def call_tool(self, name: str, arguments: dict[str, Any],
-                        context: Context | None = None) -> Any:
-        try:
-            return await super().call_tool(name, arguments, context)
-        except ToolError as error:
-            if not isinstance(error.__cause__, ValidationError):
-                raise
-            problems = "; ".join(f"{'.'.join(str(part) for part in problem['loc']) or 'arguments'}: "
-                                 f"{problem['msg']}" for problem in error.__cause__.errors())
-            raise ToolError(f"{name}: invalid arguments: {problems}") from None
-
-
-def compact_schema(schema: Any) -> Any:
-    """A tool's JSON schema without what a model needs neither to choose nor to call the tool: pydantic's titles
-    (the property names say them) and `"default": null` (an optional property left out is null)."""
-    if isinstance(schema, list):
-        return [compact_schema(item) for item in schema]
-    if not isinstance(schema, dict):
-        return schema
-    compact: dict[str, Any] = {}
-    for key, value in schema.items():
-        if (key == "title" and isinstance(value, str)) or (key == "default" and value is None):
-            continue
-        if key in ("properties", "$defs") and isinstance(value, dict):  # names, not schema keywords
-            compact[key] = {name: compact_schema(item) for name, item in value.items()}
-        else:
-            compact[key] = compact_schema(value)
-    return compact
-
-
-def add_tool(app: MCPServer, function: Callable[..., Any]) -> Callable[..., Any]:
-    """A tool described by its docstring as one paragraph (not its source indentation)."""
-    return app.tool(description=" ".join((inspect.getdoc(function) or "").split()))(function)
-
-
-async def run_tool(tools: Tools, context: Context | None, method: Callable[..., ToolAnswer], *args: Any,
-                   **kwargs: Any) -> CallToolResult:
-    """An `AgentTools` method run for a tool call: its answer, or one sentence when it cannot do its job."""
-    try:
-        agent = await tools.get(context)
-        # The hub is spoken to synchronously: in a worker thread, so this loop (and an in-process hub on it) keeps
-        # serving.
-        return _result(await anyio.to_thread.run_sync(partial(getattr(agent, method.__name__), *args, **kwargs)))
-    except ToolFailure as failure:
-        return _error(failure)
-    except Exception as error:  # a fault of ours: one line for the agent, the traceback only in a -v log
-        logger.info("%s failed", method.__name__, exc_info=True)
-        logger.error("%s failed: %s: %s", method.__name__, type(error).__name__, error)
-        return _error(ToolFailure(f"{method.__name__} failed inside lsp-hub ({type(error).__name__}: {error}); "
-                                  "read the file before trying again"))
-
-
-CommandArguments = Callable[..., dict[str, Any]]
-
-
-def command_tool(app: MCPServer, tools: Tools, command: str, *, paths: Collection[str] = (),
-                 uris: Collection[str] = (), render: Callable[[dict[str, Any]], str] | None = None,
-                 empty: str = "nothing found") -> Callable[[CommandArguments], CommandArguments]:
-    """Register a tool that is one `lspHub.*` workspace command run through the hub. The decorated function
-    declares the tool (its typed parameters are the input schema, its docstring the description) and turns the
-    tool's arguments into the command's; the answer is the command's text and, as structuredContent, the rest of
-    its result (`AgentTools.workspace_command`: `paths`/`uris` name the arguments that are files in the root).
-
-        @command_tool(app, tools, "lspHub.outline", uris=("uri",))
-        def outline(file: File, limit: Limit = 50) -> dict[str, Any]:
-            \"\"\"A file's definitions as a tree.\"\"\"
-            return {"uri": file, "limit": limit}
-    """
-
-    def register(declaration: CommandArguments) -> CommandArguments:
-        signature = inspect.signature(declaration, eval_str=True)
-
-        async def run(ctx: Context | None = None, **arguments: Any) -> CallToolResult:
-            try:
-                sent = declaration(**arguments)
-            except ToolFailure as failure:
-                return _error(failure)
-            return await run_tool(tools, ctx, AgentTools.workspace_command, command, sent, paths=paths, uris=uris,
-                                  render=render, empty=empty)
-
-        # The SDK reads the schema from the signature and finds the context by its annotation.
-        context = inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Context | None)
-        run.__signature__ = signature.replace(  # type: ignore[attr-defined]
-            parameters=[*signature.parameters.values(), context], return_annotation=CallToolResult)
-        run.__annotations__ = {**{name: parameter.annotation for name, parameter in signature.parameters.items()},
-                               "ctx": Context | None, "return": CallToolResult}
-        run.__name__ = run.__qualname__ = declaration.__name__
-        run.__doc__ = declaration.__doc__
-        add_tool(app, run)
-        return declaration
-
-    return register
-
-
-def build_server(tools: Tools) -> MCPServer:
-    app = HubMCPServer("lsp-hub", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
-
-    def tool(function: Callable[..., Any]) -> Callable[..., Any]:
-        return add_tool(app, function)
-
-    async def call(context: Context | None, method: Callable[..., ToolAnswer], *args: Any,
-                   **kwargs: Any) -> CallToolResult:
-        return await run_tool(tools, context, method, *args, **kwargs)
-
-    @tool
-    async def lsp(action: Annotated[LspAction, Field(description="what to ask")], file: File = None,
-                  line: Line = None, column: Column = None, symbol: Symbol = None,
-                  query: Annotated[str | None, Field(description="symbols: workspace search")] = None,
-                  new_name: Annotated[str | None, Field(description="rename: the new name")] = None,
-                  apply: Annotated[bool | int | str | None, Field(
-                      description="rename/format: true writes; code_actions: number or title to apply")] = None,
-                  limit: Limit = 50, ctx: Context | None = None) -> CallToolResult:
-        """Ask the language servers: definition, references, hover, symbols, rename, code actions, format, calls,
-        diagnostics. Give file+line+column (1-based) or symbol."""
-        return await call(ctx, AgentTools.lsp, action, file=file, line=line, column=column, symbol=symbol,
-                          query_text=query, new_name=new_name, apply=apply, limit=limit)
-
-    @command_tool(app, tools, "lspHub.repoMap", paths=("focusFiles",),
-                  empty="the repo map is empty (no indexed source files)")
-    def repo_map(focus_files: Annotated[list[str] | None, Field(
-                     description="files the task is about; the map favours what they use")] = None,
-                 mentioned: Annotated[list[str] | None, Field(description="identifiers the task mentions")] = None,
-                 token_budget: Annotated[int, Field(ge=1, description="the map's size in tokens")] = 1024
-                 ) -> dict[str, Any]:
-        """A ranked map of the repository: files and their key definitions, within a token budget."""
-        return {"focusFiles": list(focus_files or []), "mentionedIdents": list(mentioned or []),
-                "tokenBudget": token_budget}
-
-    # Navigation from the index alone (issue #24): no language server needed, answers in milliseconds.
-
-    @command_tool(app, tools, "lspHub.outline", paths=("path",), empty="no definitions")
-    def outline(path: Annotated[str, Field(description="a file, or a directory (its files' top level)")],
-                limit: Limit = 300) -> dict[str, Any]:
-        """A file's definitions as a tree (name, kind, lines, signature), without reading the file."""
-        return {"path": path, "limit": limit}
-
-    @command_tool(app, tools, "lspHub.zoom")
-    def zoom(symbol: Target, limit: Limit = 30) -> dict[str, Any]:
-        """One symbol's source with line numbers (a member menu for a long class), what it calls and who calls it."""
-        return {"symbol": symbol, "limit": limit}
-
-    @command_tool(app, tools, "lspHub.imports", paths=("path",), empty="no imports either way")
-    def imports(path: Annotated[str, Field(description="a file")],
-                direction: Annotated[Literal["up", "down", "both"], Field(
-                    description="up: who imports it; down: what it imports")] = "both",
-                depth: Annotated[int, Field(ge=0, description="levels; 0: all")] = 1,
-                limit: Limit = 100) -> dict[str, Any]:
-        """A file's import graph both ways, with imports outside the workspace."""
-        return {"path": path, "direction": direction, "depth": depth, "limit": limit}
-
-    @command_tool(app, tools, "lspHub.impact", empty="nothing depends on it in the index")
-    def impact(target: Annotated[str, Field(description="a name, FILE:LINE:COL, or a file")],
-               depth: Annotated[int, Field(ge=1, le=10, description="caller levels")] = 2,
-               limit: Limit = 30) -> dict[str, Any]:
-        """What may break if a symbol or file changes: files with reasons, ranked, and the tests to run."""
-        return {"target": target, "depth": depth, "limit": limit}
-
-    @command_tool(app, tools, "lspHub.search", empty="no match")
-    def search(pattern: Annotated[str | None, Field(description="text (literal unless regex)")] = None,
-               regex: bool = False, ignore_case: bool = False,
-               globs: Annotated[list[str] | None, Field(description="only files matching these")] = None,
-               structural: Annotated[str | None, Field(
-                   description="instead of pattern: an ast-grep pattern, e.g. $A.get($B)")] = None,
-               language: Annotated[str | None, Field(description="structural: the language")] = None,
-               limit: Limit = 100) -> dict[str, Any]:
-        """Search the workspace (ripgrep, or ast-grep with structural); each hit with its enclosing definition."""
-        sent: dict[str, Any] = {"limit": limit}
-        if structural is not None:
-            sent.update(structural=structural, language=language)
-        else:
-            sent.update(pattern=pattern, regex=regex, ignoreCase=ignore_case, globs=list(globs or []))
-        return sent
-
-    @command_tool(app, tools, "lspHub.symbols", empty="no symbol matches")
-    def find_symbol(query: Annotated[str, Field(description="a name or part of one (fuzzy)")],
-                    limit: Limit = 30) -> dict[str, Any]:
-        """Find definitions by a fuzzy name: exact, prefix, camelCase/snake_case pieces, substring."""
-        return {"query": query, "limit": limit}
-
-    @command_tool(app, tools, "lspHub.context", paths=("targets",))
-    def context(description: Annotated[str, Field(description="the task, in words")] = "",
-                targets: Annotated[list[str] | None, Field(description="files the task is about")] = None,
-                budget: Annotated[int, Field(ge=200, description="bytes")] = 8000) -> dict[str, Any]:
-        """A ready context block for a task: relevant files with reasons, targets' imports, named definitions."""
-        return {"description": description, "targets": list(targets or []), "budget": budget}
-
-    @command_tool(app, tools, "lspHub.callTree", empty="it calls nothing the index sees")
-    def call_tree(symbol: Target, depth: Annotated[int, Field(ge=1, le=20)] = 3,
-                  include_unresolved: bool = False, limit: Limit = 100) -> dict[str, Any]:
-        """A symbol's outgoing calls as a tree."""
-        return {"symbol": symbol, "depth": depth, "includeUnresolved": include_unresolved, "limit": limit}
-
-    @command_tool(app, tools, "lspHub.trace", empty="no entry point reaches it")
-    def trace(symbol: Target, limit: Limit = 10) -> dict[str, Any]:
-        """Call paths from entry points (main, tests, scripts, routes, commands) to a symbol, shortest first."""
-        return {"symbol": symbol, "limit": limit}
-
-    @tool
-    async def relevant_files(description: Annotated[str, Field(description="the task, in words")],
-                             targets: Annotated[list[str] | None, Field(
-                                 description="files already known to matter")] = None,
-                             top_n: Annotated[int, Field(ge=1, description="how many files")] = 10,
-                             ctx: Context | None = None) -> CallToolResult:
-        """The files most relevant to a task, each with the reasons it was chosen."""
-        return await call(ctx, AgentTools.relevant_files, description, targets, top_n)
-
-    @tool
-    async def callers(file: File = None, line: Line = None, column: Column = None, symbol: Symbol = None,
-                      depth: Annotated[int, Field(ge=1, le=5, description="callers of callers, up to this")] = 1,
-                      limit: Limit = 50, ctx: Context | None = None) -> CallToolResult:
-        """Where a function is called, across files: the index's callers confirmed by the language server (one
-        only one found is marked [server] or [index]). Give file+line+column or symbol."""
-        return await call(ctx, AgentTools.callers, file, line, column, symbol, depth, limit)
-
-    @tool
-    async def check_syntax(file: Annotated[str, Field(description="the file (its name gives the language)")],
-                           content: Annotated[str | None, Field(
-                               description="check this text instead of the file")] = None,
-                           ctx: Context | None = None) -> CallToolResult:
-        """Check a file's syntax (or a text's, as that file) with its language's parser; writes nothing."""
-        return await call(ctx, AgentTools.check_syntax, file, content)
-
-    @tool
-    async def write_file(path: Annotated[str, Field(description="the file to create or replace")],
-                         content: Annotated[str, Field(description="the whole new content")],
-                         force: Force = False, ctx: Context | None = None) -> CallToolResult:
-        """Create or replace a file. Refused, nothing written, on a syntax error; else written, formatted, and
-        answered with every language server's diagnostics on it and its dependents."""
-        return await call(ctx, AgentTools.write_file, path, content, force)
-
-    @tool
-    async def edit_file(path: Annotated[str, Field(description="the file to edit")],
-                        old_text: Annotated[str, Field(description="exact text, found once")],
-                        new_text: Annotated[str, Field(description="its replacement")],
-                        force: Force = False, ctx: Context | None = None) -> CallToolResult:
-        """Replace old_text (found exactly once) with new_text; checked and answered like write_file."""
-        return await call(ctx, AgentTools.edit_file, path, old_text, new_text, force)
-
-    @tool
-    async def apply_edits(edits: Annotated[list[EditItem], Field(
-                              description="applied in order")],
-                          force: Force = False, ctx: Context | None = None) -> CallToolResult:
-        """Edit several files as one write, all or none, each checked and answered like write_file."""
-        items = [{key: value for key, value in item.model_dump().items() if value is not None} for item in edits]
-        return await call(ctx, AgentTools.apply_edits, items, force)
-
-    @tool
-    async def undo(ctx: Context | None = None) -> CallToolResult:
-        """Take back your last write (or applied rename, format, code action) unless its files changed since;
-        repeat to go further back."""
-        return await call(ctx, AgentTools.undo)
-
-    return app
-
-
-# ================================================================================================ the command
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="lsp-hub mcp", description=(
-        "An MCP server (stdio, or streamable HTTP with --http) giving agents the hub's language servers and "
-        "index, and writes that are checked before and after they land."))
-    parser.add_argument("--root", type=Path, help="the workspace (default: the client's first root, else the "
-                        "current directory)")
+    parser = argparse.ArgumentParser(
+        prog="lsp-hub mcp",
+        description=(
+            "An MCP server (stdio, or streamable HTTP with --http) giving agents the hub's language servers and "
+            "index, and writes that are checked before and after they land."
+        ),
+    )
+    parser.add_argument(
+        "--root", type=Path, help="the workspace (default: the client's first root, else the current directory)"
+    )
     hub = parser.add_mutually_exclusive_group()
-    hub.add_argument("--no-daemon", action="store_true", help="host the hub in this process instead of using the "
-                     "user's daemon (servers are not shared with editors or other agents)")
-    hub.add_argument("--socket", default=os.environ.get("LSP_HUB_SOCKET"),
-                     help="the hub listening on this unix socket (default $LSP_HUB_SOCKET, else the daemon)")
-    parser.add_argument("--http", type=int, metavar="PORT", help="serve streamable HTTP on 127.0.0.1:PORT "
-                        "(path /mcp) instead of stdio")
-    parser.add_argument("--fence", action="store_true", help='wrap text from the repository (source lines, hover '
-                        'docs, diagnostic messages) in <untrusted-data source="repository">...</untrusted-data>')
-    parser.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for the hub per request "
-                        "(and for diagnostics after a write); default 30")
+    hub.add_argument(
+        "--no-daemon",
+        action="store_true",
+        help="host the hub in this process instead of using the "
+        "user's daemon (servers are not shared with editors or other agents)",
+    )
+    hub.add_argument(
+        "--socket",
+        default=os.environ.get("LSP_HUB_SOCKET"),
+        help="the hub listening on this unix socket (default $LSP_HUB_SOCKET, else the daemon)",
+    )
+    parser.add_argument(
+        "--http", type=int, metavar="PORT", help="serve streamable HTTP on 127.0.0.1:PORT (path /mcp) instead of stdio"
+    )
+    parser.add_argument(
+        "--fence",
+        action="store_true",
+        help="wrap text from the repository (source lines, hover "
+        'docs, diagnostic messages) in <untrusted-data source="repository">...</untrusted-data>',
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=30.0,
+        help="seconds to wait for the hub per request (and for diagnostics after a write); default 30",
+    )
     parser.add_argument("--config", type=Path, help="--no-daemon: a configuration file for the hub")
     parser.add_argument("--log-file", type=Path, help="write the log here (default: stderr)")
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging")
@@ -439,8 +100,9 @@ def mcp_main(argv: list[str]) -> int:
 async def _serve(args: argparse.Namespace, root: Path | None) -> int:
     if args.no_daemon:
         return await _with_hub_in_process(args, root)
-    connect = partial(_connect_socket, args.socket) if args.socket else partial(query.connect_default,
-                                                                                 who="lsp-hub mcp")
+    connect = (
+        partial(_connect_socket, args.socket) if args.socket else partial(query.connect_default, who="lsp-hub mcp")
+    )
     return await _run(args, Tools(root, connect, timeout=args.timeout, fenced=args.fence))
 
 
@@ -505,12 +167,16 @@ async def _serve_http(app: MCPServer, port: int) -> None:
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
         allowed_hosts=[f"127.0.0.1:{port}", f"localhost:{port}", "127.0.0.1", "localhost"],
-        allowed_origins=[f"http://127.0.0.1:{port}", f"http://localhost:{port}"])
+        allowed_origins=[f"http://127.0.0.1:{port}", f"http://localhost:{port}"],
+    )
     starlette_app = app.streamable_http_app(transport_security=security, host=host)
     owners = PeerOwners()
     if (reason := owners.unavailable_reason()) is not None:
-        logger.warning("cannot tell which local user a connection comes from (%s): connections from other users "
-                       "on this machine will be accepted", reason)
+        logger.warning(
+            "cannot tell which local user a connection comes from (%s): connections from other users "
+            "on this machine will be accepted",
+            reason,
+        )
 
     async def only_this_user(scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] in ("http", "websocket"):
@@ -518,8 +184,9 @@ async def _serve_http(app: MCPServer, port: int) -> None:
             refusal = owners.refusal(tuple(client) if client else None, tuple(server) if server else None)
             if refusal is not None:
                 logger.warning("refused an HTTP client: %s", refusal)
-                await send({"type": "http.response.start", "status": 403,
-                            "headers": [(b"content-type", b"text/plain")]})
+                await send(
+                    {"type": "http.response.start", "status": 403, "headers": [(b"content-type", b"text/plain")]}
+                )
                 await send({"type": "http.response.body", "body": f"lsp-hub: {refusal}\n".encode()})
                 return
         await starlette_app(scope, receive, send)
@@ -528,5 +195,3 @@ async def _serve_http(app: MCPServer, port: int) -> None:
     server = uvicorn.Server(config)
     print(f"lsp-hub mcp listening on http://{host}:{port}/mcp", file=sys.stderr, flush=True)
     await server.serve()
-
-

@@ -1,6 +1,6 @@
 """A verified write's formatting (`verified_write`): the new text formatted by the language's formatting server in
-the project's style (`format_style`), only over the changed lines when formatting the whole file would change others.
-Standard library only, like `query`."""
+the project's style (`format_style`), only over the changed lines (`changed_lines`) when formatting the whole file
+would change others. Standard library only, like `query`."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import Any, Protocol
 
-from lsp_hub.agents import format_style, query
+from lsp_hub.agents import changed_lines, format_style, query
 from lsp_hub.agents.query import HubConnection, HubTimeout, QueryError
 from lsp_hub.agents.write_outcome import WriteOutcome
 from lsp_hub.platform.confined_files import ConfinedRoot
@@ -34,8 +34,9 @@ class FormattingWriter(Protocol):
     def syntax_problem(self, path: Path, text: str) -> str | None: ...
 
 
-def format_written(writer: FormattingWriter, target: Path, uri: str, content: str, outcome: WriteOutcome,
-                   old: str | None) -> str:
+def format_written(
+    writer: FormattingWriter, target: Path, uri: str, content: str, outcome: WriteOutcome, old: str | None
+) -> str:
     """The text formatted by the language's formatting server, in the project's style (`format_style`), when
     format_on_write is on. A write over an existing file (`old`) keeps every line the agent did not change: if
     formatting the whole file would change one, only the agent's changed lines are formatted
@@ -47,12 +48,18 @@ def format_written(writer: FormattingWriter, target: Path, uri: str, content: st
         return content
     style = format_style.project_style(target, writer.files.root, old)
     options = style.lsp_options()
-    outcome.format_options = {"options": options, "source": style.source,
-                              "files": [writer.display(path) for path in style.config_files]}
+    outcome.format_options = {
+        "options": options,
+        "source": style.source,
+        "files": [writer.display(path) for path in style.config_files],
+    }
     connection = writer.workspace.connection
     try:
-        edits = connection.request("textDocument/formatting", {"textDocument": {"uri": uri}, "options": options},
-                                   min(writer.timeout, FORMAT_TIMEOUT_SECONDS))
+        edits = connection.request(
+            "textDocument/formatting",
+            {"textDocument": {"uri": uri}, "options": options},
+            min(writer.timeout, FORMAT_TIMEOUT_SECONDS),
+        )
     except HubTimeout:
         outcome.format_skipped_reason = "timeout"
         return content
@@ -77,11 +84,19 @@ def format_written(writer: FormattingWriter, target: Path, uri: str, content: st
         outcome.format_skipped_reason = "formatter_failed"
         return content
     outcome.format_scope = "file"
-    changed = format_style.changed_blocks(old, content) if old is not None else None
-    if changed is not None and format_style.changes_outside(content, formatted, changed):
+    changed = changed_lines.changed_blocks(old, content) if old is not None else None
+    if changed is not None and changed_lines.changes_outside(content, formatted, changed):
         # The hub asks rangeFormatting of the first server that offers it: only ask when that is the formatter.
-        formatted = _format_ranges(writer, connection, uri, content, changed, options, outcome,
-                                        ranges_formatter is not None and ranges_formatter == outcome.formatter)
+        formatted = _format_ranges(
+            writer,
+            connection,
+            uri,
+            content,
+            changed,
+            options,
+            outcome,
+            ranges_formatter is not None and ranges_formatter == outcome.formatter,
+        )
     if formatted == content:
         return content
     if writer.syntax_problem(target, formatted) is not None:
@@ -93,14 +108,24 @@ def format_written(writer: FormattingWriter, target: Path, uri: str, content: st
     writer.workspace.update(uri, formatted)
     outcome.formatted = True
     name = writer.display(target)
-    outcome.format_diff = "".join(difflib.unified_diff(
-        content.splitlines(keepends=True), formatted.splitlines(keepends=True), f"a/{name}", f"b/{name}", n=0))
+    outcome.format_diff = "".join(
+        difflib.unified_diff(
+            content.splitlines(keepends=True), formatted.splitlines(keepends=True), f"a/{name}", f"b/{name}", n=0
+        )
+    )
     return formatted
 
 
-def _format_ranges(writer: FormattingWriter, connection: HubConnection, uri: str, content: str,
-                   changed: list[format_style.LineBlock], options: dict[str, Any], outcome: WriteOutcome,
-                   formatter_formats_ranges: bool) -> str:
+def _format_ranges(
+    writer: FormattingWriter,
+    connection: HubConnection,
+    uri: str,
+    content: str,
+    changed: list[changed_lines.LineBlock],
+    options: dict[str, Any],
+    outcome: WriteOutcome,
+    formatter_formats_ranges: bool,
+) -> str:
     """`content` with only its `changed` blocks formatted (one rangeFormatting request each), if the formatter
     formats ranges and its edits stay inside the blocks; else `content`, with the reason."""
     outcome.format_scope, outcome.format_skipped_reason = "none", "would_change_untouched_lines"
@@ -111,9 +136,11 @@ def _format_ranges(writer: FormattingWriter, connection: HubConnection, uri: str
     edits: list[dict[str, Any]] = []
     for block in blocks:
         try:
-            answer = connection.request("textDocument/rangeFormatting", {
-                "textDocument": {"uri": uri}, "range": format_style.block_range(block, content),
-                "options": options}, max(0.1, deadline - time.monotonic()))
+            answer = connection.request(
+                "textDocument/rangeFormatting",
+                {"textDocument": {"uri": uri}, "range": changed_lines.block_range(block, content), "options": options},
+                max(0.1, deadline - time.monotonic()),
+            )
         except HubTimeout:
             outcome.format_skipped_reason = "timeout"
             return content
@@ -121,13 +148,12 @@ def _format_ranges(writer: FormattingWriter, connection: HubConnection, uri: str
             return content
         edits.extend(answer or [])
     try:
-        if format_style.edits_overlap(edits):
+        if changed_lines.edits_overlap(edits):
             return content
         formatted = query.apply_text_edits(content, edits)
     except (KeyError, TypeError, ValueError):
         return content
-    if format_style.changes_outside(content, formatted, changed):
+    if changed_lines.changes_outside(content, formatted, changed):
         return content
     outcome.format_scope, outcome.format_skipped_reason = "ranges", None
     return formatted
-

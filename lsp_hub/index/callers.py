@@ -17,15 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
 
-from lsp_hub.index.graph import (
-    COMMON_NAMES,
-    SELF_RECEIVERS,
-    alias_users,
-    chain_head,
-    language_family,
-    name_tables,
-    use_resolver,
-)
+from lsp_hub.index.graph import SELF_RECEIVERS, chain_head, language_family, use_resolver
+from lsp_hub.index.graph_inputs import COMMON_NAMES, alias_users, name_tables
 from lsp_hub.index.model import Definition, FileIndex, Reference, Span
 from lsp_hub.index.receiver_types import (
     OUTSIDE,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from lsp_hub.index.graph import import_graph
+from lsp_hub.index.graph_inputs import import_graph
 from lsp_hub.index.ranking import reference_graph
 from lsp_hub.index.workspace import Snapshot
 

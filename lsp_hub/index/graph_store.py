@@ -18,7 +18,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from lsp_hub.index.graph import GraphInputs, graph_inputs
 from lsp_hub.index.graph_cache import (
     RANKING_FORMAT,
     RANKING_KEY,
@@ -28,6 +27,7 @@ from lsp_hub.index.graph_cache import (
     storable,
     stored,
 )
+from lsp_hub.index.graph_inputs import GraphInputs, graph_inputs
 from lsp_hub.index.links import FileLinks, file_links
 from lsp_hub.index.ranking import ReferenceGraph, power_iteration, reference_graph, transition_matrix
 from lsp_hub.index.workspace import Snapshot

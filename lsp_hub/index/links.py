@@ -15,16 +15,9 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping
 
-from lsp_hub.index.graph import (
-    MAX_DEFINERS,
-    MAX_REEXPORT_DEPTH,
-    GraphChanges,
-    GraphInputs,
-    UseResolver,
-    graph_inputs,
-    use_resolver,
-)
+from lsp_hub.index.graph import MAX_REEXPORT_DEPTH, UseResolver, use_resolver
 from lsp_hub.index.graph_cache import graph_state
+from lsp_hub.index.graph_inputs import MAX_DEFINERS, GraphChanges, GraphInputs, graph_inputs
 from lsp_hub.index.walk import IndexingCancelled
 from lsp_hub.index.workspace import GRAPH_ANCHOR_KEY, Snapshot
 

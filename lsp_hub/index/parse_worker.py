@@ -29,6 +29,7 @@ from lsp_hub.index.records import (
 )
 from lsp_hub.index.shared_records import SharedRecordsLocation, shared_records_at
 from lsp_hub.index.walk import REASON_BINARY, REASON_TOO_LARGE, REASON_UNREADABLE, is_binary
+from lsp_hub.pid_liveness import pid_exists
 
 OWNER_POLL_SECONDS = 0.5  # how often a worker checks that its owner lives, where it cannot wait on a pidfd
 
@@ -68,25 +69,47 @@ class ParseOutcome:
         encoded, definitions = self.encoded, self.definitions
         if encoded is None and self.packed is not None:
             encoded, definitions = encode_packed(self.packed), len(self.packed[P_DEFINITIONS])
-        return (ParseOutcome, (self.path, self.language, self.size, self.mtime_ns, self.digest, self.skip_reason,
-                               None, self.unchanged, self.parsed, encoded, definitions))
+        return (
+            ParseOutcome,
+            (
+                self.path,
+                self.language,
+                self.size,
+                self.mtime_ns,
+                self.digest,
+                self.skip_reason,
+                None,
+                self.unchanged,
+                self.parsed,
+                encoded,
+                definitions,
+            ),
+        )
 
     def record(self, loader: EncodedLoader | None = None) -> FileRecord:
         """The parsed results as a record (not for skipped or `unchanged` outcomes); `loader` gives the bytes of
         results found in the shared records."""
         if self.encoded is None and self.packed is None:
             assert self.definitions is not None and loader is not None
-            return FileRecord(self.path, self.size, self.mtime_ns, self.digest, None, self.language, self.definitions,
-                              loader=loader)
+            return FileRecord(
+                self.path, self.size, self.mtime_ns, self.digest, None, self.language, self.definitions, loader=loader
+            )
         if self.packed is not None:
             return FileRecord.of_packed(self.path, self.size, self.mtime_ns, self.digest, self.packed)
         assert self.encoded is not None and self.definitions is not None
-        return FileRecord(self.path, self.size, self.mtime_ns, self.digest, self.encoded, self.language,
-                          self.definitions)
+        return FileRecord(
+            self.path, self.size, self.mtime_ns, self.digest, self.encoded, self.language, self.definitions
+        )
 
 
-def parse_source(job: ParseJob, data: bytes, size: int, mtime_ns: int, max_file_size: int,
-                 shared: SharedRecordsLocation | None = None) -> ParseOutcome:
+def parse_source(
+    job: ParseJob,
+    data: bytes,
+    size: int,
+    mtime_ns: int,
+    max_file_size: int,
+    shared: SharedRecordsLocation | None = None,
+) -> ParseOutcome:
     """Parse content already in memory (a file just read, or an open document's text), unless its results are in
     the `shared` records already."""
     digest = content_digest(data)
@@ -99,23 +122,34 @@ def parse_source(job: ParseJob, data: bytes, size: int, mtime_ns: int, max_file_
     if shared is not None:
         definitions = shared_records_at(shared).definitions_of(digest, job.language)
         if definitions is not None:
-            return ParseOutcome(job.path, job.language, size, mtime_ns, digest, None, None, False, False,
-                                None, definitions)
+            return ParseOutcome(
+                job.path, job.language, size, mtime_ns, digest, None, None, False, False, None, definitions
+            )
     from lsp_hub.index.extract import extract_packed  # tree-sitter: only once something is parsed
 
     packed = extract_packed(data, job.language)
     return ParseOutcome(job.path, job.language, size, mtime_ns, digest, None, packed, False, True)
 
 
-def parse_job(root: str, job: ParseJob, max_file_size: int,
-              shared: SharedRecordsLocation | None = None) -> ParseOutcome:
+def parse_job(
+    root: str, job: ParseJob, max_file_size: int, shared: SharedRecordsLocation | None = None
+) -> ParseOutcome:
     """Read and parse one file under `root`; never raises for file problems."""
     try:
         with open(os.path.join(root, job.path), "rb") as handle:
             status = os.fstat(handle.fileno())
             if status.st_size > max_file_size:
-                return ParseOutcome(job.path, job.language, status.st_size, status.st_mtime_ns, b"",
-                                    REASON_TOO_LARGE, None, False, False)
+                return ParseOutcome(
+                    job.path,
+                    job.language,
+                    status.st_size,
+                    status.st_mtime_ns,
+                    b"",
+                    REASON_TOO_LARGE,
+                    None,
+                    False,
+                    False,
+                )
             data = handle.read()
     except OSError:
         return ParseOutcome(job.path, job.language, -1, -1, b"", REASON_UNREADABLE, None, False, False)
@@ -154,26 +188,13 @@ def _exit_when_gone(pid: int) -> None:
         if handle is not None:
             select.select([handle], [], [])  # a pidfd becomes readable when the process ends
             os._exit(0)
-    while _alive(pid):
+    while pid_exists(pid):
         time.sleep(OWNER_POLL_SECONDS)
     os._exit(0)
 
 
-def _alive(pid: int) -> bool:
-    if sys.platform == "win32":  # os.kill(pid, 0) there would terminate the owner, not ask about it
-        import psutil
-
-        return bool(psutil.pid_exists(pid))
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def parse_batch(root: str, jobs: list[ParseJob], max_file_size: int,
-                shared: SharedRecordsLocation | None = None) -> list[ParseOutcome]:
+def parse_batch(
+    root: str, jobs: list[ParseJob], max_file_size: int, shared: SharedRecordsLocation | None = None
+) -> list[ParseOutcome]:
     """The unit of work sent to a worker process: several files per task to keep IPC overhead low."""
     return [parse_job(root, job, max_file_size, shared) for job in jobs]

@@ -26,7 +26,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from lsp_hub.index.file_kinds import is_test_file
-from lsp_hub.index.graph import (
+from lsp_hub.index.graph_cache import graph_state
+from lsp_hub.index.graph_inputs import (
     COMMON_NAMES,
     MAX_DEFINERS,
     GraphChanges,
@@ -34,7 +35,6 @@ from lsp_hub.index.graph import (
     NameTables,
     graph_inputs,
 )
-from lsp_hub.index.graph_cache import graph_state
 from lsp_hub.index.links import FileLinks, file_links
 from lsp_hub.index.workspace import Snapshot
 

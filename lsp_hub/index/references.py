@@ -21,7 +21,8 @@ from collections.abc import Callable
 from typing import Any
 
 from lsp_hub.index.callers import ORIGIN_BOTH, ORIGIN_INDEX, ORIGIN_SERVER, _CallJudge, _range_key, _same_site, _Target
-from lsp_hub.index.graph import alias_users, import_bindings, language_family, name_tables
+from lsp_hub.index.graph import language_family
+from lsp_hub.index.graph_inputs import alias_users, import_bindings, name_tables
 from lsp_hub.index.model import Definition, FileIndex, Reference, Span
 from lsp_hub.index.records import I_NAMES, R_NAME, unpack_reference
 from lsp_hub.index.symbols import definitions_named, enclosing_definition, location, qualified_name

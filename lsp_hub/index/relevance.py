@@ -30,7 +30,8 @@ from typing import Any
 
 from lsp_hub.index import history as history_module
 from lsp_hub.index.file_kinds import bare_name, is_generated_path, is_test_file, looks_minified, test_subject
-from lsp_hub.index.graph import COMMON_NAMES, import_graph, name_tables, use_resolver
+from lsp_hub.index.graph import use_resolver
+from lsp_hub.index.graph_inputs import COMMON_NAMES, import_graph, name_tables
 from lsp_hub.index.graph_store import ranking
 from lsp_hub.index.workspace import Snapshot
 

@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from lsp_hub.index.graph import name_tables
+from lsp_hub.index.graph_inputs import name_tables
 from lsp_hub.index.graph_store import ranking
 from lsp_hub.index.records import D_CONTAINER, D_KIND, D_NAME, D_SIGNATURE, D_START_LINE
 from lsp_hub.index.workspace import Snapshot

@@ -47,8 +47,8 @@ def _extractor_fingerprint() -> str:
     return digest.hexdigest()[:12]
 
 
-_GRAPH_SOURCES = ("graph.py", "links.py", "ranking.py", "resolve.py", "graph_store.py", "graph_cache.py", "records.py",
-                  "file_kinds.py")
+_GRAPH_SOURCES = ("graph_inputs.py", "graph.py", "links.py", "ranking.py", "resolve.py", "graph_store.py",
+                  "graph_cache.py", "records.py", "file_kinds.py")
 _graph_code: str | None = None
 
 

@@ -11,7 +11,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from lsp_hub.index.graph import name_tables, use_resolver
+from lsp_hub.index.graph import use_resolver
+from lsp_hub.index.graph_inputs import name_tables
 from lsp_hub.index.model import Definition, FileIndex, Reference, Span
 from lsp_hub.index.records import D_KIND, D_NAME
 from lsp_hub.index.workspace import Snapshot, file_uri

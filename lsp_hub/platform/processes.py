@@ -8,6 +8,8 @@ import stat
 import sys
 from pathlib import Path
 
+from lsp_hub.pid_liveness import pid_exists
+
 logger = logging.getLogger(__name__)
 
 PROC = Path("/proc")
@@ -38,12 +40,8 @@ def pid_alive(pid: int, proc: Path = PROC) -> bool:
     """Whether `pid` runs (a zombie has ended): /proc on Linux, else psutil, else a signal 0."""
     if sys.platform == "win32":
         return _alive_by_psutil(pid, default=False)
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+    if not pid_exists(pid):
         return False
-    except PermissionError:
-        return True
     try:
         with open(proc / str(pid) / "stat") as process_stat:
             return process_stat.read().rsplit(")", 1)[1].split()[0] != "Z"

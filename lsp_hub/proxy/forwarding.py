@@ -6,7 +6,8 @@ which decides which of its client sessions hear what: diagnostics go to the sess
 log and show messages and progress to every session, a request that needs one answer to the most recently active
 session. Requests the hub can answer better
 itself (workspace/configuration from a server's configured settings, registrations for features the hub already
-routes, diagnostic refreshes) are answered here.
+routes, diagnostic refreshes) are answered here. What the hub does with each server->client method is one entry
+in `SERVER_REQUESTS` or `SERVER_NOTIFICATIONS`; a method in neither is passed to the client as is.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import asyncio
 import copy
 import logging
 import os
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from lsp_hub.proxy.capabilities import command_names
@@ -31,13 +32,6 @@ logger = logging.getLogger(__name__)
 
 # Registrations the client must act on; everything else a server registers is a feature the hub routes already.
 CLIENT_SIDE_REGISTRATIONS = {"workspace/didChangeWatchedFiles"}
-REFRESH_REQUESTS = {
-    "workspace/semanticTokens/refresh": ("workspace", "semanticTokens", "refreshSupport"),
-    "workspace/inlayHint/refresh": ("workspace", "inlayHint", "refreshSupport"),
-    "workspace/codeLens/refresh": ("workspace", "codeLens", "refreshSupport"),
-    "workspace/inlineValue/refresh": ("workspace", "inlineValue", "refreshSupport"),
-    "workspace/foldingRange/refresh": ("workspace", "foldingRange", "refreshSupport"),
-}
 
 
 class WorkspaceView(Protocol):
@@ -108,34 +102,51 @@ class Forwarder:
             params["initializationOptions"] = backend.spec.initialization_options
         return params
 
-    # ------------------------------------------------------------------------------------------------ notifications
+    # ------------------------------------------------------------------------------------------------ dispatch
     def server_notification(self, backend: Backend, method: str, params: Any) -> None:
-        workspace = self.workspace
-        if method == "textDocument/publishDiagnostics":
-            if isinstance(params, dict):
-                workspace.accept_pushed_diagnostics(backend, params)
-            return
-        if method == "$/progress" and isinstance(params, dict):
-            value = params.get("value")
-            kind = value.get("kind") if isinstance(value, dict) else None
-            backend.note_progress(params.get("token"), kind, value.get("title") if isinstance(value, dict) else None)
-            hub_token = f"lsp-hub/{backend.uid}/{params.get('token')}"
-            if hub_token in self._progress:
-                # Created through the hub: each session asked to create it knows it under the hub's name.
-                for session in self._progress_audience.get(hub_token, []):
-                    if session.state != "closed":
-                        session.notify(method, {**params, "token": hub_token})
-                if kind == "end":  # an ended token is never used again: keep no record of it
-                    del self._progress[hub_token]
-                    self._progress_audience.pop(hub_token, None)
-                return
-            # A workDoneToken a client itself put in a request: that client knows it as is.
-            if (active := workspace.active) is not None and active.state != "closed":
-                active.notify(method, params)
-            return
-        if method in ("window/logMessage", "window/showMessage") and isinstance(params, dict):
+        """A server's notification, by `SERVER_NOTIFICATIONS`; one not in it goes to every session as is."""
+        handler = SERVER_NOTIFICATIONS.get(method, Forwarder._to_every_session)
+        handler(self, backend, method, params)
+
+    def server_request(self, backend: Backend, method: str, params: Any) -> Any:
+        """A server's request, by `SERVER_REQUESTS`; one not in it is asked of the most recently active session."""
+        handler = SERVER_REQUESTS.get(method, Forwarder._ask_active_session)
+        return handler(self, backend, method, params)
+
+    # ------------------------------------------------------------------------------------------------ notifications
+    def _to_every_session(self, backend: Backend, method: str, params: Any) -> None:
+        self.workspace.notify_all(method, params)
+
+    def _pushed_diagnostics(self, backend: Backend, method: str, params: Any) -> None:
+        if isinstance(params, dict):
+            self.workspace.accept_pushed_diagnostics(backend, params)
+
+    def _server_message(self, backend: Backend, method: str, params: Any) -> None:
+        """window/logMessage and window/showMessage, prefixed with the server's name: several servers share a log."""
+        if isinstance(params, dict):
             params = {**params, "message": f"[{backend.name}] {params.get('message', '')}"}
-        workspace.notify_all(method, params)
+        self.workspace.notify_all(method, params)
+
+    def _progress_report(self, backend: Backend, method: str, params: Any) -> None:
+        if not isinstance(params, dict):
+            self.workspace.notify_all(method, params)
+            return
+        value = params.get("value")
+        kind = value.get("kind") if isinstance(value, dict) else None
+        backend.note_progress(params.get("token"), kind, value.get("title") if isinstance(value, dict) else None)
+        hub_token = f"lsp-hub/{backend.uid}/{params.get('token')}"
+        if hub_token in self._progress:
+            # Created through the hub: each session asked to create it knows it under the hub's name.
+            for session in self._progress_audience.get(hub_token, []):
+                if session.state != "closed":
+                    session.notify(method, {**params, "token": hub_token})
+            if kind == "end":  # an ended token is never used again: keep no record of it
+                del self._progress[hub_token]
+                self._progress_audience.pop(hub_token, None)
+            return
+        # A workDoneToken a client itself put in a request: that client knows it as is.
+        if (active := self.workspace.active) is not None and active.state != "closed":
+            active.notify(method, params)
 
     def cancel_progress(self, token: Any) -> None:
         entry = self._progress.get(str(token))
@@ -146,25 +157,16 @@ class Forwarder:
             backend.notify("window/workDoneProgress/cancel", {"token": entry[1]})
 
     # ------------------------------------------------------------------------------------------------ requests
-    def server_request(self, backend: Backend, method: str, params: Any) -> Any:
-        if method == "workspace/configuration":
-            return self._configuration(backend, params)
-        if method == "window/workDoneProgress/create":
-            return self._create_progress(backend, params)
-        if method == "client/registerCapability":
-            return self._register(backend, params)
-        if method == "client/unregisterCapability":
-            return self._unregister(backend, params)
-        if method == "workspace/diagnostic/refresh":
-            self.workspace.spawn(self.workspace.refresh_pulled_diagnostics(backend))
-            return None
-        if method in REFRESH_REQUESTS:
-            capability = REFRESH_REQUESTS[method]
-            return self._to_sessions([s for s in self.workspace.sessions if s.client_supports(*capability)],
-                                     method, params)
-        if method == "workspace/workspaceFolders":
-            return [{"uri": path_to_uri(backend.root), "name": os.path.basename(backend.root)}]
+    def _ask_active_session(self, backend: Backend, method: str, params: Any) -> Awaitable[Any]:
         return self._to_client(method, params)
+
+    def _refresh_pulled_diagnostics(self, backend: Backend, method: str, params: Any) -> None:
+        """The hub pulls diagnostics itself, so it re-pulls rather than asking the client to."""
+        self.workspace.spawn(self.workspace.refresh_pulled_diagnostics(backend))
+
+    def _workspace_folders(self, backend: Backend, method: str, params: Any) -> list[dict[str, str]]:
+        """The server's own root: each backend serves one root, whatever folders the client has."""
+        return [{"uri": path_to_uri(backend.root), "name": os.path.basename(backend.root)}]
 
     def _to_client(self, method: str, params: Any, session: ClientView | None = None) -> Awaitable[Any]:
         """Ask the client (the most recently active session) and hand its answer (or its error) back to the
@@ -184,7 +186,7 @@ class Forwarder:
             self.workspace.spawn(self._quietly(answer))
         return answers[0]
 
-    def _configuration(self, backend: Backend, params: Any) -> Any:
+    def _configuration(self, backend: Backend, method: str, params: Any) -> Any:
         items = params.get("items") if isinstance(params, dict) else None
         if not isinstance(items, list):
             raise ResponseFailure(-32602, "workspace/configuration needs items")
@@ -215,7 +217,7 @@ class Forwarder:
 
         return ask_client()
 
-    def _create_progress(self, backend: Backend, params: Any) -> Any:
+    def _create_progress(self, backend: Backend, method: str, params: Any) -> Any:
         token = params.get("token") if isinstance(params, dict) else None
         hub_token = f"lsp-hub/{backend.uid}/{token}"
         self._progress[hub_token] = (backend.uid, token)
@@ -223,28 +225,31 @@ class Forwarder:
         self._progress_audience[hub_token] = [s for s in progressing if s.state != "closed"]
         return self._to_sessions(progressing, "window/workDoneProgress/create", {"token": hub_token})
 
-    def _register(self, backend: Backend, params: Any) -> Any:
+    def _register_capabilities(self, backend: Backend, method: str, params: Any) -> Any:
         registrations = params.get("registrations") if isinstance(params, dict) else None
         forwarded = []
         for registration in registrations or []:
             if not isinstance(registration, dict):
                 continue
-            method = registration.get("method")
+            registered = registration.get("method")
             server_id = str(registration.get("id"))
             backend.dynamic[server_id] = registration
-            if method == "workspace/executeCommand":
+            if registered == "workspace/executeCommand":
                 self.register_commands(backend)
-            elif method in CLIENT_SIDE_REGISTRATIONS:
+            elif registered in CLIENT_SIDE_REGISTRATIONS:
                 hub_id = f"lsp-hub/{backend.uid}/{server_id}"
                 self._registrations[hub_id] = (backend.uid, server_id)
                 forwarded.append({**registration, "id": hub_id})
         if forwarded:
-            watching = [s for s in self.workspace.sessions
-                        if s.client_supports("workspace", "didChangeWatchedFiles", "dynamicRegistration")]
+            watching = [
+                s
+                for s in self.workspace.sessions
+                if s.client_supports("workspace", "didChangeWatchedFiles", "dynamicRegistration")
+            ]
             return self._to_sessions(watching, "client/registerCapability", {"registrations": forwarded})
         return None
 
-    def _unregister(self, backend: Backend, params: Any) -> Any:
+    def _unregister_capabilities(self, backend: Backend, method: str, params: Any) -> Any:
         entries = params.get("unregisterations") if isinstance(params, dict) else None
         forwarded = []
         for entry in entries or []:
@@ -256,8 +261,11 @@ class Forwarder:
             if self._registrations.pop(hub_id, None) is not None:
                 forwarded.append({**entry, "id": hub_id})
         if forwarded:
-            watching = [s for s in self.workspace.sessions
-                        if s.client_supports("workspace", "didChangeWatchedFiles", "dynamicRegistration")]
+            watching = [
+                s
+                for s in self.workspace.sessions
+                if s.client_supports("workspace", "didChangeWatchedFiles", "dynamicRegistration")
+            ]
             return self._to_sessions(watching, "client/unregisterCapability", {"unregisterations": forwarded})
         return None
 
@@ -323,3 +331,41 @@ def _lookup(settings: dict[str, Any], section: Any) -> Any:
             return settings.get(section) if isinstance(settings, dict) else None
         value = value[part]
     return value
+
+
+# ---------------------------------------------------------------------------------------------- the tables
+# What the hub does with each message a server sends to its client: adding a server->client method is one entry.
+ServerRequestHandler = Callable[[Forwarder, "Backend", str, Any], Any]  # (forwarder, server, method, params)
+ServerNotificationHandler = Callable[[Forwarder, "Backend", str, Any], None]
+
+
+def _ask_sessions_supporting(*capability: str) -> ServerRequestHandler:
+    """A refresh request, asked of every session whose client declares `capability` (a ClientCapabilities path)."""
+
+    def ask(forwarder: Forwarder, backend: Backend, method: str, params: Any) -> Any:
+        supporting = [s for s in forwarder.workspace.sessions if s.client_supports(*capability)]
+        return forwarder._to_sessions(supporting, method, params)
+
+    return ask
+
+
+SERVER_REQUESTS: dict[str, ServerRequestHandler] = {
+    "workspace/configuration": Forwarder._configuration,  # the server's configured settings, then the client
+    "window/workDoneProgress/create": Forwarder._create_progress,  # a token namespaced by backend
+    "client/registerCapability": Forwarder._register_capabilities,  # watched files to the client, the rest routed
+    "client/unregisterCapability": Forwarder._unregister_capabilities,
+    "workspace/diagnostic/refresh": Forwarder._refresh_pulled_diagnostics,
+    "workspace/semanticTokens/refresh": _ask_sessions_supporting("workspace", "semanticTokens", "refreshSupport"),
+    "workspace/inlayHint/refresh": _ask_sessions_supporting("workspace", "inlayHint", "refreshSupport"),
+    "workspace/codeLens/refresh": _ask_sessions_supporting("workspace", "codeLens", "refreshSupport"),
+    "workspace/inlineValue/refresh": _ask_sessions_supporting("workspace", "inlineValue", "refreshSupport"),
+    "workspace/foldingRange/refresh": _ask_sessions_supporting("workspace", "foldingRange", "refreshSupport"),
+    "workspace/workspaceFolders": Forwarder._workspace_folders,
+}
+
+SERVER_NOTIFICATIONS: dict[str, ServerNotificationHandler] = {
+    "textDocument/publishDiagnostics": Forwarder._pushed_diagnostics,  # into the workspace's DiagnosticStore
+    "$/progress": Forwarder._progress_report,  # to the sessions that know the token
+    "window/logMessage": Forwarder._server_message,
+    "window/showMessage": Forwarder._server_message,
+}

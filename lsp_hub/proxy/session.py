@@ -206,7 +206,7 @@ class Session:
         """initialize, once the configuration is loaded; until then the session stays "new" (other requests are
         refused as before initialize) and other sessions are served: the loading runs in a thread."""
         # Imported here: config loading is not on the hot path.
-        from lsp_hub.config.loader import CLIENT_SOURCE
+        from lsp_hub.config.layers import CLIENT_SOURCE
         from lsp_hub.proxy.config_loading import ConfigLoadTimeout, load_config_in_time
 
         self.init_params = params
@@ -356,7 +356,7 @@ class Session:
         """Settings the client sent for servers, without program-choosing keys unless the client is the user's."""
         if self.client.may_choose_programs:
             return value
-        from lsp_hub.config.loader import strip_program_settings
+        from lsp_hub.config.untrusted import strip_program_settings
 
         kept, dropped = strip_program_settings(value, what)
         if dropped:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from lsp_hub.index.graph import COMMON_NAMES, graph_inputs, import_graph, name_tables
+from lsp_hub.index.graph_inputs import COMMON_NAMES, graph_inputs, import_graph, name_tables
 from lsp_hub.index.graph_store import save_graphs, save_ranking, stored_graphs
 from lsp_hub.index.links import file_links
 from lsp_hub.index.ranking import COMMON_REFERENCER_SHARE, ReferenceGraph, reference_graph

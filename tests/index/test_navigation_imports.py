@@ -72,7 +72,7 @@ def test_the_import_graph_of_lsp_hub_matches_pythons_ast(tmp_path: Path) -> None
     # And both ways from one file, breadth-first.
     result = api.imports(index, "lsp_hub/index/resolve.py", "both", depth=1).to_json()
     assert {"path": "lsp_hub/index/records.py", "depth": 1} in result["imports"]
-    assert {"path": "lsp_hub/index/graph.py", "depth": 1} in result["importedBy"]
+    assert {"path": "lsp_hub/index/graph_inputs.py", "depth": 1} in result["importedBy"]
     assert "re" in result["external"] and result["complete"] is True
     deeper = api.imports(index, "lsp_hub/index/resolve.py", "up", depth=2).to_json()
     assert "imports" not in deeper and any(entry["depth"] == 2 for entry in deeper["importedBy"])

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from lsp_hub.index.graph import import_graph
+from lsp_hub.index.graph_inputs import import_graph
 from lsp_hub.index.ranking import reference_graph
 from lsp_hub.index.repomap import repo_map
 from lsp_hub.index.workspace import Snapshot, WorkspaceIndex

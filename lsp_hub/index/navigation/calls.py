@@ -8,7 +8,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from lsp_hub.index.graph import COMMON_NAMES, SELF_RECEIVERS, chain_head, language_family, use_resolver
+from lsp_hub.index.graph import SELF_RECEIVERS, chain_head, language_family, use_resolver
+from lsp_hub.index.graph_inputs import COMMON_NAMES
 from lsp_hub.index.model import COMPLEX_RECEIVER, Definition, FileIndex, Reference, Span
 from lsp_hub.index.navigation.common import SymbolRef
 from lsp_hub.index.receiver_types import OUTSIDE, TypeInference, WorkspaceClass, declared_class

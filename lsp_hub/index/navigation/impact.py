@@ -10,7 +10,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from lsp_hub.index.graph import import_bindings, name_origins, name_tables
+from lsp_hub.index.graph import name_origins
+from lsp_hub.index.graph_inputs import import_bindings, name_tables
 from lsp_hub.index.navigation.common import (
     Completeness,
     SymbolRef,

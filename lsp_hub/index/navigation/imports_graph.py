@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from lsp_hub.index.graph import resolved_imports
+from lsp_hub.index.graph_inputs import resolved_imports
 from lsp_hub.index.navigation.common import (
     Completeness,
     NavigationError,

@@ -1,38 +1,30 @@
-"""One downstream language server process: spawn, initialize, send, supervise, restart, stop.
+"""One downstream language server at one root, supervised: start and initialize, send, restart, stop.
 
 Sending is synchronous and ordered: while the server starts, requests wait in an outbox and are sent, in order,
 after its documents have been opened with their current text. Every request gets a deadline once sent; every
-death of the process answers the requests in flight with an error, so nothing waits forever.
+death of the process answers the requests in flight with an error, so nothing waits forever. The process itself
+is `server_process.py`, a request `pending.py`, what it is told of documents `document_sync.py`, its progress
+`server_progress.py`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import collections
-import contextlib
 import enum
 import logging
 import os
-import signal
-import threading
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from lsp_hub.platform.children import CHILDREN, KILL
-from lsp_hub.proxy.capabilities import CAPABILITY_PATHS, has_capability, save_options, sync_kind, wants_open_close
-from lsp_hub.proxy.documents import uri_to_path
-from lsp_hub.transport.jsonrpc import (
-    METHOD_NOT_FOUND,
-    REQUEST_FAILED,
-    MsgId,
-    RawProtocol,
-    RawResponseReader,
-    ResponseFailure,
-    materialize,
-    read_loop,
-    spawn_peer,
-)
+from lsp_hub.proxy.backends.document_sync import send_did_change, send_did_close, send_did_open, send_did_save
+from lsp_hub.proxy.backends.pending import DIAGNOSTIC_PULLS, NotSupported, Pending
+from lsp_hub.proxy.backends.server_process import STREAM_LIMIT, ServerConnection, drain_stderr, signal_group
+from lsp_hub.proxy.backends.server_progress import ServerProgress
+from lsp_hub.proxy.capabilities import CAPABILITY_PATHS, has_capability
+from lsp_hub.transport.jsonrpc import REQUEST_FAILED, MsgId, RawProtocol, ResponseFailure, materialize
 
 if TYPE_CHECKING:
     from lsp_hub.config.model import HubOptions, ServerSpec
@@ -41,10 +33,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-STREAM_LIMIT = 64 * 1024 * 1024  # a single frame header line or stderr chunk may be long; never choke on it
 STDERR_TAIL_LINES = 200
-MAX_WORK_IN_PROGRESS = 64  # progress begun and not ended that a backend remembers
-DIAGNOSTIC_PULLS = frozenset({"textDocument/diagnostic", "workspace/diagnostic"})
 
 
 class State(enum.Enum):
@@ -54,13 +43,6 @@ class State(enum.Enum):
     STOPPING = "stopping"
     CRASHED = "crashed"  # died; restarts (after a backoff) on next use
     FAILED = "failed"  # gave up: missing binary, initialize failed, or too many crashes
-
-
-class NotSupported(ResponseFailure):
-    """The server does not offer the method (by its capabilities): not an error, just no answer."""
-
-    def __init__(self, server: str, method: str) -> None:
-        super().__init__(METHOD_NOT_FOUND, f"{server} does not support {method}")
 
 
 class BackendHost(Protocol):
@@ -81,36 +63,6 @@ class BackendHost(Protocol):
     def tell_user(self, message: str, *, error: bool = False) -> None: ...
 
 
-class _Connection:
-    """One run of the server's process: our endpoint on its stdin and stdout (large answers read unparsed, through
-    RawResponseReader); the backend is told when the process ends."""
-
-    def __init__(self, backend: Backend) -> None:
-        self.backend = backend
-        self.protocol = RawProtocol(backend.name)
-        self.protocol.handler = _Handler(backend)
-        self.protocol.answers_parse_errors = False
-        self.process: asyncio.subprocess.Process | None = None
-        self.stop_reading = threading.Event()
-        self._tasks: list[asyncio.Task[None]] = []
-
-    async def start(self, argv: list[str], **kwargs: Any) -> None:
-        process, stdout, _ = await spawn_peer(argv, **kwargs)
-        assert process.stdin is not None
-        CHILDREN.adopt(process.pid)
-        self.process = process
-        self.protocol.set_writer(process.stdin)
-        reader = RawResponseReader(stdout, peer_name=self.backend.name)
-        self._tasks = [asyncio.create_task(read_loop(reader, self.protocol, self.stop_reading)),
-                       asyncio.create_task(self._watch_exit(process))]
-
-    async def _watch_exit(self, process: asyncio.subprocess.Process) -> None:
-        await process.wait()
-        CHILDREN.release(process.pid)
-        self.stop_reading.set()
-        self.backend._on_process_exit(self, process.returncode)
-
-
 class _Handler:
     """Messages the server sends to us (requests, notifications) go to the session."""
 
@@ -122,50 +74,6 @@ class _Handler:
 
     def on_notification(self, method: str, params: Any) -> None:
         self.backend.host.on_backend_notification(self.backend, method, params)
-
-
-FILE_CREATED = 1  # FileChangeType.Created
-
-
-class Pending:
-    """A request to a backend: queued while it starts, then in flight with a deadline."""
-
-    __slots__ = ("backend", "cancelled", "counted", "future", "method", "msg_id", "params", "timer")
-
-    def __init__(self, backend: Backend, method: str, params: Any, future: asyncio.Future[Any]) -> None:
-        self.backend = backend
-        self.method = method
-        self.params = params
-        self.future = future
-        self.msg_id: int | None = None
-        self.timer: asyncio.TimerHandle | None = None
-        self.cancelled = False
-        self.counted = False  # in the backend's requests_in_flight
-
-    def settled(self, future: asyncio.Future[Any]) -> None:
-        if self.counted:
-            self.backend.requests_in_flight -= 1
-        if self.timer is not None:
-            self.timer.cancel()
-        if not future.cancelled():
-            # Answers nobody waits for any more (the runner returned on another server's answer, or gave up)
-            # must not end as "Future exception was never retrieved" in the log.
-            future.exception()
-
-    def cancel(self) -> None:
-        """The client gave up on it: tell the server (if it was sent and not answered) and stop waiting.
-
-        The future may already be cancelled: asyncio cancels the future a cancelled task was awaiting."""
-        if self.cancelled:
-            return
-        self.cancelled = True
-        if self.timer is not None:
-            self.timer.cancel()
-        unanswered = not self.future.done() or self.future.cancelled()
-        if self.msg_id is not None and unanswered:
-            self.backend.notify("$/cancelRequest", {"id": self.msg_id})
-        if not self.future.done():
-            self.future.cancel()
 
 
 class Backend:
@@ -190,12 +98,7 @@ class Backend:
         self.capabilities: dict[str, Any] = {}
         self.server_info: dict[str, Any] = {}
         self.dynamic: dict[str, dict[str, Any]] = {}  # registration id -> {"method", "registerOptions"}
-        # Work-done progress the server reports while it loads its project, from its start until the first ends.
-        self._loading_tokens: set[str] = set()
-        self._project_loaded = asyncio.Event()
-        # Work the server says it is doing now (progress begun and not ended): token -> title. Bounded, for a
-        # server that never ends what it begins.
-        self.work_in_progress: dict[str, str] = {}
+        self.progress = ServerProgress()  # what it is busy with; whether it is still loading its project
         self.requests_in_flight = 0  # queued or sent, not yet answered
         self.open_documents: set[str] = set()
         self.restarts = 0
@@ -203,10 +106,10 @@ class Backend:
         self.stderr_tail: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL_LINES)
         self._crash_times: collections.deque[float] = collections.deque()
         self._outbox: list[Callable[[], None]] = []
-        self._connection: _Connection | None = None
+        self._connection: ServerConnection | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._idle_timer: asyncio.TimerHandle | None = None
-        self._stopping_connection: _Connection | None = None
+        self._stopping_connection: ServerConnection | None = None
 
     # ------------------------------------------------------------------------------------------------ status
     @property
@@ -256,9 +159,8 @@ class Backend:
         delay = self._backoff_seconds()
         if delay:
             await asyncio.sleep(delay)
-        connection = _Connection(self)
-        self._loading_tokens.clear()
-        self._project_loaded.clear()
+        connection = ServerConnection(self.name, _Handler(self), self._on_process_exit)
+        self.progress.restart()
         env = {**os.environ, **self.spec.env}
         try:
             await connection.start(
@@ -274,16 +176,14 @@ class Backend:
         self._connection = connection
         process = connection.process
         assert process is not None and process.stderr is not None
-        self._spawn_task(self._drain_stderr(process.stderr))
+        self._spawn_task(drain_stderr(process.stderr, self.stderr_tail, self.name))
         logger.info("%s started at %s (pid %s): %s", self.name, self.root, process.pid, " ".join(self.argv))
         protocol = connection.protocol
         try:
             _, answer = protocol.request("initialize", self.host.initialize_params(self))
             result = materialize(await asyncio.wait_for(answer, self.options.initialize_timeout_seconds))
         except TimeoutError:
-            self._give_up(
-                f"{self.name} did not answer initialize within {self.options.initialize_timeout_seconds:g} s"
-            )
+            self._give_up(f"{self.name} did not answer initialize within {self.options.initialize_timeout_seconds:g} s")
             self._kill(connection)
             return
         except ResponseFailure as exc:
@@ -315,24 +215,6 @@ class Backend:
             self._arm_idle_timer()
         self.host.on_backend_running(self)
 
-    async def _drain_stderr(self, stream: asyncio.StreamReader) -> None:
-        """A full stderr pipe blocks a server: read it all the time, keep the tail, log it at debug level."""
-        partial = b""
-        while True:
-            chunk = await stream.read(65536)
-            if not chunk:
-                break
-            lines = (partial + chunk).split(b"\n")
-            partial = lines.pop()
-            if len(partial) > 4096:
-                lines.append(partial)
-                partial = b""
-            for line in lines:
-                text = line.decode("utf-8", "replace").rstrip()
-                if text:
-                    self.stderr_tail.append(text)
-                    logger.debug("[%s stderr] %s", self.name, text)
-
     def _give_up(self, reason: str) -> None:
         self.state = State.FAILED
         self.failure = reason
@@ -349,7 +231,7 @@ class Backend:
                 fail(failure)
 
     # ------------------------------------------------------------------------------------------------ exit
-    def _on_process_exit(self, connection: _Connection, returncode: int | None) -> None:
+    def _on_process_exit(self, connection: ServerConnection, returncode: int | None) -> None:
         protocol = connection.protocol
         reason = f"{self.name} exited with code {returncode}"
         protocol.fail_outgoing(ResponseFailure(REQUEST_FAILED, f"{reason} before answering"))
@@ -370,7 +252,7 @@ class Backend:
         logger.error("%s crashed (code %s). Last stderr: %s", self.name, returncode, tail or "(none)")
         self.capabilities = {}
         self.dynamic.clear()
-        self.work_in_progress.clear()
+        self.progress.work_in_progress.clear()
         self.host.on_backend_stopped(self, crashed=True)
         if was_failed:
             return
@@ -425,36 +307,24 @@ class Backend:
         return pending
 
     # ------------------------------------------------------------------------------------------------ project load
+    @property
+    def work_in_progress(self) -> dict[str, str]:
+        """Work the server says it is doing now (progress begun and not ended): token -> title."""
+        return self.progress.work_in_progress
+
     def note_progress(self, token: Any, kind: Any, title: Any = None) -> None:
         """A `$/progress` from the server: what it is busy with; until its first progress ends, it is loading its
         project."""
-        key = str(token)
-        if kind == "begin":
-            if len(self.work_in_progress) >= MAX_WORK_IN_PROGRESS:
-                self.work_in_progress.pop(next(iter(self.work_in_progress)))
-            self.work_in_progress[key] = title if isinstance(title, str) else ""
-        elif kind == "end":
-            self.work_in_progress.pop(key, None)
-        if self._project_loaded.is_set():
-            return
-        if kind == "begin":
-            self._loading_tokens.add(str(token))
-        elif kind == "end" and str(token) in self._loading_tokens:
-            self._loading_tokens.clear()
-            self._project_loaded.set()
+        self.progress.note(token, kind, title)
 
     @property
     def loading_project(self) -> bool:
         """Whether its answers may still come from a partial view (typescript-language-server's syntax-only
         server answers until the project has loaded): only for servers configured to be waited for."""
-        return self.spec.wait_for_project_load and bool(self._loading_tokens) and not self._project_loaded.is_set()
+        return self.spec.wait_for_project_load and self.progress.loading
 
     async def wait_project_loaded(self, timeout: float) -> bool:
-        try:
-            await asyncio.wait_for(self._project_loaded.wait(), timeout)
-            return True
-        except TimeoutError:
-            return False
+        return await self.progress.wait_loaded(timeout)
 
     @property
     def request_timeout(self) -> float:
@@ -493,54 +363,25 @@ class Backend:
             self.ensure_started()  # the start opens every document in open_documents with its current text
 
     def _send_did_open(self, document: OpenText) -> None:
-        if self.protocol is None or not wants_open_close(self.capabilities):
-            return
-        self.protocol.notify(
-            "textDocument/didOpen",
-            {
-                "textDocument": {
-                    "uri": document.uri,
-                    "languageId": document.language_id,
-                    "version": document.version,
-                    "text": document.text,
-                }
-            },
-        )
+        if self.protocol is not None:
+            send_did_open(self.protocol, self.capabilities, document)
 
     def change_document(self, document: OpenText, changes: list[dict[str, Any]]) -> None:
         if self.state != State.RUNNING or document.uri not in self.open_documents or self.protocol is None:
             return  # a starting server gets the current text when it opens the document
-        kind = sync_kind(self.capabilities)
-        if kind == 0:
-            return
-        if kind == 1:
-            changes = [{"text": document.text}]
-        self.protocol.notify(
-            "textDocument/didChange",
-            {"textDocument": {"uri": document.uri, "version": document.version}, "contentChanges": changes},
-        )
+        send_did_change(self.protocol, self.capabilities, document, changes)
 
     def save_document(self, document: OpenText, params: dict[str, Any]) -> None:
         if self.state != State.RUNNING or document.uri not in self.open_documents or self.protocol is None:
             return
-        wanted, include_text = save_options(self.capabilities)
-        if not wanted:
-            return
-        payload: dict[str, Any] = {"textDocument": {"uri": document.uri}}
-        if include_text:
-            payload["text"] = params.get("text", document.text)
-        self.protocol.notify("textDocument/didSave", payload)
+        send_did_save(self.protocol, self.capabilities, document, params)
 
     def close_document(self, uri: str) -> None:
         if uri not in self.open_documents:
             return
         self.open_documents.discard(uri)
-        if self.state == State.RUNNING and self.protocol is not None and wants_open_close(self.capabilities):
-            self.protocol.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
-            path = uri_to_path(uri)
-            if self.spec.reannounce_closed_files and path is not None and os.path.isfile(path):
-                self.protocol.notify("workspace/didChangeWatchedFiles",
-                                     {"changes": [{"uri": uri, "type": FILE_CREATED}]})
+        if self.state == State.RUNNING and self.protocol is not None:
+            send_did_close(self.protocol, self.capabilities, uri, reannounce=self.spec.reannounce_closed_files)
         if not self.open_documents:
             self._arm_idle_timer()
 
@@ -548,9 +389,7 @@ class Backend:
     def _arm_idle_timer(self) -> None:
         self._disarm_idle_timer()
         if self.state == State.RUNNING and self.options.idle_shutdown_seconds > 0:
-            self._idle_timer = asyncio.get_running_loop().call_later(
-                self.options.idle_shutdown_seconds, self._on_idle
-            )
+            self._idle_timer = asyncio.get_running_loop().call_later(self.options.idle_shutdown_seconds, self._on_idle)
 
     def _disarm_idle_timer(self) -> None:
         if self._idle_timer is not None:
@@ -560,8 +399,12 @@ class Backend:
     def _on_idle(self) -> None:
         self._idle_timer = None
         if not self.open_documents and self.state == State.RUNNING:
-            logger.info("%s at %s has had no open documents for %g s: stopping it", self.name, self.root,
-                        self.options.idle_shutdown_seconds)
+            logger.info(
+                "%s at %s has had no open documents for %g s: stopping it",
+                self.name,
+                self.root,
+                self.options.idle_shutdown_seconds,
+            )
             self._spawn_task(self.stop())
 
     async def stop(self, *, grace_seconds: float = 2.0) -> None:
@@ -576,16 +419,8 @@ class Backend:
         self.state = State.STOPPING
         self._stopping_connection = connection
         self._fail_outbox("stopped")
-        protocol = connection.protocol
-        process = connection.process
-        if process is not None and process.returncode is None:
-            with contextlib.suppress(Exception):
-                _, answer = protocol.request("shutdown", None)
-                await asyncio.wait_for(answer, grace_seconds)
-            with contextlib.suppress(Exception):
-                protocol.notify("exit", None)
-            await self._wait_or_escalate(process, grace_seconds)
-        protocol.fail_outgoing(ResponseFailure(REQUEST_FAILED, f"{self.name} was stopped"))
+        await connection.shut_down(grace_seconds)
+        connection.protocol.fail_outgoing(ResponseFailure(REQUEST_FAILED, f"{self.name} was stopped"))
         connection.stop_reading.set()
         if self._connection is connection:
             self._connection = None
@@ -594,23 +429,11 @@ class Backend:
             self.dynamic.clear()
             self.host.on_backend_stopped(self, crashed=False)
 
-    async def _wait_or_escalate(self, process: asyncio.subprocess.Process, grace_seconds: float) -> None:
-        for sig in (None, signal.SIGTERM, KILL):
-            if sig is not None:
-                _signal_group(process, sig)
-            try:
-                await asyncio.wait_for(process.wait(), grace_seconds)
-                break
-            except TimeoutError:
-                continue
-        # Children the server started (tsserver, node workers) share its process group.
-        _signal_group(process, KILL)
-
-    def _kill(self, connection: _Connection) -> None:
+    def _kill(self, connection: ServerConnection) -> None:
         process = connection.process
         if process is not None:
             self._stopping_connection = connection
-            _signal_group(process, KILL)
+            signal_group(process, KILL)
         if self._connection is connection:
             self._connection = None
 
@@ -627,11 +450,4 @@ class Backend:
         """Last resort at hub exit: no politeness, no waiting."""
         for connection in (self._connection, self._stopping_connection):
             if connection is not None and connection.process is not None:
-                _signal_group(connection.process, KILL)
-
-
-def _signal_group(process: asyncio.subprocess.Process, sig: int) -> None:
-    CHILDREN.signal_group(process.pid, sig)
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        if process.returncode is None:
-            process.send_signal(sig)
+                signal_group(connection.process, KILL)

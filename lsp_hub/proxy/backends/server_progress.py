@@ -1,0 +1,49 @@
+"""What a server says it is busy with (`$/progress` begun and not ended), and whether it is still loading its
+project (from its start until its first progress ends). Bounded: a server may begin what it never ends."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+MAX_WORK_IN_PROGRESS = 64  # progress begun and not ended that a backend remembers
+
+
+class ServerProgress:
+    def __init__(self) -> None:
+        self.work_in_progress: dict[str, str] = {}  # token -> title
+        self._loading_tokens: set[str] = set()
+        self._project_loaded = asyncio.Event()
+
+    def restart(self) -> None:
+        """A new process: its project is not loaded yet."""
+        self._loading_tokens.clear()
+        self._project_loaded.clear()
+
+    def note(self, token: Any, kind: Any, title: Any = None) -> None:
+        key = str(token)
+        if kind == "begin":
+            if len(self.work_in_progress) >= MAX_WORK_IN_PROGRESS:
+                self.work_in_progress.pop(next(iter(self.work_in_progress)))
+            self.work_in_progress[key] = title if isinstance(title, str) else ""
+        elif kind == "end":
+            self.work_in_progress.pop(key, None)
+        if self._project_loaded.is_set():
+            return
+        if kind == "begin":
+            self._loading_tokens.add(key)
+        elif kind == "end" and key in self._loading_tokens:
+            self._loading_tokens.clear()
+            self._project_loaded.set()
+
+    @property
+    def loading(self) -> bool:
+        """Whether a progress begun since the start is still running before any has ended."""
+        return bool(self._loading_tokens) and not self._project_loaded.is_set()
+
+    async def wait_loaded(self, timeout: float) -> bool:
+        try:
+            await asyncio.wait_for(self._project_loaded.wait(), timeout)
+            return True
+        except TimeoutError:
+            return False
