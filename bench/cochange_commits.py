@@ -96,7 +96,7 @@ def _only_renames(changes: list[Change]) -> bool:
     )
 
 
-def candidate_queries(repo: Path) -> tuple[int, list[Query]]:
+def candidate_queries(repo: Path, min_commits_before: int = MIN_COMMITS_BEFORE) -> tuple[int, list[Query]]:
     """(non-merge commits in the repository, the qualifying ones oldest first as queries)."""
     log = git(
         repo,
@@ -118,7 +118,7 @@ def candidate_queries(repo: Path) -> tuple[int, list[Query]]:
         count += 1
         sources = [change for change in changes if language_for_path(change.path) is not None]
         if (
-            position < MIN_COMMITS_BEFORE
+            position < min_commits_before
             or len(parents) != 1
             or not 2 <= len(sources) <= MAX_SOURCE_FILES
             or MECHANICAL_SUBJECT.search(subject)

@@ -44,8 +44,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench's helpers, also when imported by a test
 
 from cochange_commits import (
+    MIN_COMMITS_BEFORE,
     Query,
     candidate_queries,
     manifest_directories,
@@ -140,8 +142,8 @@ def history_ranking(root: Path, target: str, known: frozenset[str], commits: int
 def replay_repository(repo: Path, options: argparse.Namespace, aider_python: Path | None) -> list[Outcome]:
     name = repo.parent.name if repo.name in ("repo", ".git") else repo.name
     started = time.perf_counter()
-    total, queries = candidate_queries(repo)
-    chosen = sorted(spread(queries, options.commits, options.span), key=lambda query: (query.time, query.sha))
+    total, queries = candidate_queries(repo, options.min_commits_before)
+    chosen = spread(queries, options.commits, options.span)  # oldest first, in git's date order
     print(
         f"{name}: {total} non-merge commits, {len(queries)} qualify; replaying {len(chosen)} of the newest "
         f"{min(len(queries), options.span)}",
@@ -149,7 +151,7 @@ def replay_repository(repo: Path, options: argparse.Namespace, aider_python: Pat
     )
     if not chosen:
         return []
-    held_out_from = chosen[len(chosen) // 2].time
+    held_out = {query.sha for query in chosen[len(chosen) // 2 :]}
     outcomes: list[Outcome] = []
     skipped: Counter[str] = Counter()
     with temporary_worktree(repo, chosen[0].parent) as worktree:
@@ -184,7 +186,7 @@ def replay_repository(repo: Path, options: argparse.Namespace, aider_python: Pat
                 manifests = manifest_directories(worktree)
                 outcome = Outcome(
                     name,
-                    "held-out" if query.time >= held_out_from else "tuning",
+                    "held-out" if query.sha in held_out else "tuning",
                     query,
                     key,
                     rankings,
@@ -295,11 +297,17 @@ def print_miss_kinds(outcomes: list[Outcome]) -> None:
         )
 
 
-def main() -> int:
+def main(arguments: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("repos", nargs="+", type=Path, help="git repositories (working clones or bare git dirs)")
     parser.add_argument("--commits", type=int, default=40, help="commits replayed per repository (default 40)")
     parser.add_argument("--span", type=int, default=400, help="spread them over this many newest qualifying ones")
+    parser.add_argument(
+        "--min-commits-before",
+        type=int,
+        default=MIN_COMMITS_BEFORE,
+        help="skip the repository's oldest commits, which have too little history behind them",
+    )
     parser.add_argument("--history-commits", type=int, default=history.DEFAULT_HISTORY_COMMITS)
     parser.add_argument("--cache-dir", type=Path, default=DEFAULT_CACHE, help="index and aider tag caches")
     parser.add_argument(
@@ -310,7 +318,7 @@ def main() -> int:
     )
     parser.add_argument("--no-aider", action="store_true", help="leave aider's columns out")
     parser.add_argument("-v", "--verbose", action="store_true", help="each commit and each key file ours misses")
-    options = parser.parse_args()
+    options = parser.parse_args(arguments)
 
     for repo in options.repos:
         if (
