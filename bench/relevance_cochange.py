@@ -262,7 +262,7 @@ def print_tables(outcomes: list[Outcome]) -> None:
             f"\n{split} half ({'quote this' if split == 'held-out' else 'for tuning only'}): "
             f"recall@5 / recall@10 / MRR, top {TOP_N}"
         )
-        print(f"{'repository':<16}{'commits':>8} " + "".join(f"{system:>{width}}" for system in SYSTEMS))
+        print(f"{'repository':<20}{'commits':>8} " + "".join(f"{system:>{width}}" for system in SYSTEMS))
         for repo in [*repos, "pooled"]:
             rows = of_split if repo == "pooled" else [outcome for outcome in of_split if outcome.repo == repo]
             if not rows:
@@ -275,26 +275,50 @@ def print_tables(outcomes: list[Outcome]) -> None:
                     if figures is None
                     else f"{f'{figures[0]:.2f} {figures[1]:.2f} {figures[2]:.2f}':>{width}}"
                 )
-            print(f"{repo:<16}{len(rows):>8} " + "".join(cells))
+            print(f"{repo:<20}{len(rows):>8} " + "".join(cells))
 
 
 def print_miss_kinds(outcomes: list[Outcome]) -> None:
-    """Every key file by kind: how many there are and how many each ranking leaves out of its top 10."""
+    """Every key file by kind: how many there are and how many each ranking leaves out of its top 10; where
+    ours:target's misses were (further down, or nowhere: a signal missing rather than a weight) and whether another
+    ranking had them; and ours:target's misses by repository."""
     in_key: Counter[str] = Counter()
-    missed: dict[str, Counter[str]] = defaultdict(Counter)
+    missed: dict[str, Counter[str]] = {system: Counter() for system in SYSTEMS}
+    available = {system for outcome in outcomes for system, ranking in outcome.rankings.items() if ranking is not None}
+    where: dict[str, Counter[str]] = defaultdict(Counter)  # kind -> where ours:target's missed files were
+    by_repo: dict[str, Counter[str]] = defaultdict(Counter)
+    key_by_repo: dict[str, Counter[str]] = defaultdict(Counter)
     for outcome in outcomes:
         for path, kind in outcome.kinds.items():
             in_key[kind] += 1
+            key_by_repo[outcome.repo][kind] += 1
             for system, ranking in outcome.rankings.items():
                 if ranking is not None and path not in ranking[:TOP_N]:
                     missed[system][kind] += 1
+            ours = outcome.rankings["ours:target"] or []
+            if path in ours[:TOP_N]:
+                continue
+            by_repo[outcome.repo][kind] += 1
+            where[kind]["11-50" if path in ours else f">{DEEP}"] += 1
+            for system in ("history", "same-dir", "aider:target"):
+                if path in (outcome.rankings[system] or [])[:TOP_N]:
+                    where[kind][system] += 1
+    kinds = [kind for kind, _ in in_key.most_common()]
     print(f"\nkey files by kind (both halves), and how many each ranking misses in its top {TOP_N}")
     print(f"{'kind':<16}{'in key':>8}" + "".join(f"{system:>15}" for system in SYSTEMS))
-    for kind, count in in_key.most_common():
-        print(
-            f"{kind:<16}{count:>8}"
-            + "".join(f"{missed[system][kind] if system in missed else 'n/a':>15}" for system in SYSTEMS)
-        )
+    for kind in kinds:
+        cells = "".join(f"{missed[system][kind] if system in available else 'n/a':>15}" for system in SYSTEMS)
+        print(f"{kind:<16}{in_key[kind]:>8}{cells}")
+    columns = ("11-50", f">{DEEP}", "history", "same-dir", "aider:target")
+    print(f"\nours:target's misses by kind: ranked 11-{DEEP} or not in its top {DEEP}; of them, in the top {TOP_N} of")
+    print(f"{'kind':<16}{'missed':>8}" + "".join(f"{column:>14}" for column in columns))
+    for kind in kinds:
+        count = missed["ours:target"][kind]
+        print(f"{kind:<16}{count:>8}" + "".join(f"{where[kind][column]:>14}" for column in columns))
+    print("\nours:target's misses by repository, missed/in key")
+    print(f"{'repository':<20}" + "".join(f"{kind:>16}" for kind in kinds))
+    for repo, key_counts in key_by_repo.items():
+        print(f"{repo:<20}" + "".join(f"{f'{by_repo[repo][kind]}/{key_counts[kind]}':>16}" for kind in kinds))
 
 
 def main(arguments: list[str] | None = None) -> int:
