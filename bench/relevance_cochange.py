@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -95,6 +96,8 @@ class AiderRanker:
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             text=True,
+            # aider lists files without tags in set order: a fixed hash seed makes its ranking the same every run
+            env={**os.environ, "PYTHONHASHSEED": "0"},
         )
         self.errors: Counter[str] = Counter()
 
