@@ -44,6 +44,7 @@ class UseResolver:
         self._definers: dict[tuple[str, str], tuple[str, ...]] = {}
         self._member_definers: dict[tuple[str, str], tuple[str, ...]] = {}
         self._made_outside: dict[str, frozenset[str]] = {}  # per file: module variables made by outside calls
+        self._module_paths: dict[str, str] = {}  # "/" + module_path(path), asked for every chain receiver
 
     def _in_family(
         self,
@@ -178,7 +179,14 @@ class UseResolver:
         if language not in MODULE_SCOPED_LANGUAGES:
             return definers
         module_suffix = "/" + receiver.replace(separator, "/")
-        in_module = {path for path in definers if ("/" + module_path(path)).endswith(module_suffix)}
+        modules = self._module_paths
+        in_module = set()
+        for path in definers:
+            module = modules.get(path)
+            if module is None:
+                module = modules[path] = "/" + module_path(path)
+            if module.endswith(module_suffix):
+                in_module.add(path)
         in_module.update(members)
         return tuple(path for path in definers if path in in_module)
 
