@@ -101,6 +101,7 @@ class History:
     head: str | None = None
     commits: tuple[Commit, ...] = ()
     _by_file: dict[str, list[int]] = field(default_factory=dict, repr=False, compare=False)
+    _rates: dict[str, float] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         for position, commit in enumerate(self.commits):
@@ -132,11 +133,12 @@ class History:
     def change_rates(self) -> dict[str, float]:
         """How often each file changed, weighted by recency as co-changes are, as a share of all the commits' weight
         (commits of more than MAX_COMMIT_FILES files left out): the files a project keeps touching."""
+        if self._rates or not self.commits:
+            return self._rates  # computed once per history (a query per HEAD shares it)
         total = sum(0.5 ** (position / RECENCY_HALF_LIFE) for position in range(len(self.commits)))
-        if not total:
-            return {}
-        return {path: sum(0.5 ** (position / RECENCY_HALF_LIFE) for position in positions) / total
-                for path, positions in self._by_file.items()}
+        self._rates.update({path: sum(0.5 ** (position / RECENCY_HALF_LIFE) for position in positions) / total
+                            for path, positions in self._by_file.items()})
+        return self._rates
 
 
 @dataclass(frozen=True, slots=True)

@@ -181,17 +181,14 @@ def _subjects_before_their_tests(ranked: list[tuple[str, float]]) -> list[tuple[
     score: the module is what the task changes (a module only the busy-file prior lists stays where it is)."""
     position = {path: index for index, path in enumerate(path for path, _score in ranked)}
     score_of = dict(ranked)
-    modules_by_name: dict[str, list[str]] = defaultdict(list)
-    for path, _score in ranked:
-        if not is_test_file(path):
-            modules_by_name[bare_name(path)].append(path)
+    subjects = _Subjects(path for path, _score in ranked if not is_test_file(path))
     order: list[tuple[str, float]] = []
     placed: set[str] = set()
     for path, score in ranked:
         if path in placed:
             continue
         subject = test_subject(path) if is_test_file(path) else None
-        for module in _tested_modules(path, modules_by_name.get(subject or "", [])):
+        for module in subjects.of(path, subject) if subject else ():
             if module not in placed and position[module] > position[path] and score_of[module] >= SUBJECT_SHARE * score:
                 order.append((module, score_of[module]))
                 placed.add(module)
@@ -200,11 +197,24 @@ def _subjects_before_their_tests(ranked: list[tuple[str, float]]) -> list[tuple[
     return order
 
 
-def _tested_modules(test: str, named: list[str]) -> list[str]:
-    """The modules a test tests among those with its subject's name: the one beside it, else the only one (hono has
+class _Subjects:
+    """The modules a test tests, by its subject's name: the one beside it, else the only one of that name (hono has
     dozens of `index.ts`; `index.test.ts` tests the one in its directory)."""
-    beside = [module for module in named if posixpath.dirname(module) == posixpath.dirname(test)]
-    return beside or (named if len(named) == 1 else [])
+
+    def __init__(self, modules: Iterable[str]) -> None:
+        self.by_name: dict[str, list[str]] = defaultdict(list)
+        self.by_place: dict[tuple[str, str], list[str]] = defaultdict(list)
+        for module in modules:
+            name = bare_name(module)
+            self.by_name[name].append(module)
+            self.by_place[name, posixpath.dirname(module)].append(module)
+
+    def of(self, test: str, subject: str) -> list[str]:
+        beside = self.by_place.get((subject, posixpath.dirname(test)))
+        if beside:
+            return beside
+        named = self.by_name.get(subject, [])
+        return named if len(named) == 1 else []
 
 
 def _description_words(description: str) -> list[str]:
@@ -345,18 +355,17 @@ def _neighbours(graph: Any, path: str) -> Iterable[str]:
 
 
 def _test_pairs(snapshot: Snapshot, targets: frozenset[str], scores: Evidence) -> None:
-    """The tests of the target modules and the modules of the target tests: a test `x.test.ts` / `test_x.py` goes
-    with the module `x` beside it, or with the only module named `x` when none is beside it."""
-    modules_by_name: dict[str, list[str]] = defaultdict(list)
-    for path in snapshot.files:
-        if not is_test_file(path):
-            modules_by_name[bare_name(path)].append(path)
+    """The tests of the target modules and the modules of the target tests (`_Subjects` says which go together)."""
     target_modules = {target for target in targets if not is_test_file(target)}
+    names = {bare_name(target) for target in target_modules} | {
+        subject for target in targets if (subject := test_subject(target))
+    }
+    subjects = _Subjects(path for path in snapshot.files if bare_name(path) in names and not is_test_file(path))
     for path in snapshot.files:
         subject = test_subject(path)
-        if subject is None:
+        if subject is None or subject not in names:
             continue
-        tested = _tested_modules(path, modules_by_name.get(subject, []))
+        tested = subjects.of(path, subject)
         if path in targets:
             for module in tested:
                 scores.add(module, "test_pair", 1.0, f"tested by target {path}")
