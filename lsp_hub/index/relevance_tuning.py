@@ -61,6 +61,7 @@ MECHANICAL_SUBJECT = re.compile(
 )
 
 _fitted: dict[str, Weights] = {}
+_tuned_at: dict[str, str] = {}  # root -> the HEAD this process last tuned it at (with or without a store)
 _lock = threading.Lock()
 
 
@@ -93,6 +94,7 @@ def weights_for(snapshot: Snapshot) -> Weights:
 def forget(root: Path | str) -> None:
     with _lock:
         _fitted.pop(str(root), None)
+        _tuned_at.pop(str(root), None)
 
 
 def _load(snapshot: Snapshot) -> tuple[str, Weights] | None:
@@ -119,6 +121,10 @@ def tune(snapshot: Snapshot, budget: float = TUNING_SECONDS) -> Weights:
     )
     if history.state != history_module.STATE_GIT or history.head is None:
         return weights_for(snapshot)
+    with _lock:
+        done = _tuned_at.get(str(root)) == history.head
+    if done:
+        return weights_for(snapshot)
     stored = _load(snapshot)
     if stored is not None and stored[0] == history.head:
         weights = stored[1]
@@ -136,6 +142,7 @@ def tune(snapshot: Snapshot, budget: float = TUNING_SECONDS) -> Weights:
             snapshot.store.save_graph(WEIGHTS_KEY, code_version(), json.dumps(record).encode())
     with _lock:
         _fitted[str(root)] = weights
+        _tuned_at[str(root)] = history.head
     return weights
 
 

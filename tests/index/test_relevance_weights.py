@@ -133,3 +133,28 @@ def test_a_replayed_commit_sees_only_older_history(tmp_path: Path) -> None:
     before = read.before(newest.sha, 100)
     assert [commit.sha for commit in before.commits] == [commit.sha for commit in read.commits[1:]]
     assert read.before("0" * 40, 100).state == history.STATE_NONE
+
+
+def test_tuning_runs_once_per_head_without_a_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repository = paired_repository(tmp_path / "once", rounds=3)
+    replays: list[int] = []
+    replay = relevance_tuning.replay
+
+    def counted(*arguments: object, **keywords: object) -> list[FitQuery]:
+        replays.append(1)
+        return replay(*arguments, **keywords)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(relevance_tuning, "replay", counted)
+    index = WorkspaceIndex(repository.root, use_cache=False)
+    try:
+        index.build()
+        assert api.tune_relevance(index)["weights"] == "repository"
+        assert api.tune_relevance(index)["weights"] == "repository"
+        assert len(replays) == 1
+        repository.commit("core/m1.py", "extras/p1.py", message="one more")  # a new HEAD: tuned again
+        history.clear_cache()
+        api.tune_relevance(index)
+        assert len(replays) == 2
+    finally:
+        index.close()
+        relevance_tuning.forget(repository.root)
