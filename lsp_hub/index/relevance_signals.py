@@ -25,7 +25,8 @@ BUSY_FILES = 50  # the busiest files of each kind that get the prior
 
 
 def directory_signals(snapshot: Snapshot, targets: frozenset[str], evidence: Evidence) -> None:
-    """Same directory, nearby directories (a shared leading part of the tree), and modules named as a target."""
+    """Same directory, and modules named as a target. (Nearness in the tree beyond the directory was a feature too;
+    every fit gave it no weight, and it made every file a candidate.)"""
     target_dirs = {posixpath.dirname(target): target for target in sorted(targets)}
     target_names = {bare_name(target): target for target in sorted(targets) if not is_test_file(target)}
     sharing: dict[str, int] = defaultdict(int)
@@ -37,33 +38,12 @@ def directory_signals(snapshot: Snapshot, targets: frozenset[str], evidence: Evi
     for path in snapshot.files:
         if path in targets:
             continue
-        directory = posixpath.dirname(path)
-        same = target_dirs.get(directory)
+        same = target_dirs.get(posixpath.dirname(path))
         if same is not None:
             evidence.add(path, "same_directory", 1.0, f"same directory as target {same}")
-        else:
-            best, nearest = _nearest(directory, target_dirs)
-            if best > 0 and nearest is not None:
-                evidence.add(path, "near_directory", best, f"near target {nearest} in the directory tree")
         twin = target_names.get(bare_name(path))
         if twin is not None and not is_test_file(path) and posixpath.basename(path) != "__init__.py":
             evidence.add(path, "same_name", 1.0, f"same name as target {twin}")
-
-
-def _nearest(directory: str, target_dirs: dict[str, str]) -> tuple[float, str | None]:
-    parts = directory.split("/") if directory else []
-    best, nearest = 0.0, None
-    for target_dir, target in target_dirs.items():
-        target_parts = target_dir.split("/") if target_dir else []
-        common = 0
-        for mine, theirs in zip(parts, target_parts, strict=False):
-            if mine != theirs:
-                break
-            common += 1
-        share = common / max(len(parts), len(target_parts), 1)
-        if share > best:
-            best, nearest = share, target
-    return best, nearest
 
 
 def name_overlap(snapshot: Snapshot, targets: frozenset[str], evidence: Evidence) -> None:

@@ -31,7 +31,6 @@ FEATURES = (
     "imports_target",  # it imports a target
     "import_distance",  # 2+ imports away from a target, either way (1/2 per further step)
     "same_directory",  # in a target's directory
-    "near_directory",  # shares leading directories with a target (share of the deeper path), not the same one
     "same_name",  # a module with a target's name elsewhere (`x.py` and `sansio/x.py`, `x.pyi`)
     "test_pair",  # the test of a target, or the subject of a target test
     "uses_target_names",  # references names a target defines (distinct names, 1 at 5)
@@ -58,7 +57,6 @@ DEFAULT_WEIGHTS: Mapping[str, float] = {
     "imports_target": 0.6575,
     "import_distance": 0.0,
     "same_directory": 0.5377,
-    "near_directory": 0.0,
     "same_name": 0.7486,
     "test_pair": 1.9864,
     "uses_target_names": 0.8488,

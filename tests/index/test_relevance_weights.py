@@ -64,8 +64,8 @@ def test_reasons_come_strongest_contribution_first_and_unweighted_ones_not_at_al
     evidence = Evidence()
     evidence.add("a.py", "same_directory", 1.0, "same directory")
     evidence.add("a.py", "co_change", 0.5, "changed together")
-    evidence.add("a.py", "near_directory", 1.0, "near")
-    weights = Weights({"same_directory": 1.0, "co_change": 4.0, "near_directory": 0.0})
+    evidence.add("a.py", "pagerank", 1.0, "central")
+    weights = Weights({"same_directory": 1.0, "co_change": 4.0, "pagerank": 0.0})
     assert evidence.reasons_of("a.py", weights) == ["changed together", "same directory"]
     assert evidence.score("a.py", weights) == pytest.approx(3.0)
 
