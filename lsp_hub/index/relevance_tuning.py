@@ -43,7 +43,7 @@ from lsp_hub.index.workspace import Snapshot
 log = logging.getLogger(__name__)
 
 WEIGHTS_KEY = "relevance-weights"
-REPLAY_COMMITS = 150  # the newest non-merge commits read for replay (those changing 2..8 indexed files are used)
+REPLAY_COMMITS = 400  # the newest non-merge commits read for replay (those changing 2..8 indexed files are used)
 MAX_SOURCE_FILES = 8
 MIN_QUERIES = 20  # fewer usable commits: the defaults stay
 MAX_QUERIES = 80
