@@ -9,8 +9,10 @@ in the temporary worktree (so the tree and the history are what they were before
 repository, brought up to date per parent; unchanged files come from the shared records in `--cache-dir`), and
 asked which files go with the target, the non-test file the commit changed most. The key is the other source files
 the commit modified or deleted that the index holds. Rankings compared, each cut at 10:
-- ours:target   `relevance.relevant_files` with the target and no description;
+- ours:target   `relevance.relevant_files` with the target and no description, default weights;
 - ours:subject  the same with the commit's subject line as the description;
+- ours:repo     ours:target with the weights the hub would fit to the repository (`relevance_tuning`), fitted
+                once, at the parent of the first held-out commit, from the commits before it (held-out half only);
 - same-dir      files nearest the target in the directory tree, then by the length of the name they share;
 - history       files ranked by how often and how recently they changed with the target in the parent's last
                 `--history-commits` commits (`history.co_changes`, the signal relevance uses), nothing else;
@@ -58,12 +60,13 @@ from cochange_commits import (
 )
 from relevance_history import git, mean_reciprocal_rank, rank_of_first
 
-from lsp_hub.index import history, relevance
+from lsp_hub.index import history, relevance, relevance_tuning
+from lsp_hub.index.relevance_weights import DEFAULTS, Weights
 from lsp_hub.index.workspace import WorkspaceIndex
 
 TOP_N = 10
 DEEP = 50  # rankings are kept this deep so a miss can say how far down it was
-SYSTEMS = ("ours:target", "ours:subject", "same-dir", "history", "aider:target", "aider:subject")
+SYSTEMS = ("ours:target", "ours:subject", "ours:repo", "same-dir", "history", "aider:target", "aider:subject")
 OURS = ("ours:target", "ours:subject")
 SPLITS = ("held-out", "tuning")
 DEFAULT_CACHE = Path.home() / ".cache" / "lsp-hub-bench" / "relevance-cochange"
@@ -142,6 +145,15 @@ def history_ranking(root: Path, target: str, known: frozenset[str], commits: int
     ][:DEEP]
 
 
+def repository_weights(root: Path, snapshot: object) -> Weights:
+    """The weights the hub's idle-time tuning fits on this checkout (from its history only), without keeping them
+    (ours:target must go on with the defaults)."""
+    read = history.read_history(root, relevance_tuning.REPLAY_COMMITS + history.DEFAULT_HISTORY_COMMITS, timeout=60)
+    changes = history.read_changes(root, relevance_tuning.REPLAY_COMMITS, timeout=60)
+    queries = relevance_tuning.replay(snapshot, read, float("inf"), changes)  # type: ignore[arg-type]
+    return relevance_tuning.fit_repository(queries)
+
+
 def replay_repository(repo: Path, options: argparse.Namespace, aider_python: Path | None) -> list[Outcome]:
     name = repo.parent.name if repo.name in ("repo", ".git") else repo.name
     started = time.perf_counter()
@@ -157,6 +169,7 @@ def replay_repository(repo: Path, options: argparse.Namespace, aider_python: Pat
     held_out = {query.sha for query in chosen[len(chosen) // 2 :]}
     outcomes: list[Outcome] = []
     skipped: Counter[str] = Counter()
+    fitted: Weights | None = None
     with temporary_worktree(repo, chosen[0].parent) as worktree:
         index = WorkspaceIndex(worktree, cache_dir=options.cache_dir)
         aider = AiderRanker(aider_python, worktree, options.cache_dir / "aider-tags") if aider_python else None
@@ -170,13 +183,24 @@ def replay_repository(repo: Path, options: argparse.Namespace, aider_python: Pat
                 if query.target not in files or not key:
                     skipped["target or key not indexed"] += 1
                     continue
+                held = query.sha in held_out
+                if held and fitted is None:
+                    fitted = repository_weights(worktree, snapshot)
+                    print(f"  ours:repo: {fitted.source} weights from {fitted.queries} commits", flush=True)
                 rankings: dict[str, list[str] | None] = {
                     "ours:target": _paths(
-                        relevance.relevant_files(snapshot, "", [query.target], DEEP, options.history_commits)
+                        relevance.relevant_files(snapshot, "", [query.target], DEEP, options.history_commits, DEFAULTS)
                     ),
                     "ours:subject": _paths(
-                        relevance.relevant_files(snapshot, query.subject, [query.target], DEEP, options.history_commits)
+                        relevance.relevant_files(
+                            snapshot, query.subject, [query.target], DEEP, options.history_commits, DEFAULTS
+                        )
                     ),
+                    "ours:repo": _paths(
+                        relevance.relevant_files(snapshot, "", [query.target], DEEP, options.history_commits, fitted)
+                    )
+                    if held and fitted is not None
+                    else None,
                     "same-dir": same_directory_ranking(query.target, files, DEEP),
                     "history": history_ranking(worktree, query.target, files, options.history_commits),
                     "aider:target": None,
@@ -189,7 +213,7 @@ def replay_repository(repo: Path, options: argparse.Namespace, aider_python: Pat
                 manifests = manifest_directories(worktree)
                 outcome = Outcome(
                     name,
-                    "held-out" if query.sha in held_out else "tuning",
+                    "held-out" if held else "tuning",
                     query,
                     key,
                     rankings,

@@ -235,3 +235,32 @@ async def test_index_commands_answer_wrong_argument_shapes_with_invalid_params(s
     with pytest.raises(ResponseFailure) as refused:
         await command(hub, "lspHub.repoMap", {"focusFiles": [3]})
     assert refused.value.code == INVALID_PARAMS and "focusFiles" in refused.value.message
+
+
+async def test_the_hub_fits_relevance_weights_to_the_repository_when_idle(start_hub: StartHub) -> None:
+    from lsp_hub.index import relevance_tuning
+    from tests.index.test_history import Repository
+
+    hub = await start_hub({"fakeA": {}, "fakeB": {}}, languages=LANGUAGES, initialize=False)
+    # core/m<i>.py and extras/p<i>.py: only their history pairs them, in 30 two-file commits.
+    repository = Repository(Path(hub.workspace))
+    pairs = [(f"core/m{i}.py", f"extras/p{i}.py") for i in range(10)]
+    repository.commit(*(path for pair in pairs for path in pair), message="initial")
+    for _ in range(3):
+        for module, partner in pairs:
+            repository.commit(module, partner, message=f"change {module}")
+    await hub.client.initialize(hub.workspace)
+    await ready(hub)
+    target = {"description": "", "targets": [str(Path(hub.workspace) / "core/m3.py")]}
+    try:
+        first = await command(hub, "lspHub.relevantFiles", target)
+        assert first["weights"] == "default"  # asked before any idle time
+        for _ in range(200):  # the query leaves the hub tuning in the background
+            answer = await command(hub, "lspHub.relevantFiles", target)
+            if answer["weights"] == "repository":
+                break
+            await asyncio.sleep(0.05)
+        assert answer["weights"] == "repository"
+        assert answer["files"][0]["path"] == "extras/p3.py"
+    finally:
+        relevance_tuning.forget(Path(hub.workspace))

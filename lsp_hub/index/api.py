@@ -147,6 +147,18 @@ def prepare_graphs(index: WorkspaceIndex) -> None:
         log.debug("graphs ready for %d files", len(ranks))
 
 
+def tune_relevance(index: WorkspaceIndex) -> dict[str, Any]:
+    """Fit relevantFiles' weights to the repository's own recent history (idle time; a few seconds at most, once
+    per HEAD): {weights: "repository" | "default", queries, values}."""
+    from lsp_hub.index import relevance_tuning
+    from lsp_hub.index.walk import IndexingCancelled
+
+    try:
+        return relevance_tuning.summary(relevance_tuning.tune(index.snapshot()))
+    except IndexingCancelled:
+        return {"weights": "default", "queries": 0}
+
+
 def keep_graphs(index: WorkspaceIndex) -> None:
     """Store the current snapshot's graphs in the cache if this process built them (nothing to do otherwise)."""
     from lsp_hub.index.graph_store import save_graphs
@@ -156,7 +168,7 @@ def keep_graphs(index: WorkspaceIndex) -> None:
 
 def relevant_files(index: WorkspaceIndex, arguments: Arguments, wait: float = 0.0) -> dict[str, Any]:
     """`lspHub.relevantFiles` {description, targets?, topN?=10, historyCommits?=300} -> {files: [{path, score,
-    reasons}], history, historyCommits | historyReason, complete}."""
+    reasons}], weights: "repository" | "default", basis, history, historyCommits | historyReason, complete}."""
     from lsp_hub.index import relevance
 
     args = _object(arguments, "relevantFiles")

@@ -101,6 +101,7 @@ class History:
     head: str | None = None
     commits: tuple[Commit, ...] = ()
     _by_file: dict[str, list[int]] = field(default_factory=dict, repr=False, compare=False)
+    _rates: dict[str, float] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         for position, commit in enumerate(self.commits):
@@ -117,6 +118,27 @@ class History:
     def commits_of(self, path: str) -> list[int]:
         """Positions (0 = newest) of the commits of at most MAX_COMMIT_FILES files that changed `path`."""
         return self._by_file.get(path, [])
+
+    def before(self, sha: str, count: int) -> History:
+        """The history as it was before commit `sha`: the `count` commits older than it (none when `sha` is not
+        here). Replaying a commit with this history cannot see the commit itself or anything newer."""
+        for position, commit in enumerate(self.commits):
+            if commit.sha == sha:
+                older = self.commits[position + 1 : position + 1 + count]
+                if older:
+                    return History(STATE_GIT, None, older[0].sha, older)
+                break
+        return History(STATE_NONE, REASON_NO_COMMITS_HERE)
+
+    def change_rates(self) -> dict[str, float]:
+        """How often each file changed, weighted by recency as co-changes are, as a share of all the commits' weight
+        (commits of more than MAX_COMMIT_FILES files left out): the files a project keeps touching."""
+        if self._rates or not self.commits:
+            return self._rates  # computed once per history (a query per HEAD shares it)
+        total = sum(0.5 ** (position / RECENCY_HALF_LIFE) for position in range(len(self.commits)))
+        self._rates.update({path: sum(0.5 ** (position / RECENCY_HALF_LIFE) for position in positions) / total
+                            for path, positions in self._by_file.items()})
+        return self._rates
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,6 +174,43 @@ def co_changes(history: History, anchors: Iterable[str], known: Container[str]) 
             strength = min(1.0, weight / (total_weight + PRIOR_COMMITS))
             found.append(CoChange(path, anchor, counts[path], len(positions), strength))
     return found
+
+
+@dataclass(frozen=True, slots=True)
+class ChangedCommit:
+    """A non-merge commit with the lines it changed per file (added plus deleted; 0 for a binary file)."""
+
+    sha: str
+    subject: str
+    lines: dict[str, int]
+
+
+def read_changes(root: Path, max_commits: int, timeout: float | None = None) -> list[ChangedCommit]:
+    """The last `max_commits` non-merge commits of HEAD that touched `root`, with their changed lines (newest first;
+    empty when there is no history to read). Slower than `read_history` (git diffs each commit): for idle time."""
+    git_dir = _find_git_dir(root)
+    if git_dir is None or max_commits <= 0:
+        return []
+    deadline = time.monotonic() + (GIT_TIMEOUT_SECONDS if timeout is None else timeout)
+    arguments = ["log", "--no-merges", "--no-renames", "--numstat", "--no-ext-diff", "--no-textconv",
+                 "--no-show-signature", "--no-mailmap", "--relative", "-z", "--format=%x1e%H%x1f%s",
+                 f"--max-count={max_commits}", "HEAD", "--", "."]
+    output, _reason = _run_git(root, arguments, deadline)
+    if output is None:
+        return []
+    commits = []
+    for record in output.decode("utf-8", errors="surrogateescape").split("\x1e")[1:]:
+        header, _, body = record.partition("\0")
+        sha, _, subject = header.partition("\x1f")
+        lines: dict[str, int] = {}
+        for token in body.split("\0"):
+            added, _, rest = token.removeprefix("\n").partition("\t")
+            deleted, _, path = rest.partition("\t")
+            if path:
+                lines[path] = int(added) + int(deleted) if added.isdigit() and deleted.isdigit() else 0
+        if _SHA.fullmatch(sha):
+            commits.append(ChangedCommit(sha, subject, lines))
+    return commits
 
 
 # --- reading ----------------------------------------------------------------------------------------------------

@@ -16,6 +16,11 @@ Signals, each adding to a file's score with a short reason:
 Generated files (bundles, minified, source maps, vendored, lock files: `file_kinds`) that only words of the
 description matched are left out; a test never ranks above the module it tests; with no target and nothing matched,
 the project's most central files answer (`basis: "central"`). Targets themselves are never in the result.
+Beside those, the signals of `relevance_signals.py`: nearby directories, modules named as a target, names shared
+with a target either way, and the files the project changes most. Each signal is a feature of the file
+(`relevance_weights.FEATURES`); the score is their weighted sum, with the repository's own weights when the hub has
+fitted them from its history (`weights: "repository"`, `relevance_tuning.py`) and the defaults otherwise
+(`weights: "default"`); reasons come strongest contribution first.
 The result says whether the history was used (`history: "git"`, with
 `historyCommits`) or why not (`history: "none"`, with `historyReason`).
 """
@@ -29,39 +34,38 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from lsp_hub.index import history as history_module
+from lsp_hub.index import relevance_signals, relevance_tuning
 from lsp_hub.index.file_kinds import bare_name, is_generated_path, is_test_file, looks_minified, test_subject
 from lsp_hub.index.graph import use_resolver
 from lsp_hub.index.graph_inputs import COMMON_NAMES, import_graph, name_tables
 from lsp_hub.index.graph_store import ranking
+from lsp_hub.index.relevance_weights import Evidence, Weights
 from lsp_hub.index.workspace import Snapshot
 
 DEFAULT_TOP_N = 10
 MAX_DEPTH = 4
 MAX_SYMBOL_REASONS = 3
 
-MENTION_SCORE = 5.0
+# Feature values (`relevance_weights.FEATURES`); the weights say how much each counts.
 SYMBOL_EXACT_SCORE = 3.0  # an identifier written as in the code
 SYMBOL_WORDS_SCORE = 2.0  # several description words that together spell the name
 SYMBOL_WORD_SCORE = 1.0  # one description word that is the whole name
-PATH_WORD_SCORE = 1.0
-USER_SCORE = 1.5  # uses a name the description spells (less when many files do)
-MANY_USERS = 10
-IMPORT_SCORE = 3.0
-SAME_DIRECTORY_SCORE = 1.0
-TEST_PAIR_SCORE = 3.0
-PAGERANK_SCORE = 2.0  # for the best-ranked file; others in proportion
-CO_CHANGE_SCORE = 4.0  # changed in every recent commit of a target (a two-file commit each time); less in proportion
-DESCRIBED_ANCHOR_WEIGHT = 0.5  # co-changes with a file the description points at, rather than a target
-MIN_CO_CHANGE_SCORE = 0.25  # below this (e.g. once in the last 20 commits of a target) a co-change is noise
-MAX_CO_CHANGE_REASONS = 2
+MANY_USERS = 10  # users of a name beyond this count less each
+# The files the description points at: this much by these (fixed) weights of the description's signals, whatever
+# the fitted weights, so which files anchor the history and PageRank does not move with a fit.
+DESCRIBED_MIN_SCORE = 2.0
+DESCRIBED_WEIGHTS = Weights({"mention": 5.0, "defines_named": 1.0, "uses_named": 1.5, "path_words": 1.0})
 CENTRAL_FILES = 10
+SUBJECT_SHARE = 0.25  # a module moves above its test when it has this share of the test's score
+CENTRAL_SCORE = 2.0  # the most central file's score when nothing matched; others in proportion
 
-STOP_WORDS = frozenset("""
+_STOP_WORDS_TEXT = """
 a an and are as at be but by can could do does for from get has have how i if in into is it its let make me my need
 new not of on or our please set should so some that the their then there this to too use uses using want was we
 what when where which while who why will with would you your fix add update change remove bug issue error code file
 files function method class test tests support handle when all any also more same each
-""".split())  # noqa: SIM905 (a word list reads better as text)
+"""
+STOP_WORDS = frozenset(_STOP_WORDS_TEXT.split())
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
@@ -78,70 +82,77 @@ def _squashed(text: str) -> str:
     return _SEPARATORS.sub("", text).lower()
 
 
-class _Scores:
-    def __init__(self) -> None:
-        self.scores: dict[str, float] = defaultdict(float)
-        self.reasons: dict[str, list[str]] = defaultdict(list)
-        self.beyond_words: set[str] = set()  # files with a signal other than a word of the description
-
-    def add(self, path: str, score: float, reason: str, *, by_words: bool = False) -> None:
-        self.scores[path] += score
-        if not by_words:
-            self.beyond_words.add(path)
-        if reason not in self.reasons[path]:
-            self.reasons[path].append(reason)
-
-
 def relevant_files(
     snapshot: Snapshot,
     description: str,
     targets: Sequence[str] = (),
     top_n: int = DEFAULT_TOP_N,
     history_commits: int = history_module.DEFAULT_HISTORY_COMMITS,
+    weights: Weights | None = None,
 ) -> dict[str, Any]:
-    """`{files: [{path, score, reasons}], history, historyCommits | historyReason}` for workspace-relative target
-    paths (not included in the result); `history_commits` recent commits are read for co-changes (0: none)."""
-    files = snapshot.files
-    target_set = frozenset(path for path in targets if path in files)
-    scores = _Scores()
-    _mentions(snapshot, description, scores)
-    words = _description_words(description)
-    named = _symbols(snapshot, description, words, scores)
-    _users(snapshot, named, scores)
-    _path_words(snapshot, words, scores)
-    # The files the description points at, before the targets' neighbours add to anyone's score.
-    described = {path for path, score in scores.scores.items() if score >= SYMBOL_WORDS_SCORE}
-    if target_set:
-        _import_neighbours(snapshot, target_set, scores)
-        _same_directory(snapshot, target_set, scores)
-        _test_pairs(snapshot, target_set, scores)
-    anchors = set(target_set) or described
-    _pagerank(snapshot, anchors, scores, "the targets" if target_set else "the files the description names")
+    """`{files: [{path, score, reasons}], weights, basis, history, historyCommits | historyReason}` for
+    workspace-relative target paths (not included in the result); `history_commits` recent commits are read for
+    co-changes (0: none); `weights` by default the repository's fitted ones when there are, else the defaults."""
+    if weights is None:
+        weights = relevance_tuning.weights_for(snapshot)
+    target_set = frozenset(path for path in targets if path in snapshot.files)
     history = history_module.read_history(snapshot.root, history_commits)
-    _co_changes(snapshot, history, target_set, described - target_set, scores)
-
+    evidence = collect_evidence(snapshot, description, target_set, history)
+    scored = {path: evidence.score(path, weights) for path in evidence.features}
     ranked = sorted(
-        ((path, score) for path, score in scores.scores.items()
-         if path not in target_set and score > 0 and not _generated_on_words_alone(snapshot, path, scores)),
+        (
+            (path, score)
+            for path, score in scored.items()
+            if path not in target_set and score > 0 and not _generated_on_words_alone(snapshot, path, evidence)
+        ),
         key=lambda item: (-item[1], item[0]),
     )
     basis = "matched"
+    reasons = {path: evidence.reasons_of(path, weights) for path, _score in ranked[: max(0, 4 * top_n)]}
     if not ranked and not target_set:
-        ranked, basis = _central_files(snapshot, scores), "central"
+        ranked, reasons, basis = *_central_files(snapshot), "central"
     ranked = _subjects_before_their_tests(ranked)
     return {
         "files": [
-            {"path": path, "score": round(score, 3), "reasons": scores.reasons[path]}
+            {"path": path, "score": round(score, 3), "reasons": reasons.get(path) or evidence.reasons_of(path, weights)}
             for path, score in ranked[: max(0, top_n)]
         ],
         # "central": nothing in the description matched a file or a name, and there was no target: the project's
         # most central files stand in, so an agent with a vague task still gets a place to start.
         "basis": basis,
+        # "repository": weights fitted on this repository's own recent commits; "default": fitted across others.
+        "weights": weights.source,
         **history.summary(),
     }
 
 
-def _generated_on_words_alone(snapshot: Snapshot, path: str, scores: _Scores) -> bool:
+def collect_evidence(
+    snapshot: Snapshot, description: str, target_set: frozenset[str], history: history_module.History
+) -> Evidence:
+    """Every signal's feature values and reasons for the task (targets given as indexed paths)."""
+    evidence = Evidence()
+    _mentions(snapshot, description, evidence)
+    words = _description_words(description)
+    named = _symbols(snapshot, description, words, evidence)
+    _users(snapshot, named, evidence)
+    _path_words(snapshot, words, evidence)
+    # The files the description points at, before the targets' neighbours add to anyone's score.
+    described = {path for path in evidence.features if evidence.score(path, DESCRIBED_WEIGHTS) >= DESCRIBED_MIN_SCORE}
+    if target_set:
+        _import_neighbours(snapshot, target_set, evidence)
+        relevance_signals.directory_signals(snapshot, target_set, evidence)
+        _test_pairs(snapshot, target_set, evidence)
+        relevance_signals.name_overlap(snapshot, target_set, evidence)
+        relevance_signals.busy_files(snapshot, history, target_set, evidence)
+    anchors = set(target_set) or described
+    _pagerank(snapshot, anchors, evidence, "the targets" if target_set else "the files the description names")
+    relevance_signals.co_changes(snapshot, history, target_set, described - target_set, evidence)
+    for target in target_set:  # a target is never its own candidate
+        evidence.features.pop(target, None)
+    return evidence
+
+
+def _generated_on_words_alone(snapshot: Snapshot, path: str, scores: Evidence) -> bool:
     """A bundle, minified copy, source map, vendored or generated file that only a word of the description
     matched: it would take a slot from the code a person edits."""
     if path in scores.beyond_words:
@@ -152,42 +163,58 @@ def _generated_on_words_alone(snapshot: Snapshot, path: str, scores: _Scores) ->
     return record is not None and looks_minified(record.size, record.line_count)
 
 
-def _central_files(snapshot: Snapshot, scores: _Scores) -> list[tuple[str, float]]:
+def _central_files(snapshot: Snapshot) -> tuple[list[tuple[str, float]], dict[str, list[str]]]:
     """The project's most central source files (reference-graph PageRank), tests and generated files left out."""
     ranks = ranking(snapshot).base_ranks
-    candidates = sorted((path for path in snapshot.files if not is_test_file(path) and not is_generated_path(path)),
-                        key=lambda path: (-ranks.get(path, 0.0), path))[:CENTRAL_FILES]
+    candidates = sorted(
+        (path for path in snapshot.files if not is_test_file(path) and not is_generated_path(path)),
+        key=lambda path: (-ranks.get(path, 0.0), path),
+    )[:CENTRAL_FILES]
     best = max((ranks.get(path, 0.0) for path in candidates), default=0.0) or 1.0
-    central = []
-    for path in candidates:
-        score = PAGERANK_SCORE * ranks.get(path, 0.0) / best
-        scores.add(path, score, "one of the project's most central files (nothing in the description matched a "
-                                "file or a name)")
-        central.append((path, score))
-    return central
+    reason = ["one of the project's most central files (nothing in the description matched a file or a name)"]
+    central = [(path, CENTRAL_SCORE * ranks.get(path, 0.0) / best) for path in candidates]
+    return central, {path: reason for path in candidates}
 
 
 def _subjects_before_their_tests(ranked: list[tuple[str, float]]) -> list[tuple[str, float]]:
-    """A test never ranks above the module it tests when both are listed: the module is what the task changes."""
+    """A test never ranks above the module it tests when both are listed and the module has a fair share of its
+    score: the module is what the task changes (a module only the busy-file prior lists stays where it is)."""
     position = {path: index for index, path in enumerate(path for path, _score in ranked)}
     score_of = dict(ranked)
-    modules_by_name: dict[str, list[str]] = defaultdict(list)
-    for path, _score in ranked:
-        if not is_test_file(path):
-            modules_by_name[bare_name(path)].append(path)
+    subjects = _Subjects(path for path, _score in ranked if not is_test_file(path))
     order: list[tuple[str, float]] = []
     placed: set[str] = set()
     for path, score in ranked:
         if path in placed:
             continue
         subject = test_subject(path) if is_test_file(path) else None
-        for module in modules_by_name.get(subject or "", ()):
-            if module not in placed and position[module] > position[path]:
+        for module in subjects.of(path, subject) if subject else ():
+            if module not in placed and position[module] > position[path] and score_of[module] >= SUBJECT_SHARE * score:
                 order.append((module, score_of[module]))
                 placed.add(module)
         order.append((path, score))
         placed.add(path)
     return order
+
+
+class _Subjects:
+    """The modules a test tests, by its subject's name: the one beside it, else the only one of that name (hono has
+    dozens of `index.ts`; `index.test.ts` tests the one in its directory)."""
+
+    def __init__(self, modules: Iterable[str]) -> None:
+        self.by_name: dict[str, list[str]] = defaultdict(list)
+        self.by_place: dict[tuple[str, str], list[str]] = defaultdict(list)
+        for module in modules:
+            name = bare_name(module)
+            self.by_name[name].append(module)
+            self.by_place[name, posixpath.dirname(module)].append(module)
+
+    def of(self, test: str, subject: str) -> list[str]:
+        beside = self.by_place.get((subject, posixpath.dirname(test)))
+        if beside:
+            return beside
+        named = self.by_name.get(subject, [])
+        return named if len(named) == 1 else []
 
 
 def _description_words(description: str) -> list[str]:
@@ -206,7 +233,7 @@ def _singular(word: str) -> str:
     return word
 
 
-def _mentions(snapshot: Snapshot, description: str, scores: _Scores) -> None:
+def _mentions(snapshot: Snapshot, description: str, scores: Evidence) -> None:
     mentioned = {token.strip("./").lower() for token in _PATHLIKE.findall(description)}
     if not mentioned:
         return
@@ -214,10 +241,10 @@ def _mentions(snapshot: Snapshot, description: str, scores: _Scores) -> None:
         lowered = path.lower()
         name = posixpath.basename(lowered)
         if lowered in mentioned or name in mentioned or any(lowered.endswith("/" + m) for m in mentioned):
-            scores.add(path, MENTION_SCORE, "mentioned in the description")
+            scores.add(path, "mention", 1.0, "mentioned in the description")
 
 
-def _symbols(snapshot: Snapshot, description: str, words: list[str], scores: _Scores) -> set[str]:
+def _symbols(snapshot: Snapshot, description: str, words: list[str], scores: Evidence) -> set[str]:
     """Score the files defining names the description spells; returns the names spelled distinctly (written as
     in the code, or by several words)."""
     definers = name_tables(snapshot).definers
@@ -256,11 +283,11 @@ def _symbols(snapshot: Snapshot, description: str, words: list[str], scores: _Sc
         found.sort(key=lambda item: (-item[0], item[1]))
         total = sum(score for score, _name in found[:MAX_SYMBOL_REASONS])
         names = ", ".join(name for _score, name in found[:MAX_SYMBOL_REASONS])
-        scores.add(path, total, f"defines {names} named in the description", by_words=True)
+        scores.add(path, "defines_named", total, f"defines {names} named in the description", by_words=True)
     return distinct
 
 
-def _users(snapshot: Snapshot, names: set[str], scores: _Scores) -> None:
+def _users(snapshot: Snapshot, names: set[str], scores: Evidence) -> None:
     """Files whose uses of a name the description spells lead to its definition (as the index resolves them):
     the code a change to that definition may break."""
     tables = name_tables(snapshot)
@@ -270,20 +297,22 @@ def _users(snapshot: Snapshot, names: set[str], scores: _Scores) -> None:
             continue
         definers = set(tables.definers.get(name, ()))
         users = [
-            source for source in tables.referencers.get(name, ())
-            if source not in definers and any(
+            source
+            for source in tables.referencers.get(name, ())
+            if source not in definers
+            and any(
                 definers.intersection(resolver.targets(source, name, receiver))
                 for receiver in snapshot.files[source].reference_uses().get(name, {})
             )
         ]
         if not users:
             continue
-        score = USER_SCORE * min(1.0, (MANY_USERS / len(users)) ** 0.5)
+        score = min(1.0, (MANY_USERS / len(users)) ** 0.5)
         for source in users:
-            scores.add(source, score, f"uses {name} named in the description", by_words=True)
+            scores.add(source, "uses_named", score, f"uses {name} named in the description", by_words=True)
 
 
-def _path_words(snapshot: Snapshot, words: list[str], scores: _Scores) -> None:
+def _path_words(snapshot: Snapshot, words: list[str], scores: Evidence) -> None:
     interesting = {word for word in words if len(word) > 2}
     if not interesting:
         return
@@ -291,17 +320,18 @@ def _path_words(snapshot: Snapshot, words: list[str], scores: _Scores) -> None:
         parts = set(split_words(path.rsplit(".", 1)[0].replace("/", "_")))
         hits = sorted(interesting & parts)
         if hits:
-            scores.add(path, PATH_WORD_SCORE * min(len(hits), 2), f"path matches {', '.join(repr(w) for w in hits)}",
-                       by_words=True)
+            scores.add(
+                path, "path_words", min(len(hits), 2), f"path matches {', '.join(repr(w) for w in hits)}", by_words=True
+            )
 
 
-def _import_neighbours(snapshot: Snapshot, targets: frozenset[str], scores: _Scores) -> None:
+def _import_neighbours(snapshot: Snapshot, targets: frozenset[str], scores: Evidence) -> None:
     graph = import_graph(snapshot)
     for target in sorted(targets):
         for dependency in graph.successors(target):
-            scores.add(dependency, IMPORT_SCORE, f"imported by target {target}")
+            scores.add(dependency, "imported_by_target", 1.0, f"imported by target {target}")
         for dependent in graph.predecessors(target):
-            scores.add(dependent, IMPORT_SCORE, f"imports target {target}")
+            scores.add(dependent, "imports_target", 1.0, f"imports target {target}")
     # Further away, either direction, half as much per step.
     distance: dict[str, int] = dict.fromkeys(targets, 0)
     queue = deque(targets)
@@ -316,7 +346,7 @@ def _import_neighbours(snapshot: Snapshot, targets: frozenset[str], scores: _Sco
                 queue.append(neighbour)
     for path, depth in distance.items():
         if depth >= 2:
-            scores.add(path, IMPORT_SCORE * 0.5 ** (depth - 1), f"{depth} imports away from the targets")
+            scores.add(path, "import_distance", 0.5 ** (depth - 1), f"{depth} imports away from the targets")
 
 
 def _neighbours(graph: Any, path: str) -> Iterable[str]:
@@ -324,27 +354,27 @@ def _neighbours(graph: Any, path: str) -> Iterable[str]:
     yield from graph.predecessors(path)
 
 
-def _same_directory(snapshot: Snapshot, targets: frozenset[str], scores: _Scores) -> None:
-    directories = {posixpath.dirname(target): target for target in sorted(targets)}
-    for path in snapshot.files:
-        target = directories.get(posixpath.dirname(path))
-        if target is not None:
-            scores.add(path, SAME_DIRECTORY_SCORE, f"same directory as target {target}")
-
-
-def _test_pairs(snapshot: Snapshot, targets: frozenset[str], scores: _Scores) -> None:
-    target_names = {bare_name(target): target for target in sorted(targets)}
-    target_subjects = {subject: target for target in sorted(targets) if (subject := test_subject(target))}
+def _test_pairs(snapshot: Snapshot, targets: frozenset[str], scores: Evidence) -> None:
+    """The tests of the target modules and the modules of the target tests (`_Subjects` says which go together)."""
+    target_modules = {target for target in targets if not is_test_file(target)}
+    names = {bare_name(target) for target in target_modules} | {
+        subject for target in targets if (subject := test_subject(target))
+    }
+    subjects = _Subjects(path for path in snapshot.files if bare_name(path) in names and not is_test_file(path))
     for path in snapshot.files:
         subject = test_subject(path)
-        if subject is not None and subject in target_names:
-            scores.add(path, TEST_PAIR_SCORE, f"test of target {target_names[subject]}")
-        name = bare_name(path)
-        if subject is None and name in target_subjects:
-            scores.add(path, TEST_PAIR_SCORE, f"tested by target {target_subjects[name]}")
+        if subject is None or subject not in names:
+            continue
+        tested = subjects.of(path, subject)
+        if path in targets:
+            for module in tested:
+                scores.add(module, "test_pair", 1.0, f"tested by target {path}")
+        else:
+            for module in target_modules.intersection(tested):
+                scores.add(path, "test_pair", 1.0, f"test of target {module}")
 
 
-def _pagerank(snapshot: Snapshot, anchors: set[str], scores: _Scores, anchored_at: str) -> None:
+def _pagerank(snapshot: Snapshot, anchors: set[str], scores: Evidence, anchored_at: str) -> None:
     if not anchors:
         return
     ranks = ranking(snapshot).pagerank(dict.fromkeys(anchors, 1.0))
@@ -358,35 +388,4 @@ def _pagerank(snapshot: Snapshot, anchors: set[str], scores: _Scores, anchored_a
     floor = 1.0 / max(1, len(ranks))
     for path, rank in others.items():
         if rank > floor:
-            scores.add(path, PAGERANK_SCORE * rank / best, f"central to {anchored_at} in the reference graph")
-
-
-def _co_changes(
-    snapshot: Snapshot,
-    history: history_module.History,
-    targets: frozenset[str],
-    described: set[str],
-    scores: _Scores,
-) -> None:
-    """Files that changed together with the targets (and, counting less, with the files the description points at)
-    in the repository's recent commits."""
-    if history.state != history_module.STATE_GIT:
-        return
-    weights = {**dict.fromkeys(described, DESCRIBED_ANCHOR_WEIGHT), **dict.fromkeys(targets, 1.0)}
-    evidence: dict[str, list[tuple[float, history_module.CoChange]]] = defaultdict(list)
-    for change in history_module.co_changes(history, weights, snapshot.files):
-        score = CO_CHANGE_SCORE * weights[change.anchor] * change.strength
-        if score >= MIN_CO_CHANGE_SCORE:
-            evidence[change.path].append((score, change))
-    for path, found in evidence.items():
-        found.sort(key=lambda item: (-item[0], item[1].anchor))
-        for score, change in found[:MAX_CO_CHANGE_REASONS]:
-            scores.add(path, score, _co_change_reason(change))
-        # Anchors beyond the ones named add to the score without a reason of their own.
-        scores.scores[path] += sum(score for score, _change in found[MAX_CO_CHANGE_REASONS:])
-
-
-def _co_change_reason(change: history_module.CoChange) -> str:
-    if change.anchor_commits == 1:
-        return f"changed together with {change.anchor} in its last commit"
-    return f"changed together with {change.anchor} in {change.together} of its last {change.anchor_commits} commits"
+            scores.add(path, "pagerank", rank / best, f"central to {anchored_at} in the reference graph")

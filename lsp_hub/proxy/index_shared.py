@@ -355,6 +355,8 @@ class SharedIndex:
 
         try:
             await asyncio.to_thread(api.prepare_graphs, index)
+            # Idle time too: relevance's weights fitted to this repository's history (once per HEAD).
+            await asyncio.to_thread(api.tune_relevance, index)
         except Exception:  # an optimisation only: the next query builds what it needs itself
             logger.exception("preparing the index graphs failed")
         finally:

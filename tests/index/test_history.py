@@ -108,10 +108,9 @@ def test_files_that_change_together_rank_up_with_the_reason(repository: Reposito
     result = relevant(repository.root)
     assert result["history"] == "git" and result["historyCommits"] == 6
     assert result["files"][0]["path"] == "app/pricing.py"
-    assert result["files"][0]["reasons"] == [
-        "same directory as target app/models.py",
-        "changed together with app/models.py in 5 of its last 5 commits",
-    ]
+    reasons = result["files"][0]["reasons"]
+    assert reasons[0] == "changed together with app/models.py in 5 of its last 5 commits"  # the strongest first
+    assert "same directory as target app/models.py" in reasons
     # The other files changed with it once, in a commit of 8 files: not enough to say so.
     assert not any("changed together" in reason for reason in reasons_of(result, "app/views.py"))
 
@@ -246,10 +245,9 @@ def test_renamed_and_deleted_files_are_ignored(repository: Repository) -> None:
     paths = [entry["path"] for entry in result["files"]]
     assert "app/pricing.py" not in paths and "app/signals.py" not in paths
     # Renames are not followed: the new name's history starts at the rename (one commit with models so far).
-    assert reasons_of(result, "app/costs.py") == [
-        "same directory as target app/models.py",
-        "changed together with app/models.py in 1 of its last 6 commits",
-    ]
+    costs = reasons_of(result, "app/costs.py")
+    assert "changed together with app/models.py in 1 of its last 6 commits" in costs
+    assert not any("in 5 of its last" in reason for reason in costs)
 
 
 def test_a_workspace_inside_a_repository_reads_its_own_part(repository: Repository) -> None:
