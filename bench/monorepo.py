@@ -289,6 +289,16 @@ def daemon_child(root: Path, cache_home: Path) -> None:
     figures["rss_peak"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
     paths = sorted(path for path in index.snapshot().files if path.endswith(".py"))
+    # relevantFiles for a task at a target, warm (its graphs built by a first question, as in a running hub).
+    targets = paths[:: max(1, len(paths) // 6)][:6]
+    api.relevant_files(index, {"description": "change how orders are priced", "targets": [str(root / targets[0])]})
+    times = []
+    for target in targets[1:]:
+        started = time.perf_counter()
+        api.relevant_files(index, {"description": "change how orders are priced", "targets": [str(root / target)]})
+        times.append(time.perf_counter() - started)
+    figures["relevant_files_warm"] = sorted(times)[len(times) // 2]
+
     edited = root / paths[len(paths) // 2]
     edited.write_text(edited.read_text() + "\n\ndef added_by_the_benchmark() -> int:\n    return 1\n")
     started = time.perf_counter()
@@ -399,6 +409,8 @@ def main() -> int:
         figures = daemon(root, cache)
         results.append(report("daemon: warm build + first map", figures["warm_build_and_map"], None, "s"))
         results.append(report("daemon: memory after it (RSS)", figures["rss_after"], 600 * MB, "MB"))
+        results.append(report("daemon: relevantFiles at a target, warm (median of 5)", figures["relevant_files_warm"],
+                              0.1, "ms"))
         results.append(report("daemon: repoMap after an edit (update_file + map)", figures["map_after_edit"], None,
                               "ms"))
         print(f"  watching: {bool(figures['watching'])} (set up in {figures['watch_setup']:.2f} s)")
