@@ -102,11 +102,14 @@ class WorkspaceClass:
         definitions name, followed by name) inherits from it."""
         return any(container in level for level in self._levels())
 
-    def member(self, name: str) -> list[tuple[str, Definition]]:
+    def member(self, name: str, bases_only: bool = False) -> list[tuple[str, Definition]]:
         """The definitions of `name` that a call on this class reaches: the class's own, else those of the nearest
-        bases that define it (`Python` bases only, followed by name); empty when no workspace class defines it."""
+        bases that define it (bases followed by name); empty when no workspace class defines it. `bases_only`: what
+        `super().name()` in the class reaches."""
         found = definitions_named(self.snapshot, name)
-        for level in self._levels():
+        for depth, level in enumerate(self._levels()):
+            if bases_only and depth == 0:
+                continue
             members = [entry for entry in found if entry[1].container in level]
             if members:
                 return members
@@ -124,16 +127,31 @@ class WorkspaceClass:
                     continue
                 seen.add(name)
                 for _path, definition in definitions_named(self.snapshot, name):
-                    match = _CLASS_BASES.match(definition.signature) if definition.kind == "class" else None
-                    if match:
-                        bases.extend(
-                            _last_segment(base)
-                            for base in match.group(1).split(",")
-                            if base.strip() and "=" not in base
-                        )
+                    if definition.kind == "class":
+                        bases.extend(class_bases(definition.signature))
             if not bases:
                 return
             frontier = bases
+
+
+def class_bases(signature: str) -> list[str]:
+    """The classes a class definition names as its bases: Python's `class A(B, m.C):`, TS/JS's `class A<T extends
+    X> extends B<T>` (the base's type arguments and the class's own type parameters left out)."""
+    match = _CLASS_BASES.match(signature)
+    if match:
+        return [_last_segment(base) for base in match.group(1).split(",") if base.strip() and "=" not in base]
+    unbracketed = signature
+    while "<" in unbracketed:  # innermost type arguments first: `<E extends Env<X>>`
+        shorter = _TYPE_ARGUMENTS.sub("", unbracketed)
+        if shorter == unbracketed:
+            break
+        unbracketed = shorter
+    extends = _EXTENDS.search(unbracketed)
+    return [_last_segment(extends.group(1))] if extends else []
+
+
+_TYPE_ARGUMENTS = re.compile(r"<[^<>]*>")
+_EXTENDS = re.compile(r"^(?:export\s+)?(?:default\s+)?(?:abstract\s+)?class\b[^{]*?\bextends\s+([A-Za-z_$][\w.$]*)")
 
 
 def _last_segment(text: str) -> str:

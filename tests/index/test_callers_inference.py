@@ -1,0 +1,135 @@
+"""Callers through inheritance, class members and annotations (issue 27 point 4): `super()` calls, a subclass
+calling an inherited method on `self`, a receiver made by a subclass's constructor (decorators like `@app.route`
+included), TypeScript bases named with type arguments, class fields holding functions, and TypeScript receivers
+typed by a parameter's annotation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lsp_hub.index.callers import find_callers, resolve_targets_by_name
+from lsp_hub.index.workspace import Snapshot, WorkspaceIndex
+from tests.index.index_helpers import write
+
+
+def snapshot_of(root: Path) -> Snapshot:
+    index = WorkspaceIndex(root, use_cache=False)
+    index.build()
+    return index.snapshot()
+
+
+def sites(snapshot: Snapshot, symbol: str) -> list[tuple[str, str | None, int]]:
+    found = find_callers(snapshot, resolve_targets_by_name(snapshot, symbol))
+    return sorted(
+        (
+            (entry["location"]["uri"].rsplit("/", 1)[-1], entry["caller"], entry["location"]["range"]["start"]["line"])
+            for entry in found["callers"]
+        ),
+        key=lambda site: (site[0], site[1] or "", site[2]),
+    )
+
+
+def test_super_calls_reach_the_base_and_self_calls_the_nearest_definition(tmp_path: Path) -> None:
+    write(tmp_path, "base.py", "class Store:\n    def save(self):\n        ...\n\n    def close(self):\n        ...\n")
+    write(
+        tmp_path,
+        "disk.py",
+        "from base import Store\n\n\nclass Disk(Store):\n    def save(self):\n"
+        "        super().save()\n        self.close()\n\n    def flush(self):\n"
+        "        self.save()\n",
+    )
+    snapshot = snapshot_of(tmp_path)
+    # `super().save()` in Disk.save is Store.save; `self.save()` in Disk.flush is Disk's own save, not Store's.
+    assert sites(snapshot, "Store.save") == [("disk.py", "Disk.save", 5)]
+    assert sites(snapshot, "Disk.save") == [("disk.py", "Disk.flush", 9)]
+    # `self.close()` in a subclass reaches the inherited method.
+    assert sites(snapshot, "Store.close") == [("disk.py", "Disk.save", 6)]
+
+
+def test_a_subclass_instance_reaches_inherited_methods_decorators_too(tmp_path: Path) -> None:
+    # `route` is defined twice (the name alone decides nothing); App inherits Scaffold's, Other has its own.
+    write(
+        tmp_path,
+        "scaffold.py",
+        "class Scaffold:\n    def route(self, rule):\n        ...\n\n\n"
+        "class App(Scaffold):\n    pass\n\n\n"
+        "class Other(Scaffold):\n    def route(self, rule):\n        ...\n",
+    )
+    write(
+        tmp_path,
+        "site.py",
+        "from scaffold import App, Other\n\napp = App()\nother = Other()\n\n\n"
+        "@app.route('/')\ndef index():\n    ...\n\n\n"
+        "def wire():\n    other.route('/x')\n",
+    )
+    snapshot = snapshot_of(tmp_path)
+    assert sites(snapshot, "Scaffold.route") == [("site.py", None, 6)]
+    assert sites(snapshot, "Other.route") == [("site.py", "wire", 12)]
+
+
+def test_typescript_bases_with_type_parameters_and_super(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        "src/base.ts",
+        "export class Base<E extends object = {}> {\n  send(): void {}\n}\nexport class Twin {\n  send(): void {}\n}\n",
+    )
+    write(
+        tmp_path,
+        "src/app.ts",
+        "import { Base } from './base'\n\n"
+        "export class App<\n  E extends object = {},\n> extends Base<E> {\n"
+        "  go() {\n    this.send()\n  }\n  send(): void {\n    super.send()\n  }\n}\n"
+        "export class Plain<E extends object> extends Base<E> {\n"
+        "  run() {\n    this.send()\n  }\n}\n",
+    )
+    snapshot = snapshot_of(tmp_path)
+    # App overrides send: its own `this.send()` is App.send; Plain inherits Base's.
+    assert sites(snapshot, "Base.send") == [("app.ts", "App.send", 9), ("app.ts", "Plain.run", 14)]
+    assert sites(snapshot, "App.send") == [("app.ts", "App.go", 6)]
+    assert sites(snapshot, "Twin.send") == []
+
+
+def test_a_typescript_class_field_holding_a_function_is_a_method(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        "src/context.ts",
+        "export class Context {\n  header = (name: string): void => {}\n"
+        "  json: Responder = function (value) { return value }\n"
+        "  reply() {\n    this.header('x')\n  }\n}\n",
+    )
+    write(tmp_path, "src/request.ts", "export class Request {\n  header(name: string) {}\n}\n")
+    write(
+        tmp_path,
+        "src/use.ts",
+        "import { Context } from './context'\n\nconst context = new Context()\ncontext.header('y')\ncontext.json(1)\n",
+    )
+    snapshot = snapshot_of(tmp_path)
+    assert sites(snapshot, "Context.header") == [("context.ts", "Context.reply", 4), ("use.ts", None, 3)]
+    assert sites(snapshot, "Context.json") == [("use.ts", None, 4)]
+    assert sites(snapshot, "Request.header") == []
+
+
+def test_a_typescript_receiver_typed_by_a_parameter_annotation(tmp_path: Path) -> None:
+    # `text` is defined three times; an anonymous handler's parameter and a named function's say which.
+    write(
+        tmp_path,
+        "src/context.ts",
+        "export class Context {\n  text = (t: string) => t\n  req: HonoRequest\n}\n"
+        "export class HonoRequest {\n  text(): string { return '' }\n"
+        "  header(n: string) {}\n}\n"
+        "export interface ClientResponse {\n  text(): string\n}\n",
+    )
+    write(
+        tmp_path,
+        "src/use.ts",
+        "import { Context } from './context'\nconst app = { get(p: string, h: any) {} }\n"
+        "app.get('/', (c: Context) => c.text('x'))\n"
+        "export function handler(c: Context, r?: Response) {\n  c.req.header('a')\n"
+        "  r.text()\n  return c.text('y')\n}\n",
+    )
+    snapshot = snapshot_of(tmp_path)
+    assert sites(snapshot, "Context.text") == [("use.ts", None, 2), ("use.ts", "handler", 6)]
+    # `c.req` is a HonoRequest by Context's field; `r` is a Response, which the workspace does not define.
+    assert sites(snapshot, "HonoRequest.header") == [("use.ts", "handler", 4)]
+    assert sites(snapshot, "HonoRequest.text") == []
+    assert sites(snapshot, "ClientResponse.text") == []
