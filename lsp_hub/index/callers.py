@@ -39,6 +39,7 @@ from lsp_hub.index.workspace import Snapshot, file_uri
 
 MAX_DEPTH = 10
 MAX_CALLERS = 500
+MAX_LIMIT = 10_000  # what a query may ask for instead of MAX_CALLERS
 _SEPARATORS = re.compile(r"[^0-9a-zA-Z]+")
 
 
@@ -159,6 +160,9 @@ class _CallJudge:
         if not is_member and head is not None and head not in SELF_RECEIVERS:
             return True  # `package.module.name()`: the resolver matched the module path
         container = definition.container
+        if definition.kind == "function" and container is None and file_index.language in _MODULE_SCOPED:
+            # `app.use()` is not the module function `use`: that is reached through its module (bound above)
+            return False
         if container is not None and self._squash(receiver) == self._squash(container):
             return True  # `Cart.total()`, `cart.total()`
         known_class = self._receiver_class(source, file_index, receiver)

@@ -7,7 +7,8 @@ a method) and `navigation.calls` (what a body calls)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections import Counter, defaultdict
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from lsp_hub.index.graph import SELF_RECEIVERS, use_resolver
@@ -180,6 +181,34 @@ _TYPING_WRAPPERS = frozenset(
 )
 
 
+CONVENTION_LANGUAGES = frozenset(("typescript", "tsx"))
+MIN_CONVENTION_ANNOTATIONS = 5
+CONVENTION_SHARE = 0.9
+
+
+def parameter_conventions(snapshot: Snapshot) -> Mapping[str, str]:
+    """Variable name -> the type the workspace's TypeScript nearly always annotates it with (at least
+    MIN_CONVENTION_ANNOTATIONS annotations, CONVENTION_SHARE of them this type): a framework's handlers type their
+    context parameter only where the generics do not (`(c: Context) =>` in 106 of hono's annotations of `c`)."""
+
+    def build(s: Snapshot) -> dict[str, str]:
+        counts: dict[str, Counter[str]] = defaultdict(Counter)
+        for record in s.files.values():
+            if record.language in CONVENTION_LANGUAGES:
+                for _function, name, typed in record.outline().local_types:
+                    if not typed.endswith("()"):
+                        counts[name][typed] += 1
+        conventions = {}
+        for name, types in counts.items():
+            total = sum(types.values())
+            typed, most = types.most_common(1)[0]
+            if total >= MIN_CONVENTION_ANNOTATIONS and most >= CONVENTION_SHARE * total:
+                conventions[name] = typed
+        return conventions
+
+    return snapshot.derived("parameter_conventions", build)
+
+
 class TypeInference:
     """The class of a Python receiver when the code shows it, beyond what its own file's module variables say:
     a variable of the calling function typed or made by a call (`s: Shop = ...`, `s = Shop()`, `s = make()` with
@@ -226,6 +255,10 @@ class TypeInference:
                     for function, name, typed in self.file_index.local_types
                     if function == "" and name == variable
                 }
+        if not shown and self.file_index.language in CONVENTION_LANGUAGES:
+            convention = parameter_conventions(self.snapshot).get(variable)
+            if convention is not None and self._is_class(convention):
+                return convention  # hono's untyped `(c) => c.text()`: `c: Context` everywhere it is annotated
         if len(shown) != 1:
             return None  # untyped, or given several types: not for us to guess
         [typed] = shown

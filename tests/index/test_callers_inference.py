@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from lsp_hub.index import api
 from lsp_hub.index.callers import find_callers, resolve_targets_by_name
 from lsp_hub.index.workspace import Snapshot, WorkspaceIndex
 from tests.index.index_helpers import write
@@ -133,3 +134,61 @@ def test_a_typescript_receiver_typed_by_a_parameter_annotation(tmp_path: Path) -
     assert sites(snapshot, "HonoRequest.header") == [("use.ts", "handler", 4)]
     assert sites(snapshot, "HonoRequest.text") == []
     assert sites(snapshot, "ClientResponse.text") == []
+
+
+def test_a_module_function_is_reached_through_its_module_not_through_an_object(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        "src/hooks.ts",
+        "export function use(x: number) { return x }\nexport function other() { return use(1) }\n",
+    )
+    write(
+        tmp_path,
+        "src/main.ts",
+        "import * as hooks from './hooks'\n\nfunction wire() {\n"
+        "  const app = makeApp()\n  app.use(1)\n  hooks.use(2)\n}\n",
+    )
+    snapshot = snapshot_of(tmp_path)
+    # `use` is the only definition of its name, but `app.use()` is a method of whatever `app` is.
+    assert sites(snapshot, "use") == [("hooks.ts", "other", 1), ("main.ts", "wire", 5)]
+
+
+def test_an_untyped_typescript_parameter_takes_the_type_its_name_is_annotated_with_nearly_always(
+    tmp_path: Path,
+) -> None:
+    write(
+        tmp_path,
+        "src/context.ts",
+        "export class Context {\n  text(t: string) { return t }\n}\n"
+        "export class Response {\n  text() { return '' }\n}\n",
+    )
+    typed = "".join(f"export const h{n} = (c: Context) => c.text('{n}')\n" for n in range(10))
+    write(tmp_path, "src/typed.ts", "import { Context } from './context'\n" + typed)
+    write(
+        tmp_path,
+        "src/app.ts",
+        "const app = makeApp()\napp.get('/', (c) => c.text('hi'))\napp.get('/r', (r) => r.text())\n"
+        "function other() {\n  app.get('/a', (c: any) => c.text('any'))\n}\n",
+    )
+    snapshot = snapshot_of(tmp_path)
+    # `c: any` says what `c` is there: no class of the workspace.
+    assert [line for file, _caller, line in sites(snapshot, "Context.text") if file == "app.ts"] == [1]
+    assert sites(snapshot, "Response.text") == []
+    # Four annotations are too few to make a convention.
+    (tmp_path / "src/typed.ts").write_text(
+        "import { Context } from './context'\n" + "".join(typed.splitlines(True)[:4])
+    )
+    assert ("app.ts", None, 1) not in sites(snapshot_of(tmp_path), "Context.text")
+
+
+def test_a_query_may_ask_for_more_callers_than_the_default_bound(tmp_path: Path) -> None:
+    write(tmp_path, "lib.py", "def ping():\n    ...\n")
+    write(tmp_path, "many.py", "from lib import ping\n\n\ndef run():\n" + "    ping()\n" * 510)
+    snapshot = snapshot_of(tmp_path)
+    bounded = find_callers(snapshot, resolve_targets_by_name(snapshot, "ping"))
+    assert len(bounded["callers"]) == 500 and bounded["complete"] is False
+    index = WorkspaceIndex(tmp_path, use_cache=False)
+    index.build()
+    answer = api.callers(index, {"symbol": "ping", "limit": 1000})
+    assert len(answer["callers"]) == 510 and answer["complete"] is True
+    index.close()

@@ -82,13 +82,14 @@
     ])) @local
 
 ; `(c: Context) => c.text()`, `function f(cart?: Cart)`: a parameter's annotated type, a variable of the function
-; (an anonymous function's parameters count for the named function around it).
+; (an anonymous function's parameters count for the named function around it); `c: any` says it is no class.
 (required_parameter
   pattern: (identifier) @name
   type: (type_annotation
     [
       (type_identifier) @type
       (generic_type name: (type_identifier) @type)
+      (predefined_type) @type
     ])) @local
 
 (optional_parameter
@@ -97,4 +98,5 @@
     [
       (type_identifier) @type
       (generic_type name: (type_identifier) @type)
+      (predefined_type) @type
     ])) @local
