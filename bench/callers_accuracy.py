@@ -220,7 +220,9 @@ def _definitions(corpus: Corpus, every_name: bool = False) -> list[tuple[str, st
 Tallies = dict[tuple[str, str], Tally]  # (answer: "index" | "merged", kind: "all" | "method") -> tally
 
 
-async def _measure(corpus: Corpus, cache: Path, every_name: bool, each: bool) -> tuple[Tallies, int, int]:
+async def _measure(
+    corpus: Corpus, cache: Path, every_name: bool, each: bool, hub_path: Path | None = None
+) -> tuple[Tallies, int, int]:
     cache.mkdir(exist_ok=True)
     config = cache / "hub.toml"
     # basedpyright's first project-wide answers on a cold project take longer than the default 10 s deadline.
@@ -228,9 +230,10 @@ async def _measure(corpus: Corpus, cache: Path, every_name: bool, each: bool) ->
     client = HubClient()
     # Not from the corpus root: `python -m lsp_hub` there would import the copy of lsp_hub being measured.
     log = cache / f"{corpus.name.replace('/', '-')}.log"
-    await client.start(
-        "--config", str(config), "--log-file", str(log), env={"XDG_CACHE_HOME": str(cache)}, cwd=str(cache)
-    )
+    env = {"XDG_CACHE_HOME": str(cache)}
+    if hub_path is not None:  # another version of lsp-hub answers, asked about the same definitions
+        env["PYTHONPATH"] = str(hub_path)
+    await client.start("--config", str(config), "--log-file", str(log), env=env, cwd=str(cache))
     try:
         await client.initialize(corpus.root)
         definitions = _definitions(corpus, every_name)
@@ -399,6 +402,11 @@ async def main() -> None:
         default=24,
         help="in an external repository: how many of the most-called functions and methods",
     )
+    parser.add_argument(
+        "--hub-path",
+        type=Path,
+        help="the directory holding the lsp_hub package the hub runs from (an older checkout, for a before figure)",
+    )
     parser.add_argument("--each", action="store_true", help="print each definition's counts on stderr")
     parser.add_argument("--misses", type=int, default=0, help="print up to N missed and N extra sites")
     parser.add_argument(
@@ -420,7 +428,9 @@ async def main() -> None:
             if corpus is None:
                 continue
             corpus_started = time.perf_counter()
-            tallies, counted, incomplete = await _measure(corpus, directory / "cache", options.every_name, options.each)
+            tallies, counted, incomplete = await _measure(
+                corpus, directory / "cache", options.every_name, options.each, options.hub_path
+            )
             print(
                 f"{corpus.name} ({corpus.language}): {counted} functions and methods with references "
                 f"({time.perf_counter() - corpus_started:.0f} s; {incomplete} merged answers incomplete)"
