@@ -86,6 +86,7 @@ _TYPE_PATTERNS = (
 )
 
 
+_GETTER_TYPE = re.compile(r"get\s+[\w$]+\s*\(\s*\)\s*:\s*([A-Za-z_$][\w$]*)")
 _RETURN_TYPE = re.compile(r"->\s*(?:Optional\[)?['\"]?([A-Za-z_][\w.]*)")
 _CLASS_BASES = re.compile(r"^class\s+\w+\s*(?:\[[^\]]*\])?\(([^)]*)\)")
 MAX_INHERITANCE_DEPTH = 6
@@ -293,6 +294,10 @@ class TypeInference:
                 typed = attribute_type(self.snapshot.files[path].outline(), class_name, attribute)
                 if typed is not None:
                     return typed
+        for _path, definition in definitions_named(self.snapshot, attribute):
+            getter = _GETTER_TYPE.match(definition.signature) if definition.container == class_name else None
+            if getter is not None:  # TS `get req(): HonoRequest<P>`: `c.req.header()` is HonoRequest's
+                return getter.group(1)
         return None
 
     def _is_class(self, name: str) -> bool:

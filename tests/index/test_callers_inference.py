@@ -192,3 +192,17 @@ def test_a_query_may_ask_for_more_callers_than_the_default_bound(tmp_path: Path)
     answer = api.callers(index, {"symbol": "ping", "limit": 1000})
     assert len(answer["callers"]) == 510 and answer["complete"] is True
     index.close()
+
+
+def test_a_typescript_getter_types_the_attribute_it_reads(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        "src/context.ts",
+        "export class HonoRequest {\n  header(name: string) {}\n}\n"
+        "export class Headers {\n  header(name: string) {}\n}\n"
+        "export class Context {\n  get req(): HonoRequest<string> { return new HonoRequest() }\n}\n",
+    )
+    write(tmp_path, "src/use.ts", "export function handler(c: Context) {\n  return c.req.header('a')\n}\n")
+    snapshot = snapshot_of(tmp_path)
+    assert sites(snapshot, "HonoRequest.header") == [("use.ts", "handler", 1)]
+    assert sites(snapshot, "Headers.header") == []
