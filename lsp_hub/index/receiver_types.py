@@ -183,6 +183,7 @@ _TYPING_WRAPPERS = frozenset(
 
 
 CONVENTION_LANGUAGES = frozenset(("typescript", "tsx"))
+MAX_SCOPES = 4  # functions around a call whose variables may type its receiver
 MIN_CONVENTION_ANNOTATIONS = 5
 CONVENTION_SHARE = 0.9
 
@@ -242,20 +243,24 @@ class TypeInference:
     def _variable_type(self, variable: str, caller: Definition | None) -> str | None:
         if variable in SELF_RECEIVERS:
             return caller.container if caller is not None else None  # `self.shop`: an attribute of the class
-        owner = caller.name if caller is not None else ""
-        shown = {
-            typed for function, name, typed in self.file_index.local_types if function == owner and name == variable
-        }
-        if not shown and caller is not None:
-            annotated = parameter_annotation(caller.signature, variable)
-            if annotated:
-                shown = {annotated}
-            else:  # a module variable, used inside a function
-                shown = {
-                    typed
-                    for function, name, typed in self.file_index.local_types
-                    if function == "" and name == variable
-                }
+        shown: set[str] = set()
+        # The calling function, then the functions around it: a closure, or a decorated function inside a test
+        # (`@app.route` above a nested `def index():` reads the test's `app = Flask(...)`).
+        for function in self._scopes(caller):
+            shown = {
+                typed
+                for owner, name, typed in self.file_index.local_types
+                if owner == function.name and name == variable
+            }
+            if not shown:
+                annotated = parameter_annotation(function.signature, variable)
+                shown = {annotated} if annotated else set()
+            if shown:
+                break
+        if not shown:  # a module variable (also when used inside a function)
+            shown = {
+                typed for function, name, typed in self.file_index.local_types if function == "" and name == variable
+            }
         if not shown and self.file_index.language in CONVENTION_LANGUAGES:
             convention = parameter_conventions(self.snapshot).get(variable)
             if convention is not None and self._is_class(convention):
@@ -264,6 +269,26 @@ class TypeInference:
             return None  # untyped, or given several types: not for us to guess
         [typed] = shown
         return self._returned_class(typed[:-2]) if typed.endswith("()") else typed
+
+    def _scopes(self, caller: Definition | None) -> list[Definition]:
+        """`caller` and the functions whose bodies hold it, innermost first (a few levels)."""
+        scopes: list[Definition] = []
+        current = caller
+        while current is not None and len(scopes) < MAX_SCOPES:
+            scopes.append(current)
+            inner = current.span
+            around = [
+                definition
+                for definition in self.file_index.definitions
+                if definition.kind in ("function", "method")
+                and definition.span != inner
+                and (definition.span.start_line, definition.span.start_col) <= (inner.start_line, inner.start_col)
+                and (definition.span.end_line, definition.span.end_col) >= (inner.end_line, inner.end_col)
+            ]
+            current = max(
+                around, key=lambda definition: (definition.span.start_line, definition.span.start_col), default=None
+            )
+        return scopes
 
     def _returned_class(self, callee: str) -> str | None:
         """What calling `callee` gives: the class itself, or the return annotation of the function(s) so named

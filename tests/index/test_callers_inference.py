@@ -206,3 +206,21 @@ def test_a_typescript_getter_types_the_attribute_it_reads(tmp_path: Path) -> Non
     snapshot = snapshot_of(tmp_path)
     assert sites(snapshot, "HonoRequest.header") == [("use.ts", "handler", 1)]
     assert sites(snapshot, "Headers.header") == []
+
+
+def test_a_closure_reads_the_variables_of_the_function_around_it(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        "scaffold.py",
+        "class Scaffold:\n    def route(self, rule):\n        ...\n\n\n"
+        "class Other:\n    def route(self, rule):\n        ...\n\n\nclass App(Scaffold):\n    pass\n",
+    )
+    write(
+        tmp_path,
+        "test_app.py",
+        "from scaffold import App\n\n\ndef test_one(client):\n    app = App()\n\n"
+        "    def later():\n        app.route('/x')\n\n    return later\n",
+    )
+    snapshot = snapshot_of(tmp_path)
+    assert sites(snapshot, "Scaffold.route") == [("test_app.py", "later", 7)]
+    assert sites(snapshot, "Other.route") == []
