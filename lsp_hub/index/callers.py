@@ -129,6 +129,10 @@ class _CallJudge:
         if targets is None:
             targets = self._targets[key] = self.resolver.targets(source, used_name, receiver)
         if target.path not in targets:
+            if receiver is not None and self.resolver.bindings.get(source, {}).get(receiver) is not None:
+                # `from app import app` inside one test binds `app` for the resolver in the whole file; another
+                # test's own `app = Flask()` says what its `app` is
+                return self._typed_in_scope(source, file_index, receiver, caller, definition)
             # `this.send()` in a subclass whose file defines another `send`: the resolver keeps to the file, but the
             # class may inherit the target (or `super` reach it)
             return (
@@ -194,6 +198,17 @@ class _CallJudge:
         if known is None:
             known = self._inherits[key] = WorkspaceClass(self.snapshot, class_name).inherits(container)
         return known
+
+    def _typed_in_scope(
+        self, source: str, file_index: FileIndex, receiver: str, caller: Definition | None, definition: Definition
+    ) -> bool:
+        """Whether the calling function (or one around it) types `receiver` as a class that reaches the method."""
+        if caller is None or definition.container is None or file_index.language not in _INFERRED_LANGUAGES:
+            return False
+        if not any(owner == caller.name and name == receiver for owner, name, _typed in file_index.local_types):
+            return False  # only the function's own variable stands against an import of the file
+        inferred = self._inferred_class(source, file_index, receiver, caller)
+        return isinstance(inferred, WorkspaceClass) and self._reaches(inferred.name, definition)
 
     def _reaches(self, class_name: str, definition: Definition, bases_only: bool = False) -> bool:
         """Whether a call of `definition`'s name on an instance of `class_name` (on its bases: `super()`) reaches

@@ -224,3 +224,23 @@ def test_a_closure_reads_the_variables_of_the_function_around_it(tmp_path: Path)
     snapshot = snapshot_of(tmp_path)
     assert sites(snapshot, "Scaffold.route") == [("test_app.py", "later", 7)]
     assert sites(snapshot, "Other.route") == []
+
+
+def test_a_functions_own_variable_stands_against_an_import_made_in_another_function(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        "scaffold.py",
+        "class Scaffold:\n    def route(self, rule):\n        ...\n\n\n"
+        "class Other:\n    def route(self, rule):\n        ...\n",
+    )
+    write(tmp_path, "blueprintapp.py", "from scaffold import Other\n\napp = Other()\n")
+    write(
+        tmp_path,
+        "test_app.py",
+        "from scaffold import Scaffold\n\n\ndef test_own():\n    app = Scaffold()\n"
+        "    app.route('/')\n\n\ndef test_imported():\n    from blueprintapp import app\n"
+        "    app.route('/x')\n",
+    )
+    snapshot = snapshot_of(tmp_path)
+    # `app` is bound to blueprintapp's for the whole file; test_own's `app` is its own Scaffold.
+    assert sites(snapshot, "Scaffold.route") == [("test_app.py", "test_own", 5)]
