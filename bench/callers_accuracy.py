@@ -1,18 +1,31 @@
-"""How right `lspHub.callers` is, against basedpyright (issue 11).
+"""How right `lspHub.callers` is, against basedpyright and typescript-language-server (issues 11 and 27).
 
-Corpora: this repository's `lsp_hub` package (copied to a temporary directory, so the checkout's caches and
-editors do not matter) and `examples/sample`. For each, one hub runs with the built-in configuration (basedpyright
-and ruff); for every function and method the index knows that basedpyright finds at least one reference to, the
-truth is basedpyright's call sites: its references whose name is followed by `(`, and the call sites its
+Corpora: this repository's `lsp_hub` package (copied to a temporary directory, so the checkout's caches and editors
+do not matter) and `examples/sample`; or, given as paths, other git repositories (cloned to a temporary directory,
+so a bare mirror works): Python ones are checked against basedpyright, TypeScript ones against
+typescript-language-server, by which language has more source files. In an external repository the functions asked
+about are the `--functions` most called, by the number of call sites of their name in the repository (half methods,
+half functions, once per name, none defined in tests; names of built-in types' methods and special methods left out;
+ties by path). For each, one hub runs with the built-in configuration, every asked definition's file open; for every
+function and method asked about that the server finds at least one reference to, the truth is the server's call
+sites: its own references (`lspHub.references` without the index's additions) whose name is followed by `(` (after
+type arguments, if any) or opens a JSX element, definitions left out, and the call sites its
 `callHierarchy/incomingCalls` lists. Against that truth it prints the recall and precision of the index alone
-(`lspHub.callers` with `servers: false`) and of the merged answer (the index with basedpyright running), direct
-callers only. Sites are the same when they are on the same line of the same file and their ranges overlap. Among
-the misses, `missed property reads` counts the truth's sites not written as a call (`backend.pid`: basedpyright's
-call hierarchy lists a property read as a call of its getter), which the index does not look for.
+(`lspHub.callers` with `servers: false`) and of the merged answer (the index with the server running), direct
+callers only. Sites are the same when they are on the same line of the same file and their ranges overlap. Among the
+misses, `missed property reads` counts the truth's sites not written as a call (`backend.pid`: basedpyright's call
+hierarchy lists a property read as a call of its getter), which the index does not look for.
+
+The side-by-side table adds a third figure, the precision in the files where the server lists at least one call of
+the definition: a site the server lists nowhere in its file is mostly a call it cannot type (a pytest fixture's
+`app.route()`, a file outside every tsconfig), where the index is often right.
 
 Done means (issue 11): the merged answer finds at least 95% of the call sites with at least 95% precision.
+Issue 27: the index alone at least 95% at 98% precision on external repositories; with the server, TypeScript
+methods at least 95% at 98%. The last table puts every corpus's figures side by side, methods apart.
 
     python bench/callers_accuracy.py [--misses N] [--every-name]
+    python bench/callers_accuracy.py /work/.mirror/pallets+flask/repo /work/.mirror/honojs+hono/repo [--functions 24]
     # --misses N: print up to N missed and N extra sites per answer kind
 """
 
@@ -21,18 +34,23 @@ from __future__ import annotations
 import argparse
 import asyncio
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from lsp_hub.index.callers import opens_a_call
+from lsp_hub.index.file_kinds import is_test_file
 from lsp_hub.index.graph_inputs import COMMON_NAMES
+from lsp_hub.index.model import Definition
 from lsp_hub.index.workspace import WorkspaceIndex
+from lsp_hub.transport.jsonrpc import ResponseFailure
 from lsp_hub.transport.rawclient import HubClient
 
 REPOSITORY = Path(__file__).resolve().parent.parent
@@ -48,17 +66,22 @@ class Tally:
     right: int = 0  # found sites that are in the truth
     recalled: int = 0  # truth sites that were found
     missed_reads: int = 0  # missed truth sites not written as a call: property reads basedpyright lists as calls
+    # Found sites not in the truth, in files where the server lists no call of the definition: mostly calls it
+    # cannot type (a pytest fixture's `app.route()`, a file outside every tsconfig), where the index is often right.
+    unseen_extras: int = 0
     misses: list[str] = field(default_factory=list)
     extras: list[str] = field(default_factory=list)
 
     def add(self, truth: list[Site], found: list[Site], describe: Any, written_as_call: Any) -> None:
         self.truth += len(truth)
         self.found += len(found)
+        files_with_truth = {site[0] for site in truth}
         for site in found:
             if any(_same(site, other) for other in truth):
                 self.right += 1
             else:
                 self.extras.append(describe(site))
+                self.unseen_extras += site[0] not in files_with_truth
         for site in truth:
             if any(_same(site, other) for other in found):
                 self.recalled += 1
@@ -69,9 +92,12 @@ class Tally:
     def line(self, label: str) -> str:
         recall = self.recalled / self.truth if self.truth else 1.0
         precision = self.right / self.found if self.found else 1.0
-        return (f"{label:<24} recall {recall:7.2%} ({self.recalled}/{self.truth})   "
-                f"precision {precision:7.2%} ({self.right}/{self.found})   "
-                f"missed property reads {self.missed_reads}")
+        return (
+            f"{label:<24} recall {recall:7.2%} ({self.recalled}/{self.truth})   "
+            f"precision {precision:7.2%} ({self.right}/{self.found})   "
+            f"missed property reads {self.missed_reads}   "
+            f"not in the truth where the server lists no call {self.unseen_extras}"
+        )
 
 
 def _same(a: Site, b: Site) -> bool:
@@ -92,11 +118,28 @@ def _unique(sites: list[Site]) -> list[Site]:
     return kept
 
 
+LANGUAGES = {
+    "python": ("python", "basedpyright"),
+    "typescript": ("typescript", "typescript-language-server"),
+    "tsx": ("typescript", "typescript-language-server"),
+}
+SUFFIXES = {".py": "python", ".ts": "typescript", ".tsx": "typescript", ".mts": "typescript", ".cts": "typescript"}
+
+
 class Corpus:
-    def __init__(self, name: str, root: Path) -> None:
+    def __init__(self, name: str, root: Path, language: str = "python", most_called: int | None = None) -> None:
         self.name = name
         self.root = root
+        self.language = language  # the index's language name of the files whose functions are asked about
+        self.most_called = most_called  # None: every function and method
         self.lines: dict[str, list[str]] = {}
+        # (uri, line, character) of every definition's name: a method that implements or overrides the one asked
+        # about is among its references, and followed by `(`, but is no call
+        self.definition_sites: set[tuple[str, int, int]] = set()
+
+    @property
+    def server(self) -> str:
+        return LANGUAGES[self.language][1]
 
     def line_text(self, uri: str, line: int) -> str:
         if uri not in self.lines:
@@ -104,6 +147,20 @@ class Corpus:
             self.lines[uri] = path.read_text(errors="replace").splitlines() if path.is_file() else []
         lines = self.lines[uri]
         return lines[line] if line < len(lines) else ""
+
+    def is_call(self, location: dict[str, Any]) -> bool:
+        """Whether a reference is a call site: its name is followed by `(` (after type arguments, if any), or opens
+        a JSX element (`<Suspense fallback=...>` calls the component; the index counts it as a call)."""
+        start, end = location["range"]["start"], location["range"]["end"]
+        if (location["uri"], start["line"], start["character"]) in self.definition_sites:
+            return False
+        if opens_a_call(self.line_text(location["uri"], end["line"]), end["character"]):
+            return True
+        after = self.line_text(location["uri"], end["line"])[end["character"] :]
+        if self.language == "typescript" and after.startswith("`"):
+            return True  # a tagged template: html`<p>${name}</p>` calls html
+        before = self.line_text(location["uri"], start["line"])[: start["character"]]
+        return self.language == "typescript" and before.endswith("<") and not before.endswith("<<")
 
     def written_as_call(self, site: Site) -> bool:
         return opens_a_call(self.line_text(site[0], site[1]), site[3])
@@ -113,30 +170,59 @@ class Corpus:
         return f"{relative}:{site[1] + 1}:{site[2] + 1}  {self.line_text(site[0], site[1]).strip()[:90]}"
 
 
-def _definitions(root: Path, every_name: bool = False) -> list[tuple[str, str, dict[str, int]]]:
-    """(uri, qualified name, position of the name) of every function and method the index knows; unless
-    `every_name`, without special methods (`__init__` is called as the class, `__iter__` by a for loop: not by
-    name) and names of built-in types' methods (the index's COMMON_NAMES: `get`, `run`, `close`, ...), for which
-    basedpyright's call hierarchy must evaluate every `x.get(...)` of the project: 40 s for `get` alone here."""
+def _is_asked(definition: Definition, every_name: bool) -> bool:
+    common = definition.name in COMMON_NAMES or (definition.name.startswith("__") and definition.name.endswith("__"))
+    return definition.kind in ("function", "method") and definition.name != "constructor" and (every_name or not common)
+
+
+def _definitions(corpus: Corpus, every_name: bool = False) -> list[tuple[str, str, dict[str, int], str]]:
+    """(uri, qualified name, position of the name, kind) of every function and method the index knows in the
+    corpus's language, or of the `most_called` ones; unless `every_name`, without special methods (`__init__` is
+    called as the class, `__iter__` by a for loop: not by name) and names of built-in types' methods (the index's
+    COMMON_NAMES: `get`, `run`, `close`, ...), for which the server's call hierarchy must evaluate every
+    `x.get(...)` of the project: 40 s for `get` alone here."""
+    root = corpus.root
     index = WorkspaceIndex(root, use_cache=False)
     index.build()
     snapshot = index.snapshot()
     found = []
+    calls_of_name: dict[str, int] = {}
     for path, record in sorted(snapshot.files.items()):
-        if record.language != "python":
+        for reference in record.file_index().references:
+            if reference.is_call:
+                calls_of_name[reference.name] = calls_of_name.get(reference.name, 0) + 1
+        if record.language not in LANGUAGES or LANGUAGES[record.language][0] != corpus.language:
             continue
         for definition in record.file_index().definitions:
-            common = definition.name in COMMON_NAMES or (definition.name.startswith("__") and
-                                                            definition.name.endswith("__"))
-            if definition.kind in ("function", "method") and (every_name or not common):
+            start = definition.name_span
+            corpus.definition_sites.add(((root / path).as_uri(), start.start_line, start.start_col))
+            if _is_asked(definition, every_name):
                 name = f"{definition.container}.{definition.name}" if definition.container else definition.name
                 position = {"line": definition.name_span.start_line, "character": definition.name_span.start_col}
-                found.append(((root / path).as_uri(), name, position))
+                kind = "method" if definition.container else "function"
+                found.append(((root / path).as_uri(), name, position, kind))
     index.close()
-    return found
+    if corpus.most_called is None:
+        return found
+    # Once per name and not in tests (helpers of one test file): the most called of what the project defines.
+    distinct = {}
+    for entry in found:
+        if not is_test_file(entry[0].removeprefix(root.as_uri() + "/")):
+            distinct.setdefault(entry[1], entry)
+    chosen = []
+    for kind in ("method", "function"):
+        of_kind = [entry for entry in distinct.values() if entry[3] == kind]
+        of_kind.sort(key=lambda entry: (-calls_of_name.get(entry[1].rsplit(".", 1)[-1], 0), entry[0], entry[1]))
+        chosen.extend(of_kind[: (corpus.most_called + (kind == "method")) // 2])
+    return chosen
 
 
-async def _measure(corpus: Corpus, cache: Path, every_name: bool) -> tuple[Tally, Tally, int, int]:
+Tallies = dict[tuple[str, str], Tally]  # (answer: "index" | "merged", kind: "all" | "method") -> tally
+
+
+async def _measure(
+    corpus: Corpus, cache: Path, every_name: bool, each: bool, hub_path: Path | None = None
+) -> tuple[Tallies, int, int]:
     cache.mkdir(exist_ok=True)
     config = cache / "hub.toml"
     # basedpyright's first project-wide answers on a cold project take longer than the default 10 s deadline.
@@ -144,108 +230,233 @@ async def _measure(corpus: Corpus, cache: Path, every_name: bool) -> tuple[Tally
     client = HubClient()
     # Not from the corpus root: `python -m lsp_hub` there would import the copy of lsp_hub being measured.
     log = cache / f"{corpus.name.replace('/', '-')}.log"
-    await client.start("--config", str(config), "--log-file", str(log), env={"XDG_CACHE_HOME": str(cache)},
-                       cwd=str(cache))
+    env = {"XDG_CACHE_HOME": str(cache)}
+    if hub_path is not None:  # another version of lsp-hub answers, asked about the same definitions
+        env["PYTHONPATH"] = str(hub_path)
+    await client.start("--config", str(config), "--log-file", str(log), env=env, cwd=str(cache))
     try:
         await client.initialize(corpus.root)
-        definitions = _definitions(corpus.root, every_name)
-        # basedpyright answers project-wide questions once it has loaded the project: its first report says so.
-        first = next(Path(uri.removeprefix("file://")) for uri, _, _ in definitions)
-        uri = client.open(first, "python")
-        await client.request("workspace/executeCommand", {"command": "lspHub.diagnostics",
-                                                          "arguments": [{"uri": uri, "timeoutMs": 60000}]}, 90)
-        index_tally, merged_tally = Tally(), Tally()
+        definitions = _definitions(corpus, every_name)
+        # A server answers project-wide questions once it has loaded the project: its first report says so.
+        # Each definition's file open, as in an editor; for TypeScript every file: in a solution-style tsconfig
+        # (hono's: one project for the sources, one for the tests), typescript-language-server looks for references
+        # only in the projects it has loaded, and it loads a project when one of its files is opened.
+        opened = {uri for uri, _, _, _ in definitions}
+        if corpus.language == "typescript":
+            opened.update(
+                path.as_uri()
+                for path in corpus.root.rglob("*")
+                if SUFFIXES.get(path.suffix) == "typescript" and not {".git", "node_modules"} & set(path.parts)
+            )
+        for uri in sorted(opened):
+            path = Path(unquote(uri.removeprefix("file://")))
+            client.open(path, "typescriptreact" if path.suffix == ".tsx" else corpus.language)
+        uri = definitions[0][0]
+        await client.request(
+            "workspace/executeCommand",
+            {"command": "lspHub.diagnostics", "arguments": [{"uri": uri, "timeoutMs": 60000}]},
+            90,
+        )
+        tallies: Tallies = {(answer, kind): Tally() for answer in ("index", "merged") for kind in ("all", "method")}
         started = time.perf_counter()
         counted = incomplete = 0
         semaphore = asyncio.Semaphore(IN_FLIGHT)
 
         asked = 0
 
-        async def one(uri: str, position: dict[str, int]) -> None:
+        async def one(uri: str, name: str, position: dict[str, int], kind: str) -> None:
             nonlocal counted, incomplete, asked
             async with semaphore:
                 asked += 1
                 if asked % 100 == 0:
                     print(f"  ... {asked}/{len(definitions)} ({time.perf_counter() - started:.0f} s)", file=sys.stderr)
                 where = {"textDocument": {"uri": uri}, "position": position}
-                references = await client.request("textDocument/references", {
-                    **where, "context": {"includeDeclaration": False}}, 120) or []
+                # The server's own references: `textDocument/references` through the hub is completed with the
+                # index's uses in files the server listed nothing in, which would make the index its own truth.
+                covered = await client.request(
+                    "workspace/executeCommand",
+                    {
+                        "command": "lspHub.references",
+                        "arguments": [{"uri": uri, "position": position, "includeDeclaration": False}],
+                    },
+                    120,
+                )
+                references = [entry for entry in covered.get("locations", []) if entry.get("origin") != "index"]
                 if not references:
+                    if each:
+                        print(f"  {name}: no references", file=sys.stderr)
                     return
-                truth = [_site(location) for location in references if opens_a_call(
-                    corpus.line_text(location["uri"], location["range"]["end"]["line"]),
-                    location["range"]["end"]["character"])]
-                for item in (await client.request("textDocument/prepareCallHierarchy", where, 120) or [])[:2]:
-                    for call in await client.request("callHierarchy/incomingCalls", {"item": item}, 120) or []:
-                        truth.extend(_site({"uri": call["from"]["uri"], "range": called_at})
-                                     for called_at in call.get("fromRanges", []))
+                truth = [_site(location) for location in references if corpus.is_call(location)]
+                truth.extend(await _incoming_calls(client, where))
                 truth = _unique(truth)
-                arguments = {"uri": uri, "position": position, "depth": 1}
+                arguments = {"uri": uri, "position": position, "depth": 1, "limit": 5000}
                 alone = await _callers(client, {**arguments, "servers": False})
                 merged = await _callers(client, {**arguments, "timeoutMs": 60000})
                 if not merged.get("complete", True):
                     incomplete += 1
                 counted += 1
-                index_tally.add(truth, _unique([_site(c["location"]) for c in alone["callers"]]), corpus.describe,
-                                corpus.written_as_call)
-                merged_tally.add(truth, _unique([_site(c["location"]) for c in merged["callers"]]), corpus.describe,
-                                 corpus.written_as_call)
+                if each:
+                    print(
+                        f"  {name}: truth {len(truth)}, index {len(alone['callers'])}, merged "
+                        f"{len(merged['callers'])} {merged.get('servers')}",
+                        file=sys.stderr,
+                    )
+                for answer, result in (("index", alone), ("merged", merged)):
+                    found = _unique([_site(c["location"]) for c in result["callers"]])
+                    for kinds in ("all", kind):
+                        if (answer, kinds) in tallies:
+                            tallies[answer, kinds].add(truth, found, corpus.describe, corpus.written_as_call)
 
-        await asyncio.gather(*(one(uri, position) for uri, _, position in definitions))
-        return index_tally, merged_tally, counted, incomplete
+        await asyncio.gather(*(one(uri, name, position, kind) for uri, name, position, kind in definitions))
+        return tallies, counted, incomplete
     finally:
         await client.stop()
 
 
+async def _incoming_calls(client: HubClient, where: dict[str, Any]) -> list[Site]:
+    """The call sites the server's call hierarchy lists; none when it offers no call hierarchy."""
+    sites: list[Site] = []
+    try:
+        for item in (await client.request("textDocument/prepareCallHierarchy", where, 120) or [])[:2]:
+            for call in await client.request("callHierarchy/incomingCalls", {"item": item}, 120) or []:
+                sites.extend(
+                    _site({"uri": call["from"]["uri"], "range": called_at}) for called_at in call.get("fromRanges", [])
+                )
+    except ResponseFailure:
+        return sites  # the server does not offer it: its references stand
+    return sites
+
+
 async def _callers(client: HubClient, arguments: dict[str, Any]) -> dict[str, Any]:
-    result: dict[str, Any] = await client.request("workspace/executeCommand", {
-        "command": "lspHub.callers", "arguments": [arguments]}, 120)
+    result: dict[str, Any] = await client.request(
+        "workspace/executeCommand", {"command": "lspHub.callers", "arguments": [arguments]}, 120
+    )
     return result
 
 
 def _copy_corpora(directory: Path) -> list[Corpus]:
     hub_copy = directory / "lsp-hub"
-    shutil.copytree(REPOSITORY / "lsp_hub", hub_copy / "lsp_hub",
-                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    shutil.copytree(REPOSITORY / "lsp_hub", hub_copy / "lsp_hub", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     (hub_copy / "pyproject.toml").write_text('[project]\nname = "lsp-hub-copy"\nversion = "0"\n')
     sample_copy = directory / "sample"
-    shutil.copytree(REPOSITORY / "examples" / "sample", sample_copy,
-                    ignore=shutil.ignore_patterns("__pycache__", "node_modules"))
+    shutil.copytree(
+        REPOSITORY / "examples" / "sample", sample_copy, ignore=shutil.ignore_patterns("__pycache__", "node_modules")
+    )
     return [Corpus("lsp_hub", hub_copy), Corpus("examples/sample", sample_copy)]
+
+
+def _clone_corpus(source: Path, directory: Path, most_called: int) -> Corpus | None:
+    """A git repository (a work tree or a bare mirror) cloned under `directory`, as a corpus in the language most
+    of its files are in; None, with one line on stderr, when it cannot be."""
+    name = (source.name if source.name not in ("repo", ".git") else source.parent.name).replace("+", "-")
+    destination = directory / name
+    cloned = subprocess.run(
+        ["git", "clone", "--quiet", str(source), str(destination)], capture_output=True, text=True, check=False
+    )
+    if cloned.returncode != 0:
+        print(f"{source}: not a git repository to clone ({cloned.stderr.strip().splitlines()[-1:]})", file=sys.stderr)
+        return None
+    counts: dict[str, int] = {}
+    for path in destination.rglob("*"):
+        language = SUFFIXES.get(path.suffix)
+        if language is not None and ".git" not in path.parts and "node_modules" not in path.parts:
+            counts[language] = counts.get(language, 0) + 1
+    if not counts:
+        print(f"{source}: no Python or TypeScript files", file=sys.stderr)
+        return None
+    language = max(counts, key=lambda language: counts[language])
+    pyright_config = destination / "pyrightconfig.json"
+    if language == "python" and not pyright_config.exists():
+        # basedpyright looks for references only among the files its configuration includes (flask's pyproject:
+        # src/flask and tests/type_check), while the index reads every file: the truth must cover them all.
+        pyright_config.write_text('{"include": ["."]}\n')
+    return Corpus(name, destination, language, most_called)
+
+
+def _add(total: Tally, tally: Tally) -> None:
+    for name in ("truth", "found", "right", "recalled", "missed_reads", "unseen_extras"):
+        setattr(total, name, getattr(total, name) + getattr(tally, name))
+    total.misses.extend(tally.misses)
+    total.extras.extend(tally.extras)
+
+
+def _figures(tally: Tally) -> str:
+    recall = tally.recalled / tally.truth if tally.truth else 1.0
+    precision = tally.right / tally.found if tally.found else 1.0
+    seen = tally.found - tally.unseen_extras
+    precision_seen = tally.right / seen if seen else 1.0
+    return f"{recall:6.3f} / {precision:5.3f} / {precision_seen:5.3f} ({tally.truth:4})"
 
 
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "repositories",
+        nargs="*",
+        type=Path,
+        help="git repositories (paths; bare mirrors too) instead of this repository's corpora",
+    )
+    parser.add_argument(
+        "--functions",
+        type=int,
+        default=24,
+        help="in an external repository: how many of the most-called functions and methods",
+    )
+    parser.add_argument(
+        "--hub-path",
+        type=Path,
+        help="the directory holding the lsp_hub package the hub runs from (an older checkout, for a before figure)",
+    )
+    parser.add_argument("--each", action="store_true", help="print each definition's counts on stderr")
     parser.add_argument("--misses", type=int, default=0, help="print up to N missed and N extra sites")
-    parser.add_argument("--every-name", action="store_true",
-                        help="special methods and names of built-in types' methods too (much slower)")
+    parser.add_argument(
+        "--every-name",
+        action="store_true",
+        help="special methods and names of built-in types' methods too (much slower)",
+    )
     options = parser.parse_args()
     started = time.perf_counter()
-    totals = (Tally(), Tally())
+    totals: Tallies = {("index", "all"): Tally(), ("merged", "all"): Tally()}
+    rows: list[tuple[str, Tallies]] = []
     with tempfile.TemporaryDirectory(prefix="lsp-hub-callers-") as temporary:
         directory = Path(temporary)
-        for corpus in _copy_corpora(directory):
+        if options.repositories:
+            corpora = [_clone_corpus(source, directory, options.functions) for source in options.repositories]
+        else:
+            corpora = list(_copy_corpora(directory))
+        for corpus in corpora:
+            if corpus is None:
+                continue
             corpus_started = time.perf_counter()
-            measured = await _measure(corpus, directory / "cache", options.every_name)
-            index_tally, merged_tally, counted, incomplete = measured
-            print(f"{corpus.name}: {counted} functions and methods with references "
-                  f"({time.perf_counter() - corpus_started:.0f} s; {incomplete} merged answers incomplete)")
-            print("  " + index_tally.line("index alone"))
-            print("  " + merged_tally.line("index + basedpyright"))
-            for total, tally in zip(totals, (index_tally, merged_tally), strict=True):
-                for name in ("truth", "found", "right", "recalled", "missed_reads"):
-                    setattr(total, name, getattr(total, name) + getattr(tally, name))
-                total.misses.extend(tally.misses)
-                total.extras.extend(tally.extras)
+            tallies, counted, incomplete = await _measure(
+                corpus, directory / "cache", options.every_name, options.each, options.hub_path
+            )
+            print(
+                f"{corpus.name} ({corpus.language}): {counted} functions and methods with references "
+                f"({time.perf_counter() - corpus_started:.0f} s; {incomplete} merged answers incomplete)"
+            )
+            print("  " + tallies["index", "all"].line("index alone"))
+            print("  " + tallies["merged", "all"].line(f"index + {corpus.server}"))
+            rows.append((corpus.name, tallies))
+            for answer in ("index", "merged"):
+                _add(totals[answer, "all"], tallies[answer, "all"])
     print("all:")
-    print("  " + totals[0].line("index alone"))
-    print("  " + totals[1].line("index + basedpyright"))
+    print("  " + totals["index", "all"].line("index alone"))
+    print("  " + totals["merged", "all"].line("index + servers"))
+    print("\nrecall / precision / precision in the files where the server lists a call (call sites in the truth)")
+    print(f"{'':<34} {'index alone':<34} {'index + server':<34}")
+    for name, tallies in rows:
+        for kind, label in (("all", "all"), ("method", "methods")):
+            print(
+                f"{name + ', ' + label:<34} {_figures(tallies['index', kind]):<34} {_figures(tallies['merged', kind])}"
+            )
     if options.misses:
-        for label, tally in (("index alone", totals[0]), ("index + basedpyright", totals[1])):
+        for label, answer in (("index alone", "index"), ("index + servers", "merged")):
+            tally = totals[answer, "all"]
             print(f"{label}: missed (of {len(tally.misses)})")
             for line in tally.misses[: options.misses]:
                 print("   ", line)
-            print(f"{label}: not a call site by basedpyright (of {len(tally.extras)})")
+            print(f"{label}: not a call site by the server (of {len(tally.extras)})")
             for line in tally.extras[: options.misses]:
                 print("   ", line)
     print(f"{time.perf_counter() - started:.0f} s in all")

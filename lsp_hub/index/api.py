@@ -274,15 +274,17 @@ def syntax_check(
 
 
 def callers(index: WorkspaceIndex, arguments: Arguments, wait: float = 0.0) -> dict[str, Any]:
-    """`lspHub.callers` {uri, position} | {symbol}, depth?=1 -> {symbol, definitions, callers, complete}."""
+    """`lspHub.callers` {uri, position} | {symbol}, depth?=1, limit?=500 -> {symbol, definitions, callers,
+    complete}."""
     from lsp_hub.index import callers as callers_module
 
     args = _object(arguments, "callers")
     depth = _integer(args, "depth", 1, 1, callers_module.MAX_DEPTH)
+    limit = _integer(args, "limit", callers_module.MAX_CALLERS, 1, callers_module.MAX_LIMIT)
     symbol = _string(args, "symbol")
     snapshot = _snapshot(index, wait)
     targets = _targets(index, snapshot, args, "callers", callers_module.resolve_targets_at)
-    result = callers_module.find_callers(snapshot, targets, depth)
+    result = callers_module.find_callers(snapshot, targets, depth, limit)
     result["callers"] = callers_module.merge_callers(result["callers"], None)  # each with origin "index"
     if symbol is not None and result["symbol"] is None:
         result["symbol"] = symbol.strip()

@@ -39,6 +39,7 @@ from lsp_hub.index.workspace import Snapshot, file_uri
 
 MAX_DEPTH = 10
 MAX_CALLERS = 500
+MAX_LIMIT = 10_000  # what a query may ask for instead of MAX_CALLERS
 _SEPARATORS = re.compile(r"[^0-9a-zA-Z]+")
 
 
@@ -89,6 +90,8 @@ def resolve_targets_by_name(snapshot: Snapshot, symbol: str) -> list[tuple[str, 
 
 
 _MODULE_SCOPED = frozenset(("python", "typescript", "tsx", "javascript"))
+# Where `TypeInference` types a receiver from its function's variables and parameters.
+_INFERRED_LANGUAGES = frozenset(("python", "typescript", "tsx"))
 
 
 class _CallJudge:
@@ -102,6 +105,7 @@ class _CallJudge:
         self._targets: dict[tuple[str, str, str | None], tuple[str, ...]] = {}
         self._attribute_types: dict[tuple[str, str, str], str | None] = {}
         self._inherits: dict[tuple[str, str], bool] = {}
+        self._reached: dict[tuple[str, str, str | None, bool], bool] = {}
         self._receiver_classes: dict[tuple[str, str], str | None] = {}
         # By the caller's identity: callers come from the files' cached indexes, held by `_CallSites` for the query.
         self._inferred: dict[tuple[str, str, int], WorkspaceClass | str | None] = {}
@@ -125,18 +129,30 @@ class _CallJudge:
         if targets is None:
             targets = self._targets[key] = self.resolver.targets(source, used_name, receiver)
         if target.path not in targets:
-            return False
+            if receiver is not None and self.resolver.bindings.get(source, {}).get(receiver) is not None:
+                # `from app import app` inside one test binds `app` for the resolver in the whole file; another
+                # test's own `app = Flask()` says what its `app` is
+                return self._typed_in_scope(source, file_index, receiver, caller, definition)
+            # `this.send()` in a subclass whose file defines another `send`: the resolver keeps to the file, but the
+            # class may inherit the target (or `super` reach it)
+            return (
+                receiver in SELF_RECEIVERS
+                and caller is not None
+                and caller.container is not None
+                and definition.container not in (None, caller.container)
+                and self._reaches(caller.container, definition, bases_only=receiver == "super")
+            )
         is_member = definition.container is not None and definition.kind == "method"
         if receiver is None:
             # A plain `name()` reaches a method only from inside its class, which these languages do not allow.
             return not (is_member and file_index.language in _MODULE_SCOPED)
         if receiver in SELF_RECEIVERS:
-            return (
-                caller is None
-                or caller.container is None
-                or definition.container is None
-                or caller.container == definition.container
-            )
+            if caller is None or caller.container is None or definition.container is None:
+                return True
+            if receiver == "super":  # `super().save()`: the nearest base that defines it
+                return self._reaches(caller.container, definition, bases_only=True)
+            # `self.save()`: the class's own, else the nearest base's (a subclass calling an inherited method)
+            return caller.container == definition.container or self._reaches(caller.container, definition)
         if self.resolver.bindings.get(source, {}).get(receiver) is not None:
             return True  # `module.name` or `ImportedClass.name`: the resolver already checked where it leads
         head = chain_head(receiver)
@@ -148,12 +164,15 @@ class _CallJudge:
         if not is_member and head is not None and head not in SELF_RECEIVERS:
             return True  # `package.module.name()`: the resolver matched the module path
         container = definition.container
+        if definition.kind == "function" and container is None and file_index.language in _MODULE_SCOPED:
+            # `app.use()` is not the module function `use`: that is reached through its module (bound above)
+            return False
         if container is not None and self._squash(receiver) == self._squash(container):
             return True  # `Cart.total()`, `cart.total()`
         known_class = self._receiver_class(source, file_index, receiver)
-        if known_class is not None:
-            return known_class == container
-        if container is not None and file_index.language == "python":
+        if known_class is not None:  # `app = Flask(...)`; `app.route()` reaches Scaffold.route through the bases
+            return known_class == container or self._reaches(known_class, definition)
+        if container is not None and file_index.language in _INFERRED_LANGUAGES:
             inferred = self._inferred_class(source, file_index, receiver, caller)
             if inferred == OUTSIDE:
                 return False  # `task = asyncio.ensure_future(...)`, `future: asyncio.Future`: not a workspace object
@@ -178,6 +197,27 @@ class _CallJudge:
         known = self._inherits.get(key)
         if known is None:
             known = self._inherits[key] = WorkspaceClass(self.snapshot, class_name).inherits(container)
+        return known
+
+    def _typed_in_scope(
+        self, source: str, file_index: FileIndex, receiver: str, caller: Definition | None, definition: Definition
+    ) -> bool:
+        """Whether the calling function (or one around it) types `receiver` as a class that reaches the method."""
+        if caller is None or definition.container is None or file_index.language not in _INFERRED_LANGUAGES:
+            return False
+        if not any(owner == caller.name and name == receiver for owner, name, _typed in file_index.local_types):
+            return False  # only the function's own variable stands against an import of the file
+        inferred = self._inferred_class(source, file_index, receiver, caller)
+        return isinstance(inferred, WorkspaceClass) and self._reaches(inferred.name, definition)
+
+    def _reaches(self, class_name: str, definition: Definition, bases_only: bool = False) -> bool:
+        """Whether a call of `definition`'s name on an instance of `class_name` (on its bases: `super()`) reaches
+        `definition`: the nearest class in its inheritance that defines the name is the definition's."""
+        key = (class_name, definition.name, definition.container, bases_only)
+        known = self._reached.get(key)
+        if known is None:
+            members = WorkspaceClass(self.snapshot, class_name).member(definition.name, bases_only)
+            known = self._reached[key] = any(member.container == definition.container for _path, member in members)
         return known
 
     def _receiver_class(self, source: str, file_index: FileIndex, receiver: str) -> str | None:
@@ -323,11 +363,9 @@ def merge_callers(
     if server_callers is None:
         return [{**caller, "origin": ORIGIN_INDEX} for caller in index_callers]
     unmatched: list[dict[str, Any]] = []
-    listed: set[tuple[str, int, int, int, int]] = set()
-    for site in server_callers:  # a server may list one site twice (two prepared items of one symbol)
-        key = _range_key(site["location"])
-        if key not in listed:
-            listed.add(key)
+    # A server may list one site twice (two prepared items of one symbol; its call hierarchy and its references).
+    for site in server_callers:
+        if not any(_same_site(site["location"], other["location"]) for other in unmatched):
             unmatched.append(site)
     confirmed: list[dict[str, Any]] = []
     index_only: list[dict[str, Any]] = []
@@ -408,7 +446,16 @@ def callers_beyond_server_sites(
 
 def opens_a_call(line_text: str, end_character: int) -> bool:
     """Whether a name ending at `end_character` (a UTF-16 column) of `line_text` is called: the next character
-    that is not a space is `(`. How a reference from `textDocument/references` is told to be a call site."""
+    that is not a space is `(`, or type arguments on the line and then `(` (TypeScript's `useState<string>(`). How
+    a reference from `textDocument/references` is told to be a call site."""
     if not line_text.isascii():
         end_character = len(line_text.encode("utf-16-le")[: 2 * end_character].decode("utf-16-le", "ignore"))
-    return line_text[end_character:].lstrip().startswith("(")
+    rest = line_text[end_character:].lstrip()
+    if rest.startswith("<"):
+        depth = 0
+        for position, character in enumerate(rest):
+            depth += (character == "<") - (character == ">")
+            if depth == 0:
+                rest = rest[position + 1 :].lstrip()
+                break
+    return rest.startswith("(")

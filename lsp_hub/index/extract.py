@@ -477,6 +477,8 @@ class _Extractor:
                         text = decode(source[receiver_start:receiver_end])
                     if simple_receiver(text) is not None:
                         receiver = intern(text)
+                    elif text == "super()":  # Python's `super().name()`: a method of a base, like `super.name()`
+                        receiver = "super"
                     else:
                         chain = squeeze(text) if _HAS_SPACE(text) else text
                         if receiver_chain(chain) is not None:

@@ -83,6 +83,9 @@ class Forwarder:
         text_document.setdefault("publishDiagnostics", {"relatedInformation": True})
         # The hub pulls from servers that offer pull diagnostics and merges them with pushed ones.
         text_document["diagnostic"] = {"dynamicRegistration": True, "relatedDocumentSupport": False}
+        # The hub asks for call sites itself (`lspHub.callers`), whatever the client: typescript-language-server
+        # offers call hierarchy only to a client that says it supports it.
+        text_document.setdefault("callHierarchy", {"dynamicRegistration": False})
         # The hub decodes any legend and reads it from the server's capabilities (see semantic_tokens.py).
         if (semantic_tokens := client_capability_for_servers(text_document.get("semanticTokens"))) is not None:
             text_document["semanticTokens"] = semantic_tokens

@@ -1,5 +1,5 @@
 """What the servers say about a definition's direct callers, to confirm and complete the index's
-(`lspHub.callers`): call hierarchy where a running server offers it, else references that are call sites. Servers
+(`lspHub.callers`): call hierarchy and references that are call sites, where a running server offers them. Servers
 are asked all at once within a time budget; none is started for this."""
 
 from __future__ import annotations
@@ -34,17 +34,25 @@ class ServerCallSites:
     servers: list[dict[str, Any]] = field(default_factory=list)
 
 
-def _confirming_backend(workspace: Workspace, uri: str) -> tuple[Backend, str] | None:
+def _confirming_asks(workspace: Workspace, uri: str) -> list[tuple[Backend, str]]:
     """The running server that can list a definition's callers, and how: the first in precedence order that
-    offers call hierarchy, else the first that offers references."""
+    offers call hierarchy or references, with both when it offers both. Each misses what the other finds:
+    typescript-language-server's call hierarchy lists no call of a class field holding a function (`c.text()`),
+    and references miss calls written without the name (`obj[name]()`)."""
     from lsp_hub.proxy.backends import State
 
     for method in (PREPARE_CALL_HIERARCHY, REFERENCES):
         for backend in workspace.backends_for_uri(uri, method):
-            if backend.state == State.RUNNING and backend.supports(method) and (
-                    method != PREPARE_CALL_HIERARCHY or backend.supports(INCOMING_CALLS)):
-                return backend, INCOMING_CALLS if method == PREPARE_CALL_HIERARCHY else REFERENCES
-    return None
+            if (
+                backend.state == State.RUNNING
+                and backend.supports(method)
+                and (method != PREPARE_CALL_HIERARCHY or backend.supports(INCOMING_CALLS))
+            ):
+                if method == REFERENCES:
+                    return [(backend, REFERENCES)]
+                with_references = backend.supports(REFERENCES)
+                return [(backend, INCOMING_CALLS)] + ([(backend, REFERENCES)] if with_references else [])
+    return []
 
 
 async def server_call_sites(workspace: Workspace, definitions: list[dict[str, Any]], timeout: float) -> ServerCallSites:
@@ -53,9 +61,7 @@ async def server_call_sites(workspace: Workspace, definitions: list[dict[str, An
     the index's stand). Servers that were never started are not started for this."""
     asks: list[tuple[Backend, str, asyncio.Task[list[dict[str, Any]]]]] = []
     for definition in definitions[:MAX_DEFINITIONS_ASKED]:
-        chosen = _confirming_backend(workspace, definition["uri"])
-        if chosen is not None:
-            backend, method = chosen
+        for backend, method in _confirming_asks(workspace, definition["uri"]):
             asks.append((backend, method, asyncio.ensure_future(_call_sites(workspace, backend, method, definition))))
     answer = ServerCallSites()
     if not asks:
@@ -75,13 +81,16 @@ async def server_call_sites(workspace: Workspace, definitions: list[dict[str, An
             logger.info("%s could not list callers: %s", backend.name, failure)
         key = (backend.name, method)
         complete_by_server[key] = complete_by_server.get(key, True) and complete
-    answer.servers = [{"name": name, "method": method, "complete": complete}
-                      for (name, method), complete in complete_by_server.items()]
+    answer.servers = [
+        {"name": name, "method": method, "complete": complete}
+        for (name, method), complete in complete_by_server.items()
+    ]
     return answer
 
 
-async def _call_sites(workspace: Workspace, backend: Backend, method: str,
-                      definition: dict[str, Any]) -> list[dict[str, Any]]:
+async def _call_sites(
+    workspace: Workspace, backend: Backend, method: str, definition: dict[str, Any]
+) -> list[dict[str, Any]]:
     """One server's direct call sites of the definition at `definition` (a Location of its name)."""
     where = {"textDocument": {"uri": definition["uri"]}, "position": definition["range"]["start"]}
     if method == REFERENCES:

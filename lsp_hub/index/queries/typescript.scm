@@ -25,6 +25,11 @@
 (abstract_method_signature
   name: (_) @name) @definition.method
 
+; `header = (name, value) => {...}` in a class body: a field holding a function is called as a method (`c.header()`).
+(public_field_definition
+  name: (property_identifier) @name
+  value: [(arrow_function) (function_expression)]) @definition.method
+
 ; Types named in annotations, heritage clauses, generics and `satisfies`.
 (type_identifier) @name @reference.type
 
@@ -74,4 +79,24 @@
     [
       (type_identifier) @type
       (generic_type name: (type_identifier) @type)
+    ])) @local
+
+; `(c: Context) => c.text()`, `function f(cart?: Cart)`: a parameter's annotated type, a variable of the function
+; (an anonymous function's parameters count for the named function around it); `c: any` says it is no class.
+(required_parameter
+  pattern: (identifier) @name
+  type: (type_annotation
+    [
+      (type_identifier) @type
+      (generic_type name: (type_identifier) @type)
+      (predefined_type) @type
+    ])) @local
+
+(optional_parameter
+  pattern: (identifier) @name
+  type: (type_annotation
+    [
+      (type_identifier) @type
+      (generic_type name: (type_identifier) @type)
+      (predefined_type) @type
     ])) @local

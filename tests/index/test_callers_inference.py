@@ -1,0 +1,246 @@
+"""Callers through inheritance, class members and annotations (issue 27 point 4): `super()` calls, a subclass
+calling an inherited method on `self`, a receiver made by a subclass's constructor (decorators like `@app.route`
+included), TypeScript bases named with type arguments, class fields holding functions, and TypeScript receivers
+typed by a parameter's annotation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lsp_hub.index import api
+from lsp_hub.index.callers import find_callers, resolve_targets_by_name
+from lsp_hub.index.workspace import Snapshot, WorkspaceIndex
+from tests.index.index_helpers import write
+
+
+def snapshot_of(root: Path) -> Snapshot:
+    index = WorkspaceIndex(root, use_cache=False)
+    index.build()
+    return index.snapshot()
+
+
+def sites(snapshot: Snapshot, symbol: str) -> list[tuple[str, str | None, int]]:
+    found = find_callers(snapshot, resolve_targets_by_name(snapshot, symbol))
+    return sorted(
+        (
+            (entry["location"]["uri"].rsplit("/", 1)[-1], entry["caller"], entry["location"]["range"]["start"]["line"])
+            for entry in found["callers"]
+        ),
+        key=lambda site: (site[0], site[1] or "", site[2]),
+    )
+
+
+def test_super_calls_reach_the_base_and_self_calls_the_nearest_definition(tmp_path: Path) -> None:
+    write(tmp_path, "base.py", "class Store:\n    def save(self):\n        ...\n\n    def close(self):\n        ...\n")
+    write(
+        tmp_path,
+        "disk.py",
+        "from base import Store\n\n\nclass Disk(Store):\n    def save(self):\n"
+        "        super().save()\n        self.close()\n\n    def flush(self):\n"
+        "        self.save()\n",
+    )
+    snapshot = snapshot_of(tmp_path)
+    # `super().save()` in Disk.save is Store.save; `self.save()` in Disk.flush is Disk's own save, not Store's.
+    assert sites(snapshot, "Store.save") == [("disk.py", "Disk.save", 5)]
+    assert sites(snapshot, "Disk.save") == [("disk.py", "Disk.flush", 9)]
+    # `self.close()` in a subclass reaches the inherited method.
+    assert sites(snapshot, "Store.close") == [("disk.py", "Disk.save", 6)]
+
+
+def test_a_subclass_instance_reaches_inherited_methods_decorators_too(tmp_path: Path) -> None:
+    # `route` is defined twice (the name alone decides nothing); App inherits Scaffold's, Other has its own.
+    write(
+        tmp_path,
+        "scaffold.py",
+        "class Scaffold:\n    def route(self, rule):\n        ...\n\n\n"
+        "class App(Scaffold):\n    pass\n\n\n"
+        "class Other(Scaffold):\n    def route(self, rule):\n        ...\n",
+    )
+    write(
+        tmp_path,
+        "site.py",
+        "from scaffold import App, Other\n\napp = App()\nother = Other()\n\n\n"
+        "@app.route('/')\ndef index():\n    ...\n\n\n"
+        "def wire():\n    other.route('/x')\n",
+    )
+    snapshot = snapshot_of(tmp_path)
+    assert sites(snapshot, "Scaffold.route") == [("site.py", None, 6)]
+    assert sites(snapshot, "Other.route") == [("site.py", "wire", 12)]
+
+
+def test_typescript_bases_with_type_parameters_and_super(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        "src/base.ts",
+        "export class Base<E extends object = {}> {\n  send(): void {}\n}\nexport class Twin {\n  send(): void {}\n}\n",
+    )
+    write(
+        tmp_path,
+        "src/app.ts",
+        "import { Base } from './base'\n\n"
+        "export class App<\n  E extends object = {},\n> extends Base<E> {\n"
+        "  go() {\n    this.send()\n  }\n  send(): void {\n    super.send()\n  }\n}\n"
+        "export class Plain<E extends object> extends Base<E> {\n"
+        "  run() {\n    this.send()\n  }\n}\n",
+    )
+    snapshot = snapshot_of(tmp_path)
+    # App overrides send: its own `this.send()` is App.send; Plain inherits Base's.
+    assert sites(snapshot, "Base.send") == [("app.ts", "App.send", 9), ("app.ts", "Plain.run", 14)]
+    assert sites(snapshot, "App.send") == [("app.ts", "App.go", 6)]
+    assert sites(snapshot, "Twin.send") == []
+
+
+def test_a_typescript_class_field_holding_a_function_is_a_method(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        "src/context.ts",
+        "export class Context {\n  header = (name: string): void => {}\n"
+        "  json: Responder = function (value) { return value }\n"
+        "  reply() {\n    this.header('x')\n  }\n}\n",
+    )
+    write(tmp_path, "src/request.ts", "export class Request {\n  header(name: string) {}\n}\n")
+    write(
+        tmp_path,
+        "src/use.ts",
+        "import { Context } from './context'\n\nconst context = new Context()\ncontext.header('y')\ncontext.json(1)\n",
+    )
+    snapshot = snapshot_of(tmp_path)
+    assert sites(snapshot, "Context.header") == [("context.ts", "Context.reply", 4), ("use.ts", None, 3)]
+    assert sites(snapshot, "Context.json") == [("use.ts", None, 4)]
+    assert sites(snapshot, "Request.header") == []
+
+
+def test_a_typescript_receiver_typed_by_a_parameter_annotation(tmp_path: Path) -> None:
+    # `text` is defined three times; an anonymous handler's parameter and a named function's say which.
+    write(
+        tmp_path,
+        "src/context.ts",
+        "export class Context {\n  text = (t: string) => t\n  req: HonoRequest\n}\n"
+        "export class HonoRequest {\n  text(): string { return '' }\n"
+        "  header(n: string) {}\n}\n"
+        "export interface ClientResponse {\n  text(): string\n}\n",
+    )
+    write(
+        tmp_path,
+        "src/use.ts",
+        "import { Context } from './context'\nconst app = { get(p: string, h: any) {} }\n"
+        "app.get('/', (c: Context) => c.text('x'))\n"
+        "export function handler(c: Context, r?: Response) {\n  c.req.header('a')\n"
+        "  r.text()\n  return c.text('y')\n}\n",
+    )
+    snapshot = snapshot_of(tmp_path)
+    assert sites(snapshot, "Context.text") == [("use.ts", None, 2), ("use.ts", "handler", 6)]
+    # `c.req` is a HonoRequest by Context's field; `r` is a Response, which the workspace does not define.
+    assert sites(snapshot, "HonoRequest.header") == [("use.ts", "handler", 4)]
+    assert sites(snapshot, "HonoRequest.text") == []
+    assert sites(snapshot, "ClientResponse.text") == []
+
+
+def test_a_module_function_is_reached_through_its_module_not_through_an_object(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        "src/hooks.ts",
+        "export function use(x: number) { return x }\nexport function other() { return use(1) }\n",
+    )
+    write(
+        tmp_path,
+        "src/main.ts",
+        "import * as hooks from './hooks'\n\nfunction wire() {\n"
+        "  const app = makeApp()\n  app.use(1)\n  hooks.use(2)\n}\n",
+    )
+    snapshot = snapshot_of(tmp_path)
+    # `use` is the only definition of its name, but `app.use()` is a method of whatever `app` is.
+    assert sites(snapshot, "use") == [("hooks.ts", "other", 1), ("main.ts", "wire", 5)]
+
+
+def test_an_untyped_typescript_parameter_takes_the_type_its_name_is_annotated_with_nearly_always(
+    tmp_path: Path,
+) -> None:
+    write(
+        tmp_path,
+        "src/context.ts",
+        "export class Context {\n  text(t: string) { return t }\n}\n"
+        "export class Response {\n  text() { return '' }\n}\n",
+    )
+    typed = "".join(f"export const h{n} = (c: Context) => c.text('{n}')\n" for n in range(10))
+    write(tmp_path, "src/typed.ts", "import { Context } from './context'\n" + typed)
+    write(
+        tmp_path,
+        "src/app.ts",
+        "const app = makeApp()\napp.get('/', (c) => c.text('hi'))\napp.get('/r', (r) => r.text())\n"
+        "function other() {\n  app.get('/a', (c: any) => c.text('any'))\n}\n",
+    )
+    snapshot = snapshot_of(tmp_path)
+    # `c: any` says what `c` is there: no class of the workspace.
+    assert [line for file, _caller, line in sites(snapshot, "Context.text") if file == "app.ts"] == [1]
+    assert sites(snapshot, "Response.text") == []
+    # Four annotations are too few to make a convention.
+    (tmp_path / "src/typed.ts").write_text(
+        "import { Context } from './context'\n" + "".join(typed.splitlines(True)[:4])
+    )
+    assert ("app.ts", None, 1) not in sites(snapshot_of(tmp_path), "Context.text")
+
+
+def test_a_query_may_ask_for_more_callers_than_the_default_bound(tmp_path: Path) -> None:
+    write(tmp_path, "lib.py", "def ping():\n    ...\n")
+    write(tmp_path, "many.py", "from lib import ping\n\n\ndef run():\n" + "    ping()\n" * 510)
+    snapshot = snapshot_of(tmp_path)
+    bounded = find_callers(snapshot, resolve_targets_by_name(snapshot, "ping"))
+    assert len(bounded["callers"]) == 500 and bounded["complete"] is False
+    index = WorkspaceIndex(tmp_path, use_cache=False)
+    index.build()
+    answer = api.callers(index, {"symbol": "ping", "limit": 1000})
+    assert len(answer["callers"]) == 510 and answer["complete"] is True
+    index.close()
+
+
+def test_a_typescript_getter_types_the_attribute_it_reads(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        "src/context.ts",
+        "export class HonoRequest {\n  header(name: string) {}\n}\n"
+        "export class Headers {\n  header(name: string) {}\n}\n"
+        "export class Context {\n  get req(): HonoRequest<string> { return new HonoRequest() }\n}\n",
+    )
+    write(tmp_path, "src/use.ts", "export function handler(c: Context) {\n  return c.req.header('a')\n}\n")
+    snapshot = snapshot_of(tmp_path)
+    assert sites(snapshot, "HonoRequest.header") == [("use.ts", "handler", 1)]
+    assert sites(snapshot, "Headers.header") == []
+
+
+def test_a_closure_reads_the_variables_of_the_function_around_it(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        "scaffold.py",
+        "class Scaffold:\n    def route(self, rule):\n        ...\n\n\n"
+        "class Other:\n    def route(self, rule):\n        ...\n\n\nclass App(Scaffold):\n    pass\n",
+    )
+    write(
+        tmp_path,
+        "test_app.py",
+        "from scaffold import App\n\n\ndef test_one(client):\n    app = App()\n\n"
+        "    def later():\n        app.route('/x')\n\n    return later\n",
+    )
+    snapshot = snapshot_of(tmp_path)
+    assert sites(snapshot, "Scaffold.route") == [("test_app.py", "later", 7)]
+    assert sites(snapshot, "Other.route") == []
+
+
+def test_a_functions_own_variable_stands_against_an_import_made_in_another_function(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        "scaffold.py",
+        "class Scaffold:\n    def route(self, rule):\n        ...\n\n\n"
+        "class Other:\n    def route(self, rule):\n        ...\n",
+    )
+    write(tmp_path, "blueprintapp.py", "from scaffold import Other\n\napp = Other()\n")
+    write(
+        tmp_path,
+        "test_app.py",
+        "from scaffold import Scaffold\n\n\ndef test_own():\n    app = Scaffold()\n"
+        "    app.route('/')\n\n\ndef test_imported():\n    from blueprintapp import app\n"
+        "    app.route('/x')\n",
+    )
+    snapshot = snapshot_of(tmp_path)
+    # `app` is bound to blueprintapp's for the whole file; test_own's `app` is its own Scaffold.
+    assert sites(snapshot, "Scaffold.route") == [("test_app.py", "test_own", 5)]
