@@ -250,11 +250,27 @@ class _CallSites:
         return found
 
 
+class CallerLookups:
+    """What finding callers reads, kept across the searches of one question (a trace asks for the callers of every
+    function on its paths, mostly in the same files): outlines, each file's calls of a name, the judge's inferences."""
+
+    def __init__(self, snapshot: Snapshot) -> None:
+        self.snapshot = snapshot
+        self.judge = _CallJudge(snapshot)
+        self.calls = _CallSites()
+        self.outlines: dict[str, FileIndex] = {}
+        self.definition_counts: dict[tuple[str, str], int] = {}  # (name, language family) -> definitions
+
+
 def find_callers(
-    snapshot: Snapshot, targets: list[tuple[str, Definition]], depth: int = 1, max_callers: int = MAX_CALLERS
+    snapshot: Snapshot, targets: list[tuple[str, Definition]], depth: int = 1, max_callers: int = MAX_CALLERS,
+    lookups: CallerLookups | None = None,
 ) -> dict[str, Any]:
-    """`{symbol, definitions, callers: [{location, caller, depth}], complete}` for already resolved targets."""
+    """`{symbol, definitions, callers: [{location, caller, depth}], complete}` for already resolved targets;
+    `lookups` shared by the searches of one question."""
     depth = max(1, min(depth, MAX_DEPTH))
+    if lookups is None or lookups.snapshot is not snapshot:
+        lookups = CallerLookups(snapshot)
     tables = name_tables(snapshot)
     initial = [_Target(path, definition) for path, definition in targets]
     symbol = qualified_name(initial[0].definition) if initial else None
@@ -263,10 +279,10 @@ def find_callers(
     seen_targets = {target.key for target in initial}
     seen_sites: set[tuple[str, int, int]] = set()
     queue: deque[tuple[_Target, int]] = deque((target, 1) for target in initial)
-    definition_counts: dict[tuple[str, str], int] = {}  # (name, language family) -> definitions
-    judge = _CallJudge(snapshot)
-    calls = _CallSites()
-    outlines: dict[str, FileIndex] = {}  # the sources' definitions and types (their calls come from `calls`)
+    definition_counts = lookups.definition_counts
+    judge = lookups.judge
+    calls = lookups.calls
+    outlines = lookups.outlines  # the sources' definitions and types (their calls come from `calls`)
     while queue:
         target, level = queue.popleft()
         name = target.definition.name

@@ -61,12 +61,16 @@ def attribute_type(file_index: FileIndex, owner: str, attribute: str) -> str | N
 _FROM_PARAMETER = re.compile(r"(\w+)\((\w+)\)\Z")
 
 
+_ANNOTATED_PARAMETER = re.compile(r"[(,]\s*\*{0,2}(\w+)\s*:\s*['\"]?(?:Optional\[)?([A-Za-z_][\w.]*)")
+
+
 def parameter_annotation(signature: str, parameter: str) -> str | None:
     """The class a function's signature annotates a parameter with (`Optional[X]`, `"X"`, `a.X` give X)."""
-    annotated = re.search(
-        rf"[(,]\s*\*{{0,2}}{re.escape(parameter)}\s*:\s*['\"]?(?:Optional\[)?([A-Za-z_][\w.]*)", signature
-    )
-    return _last_segment(annotated.group(1)) if annotated else None
+    # One compiled pattern for every parameter: a pattern per name overflowed re's cache in a trace (500 compiles).
+    for annotated in _ANNOTATED_PARAMETER.finditer(signature):
+        if annotated.group(1) == parameter:
+            return _last_segment(annotated.group(2))
+    return None
 
 
 def _signature_type(signature: str) -> str | None:

@@ -264,13 +264,16 @@ def trace(
     visited = {ref.key}
     visits = 0
     deadline = time.monotonic() + MAX_TRACE_SECONDS
+    from lsp_hub.index.callers import CallerLookups
+
+    lookups = CallerLookups(snapshot)  # the functions on the paths are mostly in the same files
     while queue:
         current, hops = queue.popleft()
         visits += 1
         if visits > MAX_TRACE_VISITS or time.monotonic() > deadline:
             completeness.add(f"stopped after looking up the callers of {visits - 1} functions")
             break
-        groups, truncated = incoming_calls(snapshot, [current])
+        groups, truncated = incoming_calls(snapshot, [current], lookups=lookups)
         if truncated:
             completeness.add(f"too many callers of {current.name} to search them all")
         for group in groups:

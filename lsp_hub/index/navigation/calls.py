@@ -232,12 +232,13 @@ class CallerGroup:
 
 
 def incoming_calls(
-    snapshot: Snapshot, refs: list[SymbolRef], max_callers: int = MAX_CALLERS_SEARCHED
+    snapshot: Snapshot, refs: list[SymbolRef], max_callers: int = MAX_CALLERS_SEARCHED, lookups: Any = None
 ) -> tuple[list[CallerGroup], bool]:
-    """The callers of `refs` grouped by calling definition, most calls first; and whether the search was cut."""
+    """The callers of `refs` grouped by calling definition, most calls first; and whether the search was cut.
+    `lookups` (`callers.CallerLookups`) is shared by the searches of one question."""
     from lsp_hub.index.callers import find_callers
 
-    found = find_callers(snapshot, [(ref.path, ref.definition) for ref in refs], 1, max_callers)
+    found = find_callers(snapshot, [(ref.path, ref.definition) for ref in refs], 1, max_callers, lookups)
     groups: dict[tuple[str, int | None], CallerGroup] = {}
     outlines: dict[str, Any] = {}
     for caller in found["callers"]:
