@@ -49,9 +49,14 @@ def _parser(verb: str) -> _Parser:
         parser.add_argument("arguments", nargs="+", metavar="[ROOT] DESCRIPTION")
         parser.add_argument("--target", nargs="+", default=[], metavar="FILE")
         parser.add_argument("--top", type=int, default=10)
-        parser.add_argument("--history-commits", type=int, default=history.DEFAULT_HISTORY_COMMITS, metavar="N",
-                            help="recent git commits read for files that change together (0: none; default "
-                                 f"{history.DEFAULT_HISTORY_COMMITS})")
+        parser.add_argument(
+            "--history-commits",
+            type=int,
+            default=history.DEFAULT_HISTORY_COMMITS,
+            metavar="N",
+            help="recent git commits read for files that change together (0: none; default "
+            f"{history.DEFAULT_HISTORY_COMMITS})",
+        )
     elif verb == "syntax":
         parser.add_argument("file")
     elif verb == "callers":
@@ -115,16 +120,22 @@ def _incomplete_note(result: dict[str, Any], out: TextIO) -> None:
 
 def _repomap(options: argparse.Namespace, out: TextIO) -> int:
     index = _open_index(options.root)
+    # Graphs this run builds serve the next run (with a focus or mention too): stored while the map is made.
+    saving = api.keep_graphs_beside(index)
     focus = [str(Path(value).resolve()) for value in options.focus]
-    result = api.repo_map(index, {"focusFiles": focus, "mentionedIdents": options.mention,
-                                  "tokenBudget": options.budget})
+    result = api.repo_map(
+        index, {"focusFiles": focus, "mentionedIdents": options.mention, "tokenBudget": options.budget}
+    )
     if options.json:
         _print_json(result, out)
     else:
         out.write(result["text"])
         _incomplete_note(result, out)
     out.flush()
-    api.keep_graphs(index)  # after the answer: graphs this run built serve the next run with a focus or mention
+    if saving is not None:
+        saving.join()
+    else:
+        api.keep_graphs(index)  # a stored ranking lacked a file's scores, and the map built the graphs after all
     return 0
 
 
@@ -135,8 +146,15 @@ def _relevant(options: argparse.Namespace, out: TextIO) -> int:
     root, description = (positional[0], positional[1]) if len(positional) == 2 else (".", positional[0])
     index = _open_index(root)
     targets = [str(Path(value).resolve()) for value in options.target]
-    result = api.relevant_files(index, {"description": description, "targets": targets, "topN": options.top,
-                                        "historyCommits": options.history_commits})
+    result = api.relevant_files(
+        index,
+        {
+            "description": description,
+            "targets": targets,
+            "topN": options.top,
+            "historyCommits": options.history_commits,
+        },
+    )
     if options.json:
         _print_json(result, out)
         return 0
@@ -171,7 +189,7 @@ def _syntax(options: argparse.Namespace, out: TextIO, syntax_checkers_for: Synta
 
 
 def _checker_note(result: dict[str, Any]) -> str:
-    """"checked by cpython-3.11", and why tree-sitter judged when it stood in for the language's own parser."""
+    """ "checked by cpython-3.11", and why tree-sitter judged when it stood in for the language's own parser."""
     note = f"checked by {result.get('checker')}"
     if result.get("fallbackReason"):
         note += f": {result['fallbackReason']}"
@@ -250,8 +268,10 @@ def _index(options: argparse.Namespace, out: TextIO) -> int:
     languages = ", ".join(f"{language} {count}" for language, count in statistics["languages"].items())
     out.write(f"{root}\n")
     out.write(f"  {statistics['files']} files, {statistics['symbols']} symbols ({languages or 'none'})\n")
-    out.write(f"  built in {statistics['lastBuildSeconds']:.2f} s, {statistics['parsedFiles']} parsed, the rest "
-              f"from the cache\n")
+    out.write(
+        f"  built in {statistics['lastBuildSeconds']:.2f} s, {statistics['parsedFiles']} parsed, the rest "
+        f"from the cache\n"
+    )
     skipped = ", ".join(f"{reason} {count}" for reason, count in statistics["skipReasons"].items())
     if skipped:
         out.write(f"  skipped: {skipped}\n")
