@@ -82,7 +82,7 @@ class TableParts:
                 if path not in records:
                     self._add(record)
             definers, referencers, members, dependents = (
-                {name: tuple(sorted(paths)) for name, paths in table.items()} for table in self._tables
+                {name: _sorted(paths) for name, paths in table.items()} for table in self._tables
             )
             self._spend()
             return definers, referencers, members, dependents
@@ -91,3 +91,7 @@ class TableParts:
         self._spent = True
         self._records = {}
         self._tables = ({}, {}, {}, {})
+
+
+def _sorted(paths: list[str]) -> tuple[str, ...]:
+    return (paths[0],) if len(paths) == 1 else tuple(sorted(paths))  # most names have one file: no call to sort
