@@ -104,8 +104,9 @@ class ParseRunning:
         context = _process_context()
         shared = self._shared_location
         started = context.Value("i", 0)
-        pool = ProcessPoolExecutor(max_workers=workers, mp_context=context,
-                                   initializer=worker_initializer, initargs=(os.getpid(), started))
+        pool = ProcessPoolExecutor(
+            max_workers=workers, mp_context=context, initializer=worker_initializer, initargs=(os.getpid(), started)
+        )
         stopped = False
         queue = deque(batches)  # not handed out yet, largest first
         in_flight: dict[Future[list[ParseOutcome]], list[ParseJob]] = {}
@@ -156,8 +157,13 @@ class ParseRunning:
             pool.shutdown(wait=not stopped, cancel_futures=True)
             _pool_closed()
 
-    def _parse_here(self, root: str, batch: list[ParseJob], remaining: dict[int, list[ParseJob]],
-                    take: Callable[[list[ParseOutcome]], None]) -> None:
+    def _parse_here(
+        self,
+        root: str,
+        batch: list[ParseJob],
+        remaining: dict[int, list[ParseJob]],
+        take: Callable[[list[ParseOutcome]], None],
+    ) -> None:
         for start in range(0, len(batch), IN_PROCESS_BATCH):
             take(self._parse_batch(root, batch[start : start + IN_PROCESS_BATCH]))
         remaining.pop(id(batch), None)
@@ -212,10 +218,16 @@ def _pool_closed() -> None:
 
         stop = getattr(forkserver._forkserver, "_stop", None)  # private: the only way to end it before exit
         if stop is not None:
-            try:
-                stop()
-            except (OSError, AttributeError, TypeError) as error:
-                log.debug("could not stop the index forkserver: %s", error)
+            # In a thread: stopping waits for the forkserver's interpreter to exit (0.05-0.2 s), which the build's
+            # answer need not wait for. A pool started meanwhile waits for it (the forkserver's lock).
+            threading.Thread(target=_stop_forkserver, args=(stop,), name="index-forkserver-stop", daemon=True).start()
+
+
+def _stop_forkserver(stop: Callable[[], None]) -> None:
+    try:
+        stop()
+    except (OSError, AttributeError, TypeError) as error:
+        log.debug("could not stop the index forkserver: %s", error)
 
 
 def _process_context() -> multiprocessing.context.BaseContext:
