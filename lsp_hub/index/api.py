@@ -23,13 +23,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlparse
 
-from lsp_hub.index import history
-from lsp_hub.index.syntax_checkers import (
-    NO_EXTERNAL_CHECKERS,
-    SyntaxCheckers,
-    syntax_check_result,
-    syntax_language_for_path,
-)
 from lsp_hub.index.walk import DEFAULT_MAX_FILE_SIZE, REASON_TOO_LARGE
 from lsp_hub.index.workspace import Snapshot, WorkspaceIndex
 
@@ -151,9 +144,8 @@ def prepare_graphs(index: WorkspaceIndex) -> None:
 def keep_graphs_beside(index: WorkspaceIndex) -> threading.Thread | None:
     """Start storing the current snapshot's graphs in the cache when this process builds them (None when it
     answers from a stored ranking and builds nothing), in a thread beside what the caller does next: a map's
-    ranking and rendering run while SQLite writes. The graphs are built here, before the thread starts; the store
-    writes in one transaction, so a process ended mid-save leaves the previous entry. Join the thread before
-    exit."""
+    ranking and rendering run while SQLite writes (one transaction: a process ended mid-save leaves the previous
+    entry). The graphs are built here, before the thread starts. Join the thread before exit."""
     from lsp_hub.index.graph_store import ranking, save_graphs
     from lsp_hub.index.ranking import ReferenceGraph
 
@@ -184,6 +176,8 @@ def relevant_files(index: WorkspaceIndex, arguments: Arguments, wait: float = 0.
     if not description.strip() and not targets:
         raise ValueError("relevantFiles needs a description or targets")
     top_n = _integer(args, "topN", relevance.DEFAULT_TOP_N, 1, 1000)
+    from lsp_hub.index import history
+
     history_commits = _integer(args, "historyCommits", history.DEFAULT_HISTORY_COMMITS, 0, history.MAX_HISTORY_COMMITS)
     snapshot = _snapshot(index, wait)
     result = relevance.relevant_files(snapshot, description, targets, top_n, history_commits)
@@ -207,15 +201,8 @@ def dependents(index: WorkspaceIndex, arguments: Arguments, wait: float = 0.0) -
     snapshot = _snapshot(index, wait)
     found, total = dependents_module.dependents(snapshot, written, limit)
     result: dict[str, Any] = {
-        "files": [
-            {
-                "path": dependent.path,
-                "uri": (index.root / dependent.path).as_uri(),
-                "score": round(dependent.score, 4),
-                "reasons": dependent.reasons(),
-            }
-            for dependent in found
-        ],
+        "files": [{"path": dependent.path, "uri": (index.root / dependent.path).as_uri(),
+                   "score": round(dependent.score, 4), "reasons": dependent.reasons()} for dependent in found],
         "total": total,
     }
     result.update(_completeness(index, snapshot))
@@ -238,10 +225,11 @@ def syntax_check(
     *,
     readable_roots: Sequence[Path] | None = None,
     max_file_size: int = DEFAULT_MAX_FILE_SIZE,
-    checkers: SyntaxCheckers = NO_EXTERNAL_CHECKERS,
+    checkers: SyntaxCheckers | None = None,
 ) -> dict[str, Any]:
     """`lspHub.syntaxCheck` {uri, text?} -> {ok, checked, language, checker, errors: [{range, message}], reason?,
-    fallbackReason?}, judged by the language's own parser where `checkers` has one (syntax_checkers.py).
+    fallbackReason?}, judged by the language's own parser where `checkers` has one (syntax_checkers.py; None:
+    tree-sitter alone).
 
     The text checked is, in order: `document_text` (the hub's open document), the `text` argument, the file on
     disk. A relative path is taken relative to the index root when an index is given. With `readable_roots` (the
@@ -256,6 +244,9 @@ def syntax_check(
     path = _path_of_uri(uri)
     if index is not None and not path.is_absolute():
         path = index.root / path
+    # Here: the other commands (and the hub's start) need no syntax checker.
+    from lsp_hub.index.syntax_checkers import NO_EXTERNAL_CHECKERS, syntax_check_result, syntax_language_for_path
+
     language = syntax_language_for_path(str(path))
     source: bytes | None
     if document_text is not None:
@@ -267,40 +258,24 @@ def syntax_check(
             resolved = path.resolve()
         except (OSError, RuntimeError):  # RuntimeError: a symlink loop
             resolved = None
-        if readable_roots is not None and (
-            resolved is None or not any(resolved == root or root in resolved.parents for root in readable_roots)
-        ):
-            raise ValueError(
-                f"uri: {uri} is outside the workspace folders (symbolic links resolved); send its text to check it"
-            )
+        if readable_roots is not None and (resolved is None or not any(
+                resolved == root or root in resolved.parents for root in readable_roots)):
+            raise ValueError(f"uri: {uri} is outside the workspace folders (symbolic links resolved); "
+                             "send its text to check it")
         source = None
         if language is not None and resolved is not None and resolved.is_file():  # not a FIFO, nor a device
             try:
                 size = resolved.stat().st_size
                 if size > max_file_size:
-                    return {
-                        "ok": True,
-                        "checked": False,
-                        "language": language,
-                        "errors": [],
-                        "reason": REASON_TOO_LARGE,
-                        "size": size,
-                        "limit": max_file_size,
-                    }
+                    return {"ok": True, "checked": False, "language": language, "errors": [],
+                            "reason": REASON_TOO_LARGE, "size": size, "limit": max_file_size}
                 source = resolved.read_bytes()
             except OSError:
                 source = None
     if source is not None and len(source) > max_file_size and language is not None:
-        return {
-            "ok": True,
-            "checked": False,
-            "language": language,
-            "errors": [],
-            "reason": REASON_TOO_LARGE,
-            "size": len(source),
-            "limit": max_file_size,
-        }
-    return syntax_check_result(source, language, str(path), checkers)
+        return {"ok": True, "checked": False, "language": language, "errors": [], "reason": REASON_TOO_LARGE,
+                "size": len(source), "limit": max_file_size}
+    return syntax_check_result(source, language, str(path), NO_EXTERNAL_CHECKERS if checkers is None else checkers)
 
 
 def callers(index: WorkspaceIndex, arguments: Arguments, wait: float = 0.0) -> dict[str, Any]:
@@ -320,13 +295,8 @@ def callers(index: WorkspaceIndex, arguments: Arguments, wait: float = 0.0) -> d
     return result
 
 
-def _targets(
-    index: WorkspaceIndex,
-    snapshot: Snapshot,
-    args: Mapping[str, Any],
-    command: str,
-    at_position: Callable[[Snapshot, str, int, int], Any],
-) -> Any:
+def _targets(index: WorkspaceIndex, snapshot: Snapshot, args: Mapping[str, Any], command: str,
+             at_position: Callable[[Snapshot, str, int, int], Any]) -> Any:
     """The definitions a command is about: by `symbol` (name path), else at {uri, position} (`at_position`)."""
     from lsp_hub.index import callers as callers_module
 
@@ -355,13 +325,9 @@ def callers_with_server_sites(
     return {**found, "callers": merged}
 
 
-def references(
-    index: WorkspaceIndex,
-    arguments: Arguments,
-    wait: float = 0.0,
-    text_of: Callable[[str], str | None] | None = None,
-    server_locations: list[dict[str, Any]] | None = None,
-) -> dict[str, Any]:
+def references(index: WorkspaceIndex, arguments: Arguments, wait: float = 0.0,
+               text_of: Callable[[str], str | None] | None = None,
+               server_locations: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """`lspHub.references` {uri, position, includeDeclaration?=true} | {symbol} -> {symbol, definitions,
     references: [{location, kind, name}], complete}: every use of the definition the index can resolve. `text_of`
     (a workspace-relative path -> its text as the servers see it) defaults to the file on disk. With a server's
@@ -469,6 +435,7 @@ if TYPE_CHECKING:
     from lsp_hub.index.navigation.search_results import SearchResult
     from lsp_hub.index.navigation.task_context import ContextResult
     from lsp_hub.index.navigation.zoom import ZoomResult
+    from lsp_hub.index.syntax_checkers import SyntaxCheckers
 
 
 def outline(index: WorkspaceIndex, path: str, limit: int = 300, wait: float = 0.0) -> OutlineResult:
@@ -485,42 +452,32 @@ def zoom(index: WorkspaceIndex, symbol: str, limit: int = 30, wait: float = 0.0)
     return module.zoom(index, symbol, limit, wait)
 
 
-def symbols(
-    index: WorkspaceIndex, query: str, limit: int = 30, include_variables: bool = False, wait: float = 0.0
-) -> SymbolsResult:
+def symbols(index: WorkspaceIndex, query: str, limit: int = 30, include_variables: bool = False,
+            wait: float = 0.0) -> SymbolsResult:
     """`lspHub.symbols`: fuzzy search of the index's definitions by name, ranked."""
     from lsp_hub.index.navigation import fuzzy_symbols as module
 
     return module.symbols(index, query, limit, include_variables, wait)
 
 
-def imports(
-    index: WorkspaceIndex, path: str, direction: str = "both", depth: int = 1, limit: int = 100, wait: float = 0.0
-) -> ImportsResult:
+def imports(index: WorkspaceIndex, path: str, direction: str = "both", depth: int = 1, limit: int = 100,
+            wait: float = 0.0) -> ImportsResult:
     """`lspHub.imports`: what a file imports (down) and what imports it (up), breadth-first to `depth` (0: all)."""
     from lsp_hub.index.navigation import imports_graph as module
 
     return module.imports(index, path, direction, depth, limit, wait)
 
 
-def search(
-    index: WorkspaceIndex,
-    pattern: str,
-    regex: bool = False,
-    globs: Sequence[str] = (),
-    ignore_case: bool = False,
-    limit: int = 100,
-    wait: float = 0.0,
-) -> SearchResult:
+def search(index: WorkspaceIndex, pattern: str, regex: bool = False, globs: Sequence[str] = (),
+           ignore_case: bool = False, limit: int = 100, wait: float = 0.0) -> SearchResult:
     """`lspHub.search`: text search with ripgrep (literal, case-sensitive unless asked), by file in rank order."""
     from lsp_hub.index.navigation import text_search as module
 
     return module.search(index, pattern, regex, globs, ignore_case, limit, wait)
 
 
-def structural_search(
-    index: WorkspaceIndex, pattern: str, language: str, limit: int = 100, wait: float = 0.0
-) -> SearchResult:
+def structural_search(index: WorkspaceIndex, pattern: str, language: str, limit: int = 100,
+                      wait: float = 0.0) -> SearchResult:
     """`lspHub.search` with `structural`: an ast-grep pattern over one language's files."""
     from lsp_hub.index.navigation import structural_search as module
 
@@ -534,23 +491,16 @@ def impact(index: WorkspaceIndex, target: str, depth: int = 2, limit: int = 30, 
     return module.impact(index, target, depth, limit, wait)
 
 
-def context(
-    index: WorkspaceIndex, description: str = "", targets: Sequence[str] = (), budget: int = 8000, wait: float = 0.0
-) -> ContextResult:
+def context(index: WorkspaceIndex, description: str = "", targets: Sequence[str] = (), budget: int = 8000,
+            wait: float = 0.0) -> ContextResult:
     """`lspHub.context`: a task's context block within `budget` bytes (the repo map without description/targets)."""
     from lsp_hub.index.navigation import task_context as module
 
     return module.context(index, description, targets, budget, wait)
 
 
-def call_tree(
-    index: WorkspaceIndex,
-    symbol: str,
-    depth: int = 3,
-    include_unresolved: bool = False,
-    limit: int = 100,
-    wait: float = 0.0,
-) -> CallTreeResult:
+def call_tree(index: WorkspaceIndex, symbol: str, depth: int = 3, include_unresolved: bool = False,
+              limit: int = 100, wait: float = 0.0) -> CallTreeResult:
     """`lspHub.callTree`: a symbol's outgoing calls as a tree to `depth`."""
     from lsp_hub.index.navigation import call_tree as module
 

@@ -17,14 +17,16 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from lsp_hub.index import api, history
-from lsp_hub.index.syntax_checkers import NO_EXTERNAL_CHECKERS, SyntaxCheckers
+from lsp_hub.index import api
 from lsp_hub.index.workspace import WorkspaceIndex
 
+if TYPE_CHECKING:
+    from lsp_hub.index.syntax_checkers import SyntaxCheckers
+
 # Given the file to check, the parsers the syntax verb may run (the caller, `lsp_hub.cli`, applies the trust rules).
-SyntaxCheckersFor = Callable[[Path], SyntaxCheckers]
+SyntaxCheckersFor = Callable[[Path], "SyntaxCheckers"]
 
 VERBS = ("repomap", "relevant", "syntax", "callers", "index")
 
@@ -46,6 +48,8 @@ def _parser(verb: str) -> _Parser:
         parser.add_argument("--focus", nargs="+", default=[], metavar="FILE", help="files already at hand")
         parser.add_argument("--mention", nargs="+", default=[], metavar="IDENT", help="identifiers to favour")
     elif verb == "relevant":
+        from lsp_hub.index import history  # here: the other verbs read no history
+
         parser.add_argument("arguments", nargs="+", metavar="[ROOT] DESCRIPTION")
         parser.add_argument("--target", nargs="+", default=[], metavar="FILE")
         parser.add_argument("--top", type=int, default=10)
@@ -162,6 +166,8 @@ def _relevant(options: argparse.Namespace, out: TextIO) -> int:
         out.write(f"{entry['score']:7.3f}  {entry['path']}  ({'; '.join(entry['reasons'])})\n")
     if not result["files"]:
         out.write("no relevant files found\n")
+    from lsp_hub.index import history
+
     if result.get("history") == history.STATE_NONE and result.get("historyReason") != history.REASON_DISABLED:
         out.write(f"# no git history used ({result.get('historyReason')})\n")
     _incomplete_note(result, out)
@@ -172,7 +178,7 @@ def _syntax(options: argparse.Namespace, out: TextIO, syntax_checkers_for: Synta
     path = Path(options.file)
     if not path.is_file():
         raise ValueError(f"{options.file}: no such file")
-    checkers = syntax_checkers_for(path.resolve()) if syntax_checkers_for is not None else NO_EXTERNAL_CHECKERS
+    checkers = syntax_checkers_for(path.resolve()) if syntax_checkers_for is not None else None
     result = api.syntax_check({"uri": str(path.resolve())}, checkers=checkers)
     if options.json:
         _print_json(result, out)

@@ -6,15 +6,13 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import multiprocessing
 import os
 import sys
 import threading
 from collections import deque
 from collections.abc import Callable, Mapping
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lsp_hub.index.parse_worker import (
     ParseJob,
@@ -29,6 +27,10 @@ from lsp_hub.index.shared_records import (
 from lsp_hub.index.walk import (
     IndexingCancelled,
 )
+
+if TYPE_CHECKING:  # multiprocessing and the pool are imported by a build that starts workers, not by every process
+    import multiprocessing.context
+    from concurrent.futures import Future, ProcessPoolExecutor
 
 log = logging.getLogger("lsp_hub.index.workspace")
 
@@ -74,6 +76,8 @@ class ParseRunning:
             for start in range(0, len(jobs), IN_PROCESS_BATCH):
                 take(self._parse_batch(root, jobs[start : start + IN_PROCESS_BATCH]))
             return
+        from concurrent.futures.process import BrokenProcessPool
+
         batches = _guided_batches(jobs, job_sizes, workers)
         remaining = {id(batch): batch for batch in batches}
         try:
@@ -101,6 +105,8 @@ class ParseRunning:
         Starting the workers takes a few hundred milliseconds (the forkserver's interpreter and imports, then each
         worker's), during which cores would idle: until every worker is ready, this process parses the smallest
         batches not yet handed to the pool itself."""
+        from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+
         context = _process_context()
         shared = self._shared_location
         started = context.Value("i", 0)
@@ -233,6 +239,8 @@ def _stop_forkserver(stop: Callable[[], None]) -> None:
 def _process_context() -> multiprocessing.context.BaseContext:
     """forkserver where it exists (safe from a threaded parent, workers start from a small clean process),
     else spawn. The forkserver preloads the parser modules so each worker starts with tree-sitter imported."""
+    import multiprocessing
+
     if "forkserver" in multiprocessing.get_all_start_methods():
         context = multiprocessing.get_context("forkserver")
         context.set_forkserver_preload(["lsp_hub.index.parse_worker", "lsp_hub.index.extract"])
