@@ -7,14 +7,12 @@ status` import only the standard library and start fast."""
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsp_hub import __version__
-from lsp_hub.transport.logging_setup import setup_logging
 
 if TYPE_CHECKING:
     from lsp_hub.index.syntax_checkers import SyntaxCheckers
@@ -41,16 +39,29 @@ def _serve_parser() -> argparse.ArgumentParser:
     transport.add_argument("--stdio", action="store_true", help="serve on stdin/stdout (the default)")
     transport.add_argument("--tcp", type=int, metavar="PORT", help="serve TCP clients on PORT (0 picks a port)")
     transport.add_argument("--ws", type=int, metavar="PORT", help="serve WebSocket clients on PORT")
-    transport.add_argument("--connect", action="store_true",
-                           help="LSP on stdio through the per-user daemon, starting it when absent (`lsp-hub "
-                           "daemon`): editors and agents share its servers and index")
+    transport.add_argument(
+        "--connect",
+        action="store_true",
+        help="LSP on stdio through the per-user daemon, starting it when absent (`lsp-hub "
+        "daemon`): editors and agents share its servers and index",
+    )
     parser.add_argument("--host", default="127.0.0.1", help="address to bind for --tcp/--ws (default 127.0.0.1)")
-    parser.add_argument("--allow-origin", action="append", default=[], metavar="URL",
-                        help="--ws: accept handshakes from web pages of this origin, e.g. http://localhost:3000 "
-                        "(repeatable; by default a handshake that carries an Origin header is refused)")
-    parser.add_argument("--allow-host", action="append", default=[], metavar="NAME",
-                        help="--ws: accept this name in the Host header besides 127.0.0.1, localhost, [::1] and "
-                        "--host (repeatable; guards against DNS rebinding)")
+    parser.add_argument(
+        "--allow-origin",
+        action="append",
+        default=[],
+        metavar="URL",
+        help="--ws: accept handshakes from web pages of this origin, e.g. http://localhost:3000 "
+        "(repeatable; by default a handshake that carries an Origin header is refused)",
+    )
+    parser.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="--ws: accept this name in the Host header besides 127.0.0.1, localhost, [::1] and "
+        "--host (repeatable; guards against DNS rebinding)",
+    )
     parser.add_argument("--config", type=Path, help="a configuration file applied on top of the other layers")
     parser.add_argument("--log-file", type=Path, help="write the log here (default: stderr)")
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging (-vv for debug)")
@@ -60,6 +71,9 @@ def _serve_parser() -> argparse.ArgumentParser:
 
 def _serve(argv: list[str]) -> int:
     import asyncio  # here, not at the top: `lsp-hub query` starts faster without it
+    import logging
+
+    from lsp_hub.transport.logging_setup import setup_logging
 
     args = _serve_parser().parse_args(argv)
     setup_logging(args.verbose, args.log_file)
@@ -92,12 +106,14 @@ def _daemon_run(paths: RuntimePaths, args: dict[str, Any]) -> int:
     """`lsp-hub daemon run`: serve the daemon's unix socket (or its token-guarded loopback port) in the foreground
     until stopped or idle."""
     import asyncio
+    import logging
 
     from lsp_hub.config.loader import load_config
     from lsp_hub.proxy.extensions import default_extensions
     from lsp_hub.server import Hub
     from lsp_hub.transport.daemon_client import DaemonError, claim_daemon, release_daemon
     from lsp_hub.transport.daemon_transport import LOOPBACK, UNIX, TokenEndpoint, new_token, write_endpoint
+    from lsp_hub.transport.logging_setup import setup_logging
 
     log_file = Path(args["log_file"]) if args["log_file"] else None
     setup_logging(args["verbose"], log_file)
@@ -139,8 +155,14 @@ def _cli_syntax_checkers(file: Path) -> SyntaxCheckers:
     from lsp_hub.config.trust import TrustStore
     from lsp_hub.proxy.syntax_parsers import syntax_checkers_for
 
-    root = next((directory for directory in file.parents
-                 if any((directory / marker).exists() for marker in REPOSITORY_MARKERS)), file.parent)
+    root = next(
+        (
+            directory
+            for directory in file.parents
+            if any((directory / marker).exists() for marker in REPOSITORY_MARKERS)
+        ),
+        file.parent,
+    )
     return syntax_checkers_for(root, trusted=TrustStore().is_trusted(root))
 
 
@@ -175,14 +197,19 @@ def _main(argv: list[str] | None) -> int:
         parser = argparse.ArgumentParser(prog="lsp-hub doctor", description="Check the configured servers.")
         parser.add_argument("root", nargs="?", type=Path, default=Path.cwd())
         parser.add_argument("--config", type=Path)
-        parser.add_argument("-v", "--verbose", action="store_true",
-                            help="each server's root, root markers and the places searched for it")
+        parser.add_argument(
+            "-v",
+            "--verbose",
+            action="store_true",
+            help="each server's root, root markers and the places searched for it",
+        )
         parser.add_argument("--json", action="store_true", help="one JSON object with every detail")
         args = parser.parse_args(argv[1:])
         from lsp_hub.doctor import run_doctor
 
-        return run_doctor(args.root.resolve(), cli_config=args.config, out=sys.stdout, verbose=args.verbose,
-                          as_json=args.json)
+        return run_doctor(
+            args.root.resolve(), cli_config=args.config, out=sys.stdout, verbose=args.verbose, as_json=args.json
+        )
     if verb == "trust":
         from lsp_hub.config.trust import trust_main
 

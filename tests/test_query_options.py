@@ -32,8 +32,10 @@ DEFINITIONS = 83  # as many places as `references` of one method printed before 
 
 def definitions(root: Path) -> list[dict[str, Any]]:
     uri = (root / "pkg" / "many.py").as_uri()
-    return [{"uri": uri, "range": {"start": {"line": line, "character": 4}, "end": {"line": line, "character": 7}}}
-            for line in range(DEFINITIONS)]
+    return [
+        {"uri": uri, "range": {"start": {"line": line, "character": 4}, "end": {"line": line, "character": 7}}}
+        for line in range(DEFINITIONS)
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -46,11 +48,20 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Hu
     (root / "pkg" / "many.py").write_text("".join(f"def f{line:02d}(): pass\n" for line in range(DEFINITIONS)))
     config = base / "config" / "lsp-hub" / "config.toml"
     config.parent.mkdir(parents=True)
-    config.write_text(fake_server_config({"fakeA": {
-        "diagnostics_on_open_and_change": [],
-        "responses": {"textDocument/definition": {"result": definitions(root)}}}}, LANGUAGES))
-    connection = spawn_hub(root, env={"XDG_CONFIG_HOME": str(base / "config"), "XDG_CACHE_HOME": str(base / "cache")},
-                           owned=False)
+    config.write_text(
+        fake_server_config(
+            {
+                "fakeA": {
+                    "diagnostics_on_open_and_change": [],
+                    "responses": {"textDocument/definition": {"result": definitions(root)}},
+                }
+            },
+            LANGUAGES,
+        )
+    )
+    connection = spawn_hub(
+        root, env={"XDG_CONFIG_HOME": str(base / "config"), "XDG_CACHE_HOME": str(base / "cache")}, owned=False
+    )
     connection.initialize(root, 60.0)
     yield root, connection
     connection.owned = True
@@ -64,7 +75,8 @@ def ask(connection: HubConnection, *argv: str) -> tuple[int, str, str]:
 
 
 def test_limit_holds_the_json_to_the_items_the_text_shows_and_says_how_many_it_left_out(
-        project: tuple[Path, HubConnection]) -> None:
+    project: tuple[Path, HubConnection],
+) -> None:
     root, connection = project
     target = f"{root / 'pkg' / 'core.py'}:2:12"
     code, printed, err = ask(connection, "definition", target, "--json", "--limit", "5")
@@ -94,8 +106,9 @@ def test_the_mcp_tools_structured_content_is_held_to_the_limit_too(project: tupl
     assert answer.data["complete"] is False and answer.text.splitlines()[-1] == f"... {DEFINITIONS - 3} more"
 
 
-def test_root_anchors_a_relative_file(project: tuple[Path, HubConnection], tmp_path: Path,
-                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_root_anchors_a_relative_file(
+    project: tuple[Path, HubConnection], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root, connection = project
     monkeypatch.chdir(tmp_path)  # a shell somewhere else: pkg/core.py is not here
     code, printed, err = ask(connection, "definition", "pkg/core.py:2:12", "--root", str(root), "--json")
@@ -106,8 +119,9 @@ def test_root_anchors_a_relative_file(project: tuple[Path, HubConnection], tmp_p
     assert code == 2 and err == "lsp-hub query: pkg/core.py: no such file\n"
 
 
-def test_root_anchors_files_before_any_hub_is_asked(project: tuple[Path, HubConnection], tmp_path: Path,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_root_anchors_files_before_any_hub_is_asked(
+    project: tuple[Path, HubConnection], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The input is checked against the file under --root (its fourth line does not exist), with no hub."""
     root, _ = project
     monkeypatch.chdir(tmp_path)
@@ -119,8 +133,9 @@ def test_root_anchors_files_before_any_hub_is_asked(project: tuple[Path, HubConn
 
 def test_the_command_line_and_the_options_object_say_the_same() -> None:
     options = options_from(["rename", "app.py:3:5", "total", "--limit", "7", "--json", "--root", "/"])
-    assert options == QueryOptions("rename", location=Location("app.py", 3, 5), new_name="total", limit=7,
-                                   json=True, root=Path("/"))
+    assert options == QueryOptions(
+        "rename", location=Location("app.py", 3, 5), new_name="total", limit=7, json=True, root=Path("/")
+    )
     with pytest.raises(QueryError, match="--apply only goes with rename, format, code-actions"):
         QueryOptions("hover", location=Location("a.py", 1, 1), apply=True).check()
     with pytest.raises(QueryError, match="give FILE:LINE:COL or --symbol NAME"):
@@ -128,8 +143,10 @@ def test_the_command_line_and_the_options_object_say_the_same() -> None:
 
 
 def test_cap_items_keeps_the_most_severe_diagnostics_in_their_order() -> None:
-    diagnostics = [{"severity": severity, "message": str(number)}
-                   for number, severity in enumerate(["hint", "error", "warning", "error", "information"])]
+    diagnostics = [
+        {"severity": severity, "message": str(number)}
+        for number, severity in enumerate(["hint", "error", "warning", "error", "information"])
+    ]
     capped = cap_items({"diagnostics": diagnostics, "complete": True}, 3)
     assert [entry["message"] for entry in capped["diagnostics"]] == ["1", "2", "3"]
     assert capped["left_out"] == 2 and capped["complete"] is False
@@ -137,8 +154,7 @@ def test_cap_items_keeps_the_most_severe_diagnostics_in_their_order() -> None:
     assert cap_items(untouched, 3) is untouched
 
 
-def test_a_hub_of_its_own_finds_lsp_hub_and_nothing_inside_it(monkeypatch: pytest.MonkeyPatch,
-                                                              tmp_path: Path) -> None:
+def test_a_hub_of_its_own_finds_lsp_hub_and_nothing_inside_it(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     # lsp_hub/ itself on the path would shadow the standard library (lsp_hub.platform as `platform`): the hub
     # then crashed as it started, and every `query --no-daemon` said "lost its hub".
     import lsp_hub
@@ -155,15 +171,18 @@ def test_a_hub_of_its_own_finds_lsp_hub_and_nothing_inside_it(monkeypatch: pytes
         seen.update(env)
         raise Refused
 
-    monkeypatch.setattr(connection.subprocess, "Popen", popen)
+    import subprocess  # the module spawn_hub imports when it runs
+
+    monkeypatch.setattr(subprocess, "Popen", popen)
     with pytest.raises(Refused):
         connection.spawn_hub(tmp_path)
     first = seen["PYTHONPATH"].split(os.pathsep)[0]
     assert Path(first) == Path(lsp_hub.__file__).resolve().parent.parent
 
 
-def test_pipes_are_read_by_a_thread_where_select_takes_sockets_only(monkeypatch: pytest.MonkeyPatch,
-                                                                     tmp_path: Path) -> None:
+def test_pipes_are_read_by_a_thread_where_select_takes_sockets_only(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     # Windows: select() takes sockets only, so a hub of its own (pipes) is read by a thread, with the same deadlines.
     from lsp_hub.agents.query import connection
 
@@ -175,9 +194,45 @@ def test_pipes_are_read_by_a_thread_where_select_takes_sockets_only(monkeypatch:
     try:
         assert hub._pipe_chunks is not None
         hub.initialize(root, 60.0)
-        found = hub.request("workspace/executeCommand", {"command": "lspHub.outline",
-                                                         "arguments": [{"path": str(root / "m.py")}]}, 60.0)
+        found = hub.request(
+            "workspace/executeCommand", {"command": "lspHub.outline", "arguments": [{"path": str(root / "m.py")}]}, 60.0
+        )
         assert "def f()" in found["text"]
         assert not hub.peer_closed()
     finally:
         hub.close()
+
+
+def test_a_query_imports_only_the_rooms_of_its_action() -> None:
+    # `lsp-hub query` is mostly Python starting: the rooms of actions that write or check, and the standard
+    # library's modules only they need, are imported by those actions (a `query outline` goes without them).
+    import subprocess
+    import sys
+
+    left_out = [
+        "lsp_hub.agents.query.edit_actions",
+        "lsp_hub.agents.query.edits",
+        "lsp_hub.agents.query.diagnostics",
+        "lsp_hub.agents.write_lock",
+        "logging",
+        "subprocess",
+        "tempfile",
+        "secrets",
+        "difflib",
+    ]
+    script = (
+        "import sys\nfrom lsp_hub.cli import _main\nfrom lsp_hub.agents.query import query_main\n"
+        "import lsp_hub.agents.query.actions, lsp_hub.transport.daemon_client\n"
+        f"print([name for name in {left_out!r} if name in sys.modules])\n"
+    )
+    repository = str(Path(__file__).resolve().parent.parent)
+    completed = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+        env={**os.environ, "PYTHONPATH": repository},
+        cwd=repository,
+    )
+    assert completed.stdout.strip() == "[]"

@@ -17,18 +17,12 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlparse
 
-from lsp_hub.index import history
-from lsp_hub.index.syntax_checkers import (
-    NO_EXTERNAL_CHECKERS,
-    SyntaxCheckers,
-    syntax_check_result,
-    syntax_language_for_path,
-)
 from lsp_hub.index.walk import DEFAULT_MAX_FILE_SIZE, REASON_TOO_LARGE
 from lsp_hub.index.workspace import Snapshot, WorkspaceIndex
 
@@ -159,6 +153,23 @@ def tune_relevance(index: WorkspaceIndex) -> dict[str, Any]:
         return {"weights": "default", "queries": 0}
 
 
+def keep_graphs_beside(index: WorkspaceIndex) -> threading.Thread | None:
+    """Start storing the current snapshot's graphs in the cache when this process builds them (None when it
+    answers from a stored ranking and builds nothing), in a thread beside what the caller does next: a map's
+    ranking and rendering run while SQLite writes (one transaction: a process ended mid-save leaves the previous
+    entry). The graphs are built here, before the thread starts. Join the thread before exit."""
+    from lsp_hub.index.graph_store import ranking, save_graphs
+    from lsp_hub.index.ranking import ReferenceGraph
+
+    snapshot = index.snapshot()
+    if not isinstance(ranking(snapshot), ReferenceGraph):
+        return None
+    snapshot.fingerprint()  # derived under the snapshot's lock: not in the thread, where it would wait on the map's
+    saving = threading.Thread(target=save_graphs, args=(snapshot,), name="index-graph-save")
+    saving.start()
+    return saving
+
+
 def keep_graphs(index: WorkspaceIndex) -> None:
     """Store the current snapshot's graphs in the cache if this process built them (nothing to do otherwise)."""
     from lsp_hub.index.graph_store import save_graphs
@@ -177,6 +188,8 @@ def relevant_files(index: WorkspaceIndex, arguments: Arguments, wait: float = 0.
     if not description.strip() and not targets:
         raise ValueError("relevantFiles needs a description or targets")
     top_n = _integer(args, "topN", relevance.DEFAULT_TOP_N, 1, 1000)
+    from lsp_hub.index import history
+
     history_commits = _integer(args, "historyCommits", history.DEFAULT_HISTORY_COMMITS, 0, history.MAX_HISTORY_COMMITS)
     snapshot = _snapshot(index, wait)
     result = relevance.relevant_files(snapshot, description, targets, top_n, history_commits)
@@ -224,10 +237,11 @@ def syntax_check(
     *,
     readable_roots: Sequence[Path] | None = None,
     max_file_size: int = DEFAULT_MAX_FILE_SIZE,
-    checkers: SyntaxCheckers = NO_EXTERNAL_CHECKERS,
+    checkers: SyntaxCheckers | None = None,
 ) -> dict[str, Any]:
     """`lspHub.syntaxCheck` {uri, text?} -> {ok, checked, language, checker, errors: [{range, message}], reason?,
-    fallbackReason?}, judged by the language's own parser where `checkers` has one (syntax_checkers.py).
+    fallbackReason?}, judged by the language's own parser where `checkers` has one (syntax_checkers.py; None:
+    tree-sitter alone).
 
     The text checked is, in order: `document_text` (the hub's open document), the `text` argument, the file on
     disk. A relative path is taken relative to the index root when an index is given. With `readable_roots` (the
@@ -242,6 +256,9 @@ def syntax_check(
     path = _path_of_uri(uri)
     if index is not None and not path.is_absolute():
         path = index.root / path
+    # Here: the other commands (and the hub's start) need no syntax checker.
+    from lsp_hub.index.syntax_checkers import NO_EXTERNAL_CHECKERS, syntax_check_result, syntax_language_for_path
+
     language = syntax_language_for_path(str(path))
     source: bytes | None
     if document_text is not None:
@@ -270,7 +287,7 @@ def syntax_check(
     if source is not None and len(source) > max_file_size and language is not None:
         return {"ok": True, "checked": False, "language": language, "errors": [], "reason": REASON_TOO_LARGE,
                 "size": len(source), "limit": max_file_size}
-    return syntax_check_result(source, language, str(path), checkers)
+    return syntax_check_result(source, language, str(path), NO_EXTERNAL_CHECKERS if checkers is None else checkers)
 
 
 def callers(index: WorkspaceIndex, arguments: Arguments, wait: float = 0.0) -> dict[str, Any]:
@@ -432,6 +449,7 @@ if TYPE_CHECKING:
     from lsp_hub.index.navigation.search_results import SearchResult
     from lsp_hub.index.navigation.task_context import ContextResult
     from lsp_hub.index.navigation.zoom import ZoomResult
+    from lsp_hub.index.syntax_checkers import SyntaxCheckers
 
 
 def outline(index: WorkspaceIndex, path: str, limit: int = 300, wait: float = 0.0) -> OutlineResult:

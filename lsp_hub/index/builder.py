@@ -18,7 +18,9 @@ from lsp_hub.index.parse_worker import (
     parse_job,
 )
 from lsp_hub.index.records import P_DEFINITIONS, FileRecord, encode_packed
+from lsp_hub.index.snapshot import Snapshot
 from lsp_hub.index.store import IndexStore, StoredFile
+from lsp_hub.index.table_parts import TableParts
 from lsp_hub.index.walk import (
     REASON_UNREADABLE,
     IndexingCancelled,
@@ -38,6 +40,7 @@ class IndexBuilding(ParseRunning):
 
     store: IndexStore | None
     _lock: threading.RLock
+    _snapshot: Snapshot
     _disk: dict[str, FileRecord]
     _disk_skips: dict[str, StoredFile]
     _documents: dict[str, FileRecord]
@@ -51,9 +54,15 @@ class IndexBuilding(ParseRunning):
     last_build_parsed: int
 
     if TYPE_CHECKING:
-        def _publish(self, disk: Mapping[str, FileRecord], pending: frozenset[str],
-                     skipped: Iterable[tuple[str, str]], skip_counts: Mapping[str, int],
-                     markers: Mapping[str, str]) -> None: ...
+
+        def _publish(
+            self,
+            disk: Mapping[str, FileRecord],
+            pending: frozenset[str],
+            skipped: Iterable[tuple[str, str]],
+            skip_counts: Mapping[str, int],
+            markers: Mapping[str, str],
+        ) -> None: ...
 
     def _build(self, progress: ProgressCallback | None) -> None:
         walk = walk_workspace(self.root, self.max_file_size, self._stopped.is_set)
@@ -73,8 +82,12 @@ class IndexBuilding(ParseRunning):
         job_sizes: dict[str, int] = {}
         for walked in walk.files:
             record = known.get(walked.path)
-            if record is not None and record.size == walked.size and record.mtime_ns == walked.mtime_ns \
-                    and record.language == walked.language:
+            if (
+                record is not None
+                and record.size == walked.size
+                and record.mtime_ns == walked.mtime_ns
+                and record.language == walked.language
+            ):
                 new_disk[walked.path] = record
                 continue
             skip = known_skips.get(walked.path)
@@ -95,6 +108,9 @@ class IndexBuilding(ParseRunning):
         unreadable: list[tuple[str, str]] = []
         pending = {job.path for job in jobs}
         first_build = not self._disk and not self._documents
+        # A cold build gathers the name tables while its workers parse (table_parts.py); a warm one has its graphs
+        # stored, or most of its records' names undecoded, so gathering would only add work.
+        parts = TableParts() if first_build and len(jobs) >= self.in_process_limit else None
         last_publish = time.perf_counter()
 
         def take(outcomes: list[ParseOutcome]) -> None:
@@ -106,6 +122,8 @@ class IndexBuilding(ParseRunning):
                 record = self._apply_outcome(outcome, known, new_disk, new_skips, upserts, unreadable)
                 if record is not None:
                     unstored.append(record)
+                    if parts is not None and record.holds_head:  # else its bytes are elsewhere: added at the end
+                        parts.add(record)
                 if record is not None and outcome.parsed:
                     shared_puts.append((record.digest, outcome.language, record.encoded, record.definition_count))
                 elif outcome.from_shared:
@@ -138,7 +156,7 @@ class IndexBuilding(ParseRunning):
             self.shared.trim()
         skipped = [*walk.skipped, *((path, skip.skip_reason or "") for path, skip in new_skips.items()), *unreadable]
         skip_counts = Counter(walk.skip_counts)
-        for _path, reason in skipped[len(walk.skipped):]:
+        for _path, reason in skipped[len(walk.skipped) :]:
             skip_counts[reason] += 1
         with self._lock:
             for path, change in (self._changes_during_build or {}).items():
@@ -152,6 +170,7 @@ class IndexBuilding(ParseRunning):
             self._skip_counts = dict(skip_counts)
             self._markers = markers
             self._publish(new_disk, frozenset(), self._skipped, self._skip_counts, markers)
+            self._snapshot.table_parts = parts
 
     def _stored_now(self, upserts: list[StoredFile], deletions: Iterable[str], records: list[FileRecord]) -> None:
         """Write the rows; once they are stored, the records let go of their bytes (read back when needed)."""
@@ -186,8 +205,16 @@ class IndexBuilding(ParseRunning):
         skips: dict[str, StoredFile] = {}
         for path, entry in stored.items():
             if entry.skip_reason is None:
-                disk[path] = FileRecord(path, entry.size, entry.mtime_ns, entry.digest, None, entry.language,
-                                        entry.definitions, loader=self._encoded_from_cache)
+                disk[path] = FileRecord(
+                    path,
+                    entry.size,
+                    entry.mtime_ns,
+                    entry.digest,
+                    None,
+                    entry.language,
+                    entry.definitions,
+                    loader=self._encoded_from_cache,
+                )
             else:
                 skips[path] = entry
         with self._lock:
@@ -209,8 +236,9 @@ class IndexBuilding(ParseRunning):
             if outcome.skip_reason == REASON_UNREADABLE:
                 unreadable.append((path, outcome.skip_reason))  # not cached: it may be readable next time
                 return None
-            stored = StoredFile(path, outcome.language, outcome.size, outcome.mtime_ns, outcome.digest,
-                                outcome.skip_reason)
+            stored = StoredFile(
+                path, outcome.language, outcome.size, outcome.mtime_ns, outcome.digest, outcome.skip_reason
+            )
             new_skips[path] = stored
             upserts.append(stored)
             return None
@@ -241,6 +269,13 @@ class IndexBuilding(ParseRunning):
 def stored_row(record: FileRecord) -> StoredFile:
     """The record's row; without the results (None: "in the shared records") when the record holds none."""
     encoded = record.encoded if record.holds_encoded else None
-    return StoredFile(record.path, record.language, record.size, record.mtime_ns, record.digest, None, encoded,
-                      record.definition_count)
-
+    return StoredFile(
+        record.path,
+        record.language,
+        record.size,
+        record.mtime_ns,
+        record.digest,
+        None,
+        encoded,
+        record.definition_count,
+    )

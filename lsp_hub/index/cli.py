@@ -17,14 +17,16 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from lsp_hub.index import api, history
-from lsp_hub.index.syntax_checkers import NO_EXTERNAL_CHECKERS, SyntaxCheckers
+from lsp_hub.index import api
 from lsp_hub.index.workspace import WorkspaceIndex
 
+if TYPE_CHECKING:
+    from lsp_hub.index.syntax_checkers import SyntaxCheckers
+
 # Given the file to check, the parsers the syntax verb may run (the caller, `lsp_hub.cli`, applies the trust rules).
-SyntaxCheckersFor = Callable[[Path], SyntaxCheckers]
+SyntaxCheckersFor = Callable[[Path], "SyntaxCheckers"]
 
 VERBS = ("repomap", "relevant", "syntax", "callers", "index")
 
@@ -46,12 +48,19 @@ def _parser(verb: str) -> _Parser:
         parser.add_argument("--focus", nargs="+", default=[], metavar="FILE", help="files already at hand")
         parser.add_argument("--mention", nargs="+", default=[], metavar="IDENT", help="identifiers to favour")
     elif verb == "relevant":
+        from lsp_hub.index import history  # here: the other verbs read no history
+
         parser.add_argument("arguments", nargs="+", metavar="[ROOT] DESCRIPTION")
         parser.add_argument("--target", nargs="+", default=[], metavar="FILE")
         parser.add_argument("--top", type=int, default=10)
-        parser.add_argument("--history-commits", type=int, default=history.DEFAULT_HISTORY_COMMITS, metavar="N",
-                            help="recent git commits read for files that change together (0: none; default "
-                                 f"{history.DEFAULT_HISTORY_COMMITS})")
+        parser.add_argument(
+            "--history-commits",
+            type=int,
+            default=history.DEFAULT_HISTORY_COMMITS,
+            metavar="N",
+            help="recent git commits read for files that change together (0: none; default "
+            f"{history.DEFAULT_HISTORY_COMMITS})",
+        )
     elif verb == "syntax":
         parser.add_argument("file")
     elif verb == "callers":
@@ -115,16 +124,22 @@ def _incomplete_note(result: dict[str, Any], out: TextIO) -> None:
 
 def _repomap(options: argparse.Namespace, out: TextIO) -> int:
     index = _open_index(options.root)
+    # Graphs this run builds serve the next run (with a focus or mention too): stored while the map is made.
+    saving = api.keep_graphs_beside(index)
     focus = [str(Path(value).resolve()) for value in options.focus]
-    result = api.repo_map(index, {"focusFiles": focus, "mentionedIdents": options.mention,
-                                  "tokenBudget": options.budget})
+    result = api.repo_map(
+        index, {"focusFiles": focus, "mentionedIdents": options.mention, "tokenBudget": options.budget}
+    )
     if options.json:
         _print_json(result, out)
     else:
         out.write(result["text"])
         _incomplete_note(result, out)
     out.flush()
-    api.keep_graphs(index)  # after the answer: graphs this run built serve the next run with a focus or mention
+    if saving is not None:
+        saving.join()
+    else:
+        api.keep_graphs(index)  # a stored ranking lacked a file's scores, and the map built the graphs after all
     return 0
 
 
@@ -135,8 +150,15 @@ def _relevant(options: argparse.Namespace, out: TextIO) -> int:
     root, description = (positional[0], positional[1]) if len(positional) == 2 else (".", positional[0])
     index = _open_index(root)
     targets = [str(Path(value).resolve()) for value in options.target]
-    result = api.relevant_files(index, {"description": description, "targets": targets, "topN": options.top,
-                                        "historyCommits": options.history_commits})
+    result = api.relevant_files(
+        index,
+        {
+            "description": description,
+            "targets": targets,
+            "topN": options.top,
+            "historyCommits": options.history_commits,
+        },
+    )
     if options.json:
         _print_json(result, out)
         return 0
@@ -144,6 +166,8 @@ def _relevant(options: argparse.Namespace, out: TextIO) -> int:
         out.write(f"{entry['score']:7.3f}  {entry['path']}  ({'; '.join(entry['reasons'])})\n")
     if not result["files"]:
         out.write("no relevant files found\n")
+    from lsp_hub.index import history
+
     if result.get("history") == history.STATE_NONE and result.get("historyReason") != history.REASON_DISABLED:
         out.write(f"# no git history used ({result.get('historyReason')})\n")
     _incomplete_note(result, out)
@@ -154,7 +178,7 @@ def _syntax(options: argparse.Namespace, out: TextIO, syntax_checkers_for: Synta
     path = Path(options.file)
     if not path.is_file():
         raise ValueError(f"{options.file}: no such file")
-    checkers = syntax_checkers_for(path.resolve()) if syntax_checkers_for is not None else NO_EXTERNAL_CHECKERS
+    checkers = syntax_checkers_for(path.resolve()) if syntax_checkers_for is not None else None
     result = api.syntax_check({"uri": str(path.resolve())}, checkers=checkers)
     if options.json:
         _print_json(result, out)
@@ -171,7 +195,7 @@ def _syntax(options: argparse.Namespace, out: TextIO, syntax_checkers_for: Synta
 
 
 def _checker_note(result: dict[str, Any]) -> str:
-    """"checked by cpython-3.11", and why tree-sitter judged when it stood in for the language's own parser."""
+    """ "checked by cpython-3.11", and why tree-sitter judged when it stood in for the language's own parser."""
     note = f"checked by {result.get('checker')}"
     if result.get("fallbackReason"):
         note += f": {result['fallbackReason']}"
@@ -250,8 +274,10 @@ def _index(options: argparse.Namespace, out: TextIO) -> int:
     languages = ", ".join(f"{language} {count}" for language, count in statistics["languages"].items())
     out.write(f"{root}\n")
     out.write(f"  {statistics['files']} files, {statistics['symbols']} symbols ({languages or 'none'})\n")
-    out.write(f"  built in {statistics['lastBuildSeconds']:.2f} s, {statistics['parsedFiles']} parsed, the rest "
-              f"from the cache\n")
+    out.write(
+        f"  built in {statistics['lastBuildSeconds']:.2f} s, {statistics['parsedFiles']} parsed, the rest "
+        f"from the cache\n"
+    )
     skipped = ", ".join(f"{reason} {count}" for reason, count in statistics["skipReasons"].items())
     if skipped:
         out.write(f"  skipped: {skipped}\n")

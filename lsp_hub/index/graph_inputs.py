@@ -19,8 +19,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from lsp_hub.index.graph_cache import graph_state
-from lsp_hub.index.records import D_CONTAINER, D_NAME, I_ALIASES, FileRecord
+from lsp_hub.index.records import I_ALIASES, FileRecord
 from lsp_hub.index.resolve import ImportResolver, ResolvedImport
+from lsp_hub.index.table_parts import SortedTables, dependency_names, member_names
 from lsp_hub.index.workspace import Snapshot
 
 log = logging.getLogger(__name__)
@@ -156,6 +157,22 @@ def _stored_inputs(snapshot: Snapshot) -> GraphInputs | None:
 
 
 def _built_inputs(snapshot: Snapshot) -> GraphInputs:
+    parts = snapshot.table_parts
+    snapshot.table_parts = None
+    gathered = parts.tables_for(snapshot.files) if parts is not None else None
+    definers, referencers, member_definers, dependents = gathered or _built_tables(snapshot)
+    tables = NameTables(definers, referencers, member_definers)
+    resolver = ImportResolver(snapshot.files, snapshot.markers)
+    resolved = {path: resolver.resolve_file(path) for path in snapshot.files}
+    bindings: dict[str, Mapping[str, tuple[str, ...]]] = {}
+    renames: dict[str, Mapping[str, str]] = {}
+    for path, imports in resolved.items():
+        _set_import_names(bindings, renames, path, snapshot.files[path], imports)
+    return GraphInputs(tables, dependents, resolver, resolved, bindings, renames, None)
+
+
+def _built_tables(snapshot: Snapshot) -> SortedTables:
+    """Definers, referencers, member definers and dependents of every name, each file list sorted."""
     definers: dict[str, list[str]] = defaultdict(list)
     referencers: dict[str, list[str]] = defaultdict(list)
     member_definers: dict[str, list[str]] = defaultdict(list)
@@ -170,32 +187,11 @@ def _built_inputs(snapshot: Snapshot) -> GraphInputs:
             member_definers[name].append(path)
         for name in dependency_names(record):
             dependents[name].append(path)
-    tables = NameTables(
-        {name: tuple(paths) for name, paths in definers.items()},
-        {name: tuple(paths) for name, paths in referencers.items()},
-        {name: tuple(paths) for name, paths in member_definers.items()},
+    sorted_definers, sorted_referencers, sorted_members, sorted_dependents = (
+        {name: tuple(paths) for name, paths in table.items()}
+        for table in (definers, referencers, member_definers, dependents)
     )
-    resolver = ImportResolver(snapshot.files, snapshot.markers)
-    resolved = {path: resolver.resolve_file(path) for path in snapshot.files}
-    bindings: dict[str, Mapping[str, tuple[str, ...]]] = {}
-    renames: dict[str, Mapping[str, str]] = {}
-    for path, imports in resolved.items():
-        _set_import_names(bindings, renames, path, snapshot.files[path], imports)
-    return GraphInputs(
-        tables, {name: tuple(paths) for name, paths in dependents.items()}, resolver, resolved, bindings, renames, None
-    )
-
-
-def member_names(record: FileRecord) -> frozenset[str]:
-    return frozenset(definition[D_NAME] for definition in record.definitions if definition[D_CONTAINER] is not None)
-
-
-def dependency_names(record: FileRecord) -> frozenset[str]:
-    """Names whose definers decide where this file's uses point, besides the names it references: names it imports
-    under another spelling, and the classes its fields are typed with."""
-    names = {imported for raw in record.imports for _local, imported in raw[I_ALIASES] if imported != "*"}
-    names.update(type_name for _owner, _attribute, type_name in record.field_types)
-    return frozenset(names)
+    return sorted_definers, sorted_referencers, sorted_members, sorted_dependents
 
 
 def _updated_inputs(base: GraphInputs, anchor: Snapshot, snapshot: Snapshot, changed: set[str]) -> GraphInputs:

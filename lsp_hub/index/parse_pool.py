@@ -6,15 +6,13 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import multiprocessing
 import os
 import sys
 import threading
 from collections import deque
 from collections.abc import Callable, Mapping
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lsp_hub.index.parse_worker import (
     ParseJob,
@@ -29,6 +27,10 @@ from lsp_hub.index.shared_records import (
 from lsp_hub.index.walk import (
     IndexingCancelled,
 )
+
+if TYPE_CHECKING:  # multiprocessing and the pool are imported by a build that starts workers, not by every process
+    import multiprocessing.context
+    from concurrent.futures import Future, ProcessPoolExecutor
 
 log = logging.getLogger("lsp_hub.index.workspace")
 
@@ -74,6 +76,8 @@ class ParseRunning:
             for start in range(0, len(jobs), IN_PROCESS_BATCH):
                 take(self._parse_batch(root, jobs[start : start + IN_PROCESS_BATCH]))
             return
+        from concurrent.futures.process import BrokenProcessPool
+
         batches = _guided_batches(jobs, job_sizes, workers)
         remaining = {id(batch): batch for batch in batches}
         try:
@@ -101,11 +105,14 @@ class ParseRunning:
         Starting the workers takes a few hundred milliseconds (the forkserver's interpreter and imports, then each
         worker's), during which cores would idle: until every worker is ready, this process parses the smallest
         batches not yet handed to the pool itself."""
+        from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+
         context = _process_context()
         shared = self._shared_location
         started = context.Value("i", 0)
-        pool = ProcessPoolExecutor(max_workers=workers, mp_context=context,
-                                   initializer=worker_initializer, initargs=(os.getpid(), started))
+        pool = ProcessPoolExecutor(
+            max_workers=workers, mp_context=context, initializer=worker_initializer, initargs=(os.getpid(), started)
+        )
         stopped = False
         queue = deque(batches)  # not handed out yet, largest first
         in_flight: dict[Future[list[ParseOutcome]], list[ParseJob]] = {}
@@ -156,8 +163,13 @@ class ParseRunning:
             pool.shutdown(wait=not stopped, cancel_futures=True)
             _pool_closed()
 
-    def _parse_here(self, root: str, batch: list[ParseJob], remaining: dict[int, list[ParseJob]],
-                    take: Callable[[list[ParseOutcome]], None]) -> None:
+    def _parse_here(
+        self,
+        root: str,
+        batch: list[ParseJob],
+        remaining: dict[int, list[ParseJob]],
+        take: Callable[[list[ParseOutcome]], None],
+    ) -> None:
         for start in range(0, len(batch), IN_PROCESS_BATCH):
             take(self._parse_batch(root, batch[start : start + IN_PROCESS_BATCH]))
         remaining.pop(id(batch), None)
@@ -212,15 +224,23 @@ def _pool_closed() -> None:
 
         stop = getattr(forkserver._forkserver, "_stop", None)  # private: the only way to end it before exit
         if stop is not None:
-            try:
-                stop()
-            except (OSError, AttributeError, TypeError) as error:
-                log.debug("could not stop the index forkserver: %s", error)
+            # In a thread: stopping waits for the forkserver's interpreter to exit (0.05-0.2 s), which the build's
+            # answer need not wait for. A pool started meanwhile waits for it (the forkserver's lock).
+            threading.Thread(target=_stop_forkserver, args=(stop,), name="index-forkserver-stop", daemon=True).start()
+
+
+def _stop_forkserver(stop: Callable[[], None]) -> None:
+    try:
+        stop()
+    except (OSError, AttributeError, TypeError) as error:
+        log.debug("could not stop the index forkserver: %s", error)
 
 
 def _process_context() -> multiprocessing.context.BaseContext:
     """forkserver where it exists (safe from a threaded parent, workers start from a small clean process),
     else spawn. The forkserver preloads the parser modules so each worker starts with tree-sitter imported."""
+    import multiprocessing
+
     if "forkserver" in multiprocessing.get_all_start_methods():
         context = multiprocessing.get_context("forkserver")
         context.set_forkserver_preload(["lsp_hub.index.parse_worker", "lsp_hub.index.extract"])

@@ -25,7 +25,10 @@ from lsp_hub.index.records import (
     FileRecord,
     Packed,
     content_digest,
+    decode_head,
+    encode_head,
     encode_packed,
+    head_of,
 )
 from lsp_hub.index.shared_records import SharedRecordsLocation, shared_records_at
 from lsp_hub.index.walk import REASON_BINARY, REASON_TOO_LARGE, REASON_UNREADABLE, is_binary
@@ -57,6 +60,9 @@ class ParseOutcome:
     # bytes stay there, and are read back when needed).
     encoded: bytes | None = None
     definitions: int | None = None
+    # From a worker, beside `encoded`: what the record keeps decoded (`records.head_of`), made there so that the
+    # building process only loads it (about half the work of decoding the results and deriving it).
+    head: bytes | None = None
 
     @property
     def from_shared(self) -> bool:
@@ -66,9 +72,10 @@ class ParseOutcome:
     def __reduce__(self) -> tuple[Callable[..., ParseOutcome], tuple[Any, ...]]:
         # From a worker to the parent the results travel in marshal form, which is written about six times and
         # read about twice as fast as pickle's object protocol, and is the form the cache keeps.
-        encoded, definitions = self.encoded, self.definitions
+        encoded, definitions, head = self.encoded, self.definitions, self.head
         if encoded is None and self.packed is not None:
             encoded, definitions = encode_packed(self.packed), len(self.packed[P_DEFINITIONS])
+            head = encode_head(head_of(self.packed))
         return (
             ParseOutcome,
             (
@@ -83,6 +90,7 @@ class ParseOutcome:
                 self.parsed,
                 encoded,
                 definitions,
+                head,
             ),
         )
 
@@ -97,8 +105,16 @@ class ParseOutcome:
         if self.packed is not None:
             return FileRecord.of_packed(self.path, self.size, self.mtime_ns, self.digest, self.packed)
         assert self.encoded is not None and self.definitions is not None
+        head = decode_head(self.head) if self.head is not None else None
         return FileRecord(
-            self.path, self.size, self.mtime_ns, self.digest, self.encoded, self.language, self.definitions
+            self.path,
+            self.size,
+            self.mtime_ns,
+            self.digest,
+            self.encoded,
+            self.language,
+            self.definitions,
+            head=head,
         )
 
 

@@ -19,6 +19,7 @@ recomputed; rows are summed in the same order either way, so an update equals a 
 from __future__ import annotations
 
 import bisect
+import itertools
 import logging
 import math
 from collections.abc import Iterable, Mapping
@@ -170,10 +171,10 @@ class Passes:
         self._intern(entries, name_positions, weights)
         start, end = np.searchsorted(self.sources, [source, source + 1])
         count = len(weights)
-        self.sources = np.concatenate((self.sources[:start], np.full(count, source, dtype=np.intp),
-                                       self.sources[end:]))
-        self.name_positions = np.concatenate((self.name_positions[:start], np.array(name_positions, dtype=np.intp),
-                                              self.name_positions[end:]))
+        self.sources = np.concatenate((self.sources[:start], np.full(count, source, dtype=np.intp), self.sources[end:]))
+        self.name_positions = np.concatenate(
+            (self.name_positions[:start], np.array(name_positions, dtype=np.intp), self.name_positions[end:])
+        )
         self.weights = np.concatenate((self.weights[:start], np.array(weights, dtype=float), self.weights[end:]))
 
 
@@ -181,8 +182,12 @@ class ReferenceGraph:
     """The weighted file reference graph of one snapshot and the ranks computed on it."""
 
     def __init__(
-        self, nodes: list[str], rows: dict[str, Row], incoming: dict[str, tuple[str, ...]],
-        factors: dict[str, float | None], file_count: int,
+        self,
+        nodes: list[str],
+        rows: dict[str, Row],
+        incoming: dict[str, tuple[str, ...]],
+        factors: dict[str, float | None],
+        file_count: int,
     ) -> None:
         self.nodes = nodes
         self.index = {node: position for position, node in enumerate(nodes)}
@@ -192,6 +197,7 @@ class ReferenceGraph:
         self.file_count = file_count
         self.out_weight = {node: rows[node].out_weight for node in nodes}
         self._matrix: Any = None
+        self._edge_arrays: tuple[list[int], list[int], list[float]] | None = None
         self._base_ranks: dict[str, float] | None = None
         self._definition_scores: dict[str, dict[str, float]] = {}
         self._shares: Any = None  # per node: base rank / outgoing weight
@@ -235,15 +241,18 @@ class ReferenceGraph:
             if self._shares is None:
                 ranks = self.base_ranks
                 out = np.array([self.rows[node].out_weight for node in self.nodes])
-                self._shares = np.divide(np.array([ranks[node] for node in self.nodes]), out,
-                                         out=np.zeros(len(self.nodes)), where=out > 0)
+                self._shares = np.divide(
+                    np.array([ranks[node] for node in self.nodes]), out, out=np.zeros(len(self.nodes)), where=out > 0
+                )
             # Summed in the order of the arrays (sources in path order, then link order): an update sums alike.
             size = len(passes.names)
-            sums = np.bincount(passes.name_positions, weights=self._shares[passes.sources] * passes.weights,
-                               minlength=size)
+            sums = np.bincount(
+                passes.name_positions, weights=self._shares[passes.sources] * passes.weights, minlength=size
+            )
             used = np.bincount(passes.name_positions, minlength=size)
             scores = self._definition_scores[path] = {
-                name: total for name, total, count in zip(passes.names, sums.tolist(), used.tolist(), strict=True)
+                name: total
+                for name, total, count in zip(passes.names, sums.tolist(), used.tolist(), strict=True)
                 if count
             }
         return scores
@@ -255,32 +264,40 @@ class ReferenceGraph:
         passes = self.passes_cache.get(path)
         if passes is None:
             passes = self.passes_cache[path] = Passes(path)
-            passes.fill([(self.index[source], self.rows[source].passes[path])
-                         for source in self.incoming.get(path, ())])
+            passes.fill(
+                [(self.index[source], self.rows[source].passes[path]) for source in self.incoming.get(path, ())]
+            )
         return passes
 
     def edge_arrays(self) -> tuple[list[int], list[int], list[float]]:
-        """The kept edges as (source positions, target positions, weights)."""
-        index = self.index
-        sources: list[int] = []
-        targets: list[int] = []
-        weights: list[float] = []
-        for position, source in enumerate(self.nodes):
-            for target, weight in self.rows[source].kept:
-                sources.append(position)
-                targets.append(index[target])
-                weights.append(weight)
-        return sources, targets, weights
+        """The kept edges as (source positions, target positions, weights); made once (the ranking and the
+        stored ranking both read them), whole rows at a time."""
+        if self._edge_arrays is None:
+            index, rows = self.index, self.rows
+            sources: list[int] = []
+            targets: list[int] = []
+            weights: list[float] = []
+            for position, source in enumerate(self.nodes):
+                kept = rows[source].kept
+                if kept:
+                    kept_targets, kept_weights = zip(*kept, strict=True)
+                    sources.extend(itertools.repeat(position, len(kept)))
+                    targets.extend(map(index.__getitem__, kept_targets))
+                    weights.extend(kept_weights)
+            self._edge_arrays = sources, targets, weights
+        return self._edge_arrays
 
     def pagerank(
-        self, personalization: Mapping[str, float] | None = None, alpha: float = DAMPING,
-        tolerance: float = TOLERANCE, max_iterations: int = MAX_ITERATIONS,
+        self,
+        personalization: Mapping[str, float] | None = None,
+        alpha: float = DAMPING,
+        tolerance: float = TOLERANCE,
+        max_iterations: int = MAX_ITERATIONS,
     ) -> dict[str, float]:
         """PageRank over the pruned, weighted graph; teleport and dangling mass follow the personalization."""
         if self._matrix is None and self.nodes:
             self._matrix = transition_matrix(len(self.nodes), *self.edge_arrays())
-        return power_iteration(self.nodes, self.index, self._matrix, personalization, alpha, tolerance,
-                               max_iterations)
+        return power_iteration(self.nodes, self.index, self._matrix, personalization, alpha, tolerance, max_iterations)
 
 
 def transition_matrix(size: int, sources: list[int], targets: list[int], weights: list[float]) -> Any:
@@ -296,8 +313,13 @@ def transition_matrix(size: int, sources: list[int], targets: list[int], weights
 
 
 def power_iteration(
-    nodes: list[str], index: Mapping[str, int], transition: Any, personalization: Mapping[str, float] | None,
-    alpha: float = DAMPING, tolerance: float = TOLERANCE, max_iterations: int = MAX_ITERATIONS,
+    nodes: list[str],
+    index: Mapping[str, int],
+    transition: Any,
+    personalization: Mapping[str, float] | None,
+    alpha: float = DAMPING,
+    tolerance: float = TOLERANCE,
+    max_iterations: int = MAX_ITERATIONS,
 ) -> dict[str, float]:
     if not nodes:
         return {}
@@ -391,13 +413,18 @@ def _built_graph(snapshot: Snapshot, links: Mapping[str, FileLinks], tables: Nam
     for node in nodes:
         for target in rows[node].passes:
             incoming.setdefault(target, []).append(node)
-    return ReferenceGraph(nodes, rows, {target: tuple(sources) for target, sources in incoming.items()}, factors,
-                          len(nodes))
+    return ReferenceGraph(
+        nodes, rows, {target: tuple(sources) for target, sources in incoming.items()}, factors, len(nodes)
+    )
 
 
 def _updated_graph(
-    snapshot: Snapshot, links: Mapping[str, FileLinks], inputs: GraphInputs, previous: ReferenceGraph,
-    previous_links: Mapping[str, FileLinks], changes: GraphChanges,
+    snapshot: Snapshot,
+    links: Mapping[str, FileLinks],
+    inputs: GraphInputs,
+    previous: ReferenceGraph,
+    previous_links: Mapping[str, FileLinks],
+    changes: GraphChanges,
 ) -> ReferenceGraph:
     """`previous` (the anchor's graph, same files) with the rows of files whose links or multipliers changed."""
     tables = inputs.tables
@@ -438,4 +465,3 @@ def _updated_graph(
                 passes.replace(graph.index[source], rows[source].passes.get(target, ()))
     graph.passes_cache = passes_cache
     return graph
-

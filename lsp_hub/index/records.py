@@ -117,6 +117,45 @@ def looks_packed(data: bytes) -> bool:
     return len(data) > 2 and data[0] in _TUPLE_CODES
 
 
+ReferenceUses = dict[str, dict[str | None, int]]  # name -> receiver -> how often it is referenced
+Head = tuple[Packed, ReferenceUses]
+
+
+def head_of(packed: Packed) -> Head:
+    """What a record keeps decoded (see `FileRecord`): the results without the references, definitions without
+    their spans, and the references' counts per (name, receiver)."""
+    uses: ReferenceUses = {}
+    for reference in packed[P_REFERENCES]:
+        by_receiver = uses.get(reference[R_NAME])
+        if by_receiver is None:
+            by_receiver = uses[reference[R_NAME]] = {}
+        receiver = reference[R_RECEIVER]
+        by_receiver[receiver] = by_receiver.get(receiver, 0) + 1
+    summaries = tuple((d[0], d[1], d[2], d[10], d[11]) for d in packed[P_DEFINITIONS])
+    return (*packed[:P_DEFINITIONS], summaries, (), *packed[P_REFERENCES + 1 :]), uses
+
+
+def encode_head(head: Head) -> bytes:
+    return marshal.dumps(head, MARSHAL_VERSION)
+
+
+def decode_head(data: bytes) -> Head | None:
+    """A head as `encode_head` wrote it; None when the bytes are not one (the record then decodes its results)."""
+    try:
+        value = marshal.loads(data)
+    except (ValueError, EOFError, TypeError):
+        return None
+    if not (
+        isinstance(value, tuple)
+        and len(value) == 2
+        and isinstance(value[0], tuple)
+        and len(value[0]) == PACKED_LENGTH
+        and isinstance(value[1], dict)
+    ):
+        return None
+    return value[0], value[1]
+
+
 EMPTY_PACKED: Packed = ("", 0, 0, (), (), (), (), (), (), ())
 # Where a record whose bytes were let go (they are in the cache) gets them back; None when they are lost.
 EncodedLoader = Callable[["FileRecord"], "bytes | None"]
@@ -187,10 +226,12 @@ class FileRecord:
         definition_count: int | None = None,
         packed: Packed | None = None,
         loader: EncodedLoader | None = None,
+        head: Head | None = None,
     ) -> None:
         """`encoded` with the `language` and `definition_count` stored beside it, or None with a `loader` that
         reads them from the cache; `packed`, the decoded results, when the caller has them at hand (a parse in
-        this process), saves the first decode."""
+        this process), saves the first decode, as does `head` (`head_of` them, made by the worker that parsed
+        the file)."""
         self.path = path
         self.size = size
         self.mtime_ns = mtime_ns
@@ -204,9 +245,11 @@ class FileRecord:
         self._outline_only = False  # `_file_index` is an `outline()`
         self._defined_names: frozenset[str] | None = None
         self._reference_counts: dict[str, int] | None = None
-        self._reference_uses: dict[str, dict[str | None, int]] | None = None
+        self._reference_uses: ReferenceUses | None = None
         if packed is not None:
             self._keep_head(packed)
+        elif head is not None:
+            self._head, self._reference_uses = head
 
     @classmethod
     def of_packed(cls, path: str, size: int, mtime_ns: int, digest: bytes, packed: Packed) -> FileRecord:
@@ -249,16 +292,8 @@ class FileRecord:
             return EMPTY_PACKED
 
     def _keep_head(self, packed: Packed) -> Packed:
-        uses: dict[str, dict[str | None, int]] = {}
-        for reference in packed[P_REFERENCES]:
-            by_receiver = uses.get(reference[R_NAME])
-            if by_receiver is None:
-                by_receiver = uses[reference[R_NAME]] = {}
-            receiver = reference[R_RECEIVER]
-            by_receiver[receiver] = by_receiver.get(receiver, 0) + 1
-        self._reference_uses = uses
-        summaries = tuple((d[0], d[1], d[2], d[10], d[11]) for d in packed[P_DEFINITIONS])
-        head = self._head = (*packed[:P_DEFINITIONS], summaries, (), *packed[P_REFERENCES + 1 :])
+        head, self._reference_uses = head_of(packed)
+        self._head = head
         return head
 
     def _loaded_head(self) -> Packed:
@@ -271,6 +306,11 @@ class FileRecord:
     def packed(self) -> Packed:
         """All the results, references included: decoded on each call and not kept (see the class)."""
         return self._decode()
+
+    @property
+    def holds_head(self) -> bool:
+        """Whether what the graphs read is decoded already (names, imports, reference counts)."""
+        return self._head is not None
 
     @property
     def holds_encoded(self) -> bool:

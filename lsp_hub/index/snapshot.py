@@ -14,6 +14,7 @@ from urllib.parse import unquote, urlparse
 
 from lsp_hub.index.records import FileRecord
 from lsp_hub.index.store import IndexStore
+from lsp_hub.index.table_parts import TableParts
 
 T = TypeVar("T")
 
@@ -47,6 +48,7 @@ class Snapshot:
         self.anchor: Snapshot | None = None
         self.store: IndexStore | None = None  # where graphs computed on this snapshot may be kept (files on disk)
         self.stopped: Callable[[], bool] = lambda: False  # the index is stopping: long computations give up
+        self.table_parts: TableParts | None = None  # name tables a cold build gathered as its results came
         self._derived: dict[str, Any] = {}
         self._computing: set[str] = set()
         self._derived_lock = threading.RLock()
@@ -84,8 +86,12 @@ class Snapshot:
             for path in sorted(snapshot.files):
                 hasher.update(path.encode("utf-8", "surrogateescape") + b"\0" + snapshot.files[path].digest)
             for path in sorted(snapshot.markers):
-                hasher.update(b"\1" + path.encode("utf-8", "surrogateescape") + b"\0"
-                              + snapshot.markers[path].encode("utf-8", "surrogateescape"))
+                hasher.update(
+                    b"\1"
+                    + path.encode("utf-8", "surrogateescape")
+                    + b"\0"
+                    + snapshot.markers[path].encode("utf-8", "surrogateescape")
+                )
             return hasher.hexdigest()
 
         return self.derived("fingerprint", digest)
@@ -114,8 +120,7 @@ class Snapshot:
         return result
 
     def symbol_count(self) -> int:
-        return self.derived("symbol_count",
-                            lambda snapshot: sum(r.definition_count for r in snapshot.files.values()))
+        return self.derived("symbol_count", lambda snapshot: sum(r.definition_count for r in snapshot.files.values()))
 
     def language_counts(self) -> dict[str, int]:
         return self.derived(

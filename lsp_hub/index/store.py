@@ -38,17 +38,53 @@ def _extractor_fingerprint() -> str:
     for path in [*sources, *sorted((here / "queries").glob("*.scm"))]:
         with contextlib.suppress(OSError):
             digest.update(path.name.encode() + b"\0" + path.read_bytes())
-    try:
-        from importlib.metadata import version
-
-        digest.update(version("tree-sitter-language-pack").encode())
-    except Exception:  # metadata missing (a vendored install): the sources still count
-        pass
+    grammars = _grammars_version()
+    if grammars is not None:
+        digest.update(grammars.encode())
     return digest.hexdigest()[:12]
 
 
-_GRAPH_SOURCES = ("graph_inputs.py", "graph.py", "links.py", "ranking.py", "resolve.py", "graph_store.py",
-                  "graph_cache.py", "records.py", "file_kinds.py")
+GRAMMARS_DISTRIBUTION = "tree-sitter-language-pack"
+
+
+def _grammars_version() -> str | None:
+    """The grammars' version, as importlib.metadata gives it, read from the METADATA beside the package when it is
+    there: importing importlib.metadata (email, zipfile...) costs every process more than the rest of this module;
+    None when no metadata is found (a vendored install: the sources still count)."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec("tree_sitter_language_pack")  # finds it without importing it
+        if spec is not None and spec.origin:
+            prefix = GRAMMARS_DISTRIBUTION.replace("-", "_")
+            for info in Path(spec.origin).parent.parent.glob(f"{prefix}-*.dist-info"):
+                with (info / "METADATA").open(encoding="utf-8") as metadata:
+                    for line in metadata:
+                        if line.startswith("Version:"):
+                            return line.partition(":")[2].strip()
+                        if not line.strip():
+                            break  # the headers end at the first empty line
+    except (OSError, ValueError, ImportError):
+        pass
+    try:
+        from importlib.metadata import version
+
+        return version(GRAMMARS_DISTRIBUTION)
+    except Exception:  # metadata missing (a vendored install)
+        return None
+
+
+_GRAPH_SOURCES = (
+    "graph_inputs.py",
+    "graph.py",
+    "links.py",
+    "ranking.py",
+    "resolve.py",
+    "graph_store.py",
+    "graph_cache.py",
+    "records.py",
+    "file_kinds.py",
+)
 _graph_code: str | None = None
 
 

@@ -18,15 +18,15 @@ import contextlib
 import errno
 import os
 import posixpath
-import secrets
 import stat
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 # dir_fd support for every call the walk and the write make.
-HAS_DIR_FD = all(function in os.supports_dir_fd for function in (os.open, os.stat, os.mkdir, os.rename, os.unlink,
-                                                                  os.readlink))
+HAS_DIR_FD = all(
+    function in os.supports_dir_fd for function in (os.open, os.stat, os.mkdir, os.rename, os.unlink, os.readlink)
+)
 MAX_LINK_HOPS = 40  # as Linux's own path walk
 NAME_MAX_BYTES = 255  # every file system lsp-hub runs on
 TEMPORARY_PREFIX = ".lsp-hub-"  # short, so a name near the limit still has room for the temporary beside it
@@ -100,8 +100,7 @@ class ConfinedRoot:
                 parent = os.path.realpath(os.path.dirname(absolute))
                 relative = self._below_root(os.path.join(parent, os.path.basename(absolute)))
             if relative is None:
-                raise FileRefused(f"{text} is outside the workspace {self.root}; nothing outside it is read or "
-                                  "written")
+                raise FileRefused(f"{text} is outside the workspace {self.root}; nothing outside it is read or written")
         else:
             relative = os.path.normpath(text)
             if relative == os.curdir:
@@ -112,8 +111,10 @@ class ConfinedRoot:
         for piece in pieces:
             size = len(os.fsencode(piece))
             if size > NAME_MAX_BYTES:
-                raise FileRefused(f"the name {piece[:40]}... is {size} bytes long; file systems allow at most "
-                                  f"{NAME_MAX_BYTES} bytes in one name")
+                raise FileRefused(
+                    f"the name {piece[:40]}... is {size} bytes long; file systems allow at most "
+                    f"{NAME_MAX_BYTES} bytes in one name"
+                )
         return pieces
 
     def _below_root(self, absolute: str) -> str | None:
@@ -121,7 +122,7 @@ class ConfinedRoot:
         if absolute == root:
             return ""
         prefix = root if root.endswith(os.sep) else root + os.sep
-        return absolute[len(prefix):] if absolute.startswith(prefix) else None
+        return absolute[len(prefix) :] if absolute.startswith(prefix) else None
 
     def path_of(self, parts: list[str]) -> Path:
         return self.root.joinpath(*parts)
@@ -135,16 +136,20 @@ class ConfinedRoot:
         if posixpath.isabs(link) or os.path.isabs(link):
             relative = self._below_root(os.path.normpath(link))
             if relative is None:
-                raise FileRefused(f"{self.display(parts[:index + 1])} is a symbolic link to {link}, which "
-                                  "is outside the workspace; nothing outside it is read or written")
+                raise FileRefused(
+                    f"{self.display(parts[: index + 1])} is a symbolic link to {link}, which "
+                    "is outside the workspace; nothing outside it is read or written"
+                )
             target = [piece for piece in relative.replace(os.sep, "/").split("/") if piece not in ("", ".")]
         else:
             joined = posixpath.normpath(posixpath.join("/".join(parts[:index]), link.replace(os.sep, "/")))
             target = [piece for piece in joined.split("/") if piece not in ("", ".")]
             if target and target[0] == "..":
-                raise FileRefused(f"{self.display(parts[:index + 1])} is a symbolic link to {link}, which "
-                                  "is outside the workspace; nothing outside it is read or written")
-        return target + parts[index + 1:]
+                raise FileRefused(
+                    f"{self.display(parts[: index + 1])} is a symbolic link to {link}, which "
+                    "is outside the workspace; nothing outside it is read or written"
+                )
+        return target + parts[index + 1 :]
 
     def _open_directory(self, parts: list[str], *, create: bool) -> tuple[int, list[str]]:
         """A descriptor of the directory holding the last component, and the components as followed (links
@@ -178,25 +183,28 @@ class ConfinedRoot:
                 return os.open(name, os.O_RDONLY | _O_DIRECTORY | _O_NOFOLLOW | _O_CLOEXEC, dir_fd=descriptor)
             except FileNotFoundError:
                 if not create:
-                    raise FileMissing(f"{self.display(parts)}: no such directory "
-                                      f"{self.display(parts[:index + 1])}") from None
+                    raise FileMissing(
+                        f"{self.display(parts)}: no such directory {self.display(parts[: index + 1])}"
+                    ) from None
                 try:
                     os.mkdir(name, 0o777, dir_fd=descriptor)
                 except FileExistsError:
                     continue  # someone made it meanwhile: open what is there now
                 except OSError as error:
-                    raise FileRefused(f"cannot create the directory {self.display(parts[:index + 1])}: "
-                                      f"{reason(error)}") from None
+                    raise FileRefused(
+                        f"cannot create the directory {self.display(parts[: index + 1])}: {reason(error)}"
+                    ) from None
             except OSError as error:
                 try:
                     link = os.readlink(name, dir_fd=descriptor)
                 except OSError:
                     if error.errno in (errno.ENOTDIR, errno.ELOOP):
-                        raise FileRefused(f"{self.display(parts)}: {self.display(parts[:index + 1])} is not a "
-                                          "directory") from None
-                    raise FileRefused(f"cannot open {self.display(parts[:index + 1])}: {reason(error)}") from None
+                        raise FileRefused(
+                            f"{self.display(parts)}: {self.display(parts[: index + 1])} is not a directory"
+                        ) from None
+                    raise FileRefused(f"cannot open {self.display(parts[: index + 1])}: {reason(error)}") from None
                 return self._link_target(parts, index, link)
-        raise FileRefused(f"cannot open {self.display(parts[:index + 1])}: it keeps changing")
+        raise FileRefused(f"cannot open {self.display(parts[: index + 1])}: it keeps changing")
 
     def _resolve_leaf(self, parts: list[str], *, create: bool) -> tuple[int, list[str], os.stat_result | None]:
         """The final directory's descriptor, the components as followed, and the last one's lstat (None: absent).
@@ -241,8 +249,9 @@ class ConfinedRoot:
             if not stat.S_ISREG(info.st_mode):
                 raise FileRefused(f"{self.display(parts)} is {file_kind(info.st_mode)}, not a regular file")
             try:
-                handle = os.open(parts[-1], os.O_RDONLY | _O_NOFOLLOW | _O_NONBLOCK | _O_CLOEXEC | _O_BINARY,
-                                 dir_fd=descriptor)
+                handle = os.open(
+                    parts[-1], os.O_RDONLY | _O_NOFOLLOW | _O_NONBLOCK | _O_CLOEXEC | _O_BINARY, dir_fd=descriptor
+                )
             except FileNotFoundError:
                 raise FileMissing(f"{self.display(parts)}: no such file in the workspace") from None
             except OSError as error:
@@ -296,17 +305,22 @@ class ConfinedRoot:
         finally:
             os.close(descriptor)
 
-    def _write_at(self, descriptor: int, parts: list[str], info: os.stat_result | None, data: bytes, *,
-                  force: bool) -> WriteResult:
+    def _write_at(
+        self, descriptor: int, parts: list[str], info: os.stat_result | None, data: bytes, *, force: bool
+    ) -> WriteResult:
         where = self.display(parts)
         mode = self._mode_for(where, info, force=force)
         directory = os.fstat(descriptor)
         if directory.st_mode & 0o222 == 0:  # also for root, whom the kernel would let through
             raise FileRefused(f"not written: the directory of {where} is read-only; the file is unchanged")
-        temporary = f"{TEMPORARY_PREFIX}{secrets.token_hex(6)}.tmp"
+        temporary = f"{TEMPORARY_PREFIX}{os.urandom(6).hex()}.tmp"
         try:
-            handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC | _O_BINARY,
-                             0o600, dir_fd=descriptor)
+            handle = os.open(
+                temporary,
+                os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC | _O_BINARY,
+                0o600,
+                dir_fd=descriptor,
+            )
         except OSError as error:
             raise FileRefused(f"not written: {where}: {reason(error)}; the file is unchanged") from None
         try:
@@ -337,8 +351,9 @@ class ConfinedRoot:
             raise FileRefused(f"not written: {where} is {file_kind(info.st_mode)}, not a regular file")
         mode = stat.S_IMODE(info.st_mode)
         if mode & 0o222 == 0 and not force:
-            raise FileRefused(f"not written: {where} is read-only (mode {mode:o}); the file is unchanged "
-                              "(pass force to replace it)")
+            raise FileRefused(
+                f"not written: {where} is read-only (mode {mode:o}); the file is unchanged (pass force to replace it)"
+            )
         return mode
 
     def remove(self, name: str | Path) -> Path:
@@ -372,11 +387,13 @@ class ConfinedRoot:
     def _refuse_links(self, parts: list[str]) -> None:
         """Without dir_fd a link could be swapped in after any check: refuse every symbolic link in the path."""
         for index in range(len(parts)):
-            path = self.path_of(parts[:index + 1])
+            path = self.path_of(parts[: index + 1])
             if os.path.islink(path):
-                raise FileRefused(f"{self.display(parts[:index + 1])} is a symbolic link; on this platform lsp-hub "
-                                  "cannot open paths relative to a directory, so it follows no symbolic links "
-                                  "in the files it reads or writes")
+                raise FileRefused(
+                    f"{self.display(parts[: index + 1])} is a symbolic link; on this platform lsp-hub "
+                    "cannot open paths relative to a directory, so it follows no symbolic links "
+                    "in the files it reads or writes"
+                )
 
     def _read_by_name(self, parts: list[str]) -> ReadResult:
         self._refuse_links(parts)
@@ -405,7 +422,7 @@ class ConfinedRoot:
         mode = self._mode_for(where, info, force=force)
         if os.stat(path.parent).st_mode & 0o222 == 0:
             raise FileRefused(f"not written: the directory of {where} is read-only; the file is unchanged")
-        temporary = path.parent / f"{TEMPORARY_PREFIX}{secrets.token_hex(6)}.tmp"
+        temporary = path.parent / f"{TEMPORARY_PREFIX}{os.urandom(6).hex()}.tmp"
         try:
             handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_BINARY, 0o600)
             try:
@@ -440,8 +457,14 @@ def _umask() -> int:
     return mask
 
 
-_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
-          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"), (stat.S_ISLNK, "a symbolic link"))
+_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISLNK, "a symbolic link"),
+)
 
 
 def file_kind(mode: int) -> str:

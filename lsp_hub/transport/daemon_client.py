@@ -25,21 +25,20 @@ import json
 import os
 import socket
 import stat
-import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
-from lsp_hub.platform.children import detached_options
 from lsp_hub.platform.locks import read_from_start, replace_content, try_lock
-from lsp_hub.platform.processes import pid_alive
 from lsp_hub.platform.users import current_user, describe_user, file_modes_are_enforced, owned_by_current_user
 from lsp_hub.transport.client_framing import FrameBuffer, FramingError, encode_message
 from lsp_hub.transport.daemon_transport import UNIX, TransportError, chosen_transport, connect_with_token
+
+if TYPE_CHECKING:
+    import subprocess
 
 DAEMON_STATUS_METHOD = "lspHub/daemonStatus"
 DAEMON_STOP_METHOD = "lspHub/daemonStop"
@@ -94,7 +93,12 @@ def runtime_directory(environ: Mapping[str, str] = os.environ) -> Path:
     runtime = environ.get("XDG_RUNTIME_DIR", "")
     if runtime and os.path.isabs(runtime):  # the XDG spec: a relative value is invalid and ignored
         return Path(runtime) / "lsp-hub"
-    temporary = environ.get("TMPDIR") or ("/tmp" if sys.platform != "win32" else tempfile.gettempdir())
+    if sys.platform == "win32":
+        import tempfile
+
+        temporary = environ.get("TMPDIR") or tempfile.gettempdir()
+    else:
+        temporary = environ.get("TMPDIR") or "/tmp"
     return Path(temporary) / f"lsp-hub-{current_user()}"
 
 
@@ -110,13 +114,17 @@ def check_private_directory(path: Path) -> None:
     elif not stat.S_ISDIR(info.st_mode):
         refusal = "it is not a directory"
     elif not owned_by_current_user(info.st_uid):
-        refusal = f"it belongs to uid {info.st_uid}, not to you ({describe_user(current_user())}); someone may be " \
+        refusal = (
+            f"it belongs to uid {info.st_uid}, not to you ({describe_user(current_user())}); someone may be "
             "trying to intercept the daemon"
+        )
     elif file_modes_are_enforced() and stat.S_IMODE(info.st_mode) != 0o700:
         refusal = f"its mode is {stat.S_IMODE(info.st_mode):04o}, not 0700"
     if refusal is not None:
-        raise DaemonError(f"refusing to use {path} for the daemon's socket: {refusal}. Remove it (or fix it) and "
-                          "try again, or set XDG_RUNTIME_DIR")
+        raise DaemonError(
+            f"refusing to use {path} for the daemon's socket: {refusal}. Remove it (or fix it) and "
+            "try again, or set XDG_RUNTIME_DIR"
+        )
 
 
 def prepare_runtime_directory(environ: Mapping[str, str] = os.environ) -> RuntimePaths:
@@ -135,8 +143,10 @@ def prepare_runtime_directory(environ: Mapping[str, str] = os.environ) -> Runtim
     except TransportError as error:
         raise DaemonError(str(error)) from None
     if paths.transport == UNIX and len(os.fsencode(paths.socket)) > MAX_SOCKET_PATH_BYTES:
-        raise DaemonError(f"the socket path {paths.socket} is longer than a unix socket allows "
-                          f"({MAX_SOCKET_PATH_BYTES} bytes); set XDG_RUNTIME_DIR to a shorter directory")
+        raise DaemonError(
+            f"the socket path {paths.socket} is longer than a unix socket allows "
+            f"({MAX_SOCKET_PATH_BYTES} bytes); set XDG_RUNTIME_DIR to a shorter directory"
+        )
     return paths
 
 
@@ -221,6 +231,10 @@ def _lock(path: Path, deadline: float) -> int:
 
 
 def _spawn_daemon(paths: RuntimePaths, daemon_args: list[str]) -> subprocess.Popen[bytes]:
+    import subprocess  # here: a client that finds the daemon running starts without it
+
+    from lsp_hub.platform.children import detached_options
+
     if paths.log.exists():
         os.replace(paths.log, paths.log.with_name(paths.log.name + ".1"))
     log = os.open(paths.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
@@ -228,8 +242,14 @@ def _spawn_daemon(paths: RuntimePaths, daemon_args: list[str]) -> subprocess.Pop
         # A session of its own: no terminal's signals reach it and it outlives the editor or agent that started
         # it. Its cwd is / (it must neither pin nor index the starter's directory); its stdio is not the
         # starter's, so the starter's pipes close when the starter ends.
-        return subprocess.Popen([sys.executable, "-m", "lsp_hub", "daemon", "run", *daemon_args],
-                                stdin=subprocess.DEVNULL, stdout=log, stderr=log, cwd="/", **detached_options())
+        return subprocess.Popen(
+            [sys.executable, "-m", "lsp_hub", "daemon", "run", *daemon_args],
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            cwd="/",
+            **detached_options(),
+        )
     finally:
         os.close(log)
 
@@ -263,11 +283,14 @@ def ensure_daemon(paths: RuntimePaths, daemon_args: list[str]) -> tuple[socket.s
             if connection is not None:
                 return connection, process.pid
             if process.poll() is not None:
-                raise DaemonError(f"the daemon exited with code {process.returncode} before listening "
-                                  f"(log: {paths.log}){_log_tail(paths)}")
+                raise DaemonError(
+                    f"the daemon exited with code {process.returncode} before listening "
+                    f"(log: {paths.log}){_log_tail(paths)}"
+                )
             time.sleep(0.02)
-        raise DaemonError(f"the daemon did not listen on {paths.listening_at} within {START_TIMEOUT_SECONDS:g} s "
-                          f"(log: {paths.log})")
+        raise DaemonError(
+            f"the daemon did not listen on {paths.listening_at} within {START_TIMEOUT_SECONDS:g} s (log: {paths.log})"
+        )
     finally:
         os.close(lock)
 
@@ -325,8 +348,9 @@ USAGE = """lsp-hub daemon start [--config PATH] [--log-file PATH] [-v] [--json]
 def _parse(argv: list[str]) -> tuple[str, dict[str, Any]]:
     import argparse
 
-    parser = argparse.ArgumentParser(prog="lsp-hub daemon", usage=USAGE,
-                                     description="The per-user lsp-hub daemon that `lsp-hub --connect` talks to.")
+    parser = argparse.ArgumentParser(
+        prog="lsp-hub daemon", usage=USAGE, description="The per-user lsp-hub daemon that `lsp-hub --connect` talks to."
+    )
     parser.add_argument("action", choices=["start", "stop", "status", "run"])
     parser.add_argument("--config", help="start: a configuration file on top of the user's (read once, at start)")
     parser.add_argument("--log-file", help="start: the daemon's log (default: daemon.log beside its socket)")
@@ -339,18 +363,24 @@ def _parse(argv: list[str]) -> tuple[str, dict[str, Any]]:
 
 
 def _describe(status: Mapping[str, Any]) -> str:
-    lines = [f"lsp-hub daemon: pid {status.get('pid')}, socket {status.get('socket')}, "
-             f"{status.get('clients')} client(s)"]
+    lines = [
+        f"lsp-hub daemon: pid {status.get('pid')}, socket {status.get('socket')}, {status.get('clients')} client(s)"
+    ]
     for workspace in status.get("workspaces") or []:
         lines.append(f"  {workspace.get('root')}")
         for server in workspace.get("servers") or []:
-            lines.append(f"    {server.get('name')} ({server.get('state')}, pid {server.get('pid')}) "
-                         f"at {server.get('root')}")
+            lines.append(
+                f"    {server.get('name')} ({server.get('state')}, pid {server.get('pid')}) at {server.get('root')}"
+            )
     return "\n".join(lines)
 
 
-def daemon_main(argv: list[str], out: IO[str], err: IO[str] = sys.stderr,
-                run: Callable[[RuntimePaths, dict[str, Any]], int] | None = None) -> int:
+def daemon_main(
+    argv: list[str],
+    out: IO[str],
+    err: IO[str] = sys.stderr,
+    run: Callable[[RuntimePaths, dict[str, Any]], int] | None = None,
+) -> int:
     """`lsp-hub daemon start|stop|status|run`: 0 ok, 1 not running (status, stop), 2 usage, 3 failure."""
     try:
         action, args = _parse(argv)
@@ -362,8 +392,9 @@ def daemon_main(argv: list[str], out: IO[str], err: IO[str] = sys.stderr,
             assert run is not None
             return run(paths, args)
         if action == "start":
-            connection, started = ensure_daemon(paths, daemon_run_args(args["config"], args["log_file"],
-                                                                       args["verbose"]))
+            connection, started = ensure_daemon(
+                paths, daemon_run_args(args["config"], args["log_file"], args["verbose"])
+            )
             with connection:
                 status = request(connection, DAEMON_STATUS_METHOD)
             if args["json"]:
@@ -395,9 +426,15 @@ def _stop(paths: RuntimePaths, as_json: bool, out: IO[str]) -> int:
             raise
         answer = None  # it stopped before answering; the pid file's owner is gone or going
     if answer is None:
-        print(json.dumps({"running": False, "socket": str(paths.listening_at)}) if as_json else
-              f"lsp-hub daemon is not running (no daemon listens on {paths.listening_at})", file=out)
+        print(
+            json.dumps({"running": False, "socket": str(paths.listening_at)})
+            if as_json
+            else f"lsp-hub daemon is not running (no daemon listens on {paths.listening_at})",
+            file=out,
+        )
         return EXIT_NOT_RUNNING
+    from lsp_hub.platform.processes import pid_alive
+
     pid = int(answer["pid"])
     deadline = time.monotonic() + STOP_TIMEOUT_SECONDS
     while pid_alive(pid):

@@ -42,15 +42,17 @@ def test_repo_map_accepts_uris_and_paths(pyapp_index: WorkspaceIndex) -> None:
         ({"focusFiles": ["/elsewhere/a.py"]}, "is not inside the workspace root"),
     ],
 )
-def test_invalid_arguments_raise_clear_errors(pyapp_index: WorkspaceIndex, arguments: dict[str, object],
-                                              message: str) -> None:
+def test_invalid_arguments_raise_clear_errors(
+    pyapp_index: WorkspaceIndex, arguments: dict[str, object], message: str
+) -> None:
     with pytest.raises(ValueError, match=message):
         api.repo_map(pyapp_index, arguments)
 
 
 def test_relevant_files_with_reasons_excluding_targets(pyapp_index: WorkspaceIndex) -> None:
-    result = api.relevant_files(pyapp_index, {"description": "Evict old entries from the UserCache",
-                                              "targets": ["pyapp/storage.py"], "topN": 4})
+    result = api.relevant_files(
+        pyapp_index, {"description": "Evict old entries from the UserCache", "targets": ["pyapp/storage.py"], "topN": 4}
+    )
     paths = [entry["path"] for entry in result["files"]]
     assert "pyapp/storage.py" not in paths
     assert paths[0] == "pyapp/models.py"
@@ -78,8 +80,13 @@ def test_relevance_from_a_description_alone(copy_repo: Callable[[str], Path]) ->
 
 def test_syntax_check_prefers_document_text_then_argument_then_disk(tmp_path: Path) -> None:
     good = write(tmp_path, "ok.py", "def f():\n    return 1\n")
-    assert api.syntax_check({"uri": good.as_uri()}) == {"ok": True, "checked": True, "language": "python",
-                                                          "checker": "cpython-3.11", "errors": []}
+    assert api.syntax_check({"uri": good.as_uri()}) == {
+        "ok": True,
+        "checked": True,
+        "language": "python",
+        "checker": "cpython-3.11",
+        "errors": [],
+    }
     broken = api.syntax_check({"uri": good.as_uri(), "text": "def f(:\n"})
     assert broken["ok"] is False and broken["errors"][0]["range"]["start"]["line"] == 0
     assert api.syntax_check({"uri": good.as_uri(), "text": "def f(:\n"}, document_text="x = 1\n")["ok"] is True
@@ -91,8 +98,15 @@ def test_syntax_check_prefers_document_text_then_argument_then_disk(tmp_path: Pa
 
 def test_syntax_check_leaves_text_and_files_over_the_size_cap_unchecked(tmp_path: Path) -> None:
     big = write(tmp_path, "big.py", "def f(:\n" + "x = 1\n" * 50)
-    too_large = {"ok": True, "checked": False, "language": "python", "errors": [], "reason": "too_large",
-                 "size": big.stat().st_size, "limit": 100}
+    too_large = {
+        "ok": True,
+        "checked": False,
+        "language": "python",
+        "errors": [],
+        "reason": "too_large",
+        "size": big.stat().st_size,
+        "limit": 100,
+    }
     assert api.syntax_check({"uri": big.as_uri()}, max_file_size=100) == too_large
     assert api.syntax_check({"uri": big.as_uri(), "text": big.read_text()}, max_file_size=100) == too_large
     assert api.syntax_check({"uri": big.as_uri()}, document_text=big.read_text(), max_file_size=100) == too_large
@@ -109,8 +123,14 @@ def test_syntax_check_reads_no_file_outside_the_readable_roots(tmp_path: Path) -
     roots = [workspace]
     assert api.syntax_check({"uri": inside.as_uri()}, index=index, readable_roots=roots)["ok"] is True
     assert api.syntax_check({"uri": "pkg/ok.py"}, index=index, readable_roots=roots)["checked"] is True
-    for uri in (secret.as_uri(), str(secret), "../secret/keys.py", "pkg/link.py",
-                (workspace / "pkg" / "link.py").as_uri(), (workspace / "outside_dir" / "keys.py").as_uri()):
+    for uri in (
+        secret.as_uri(),
+        str(secret),
+        "../secret/keys.py",
+        "pkg/link.py",
+        (workspace / "pkg" / "link.py").as_uri(),
+        (workspace / "outside_dir" / "keys.py").as_uri(),
+    ):
         with pytest.raises(ValueError, match="outside the workspace folders") as refused:
             api.syntax_check({"uri": uri}, index=index, readable_roots=roots)
         assert uri in str(refused.value) and "token" not in str(refused.value)
@@ -217,3 +237,23 @@ def test_dependents_are_the_importers_and_users_of_a_file_ranked(pyapp_index: Wo
     assert "pyapp/storage.py" not in [entry["path"] for entry in both["files"]]  # a written file is no dependent
     with pytest.raises(ValueError, match="dependents needs files"):
         api.dependents(pyapp_index, {"files": []})
+
+
+def test_repomap_verb_stores_the_graphs_it_built_beside_the_map(copy_repo: Callable[[str], Path]) -> None:
+    from lsp_hub.index.graph_store import RANKING_KEY, STATE_KEY
+
+    root = copy_repo("pyapp")
+    code, cold = run_cli(["repomap", str(root), "--budget", "200"])
+    assert code == 0
+    index = WorkspaceIndex(root)
+    index.build()
+    try:
+        assert index.store is not None
+        fingerprint = index.snapshot().fingerprint()
+        assert index.store.load_graph(STATE_KEY, fingerprint) is not None  # saved in the thread, joined at exit
+        assert index.store.load_graph(RANKING_KEY, fingerprint) is not None
+        saving = api.keep_graphs_beside(index)
+        assert saving is None  # a later process answers from the stored ranking: nothing built, nothing to save
+    finally:
+        index.close()
+    assert run_cli(["repomap", str(root), "--budget", "200"]) == (0, cold)

@@ -21,18 +21,24 @@ def _loaded_after(code: str, tmp_path: Path) -> list[str]:
         import json, sys
         print(json.dumps([name for name in {HEAVY!r} if name in sys.modules]))
         """)
-    env = {**os.environ, "PYTHONPATH": str(REPOSITORY), "XDG_CACHE_HOME": str(tmp_path / "cache"),
-           "XDG_RUNTIME_DIR": str(tmp_path / "run")}
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(REPOSITORY),
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),
+        "XDG_RUNTIME_DIR": str(tmp_path / "run"),
+    }
     (tmp_path / "run").mkdir(exist_ok=True)
-    completed = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True,
-                               timeout=60, check=True)
+    completed = subprocess.run(
+        [sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60, check=True
+    )
     loaded: list[str] = json.loads(completed.stdout.strip().splitlines()[-1])
     return loaded
 
 
 @pytest.mark.parametrize("argv", [["--version"], ["daemon", "status"], ["query", "--help"]])
 def test_light_verbs_import_no_index_dependency(tmp_path: Path, argv: list[str]) -> None:
-    loaded = _loaded_after(f"""
+    loaded = _loaded_after(
+        f"""
         import contextlib, io
         from lsp_hub.cli import main
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
@@ -40,15 +46,20 @@ def test_light_verbs_import_no_index_dependency(tmp_path: Path, argv: list[str])
                 main({argv!r})
             except SystemExit:
                 pass
-        """, tmp_path)
+        """,
+        tmp_path,
+    )
     assert loaded == []
 
 
 def test_hub_and_index_modules_import_nothing_heavy(tmp_path: Path) -> None:
-    loaded = _loaded_after("""
+    loaded = _loaded_after(
+        """
         import lsp_hub.server, lsp_hub.proxy.extensions, lsp_hub.proxy.index_extension
         import lsp_hub.index.api, lsp_hub.index.cli, lsp_hub.index.workspace, lsp_hub.index.syntax_checkers
-        """, tmp_path)
+        """,
+        tmp_path,
+    )
     assert loaded == []
 
 
@@ -80,3 +91,42 @@ def test_a_warm_repo_map_imports_nothing_heavy(tmp_path: Path) -> None:
     repomap = _cli("repomap", _project(tmp_path, "def f():\n    return g()\n\n\ndef g():\n    return 1\n"))
     assert {"tree_sitter", "numpy"} <= set(_loaded_after(repomap, tmp_path))  # cold: parses and ranks
     assert _loaded_after(repomap, tmp_path) == []  # warm: the ranking the first run stored
+
+
+def test_the_cache_key_reads_the_grammars_version_without_importlib_metadata(tmp_path: Path) -> None:
+    from importlib.metadata import version
+
+    from lsp_hub.index.store import GRAMMARS_DISTRIBUTION, _grammars_version
+
+    assert _grammars_version() == version(GRAMMARS_DISTRIBUTION)  # the same key as before
+    script = "import sys, lsp_hub.index.cli\nprint(json.dumps(['importlib.metadata' in sys.modules]))\n"
+    env = {**os.environ, "PYTHONPATH": str(REPOSITORY), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    completed = subprocess.run(
+        [sys.executable, "-c", "import json\n" + script],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert json.loads(completed.stdout.strip().splitlines()[-1]) == [False]
+
+
+def test_the_repomap_verb_imports_no_pool_history_or_syntax_checker_before_it_needs_them(tmp_path: Path) -> None:
+    loaded = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys, json, lsp_hub.cli, lsp_hub.index.cli, lsp_hub.index.api\n"
+            "print(json.dumps([m for m in ('multiprocessing', 'concurrent.futures.process', 'lsp_hub.index.history', "
+            "'lsp_hub.index.syntax_checkers') if m in sys.modules]))",
+        ],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(REPOSITORY)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert json.loads(loaded.stdout.strip().splitlines()[-1]) == []

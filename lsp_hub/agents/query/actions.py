@@ -7,10 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lsp_hub.agents.query.diagnostics import diagnostics_action
 from lsp_hub.agents.query.documents import Workspace, resolve_target
-from lsp_hub.agents.query.edit_actions import code_actions_action, rename_action, verified_write_action
-from lsp_hub.agents.query.edits import changes_of, unified_diff, write_changes
 from lsp_hub.agents.query.errors import QueryError
 from lsp_hub.agents.query.hub_requests import (
     check_served,
@@ -58,15 +55,21 @@ def run_action(options: QueryOptions, workspace: Workspace) -> Answer:
         if action in LOCATION_ACTIONS:
             params = where
             locations = locations_json(workspace, connection.request(LOCATION_ACTIONS[action], params, timeout))
-            return with_empty_reason(Answer({"locations": locations, "complete": True},
-                                             locations_text(locations, limit), not locations), workspace, target.path)
+            return with_empty_reason(
+                Answer({"locations": locations, "complete": True}, locations_text(locations, limit), not locations),
+                workspace,
+                target.path,
+            )
         if action == "hover":
             text = hover_text(connection.request("textDocument/hover", where, timeout))
-            return with_empty_reason(Answer({"text": text, "complete": True}, text, not text), workspace,
-                                      target.path)
+            return with_empty_reason(Answer({"text": text, "complete": True}, text, not text), workspace, target.path)
         if action == "rename":
+            from lsp_hub.agents.query.edit_actions import rename_action
+
             return rename_action(workspace, where, options)
         if action == "code-actions":
+            from lsp_hub.agents.query.edit_actions import code_actions_action
+
             return code_actions_action(workspace, target, uri, options)
         return with_empty_reason(_calls(workspace, action, where, limit), workspace, target.path)
     if action in NAVIGATION_ACTIONS:
@@ -82,10 +85,13 @@ def run_action(options: QueryOptions, workspace: Workspace) -> Answer:
             uri = workspace.open(path)
             result = connection.request("textDocument/documentSymbol", {"textDocument": {"uri": uri}}, timeout)
             symbols = flatten_symbols(workspace, result, str(path))
-            return with_empty_reason(Answer({"symbols": symbols}, symbols_text(symbols, limit), not symbols),
-                                      workspace, path)
+            return with_empty_reason(
+                Answer({"symbols": symbols}, symbols_text(symbols, limit), not symbols), workspace, path
+            )
         return Answer({"symbols": symbols}, symbols_text(symbols, limit), not symbols)
     if action == "diagnostics":
+        from lsp_hub.agents.query.diagnostics import diagnostics_action
+
         return diagnostics_action(workspace, options)
     if action == "format":
         if len(options.files) != 1:
@@ -94,17 +100,23 @@ def run_action(options: QueryOptions, workspace: Workspace) -> Answer:
         check_served(workspace, path)
         uri = workspace.open(path)
         from lsp_hub.agents.format_style import project_style  # standard library only, like this package
+        from lsp_hub.agents.query.edits import changes_of, unified_diff, write_changes
 
         style = project_style(path, workspace.root, workspace.text(path)).lsp_options()
-        edits = connection.request("textDocument/formatting", {
-            "textDocument": {"uri": uri}, "options": style}, timeout) or []
+        edits = (
+            connection.request("textDocument/formatting", {"textDocument": {"uri": uri}, "options": style}, timeout)
+            or []
+        )
         changes = [change for change in changes_of(workspace, {str(path): edits}) if change.new != change.old]
         diff = unified_diff(changes, workspace)
         if options.apply and changes:
             write_changes(workspace, changes)
-        return Answer({"diff": diff, "applied": bool(options.apply and changes)},
-                      diff or "already formatted", not changes)
+        return Answer(
+            {"diff": diff, "applied": bool(options.apply and changes)}, diff or "already formatted", not changes
+        )
     if action in ("apply", "undo"):
+        from lsp_hub.agents.query.edit_actions import verified_write_action
+
         return verified_write_action(workspace, action, options)
     if action in ("repomap", "relevant", "callers", "syntax"):
         return index_action(workspace, action, options)
@@ -112,14 +124,17 @@ def run_action(options: QueryOptions, workspace: Workspace) -> Answer:
         status = hub_command(workspace, "lspHub.status")
         lines = [f"{server['name']}  {server['state']}  {server['root']}" for server in status.get("servers", [])]
         index = status.get("index") or {}
-        lines.append(f"index: {index.get('state', 'none')}, {index.get('files', 0)} files; "
-                     f"{status.get('documents', 0)} open documents")
+        lines.append(
+            f"index: {index.get('state', 'none')}, {index.get('files', 0)} files; "
+            f"{status.get('documents', 0)} open documents"
+        )
         return Answer(status, "\n".join(lines))
     assert action == "languages"
     languages = hub_command(workspace, "lspHub.languages")
-    lines = [f"{entry['language']}: " + ", ".join(f"{server['name']} ({server['state']})"
-                                                  for server in entry["servers"])
-             for entry in languages.get("languages", [])]
+    lines = [
+        f"{entry['language']}: " + ", ".join(f"{server['name']} ({server['state']})" for server in entry["servers"])
+        for entry in languages.get("languages", [])
+    ]
     return Answer(languages, "\n".join(lines), not lines)
 
 
@@ -127,8 +142,12 @@ def _references(workspace: Workspace, where: dict[str, Any], limit: int) -> Answ
     result = covering_references(workspace, where)
     locations = locations_json(workspace, result.get("locations"))
     uncovered = [uri_path(uri) for uri in result.get("uncovered") or []]
-    data = {"locations": locations, "complete": bool(result.get("complete", True)), "uncovered": uncovered,
-            "servers": result.get("servers") or []}
+    data = {
+        "locations": locations,
+        "complete": bool(result.get("complete", True)),
+        "uncovered": uncovered,
+        "servers": result.get("servers") or [],
+    }
     text = "\n".join(part for part in (locations_text(locations, limit), uncovered_note(data)) if part)
     return Answer(data, text, not locations)
 
@@ -147,8 +166,16 @@ def _calls(workspace: Workspace, action: str, where: dict[str, Any], limit: int)
                 path, start = uri_path(other["uri"]), other["selectionRange"]["start"]
                 start = {"start": start}
             line, column = workspace.position_out(path, start["start"])
-            calls.append({"name": other.get("name", ""), "kind": SYMBOL_KINDS.get(other.get("kind", 0), "symbol"),
-                          "path": path, "line": line, "column": column})
-    lines = [f"{display(call['path'])}:{call['line']}:{call['column']}  {call['kind']} {call['name']}"
-             for call in calls]
+            calls.append(
+                {
+                    "name": other.get("name", ""),
+                    "kind": SYMBOL_KINDS.get(other.get("kind", 0), "symbol"),
+                    "path": path,
+                    "line": line,
+                    "column": column,
+                }
+            )
+    lines = [
+        f"{display(call['path'])}:{call['line']}:{call['column']}  {call['kind']} {call['name']}" for call in calls
+    ]
     return Answer({"calls": calls}, "\n".join(capped(lines, limit)), not calls)

@@ -15,7 +15,6 @@ from typing import Any, TextIO
 from lsp_hub.agents.query.actions import run_action
 from lsp_hub.agents.query.connection import HubConnection, connect_default, connect_socket, spawn_hub
 from lsp_hub.agents.query.documents import Workspace, find_root, resolve_target
-from lsp_hub.agents.query.edit_actions import write_through_verified
 from lsp_hub.agents.query.errors import EXIT_ANSWER, EXIT_EMPTY, QueryError
 from lsp_hub.agents.query.navigation_actions import SYMBOL_ACTIONS
 from lsp_hub.agents.query.options import ACTIONS, DEFAULT_LIMIT, DEFAULT_TIMEOUT_SECONDS, TARGET_ACTIONS, QueryOptions
@@ -48,43 +47,71 @@ an unknown or ambiguous symbol -- and 3 the hub or a server failed, or no answer
 
 
 def _parser() -> _UsageParser:
-    parser = _UsageParser(prog="lsp-hub query", description="Ask the hub one question; one answer on stdout.",
-                          epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = _UsageParser(
+        prog="lsp-hub query",
+        description="Ask the hub one question; one answer on stdout.",
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("action", choices=ACTIONS, metavar="ACTION", help=", ".join(ACTIONS))
-    parser.add_argument("operands", nargs="*", help="FILE:LINE:COL (or FILE...; diagnostics: FILE or DIR...), "
-                                                    "then NEW_NAME for rename")
+    parser.add_argument(
+        "operands", nargs="*", help="FILE:LINE:COL (or FILE...; diagnostics: FILE or DIR...), then NEW_NAME for rename"
+    )
     parser.add_argument("--symbol", help="a name (greet, Class.method, module.func) instead of FILE:LINE:COL")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--no-daemon", action="store_true", help="run a hub for this one query")
-    parser.add_argument("--socket", default=os.environ.get("LSP_HUB_SOCKET"),
-                        help="talk to the hub listening on this unix socket (default $LSP_HUB_SOCKET)")
-    parser.add_argument("--root", help="the workspace root, where relative FILEs start (default: the nearest "
-                                       "ancestor with a root marker; FILEs start in the current directory)")
+    parser.add_argument(
+        "--socket",
+        default=os.environ.get("LSP_HUB_SOCKET"),
+        help="talk to the hub listening on this unix socket (default $LSP_HUB_SOCKET)",
+    )
+    parser.add_argument(
+        "--root",
+        help="the workspace root, where relative FILEs start (default: the nearest "
+        "ancestor with a root marker; FILEs start in the current directory)",
+    )
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_SECONDS, help="seconds per request")
-    parser.add_argument("--limit", type=int, default=DEFAULT_LIMIT,
-                        help="items in the answer, text and --json alike (the JSON then says how many were left "
-                             "out); diagnostics DIR: files checked (default 50)")
-    parser.add_argument("--apply", nargs="?", const=True, default=None,
-                        help="rename, format: write the files; code-actions --apply N|TITLE: apply that action")
+    parser.add_argument(
+        "--limit",
+        type=int,
+        default=DEFAULT_LIMIT,
+        help="items in the answer, text and --json alike (the JSON then says how many were left "
+        "out); diagnostics DIR: files checked (default 50)",
+    )
+    parser.add_argument(
+        "--apply",
+        nargs="?",
+        const=True,
+        default=None,
+        help="rename, format: write the files; code-actions --apply N|TITLE: apply that action",
+    )
     parser.add_argument("--query", help="symbols: search the workspace")
     parser.add_argument("--text-file", help="diagnostics: check this text as FILE's new content")
-    parser.add_argument("--budget", type=int, default=None,
-                        help="repomap: token budget (1024); context: bytes (8000)")
+    parser.add_argument("--budget", type=int, default=None, help="repomap: token budget (1024); context: bytes (8000)")
     parser.add_argument("--mention", nargs="+", default=[], help="repomap: identifiers to favour")
     parser.add_argument("--description", help="relevant: the task")
     parser.add_argument("--top", type=int, default=10, help="relevant: how many files")
-    parser.add_argument("--depth", type=int, default=None,
-                        help="callers, imports: 1; impact: 2; call-tree: 3; trace: 6 (imports 0: unlimited)")
-    parser.add_argument("--direction", choices=("up", "down", "both"), default="both",
-                        help="imports: up (importers), down (imports) or both")
+    parser.add_argument(
+        "--depth",
+        type=int,
+        default=None,
+        help="callers, imports: 1; impact: 2; call-tree: 3; trace: 6 (imports 0: unlimited)",
+    )
+    parser.add_argument(
+        "--direction",
+        choices=("up", "down", "both"),
+        default="both",
+        help="imports: up (importers), down (imports) or both",
+    )
     parser.add_argument("--regex", action="store_true", help="search: PATTERN is a regular expression")
     parser.add_argument("--ignore-case", action="store_true", help="search: case-insensitive")
     parser.add_argument("--glob", action="append", default=[], help="search: only files matching G (repeatable)")
     parser.add_argument("--structural", help="search: an ast-grep pattern, e.g. '$A.get($B)' (with --lang)")
     parser.add_argument("--lang", help="search --structural: the language (python, typescript, go, rust, ...)")
     parser.add_argument("--target", action="append", default=[], help="context: a file the task is about")
-    parser.add_argument("--include-unresolved", action="store_true",
-                        help="call-tree: list calls outside the workspace one by one")
+    parser.add_argument(
+        "--include-unresolved", action="store_true", help="call-tree: list calls outside the workspace one by one"
+    )
     parser.add_argument("--edits", help="apply: a JSON file of edits, [{path, old_text, new_text} | {path, content}]")
     parser.add_argument("--force", action="store_true", help="apply: replace read-only files too")
     return parser
@@ -130,14 +157,36 @@ def options_from(argv: list[str]) -> QueryOptions:
     if action == "code-actions" and isinstance(apply, str) and apply.isdigit():
         apply = int(apply)
     options = QueryOptions(
-        action=action, symbol=arguments.symbol, files=operands, new_name=new_name, query=arguments.query,
-        apply=apply, limit=arguments.limit, json=arguments.json, timeout=arguments.timeout, socket=arguments.socket,
-        no_daemon=arguments.no_daemon, text_file=arguments.text_file, budget=arguments.budget,
-        mention=arguments.mention, description=description, top=arguments.top, depth=arguments.depth,
-        edits=arguments.edits, force=arguments.force, root=_root_given(arguments.root),
-        direction=arguments.direction, regex=arguments.regex, ignore_case=arguments.ignore_case,
-        globs=arguments.glob, structural=arguments.structural, lang=arguments.lang, targets=arguments.target,
-        include_unresolved=arguments.include_unresolved, pattern=pattern)
+        action=action,
+        symbol=arguments.symbol,
+        files=operands,
+        new_name=new_name,
+        query=arguments.query,
+        apply=apply,
+        limit=arguments.limit,
+        json=arguments.json,
+        timeout=arguments.timeout,
+        socket=arguments.socket,
+        no_daemon=arguments.no_daemon,
+        text_file=arguments.text_file,
+        budget=arguments.budget,
+        mention=arguments.mention,
+        description=description,
+        top=arguments.top,
+        depth=arguments.depth,
+        edits=arguments.edits,
+        force=arguments.force,
+        root=_root_given(arguments.root),
+        direction=arguments.direction,
+        regex=arguments.regex,
+        ignore_case=arguments.ignore_case,
+        globs=arguments.glob,
+        structural=arguments.structural,
+        lang=arguments.lang,
+        targets=arguments.target,
+        include_unresolved=arguments.include_unresolved,
+        pattern=pattern,
+    )
     options.check_settings()
     options.location = location(target) if target is not None else None
     return options
@@ -178,8 +227,9 @@ def _root(options: QueryOptions) -> Path:
 Connector = Callable[[Path], HubConnection]
 
 
-def query_main(argv: list[str], *, out: TextIO | None = None, err: TextIO | None = None,
-               connection: HubConnection | None = None) -> int:
+def query_main(
+    argv: list[str], *, out: TextIO | None = None, err: TextIO | None = None, connection: HubConnection | None = None
+) -> int:
     """Run one query; returns the exit code. `connection`: a hub already connected (tests share one)."""
     out, err = out or sys.stdout, err or sys.stderr
     try:
@@ -203,13 +253,18 @@ def query_main(argv: list[str], *, out: TextIO | None = None, err: TextIO | None
         connection.initialize(root, options.timeout)
         applied: list[Any] = []
         if options.apply is not None:
+            from lsp_hub.agents.query.edit_actions import write_through_verified  # only a query that writes
+
             workspace.write_through = write_through_verified(workspace, applied)
         answer = run_action(options, workspace)
         for written in applied:  # --apply: what the verified write found, after the diff
             answer.data["write"] = written.data
             answer.text = f"{answer.text}\n{written.text}" if answer.text else written.text
-        out.write(json.dumps(cap_items(answer.data, options.limit), ensure_ascii=False) + "\n" if options.json else
-                  (answer.text + "\n" if answer.text else ""))
+        out.write(
+            json.dumps(cap_items(answer.data, options.limit), ensure_ascii=False) + "\n"
+            if options.json
+            else (answer.text + "\n" if answer.text else "")
+        )
         out.flush()
         if answer.empty and answer.data.get("empty_detail") and not options.json:
             err.write(f"lsp-hub query {options.action}: {answer.data['empty_detail']}\n")

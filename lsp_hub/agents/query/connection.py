@@ -12,13 +12,11 @@ import os
 import queue
 import select
 import socket
-import subprocess
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import lsp_hub
 from lsp_hub.agents.query.errors import HubFailed, HubLost, HubTimeout, QueryError
@@ -26,22 +24,30 @@ from lsp_hub.agents.query.options import DEFAULT_TIMEOUT_SECONDS
 from lsp_hub.agents.query.positions import path_uri
 from lsp_hub.transport.client_framing import FrameBuffer, FramingError, encode_message
 
+if TYPE_CHECKING:
+    import subprocess
+
 # How the hub's log message starts when it did not answer a request here (session.NOT_MAPPED_NOTICE; this package
 # imports none of the hub's modules).
 NOT_ANSWERED_NOTICE = "lsp-hub: not answered here: "
 CLIENT_CAPABILITIES: dict[str, Any] = {
     "general": {"positionEncodings": ["utf-16"]},
     "window": {"workDoneProgress": True},
-    "workspace": {"applyEdit": True, "workspaceFolders": True, "configuration": True,
-                  "workspaceEdit": {"documentChanges": True}},
+    "workspace": {
+        "applyEdit": True,
+        "workspaceFolders": True,
+        "configuration": True,
+        "workspaceEdit": {"documentChanges": True},
+    },
     "textDocument": {
         "synchronization": {"didSave": True},
         "hover": {"contentFormat": ["markdown", "plaintext"]},
         "documentSymbol": {"hierarchicalDocumentSymbolSupport": True},
         "publishDiagnostics": {"versionSupport": True},
-        "codeAction": {"codeActionLiteralSupport": {"codeActionKind": {"valueSet": ["", "quickfix", "refactor",
-                                                                                     "source"]}},
-                       "resolveSupport": {"properties": ["edit"]}},
+        "codeAction": {
+            "codeActionLiteralSupport": {"codeActionKind": {"valueSet": ["", "quickfix", "refactor", "source"]}},
+            "resolveSupport": {"properties": ["edit"]},
+        },
         "rename": {"prepareSupport": False},
         "callHierarchy": {},
     },
@@ -55,9 +61,17 @@ class HubConnection:
     `code-actions --apply`); notifications are dropped, except a warning or error the hub shows about the
     configuration (a project file it ignored...), written once to `notices` when that is set."""
 
-    def __init__(self, read_fd: int, write_fd: int, *, process: subprocess.Popen[bytes] | None = None,
-                 stderr_file: Any = None, owned: bool = True, description: str = "the hub",
-                 sock: socket.socket | None = None) -> None:
+    def __init__(
+        self,
+        read_fd: int,
+        write_fd: int,
+        *,
+        process: subprocess.Popen[bytes] | None = None,
+        stderr_file: Any = None,
+        owned: bool = True,
+        description: str = "the hub",
+        sock: socket.socket | None = None,
+    ) -> None:
         self.read_fd, self.write_fd = read_fd, write_fd
         # A socket is read and written as one (recv/sendall): on Windows a socket is no file descriptor os.read
         # can use, and select() takes sockets only, so pipes there are read by a thread (`_pipe_chunks`).
@@ -94,8 +108,9 @@ class HubConnection:
                 written = os.write(self.write_fd, data)
                 data = data[written:]
         except OSError as error:
-            raise HubLost(f"lsp-hub query: lost the connection to {self.description}: "
-                            f"{error.strerror}{self._tail()}") from None
+            raise HubLost(
+                f"lsp-hub query: lost the connection to {self.description}: {error.strerror}{self._tail()}"
+            ) from None
 
     def _read_message(self, deadline: float) -> dict[str, Any]:
         while True:
@@ -146,8 +161,7 @@ class HubConnection:
             if self.sock is not None:
                 readable, _, _ = select.select([self.sock], [], [], 0)
                 # select said readable, so this does not block; MSG_DONTWAIT (absent on Windows) only makes sure.
-                return bool(readable) and self.sock.recv(1, socket.MSG_PEEK | getattr(socket, "MSG_DONTWAIT", 0)) \
-                    == b""
+                return bool(readable) and self.sock.recv(1, socket.MSG_PEEK | getattr(socket, "MSG_DONTWAIT", 0)) == b""
             fd_readable, _, _ = select.select([self.read_fd], [], [], 0)
             if not fd_readable:
                 return False
@@ -181,8 +195,9 @@ class HubConnection:
                 message = self._read_message(deadline)
             except TimeoutError:
                 self.notify("$/cancelRequest", {"id": request_id})
-                raise HubTimeout(f"lsp-hub query: no answer to {method} within {timeout:g} s "
-                                 "(raise it with --timeout)") from None
+                raise HubTimeout(
+                    f"lsp-hub query: no answer to {method} within {timeout:g} s (raise it with --timeout)"
+                ) from None
             if "method" in message:
                 self._on_hub_message(message)
             elif message.get("id") == request_id:
@@ -211,9 +226,12 @@ class HubConnection:
         """A window/showMessage warning or error about the configuration: one line, once. A log message saying a
         request was not answered here is kept for the answer (`not_answered`)."""
         params = message.get("params")
-        if message.get("method") == "window/logMessage" and isinstance(params, dict) and \
-                str(params.get("message", "")).startswith(NOT_ANSWERED_NOTICE):
-            self.not_answered.append(str(params["message"])[len(NOT_ANSWERED_NOTICE):])
+        if (
+            message.get("method") == "window/logMessage"
+            and isinstance(params, dict)
+            and str(params.get("message", "")).startswith(NOT_ANSWERED_NOTICE)
+        ):
+            self.not_answered.append(str(params["message"])[len(NOT_ANSWERED_NOTICE) :])
             return
         if self.notices is None or message.get("method") != "window/showMessage" or not isinstance(params, dict):
             return
@@ -227,10 +245,17 @@ class HubConnection:
     def initialize(self, root: Path, timeout: float) -> None:
         if self.initialized_root is not None:
             return
-        self.request("initialize", {
-            "processId": os.getpid(), "rootUri": path_uri(root), "capabilities": CLIENT_CAPABILITIES,
-            "workspaceFolders": [{"uri": path_uri(root), "name": root.name}],
-            "clientInfo": {"name": "lsp-hub query"}}, timeout)
+        self.request(
+            "initialize",
+            {
+                "processId": os.getpid(),
+                "rootUri": path_uri(root),
+                "capabilities": CLIENT_CAPABILITIES,
+                "workspaceFolders": [{"uri": path_uri(root), "name": root.name}],
+                "clientInfo": {"name": "lsp-hub query"},
+            },
+            timeout,
+        )
         self.notify("initialized", {})
         self.initialized_root = root
 
@@ -245,6 +270,8 @@ class HubConnection:
         except QueryError:
             pass
         if self.process is not None:
+            import subprocess
+
             try:
                 self.process.wait(5.0)
             except subprocess.TimeoutExpired:
@@ -275,22 +302,39 @@ def spawn_hub(root: Path, env: dict[str, str] | None = None, owned: bool = True)
     package_parent = str(Path(lsp_hub.__file__).resolve().parent.parent)
     child_env = {**os.environ, **(env or {})}
     child_env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_parent, child_env.get("PYTHONPATH")]))
+    import subprocess  # here: a query through the daemon starts without these
+    import tempfile
+
     stderr_file = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the connection, closed with it
     try:
-        process = subprocess.Popen([sys.executable, "-m", "lsp_hub"], stdin=subprocess.PIPE,
-                                   stdout=subprocess.PIPE, stderr=stderr_file, cwd=root, env=child_env)
+        process = subprocess.Popen(
+            [sys.executable, "-m", "lsp_hub"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=stderr_file,
+            cwd=root,
+            env=child_env,
+        )
     except OSError as error:
         raise HubFailed(f"lsp-hub query: cannot start the hub: {error}") from None
     assert process.stdin is not None and process.stdout is not None
-    return HubConnection(process.stdout.fileno(), process.stdin.fileno(), process=process, stderr_file=stderr_file,
-                         owned=owned, description="its hub")
+    return HubConnection(
+        process.stdout.fileno(),
+        process.stdin.fileno(),
+        process=process,
+        stderr_file=stderr_file,
+        owned=owned,
+        description="its hub",
+    )
 
 
 def connect_socket(path: str) -> HubConnection:
     """LSP over a unix socket a running hub listens on."""
     if sys.platform == "win32":
-        raise HubFailed("lsp-hub query: --socket needs a unix socket, which this system does not offer; "
-                        "use the daemon (the default) instead")
+        raise HubFailed(
+            "lsp-hub query: --socket needs a unix socket, which this system does not offer; "
+            "use the daemon (the default) instead"
+        )
     connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         connection.connect(path)
@@ -311,7 +355,11 @@ def connect_default(root: Path, who: str = "lsp-hub query") -> HubConnection:
     except DaemonError as error:
         raise HubFailed(f"{who}: {error}") from None
     if started is not None:
-        print(f"{who}: started the lsp-hub daemon (pid {started}, socket {paths.socket}); "
-              "`lsp-hub daemon stop` ends it", file=sys.stderr, flush=True)
-    return HubConnection(connection.fileno(), connection.fileno(), description=f"the daemon at {paths.socket}",
-                         sock=connection)
+        print(
+            f"{who}: started the lsp-hub daemon (pid {started}, socket {paths.socket}); `lsp-hub daemon stop` ends it",
+            file=sys.stderr,
+            flush=True,
+        )
+    return HubConnection(
+        connection.fileno(), connection.fileno(), description=f"the daemon at {paths.socket}", sock=connection
+    )

@@ -1,0 +1,97 @@
+"""The name tables of a cold build, gathered file by file while the build's results arrive: the building process
+waits on its parser workers most of that time, and would otherwise go over every file again once they are done,
+alone, while the cores idle (the serial tail of a cold map). `graph_inputs` takes the tables from here when they
+were gathered over exactly the snapshot's records, and builds them as before otherwise.
+
+The bottom of the graph modules with `records`: it imports nothing of the index but the records.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+
+from lsp_hub.index.records import D_CONTAINER, D_NAME, I_ALIASES, FileRecord
+
+# name -> files, in the order the files came
+Table = dict[str, list[str]]
+SortedTable = dict[str, tuple[str, ...]]  # name -> files, sorted (as graph_inputs builds them)
+SortedTables = tuple[SortedTable, SortedTable, SortedTable, SortedTable]  # definers, referencers, members, dependents
+
+
+def member_names(record: FileRecord) -> frozenset[str]:
+    return frozenset(definition[D_NAME] for definition in record.definitions if definition[D_CONTAINER] is not None)
+
+
+def dependency_names(record: FileRecord) -> frozenset[str]:
+    """Names whose definers decide where this file's uses point, besides the names it references: names it imports
+    under another spelling, and the classes its fields are typed with."""
+    names = {imported for raw in record.imports for _local, imported in raw[I_ALIASES] if imported != "*"}
+    names.update(type_name for _owner, _attribute, type_name in record.field_types)
+    return frozenset(names)
+
+
+class TableParts:
+    """Name tables gathered one record at a time (`add`), handed out once for a set of files (`tables_for`)."""
+
+    def __init__(self) -> None:
+        self._records: dict[str, FileRecord] = {}
+        self._tables: tuple[Table, Table, Table, Table] = ({}, {}, {}, {})
+        self._lock = threading.Lock()
+        self._spent = False
+
+    def add(self, record: FileRecord) -> None:
+        """Take one file's names in; a path added again (a file changed while the build ran) spoils the parts, and
+        the tables are then built from the snapshot as before."""
+        with self._lock:
+            if self._spent:
+                return
+            if record.path in self._records:
+                self._spend()
+                return
+            self._records[record.path] = record
+            self._add(record)
+
+    def _add(self, record: FileRecord) -> None:
+        path = record.path
+        definers, referencers, members, dependents = self._tables
+        for names, table in (
+            (record.defined_names(), definers),
+            (record.reference_counts(), referencers),
+            (member_names(record), members),
+            (dependency_names(record), dependents),
+        ):
+            for name in names:
+                entries = table.get(name)
+                if entries is None:
+                    table[name] = [path]
+                else:
+                    entries.append(path)
+
+    def tables_for(self, files: Mapping[str, FileRecord]) -> SortedTables | None:
+        """The tables of exactly `files` (the records not added yet are added now), sorted; None when the parts
+        hold a record `files` lacks or replaced, or were handed out already. The parts are spent either way."""
+        with self._lock:
+            if self._spent:
+                return None
+            records = self._records
+            if any(files.get(path) is not record for path, record in records.items()):
+                self._spend()
+                return None
+            for path, record in files.items():
+                if path not in records:
+                    self._add(record)
+            definers, referencers, members, dependents = (
+                {name: _sorted(paths) for name, paths in table.items()} for table in self._tables
+            )
+            self._spend()
+            return definers, referencers, members, dependents
+
+    def _spend(self) -> None:
+        self._spent = True
+        self._records = {}
+        self._tables = ({}, {}, {}, {})
+
+
+def _sorted(paths: list[str]) -> tuple[str, ...]:
+    return (paths[0],) if len(paths) == 1 else tuple(sorted(paths))  # most names have one file: no call to sort
