@@ -81,7 +81,7 @@ from typing import Any, TypeVar
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.processes import tree_rss
-from lsp_hub.index import api
+from lsp_hub.index import api, background
 from lsp_hub.index.workspace import WorkspaceIndex
 from lsp_hub.transport.rawclient import HubClient
 
@@ -802,7 +802,7 @@ def bench_scaling(scratch: Path) -> None:
     """The cold build of the standard library with 1, 2 and all cores, in this process, each into an empty cache,
     then the map as `lsp-hub repomap` makes it: parsing (in workers; beside it, the CPU the building thread spends
     taking their results in, which runs while they parse), then the serial part in one thread — the graphs and
-    the map, the graphs stored in a thread beside them (`api.keep_graphs_beside`), and what is left of the save
+    the map, the graphs stored in a thread beside them (`background.keep_graphs_beside`), and what is left of the save
     after the map. The target: the whole cold map within parse time on one core / cores + 0.5 s."""
     root = Path(sysconfig.get_paths()["stdlib"])
     print(f"\nscaling of the cold build ({root}), in one process")
@@ -821,7 +821,7 @@ def bench_scaling(scratch: Path) -> None:
         _stats, parse = timed(index.build)
         taking_in = time.thread_time() - cpu_before
         started = time.perf_counter()
-        saving = api.keep_graphs_beside(index)
+        saving = background.keep_graphs_beside(index)
         api.repo_map(index, MAP_ARGUMENTS)
         graphs = time.perf_counter() - started
         if saving is not None:

@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from lsp_hub.index import api
+from lsp_hub.index import api, background
 from lsp_hub.index.workspace import WorkspaceIndex
 
 if TYPE_CHECKING:
@@ -125,7 +125,7 @@ def _incomplete_note(result: dict[str, Any], out: TextIO) -> None:
 def _repomap(options: argparse.Namespace, out: TextIO) -> int:
     index = _open_index(options.root)
     # Graphs this run builds serve the next run (with a focus or mention too): stored while the map is made.
-    saving = api.keep_graphs_beside(index)
+    saving = background.keep_graphs_beside(index)
     focus = [str(Path(value).resolve()) for value in options.focus]
     result = api.repo_map(
         index, {"focusFiles": focus, "mentionedIdents": options.mention, "tokenBudget": options.budget}
@@ -139,7 +139,7 @@ def _repomap(options: argparse.Namespace, out: TextIO) -> int:
     if saving is not None:
         saving.join()
     else:
-        api.keep_graphs(index)  # a stored ranking lacked a file's scores, and the map built the graphs after all
+        background.keep_graphs(index)  # a stored ranking lacked a file's scores, and the map built the graphs after all
     return 0
 
 

@@ -351,12 +351,12 @@ class SharedIndex:
         return result
 
     async def _prepare_graphs(self, index: WorkspaceIndex) -> None:
-        from lsp_hub.index import api
+        from lsp_hub.index import background
 
         try:
-            await asyncio.to_thread(api.prepare_graphs, index)
+            await asyncio.to_thread(background.prepare_graphs, index)
             # Idle time too: relevance's weights fitted to this repository's history (once per HEAD).
-            await asyncio.to_thread(api.tune_relevance, index)
+            await asyncio.to_thread(background.tune_relevance, index)
         except Exception:  # an optimisation only: the next query builds what it needs itself
             logger.exception("preparing the index graphs failed")
         finally:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from lsp_hub.index import api
+from lsp_hub.index import api, background
 from lsp_hub.index.cli import index_cli_main
 from lsp_hub.index.workspace import WorkspaceIndex
 from tests.index.index_helpers import write
@@ -252,7 +252,7 @@ def test_repomap_verb_stores_the_graphs_it_built_beside_the_map(copy_repo: Calla
         fingerprint = index.snapshot().fingerprint()
         assert index.store.load_graph(STATE_KEY, fingerprint) is not None  # saved in the thread, joined at exit
         assert index.store.load_graph(RANKING_KEY, fingerprint) is not None
-        saving = api.keep_graphs_beside(index)
+        saving = background.keep_graphs_beside(index)
         assert saving is None  # a later process answers from the stored ranking: nothing built, nothing to save
     finally:
         index.close()

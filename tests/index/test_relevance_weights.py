@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from lsp_hub.index import api, history, relevance_tuning
+from lsp_hub.index import api, background, history, relevance_tuning
 from lsp_hub.index.relevance_weights import (
     DEFAULT_WEIGHTS,
     FEATURES,
@@ -93,7 +93,7 @@ def test_a_repository_with_history_gets_its_own_weights_and_keeps_them(tmp_path:
     try:
         index.build()
         assert relevant(index, "core/m3.py")["weights"] == "default"  # not tuned yet
-        tuned = api.tune_relevance(index)
+        tuned = background.tune_relevance(index)
         assert tuned["weights"] == "repository" and tuned["queries"] >= relevance_tuning.MIN_QUERIES
         result = relevant(index, "core/m3.py")
         assert result["weights"] == "repository"
@@ -118,7 +118,7 @@ def test_too_little_history_keeps_the_defaults(tmp_path: Path) -> None:
     index = WorkspaceIndex(repository.root, use_cache=False)
     try:
         index.build()
-        tuned = api.tune_relevance(index)
+        tuned = background.tune_relevance(index)
         assert tuned["weights"] == "default" and tuned["queries"] == 10
         assert relevant(index, "core/m3.py")["weights"] == "default"
     finally:
@@ -148,12 +148,12 @@ def test_tuning_runs_once_per_head_without_a_store(tmp_path: Path, monkeypatch: 
     index = WorkspaceIndex(repository.root, use_cache=False)
     try:
         index.build()
-        assert api.tune_relevance(index)["weights"] == "repository"
-        assert api.tune_relevance(index)["weights"] == "repository"
+        assert background.tune_relevance(index)["weights"] == "repository"
+        assert background.tune_relevance(index)["weights"] == "repository"
         assert len(replays) == 1
         repository.commit("core/m1.py", "extras/p1.py", message="one more")  # a new HEAD: tuned again
         history.clear_cache()
-        api.tune_relevance(index)
+        background.tune_relevance(index)
         assert len(replays) == 2
     finally:
         index.close()

@@ -11,7 +11,8 @@ from pathlib import Path
 
 from index_helpers import write
 
-from lsp_hub.index.api import keep_graphs, repo_map
+from lsp_hub.index.api import repo_map
+from lsp_hub.index.background import keep_graphs
 from lsp_hub.index.graph_store import STATE_KEY
 from lsp_hub.index.records import EMPTY_PACKED, content_digest
 from lsp_hub.index.shared_records import SharedRecords, SharedRecordsLocation, shared_records_path
