@@ -39,6 +39,7 @@ from lsp_hub.index.file_kinds import bare_name, is_generated_path, is_test_file,
 from lsp_hub.index.graph import use_resolver
 from lsp_hub.index.graph_inputs import COMMON_NAMES, import_graph, name_tables
 from lsp_hub.index.graph_store import ranking
+from lsp_hub.index.path_tables import path_tables, split_words, squashed
 from lsp_hub.index.relevance_weights import Evidence, Weights
 from lsp_hub.index.workspace import Snapshot
 
@@ -68,18 +69,8 @@ files function method class test tests support handle when all any also more sam
 STOP_WORDS = frozenset(_STOP_WORDS_TEXT.split())
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 _PATHLIKE = re.compile(r"[\w./-]+\.\w+")
-_SEPARATORS = re.compile(r"[^0-9a-zA-Z]+")
 
-
-def split_words(identifier: str) -> list[str]:
-    """`parseHTTPRequest` -> parse, http, request; `user_cache` -> user, cache."""
-    return [word.lower() for chunk in identifier.split("_") for word in _WORD.findall(chunk)]
-
-
-def _squashed(text: str) -> str:
-    return _SEPARATORS.sub("", text).lower()
 
 
 def relevant_files(
@@ -263,14 +254,18 @@ def _symbols(snapshot: Snapshot, description: str, words: list[str], scores: Evi
         if len(word) > 3:
             runs.setdefault(word, SYMBOL_WORD_SCORE)
             runs.setdefault(_singular(word), SYMBOL_WORD_SCORE)
-    for name, paths in definers.items():
+    # The names written exactly, and those a run of words spells (looked up by their squashed spelling).
+    by_squashed = path_tables(snapshot).names_by_squashed
+    candidates = {name for name in exact if name in definers}
+    candidates.update(name for run in runs for name in by_squashed.get(run, ()))
+    for name in sorted(candidates):
+        paths = definers[name]
         if name in exact:
             score = SYMBOL_EXACT_SCORE
         elif name.startswith("_"):
             continue  # private names match only when written exactly
         else:
-            squashed = _squashed(name)
-            score = runs.get(squashed, 0.0)
+            score = runs.get(squashed(name), 0.0)
             if not score:
                 continue
         if len(paths) > 20:
@@ -316,9 +311,12 @@ def _path_words(snapshot: Snapshot, words: list[str], scores: Evidence) -> None:
     interesting = {word for word in words if len(word) > 2}
     if not interesting:
         return
-    for path in snapshot.files:
-        parts = set(split_words(path.rsplit(".", 1)[0].replace("/", "_")))
-        hits = sorted(interesting & parts)
+    by_word = path_tables(snapshot).by_path_word
+    found: dict[str, list[str]] = defaultdict(list)
+    for word in sorted(interesting):
+        for path in by_word.get(word, ()):
+            found[path].append(word)
+    for path, hits in found.items():
         if hits:
             scores.add(
                 path, "path_words", min(len(hits), 2), f"path matches {', '.join(repr(w) for w in hits)}", by_words=True
@@ -360,11 +358,12 @@ def _test_pairs(snapshot: Snapshot, targets: frozenset[str], scores: Evidence) -
     names = {bare_name(target) for target in target_modules} | {
         subject for target in targets if (subject := test_subject(target))
     }
-    subjects = _Subjects(path for path in snapshot.files if bare_name(path) in names and not is_test_file(path))
-    for path in snapshot.files:
-        subject = test_subject(path)
-        if subject is None or subject not in names:
-            continue
+    tables = path_tables(snapshot)
+    subjects = _Subjects(
+        path for name in sorted(names) for path in tables.by_bare_name.get(name, ()) if not is_test_file(path)
+    )
+    tests = sorted({(path, subject) for subject in names for path in tables.tests_by_subject.get(subject, ())})
+    for path, subject in tests:
         tested = subjects.of(path, subject)
         if path in targets:
             for module in tested:

@@ -11,6 +11,7 @@ from collections.abc import Set
 from lsp_hub.index import history as history_module
 from lsp_hub.index.file_kinds import bare_name, is_generated_path, is_test_file
 from lsp_hub.index.graph_inputs import COMMON_NAMES, name_tables
+from lsp_hub.index.path_tables import path_tables
 from lsp_hub.index.relevance_weights import Evidence
 from lsp_hub.index.workspace import Snapshot
 
@@ -27,21 +28,22 @@ BUSY_FILES = 50  # the busiest files of each kind that get the prior
 def directory_signals(snapshot: Snapshot, targets: frozenset[str], evidence: Evidence) -> None:
     """Same directory, and modules named as a target. (Nearness in the tree beyond the directory was a feature too;
     every fit gave it no weight, and it made every file a candidate.)"""
+    tables = path_tables(snapshot)
     target_dirs = {posixpath.dirname(target): target for target in sorted(targets)}
     target_names = {bare_name(target): target for target in sorted(targets) if not is_test_file(target)}
-    sharing: dict[str, int] = defaultdict(int)
-    for path in snapshot.files:
-        if bare_name(path) in target_names:
-            sharing[bare_name(path)] += 1
     # `index.ts`, `mod.rs`, `utils.py`: a name many modules have pairs nothing.
-    target_names = {name: target for name, target in target_names.items() if sharing[name] <= MAX_SAME_NAME}
-    for path in snapshot.files:
+    target_names = {name: target for name, target in target_names.items()
+                    if len(tables.by_bare_name.get(name, ())) <= MAX_SAME_NAME}
+    same_directory = {path: target for directory, target in target_dirs.items()
+                      for path in tables.by_directory.get(directory, ())}
+    same_name = {path: target for name, target in target_names.items() for path in tables.by_bare_name.get(name, ())}
+    for path in sorted(same_directory.keys() | same_name.keys()):
         if path in targets:
             continue
-        same = target_dirs.get(posixpath.dirname(path))
+        same = same_directory.get(path)
         if same is not None:
             evidence.add(path, "same_directory", 1.0, f"same directory as target {same}")
-        twin = target_names.get(bare_name(path))
+        twin = same_name.get(path)
         if twin is not None and not is_test_file(path) and posixpath.basename(path) != "__init__.py":
             evidence.add(path, "same_name", 1.0, f"same name as target {twin}")
 

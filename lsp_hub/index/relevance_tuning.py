@@ -69,7 +69,8 @@ def code_version() -> str:
     """What stored weights depend on besides the history: the features and how they are computed."""
     here = Path(__file__).resolve().parent
     digest = hashlib.sha256(" ".join(FEATURES).encode())
-    for name in ("relevance.py", "relevance_signals.py", "relevance_weights.py", "relevance_tuning.py"):
+    sources = ("relevance.py", "relevance_signals.py", "relevance_weights.py", "relevance_tuning.py", "path_tables.py")
+    for name in sources:
         try:
             digest.update((here / name).read_bytes())
         except OSError:
