@@ -284,8 +284,15 @@ def daemon_child(root: Path, cache_home: Path) -> None:
     index.build()
     api.repo_map(index, {"tokenBudget": 1024})
     figures["warm_build_and_map"] = time.perf_counter() - started
+    # What the hub does in idle time after answering from a stored ranking: build the graphs the next change will
+    # update (proxy/index_shared.py `_prepare_graphs`), so no question waits for them.
+    from lsp_hub.index import background
+
+    started = time.perf_counter()
+    background.prepare_graphs(index)
+    figures["idle_graphs"] = time.perf_counter() - started
     gc.collect()
-    figures["rss_after"] = _rss()
+    figures["rss_after"] = _rss()  # with the graphs, as a daemon holds them
     figures["rss_peak"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
     paths = sorted(path for path in index.snapshot().files if path.endswith(".py"))
@@ -408,7 +415,8 @@ def main() -> int:
         results.append(report("  peak memory, new worktree (process tree)", copied_peak, None, "MB"))
         figures = daemon(root, cache)
         results.append(report("daemon: warm build + first map", figures["warm_build_and_map"], None, "s"))
-        results.append(report("daemon: memory after it (RSS)", figures["rss_after"], 600 * MB, "MB"))
+        results.append(report("daemon: graphs prepared in idle time after it", figures["idle_graphs"], None, "s"))
+        results.append(report("daemon: memory with them (RSS)", figures["rss_after"], 600 * MB, "MB"))
         results.append(report("daemon: relevantFiles at a target, warm (median of 5)", figures["relevant_files_warm"],
                               0.1, "ms"))
         results.append(report("daemon: repoMap after an edit (update_file + map)", figures["map_after_edit"], None,

@@ -204,6 +204,14 @@ class ReferenceGraph:
         self.passes_cache: dict[str, Passes] = {}
         self.saved_scores = 0  # how many files' definition scores graph_store.save_ranking stored
         self._graph: nx.DiGraph | None = None
+        self._tests: frozenset[str] | None = None
+
+    @property
+    def tests(self) -> frozenset[str]:
+        """The test files among the nodes (kept: an update has the same nodes)."""
+        if self._tests is None:
+            self._tests = test_files(self.nodes)
+        return self._tests
 
     def edges(self) -> Iterable[tuple[str, str, float]]:
         """The kept edges `(source, target, weight)`, sources in path order."""
@@ -413,9 +421,11 @@ def _built_graph(snapshot: Snapshot, links: Mapping[str, FileLinks], tables: Nam
     for node in nodes:
         for target in rows[node].passes:
             incoming.setdefault(target, []).append(node)
-    return ReferenceGraph(
+    graph = ReferenceGraph(
         nodes, rows, {target: tuple(sources) for target, sources in incoming.items()}, factors, len(nodes)
     )
+    graph._tests = tests
+    return graph
 
 
 def _updated_graph(
@@ -437,7 +447,7 @@ def _updated_graph(
             redo.update(tables.referencers.get(name, ()))  # the files that can use it: by its name...
             redo.update(inputs.dependents.get(name, ()))  # ...or under an alias
     factor = _factor_lookup(factors, tables, file_count)
-    tests = test_files(previous.nodes)
+    tests = previous.tests
     rows = dict(previous.rows)
     incoming = dict(previous.incoming)
     touched: dict[str, set[str]] = {}  # file -> the files whose links into it changed
@@ -456,6 +466,7 @@ def _updated_graph(
             bisect.insort(into, path)
             incoming[target] = tuple(into)
     graph = ReferenceGraph(previous.nodes, rows, incoming, factors, file_count)
+    graph._tests = tests
     passes_cache = dict(previous.passes_cache)
     for target, changed_sources in touched.items():
         passes = passes_cache.get(target)
