@@ -1,5 +1,7 @@
-"""What a server says it is busy with (`$/progress` begun and not ended), and whether it is still loading its
-project (from its start until its first progress ends). Bounded: a server may begin what it never ends."""
+"""What a server says it is busy with (`$/progress` begun and not ended), and whether it is loading its project:
+from its start until its first progress ends, and again whenever it begins a progress of that first one's title
+(typescript-language-server loads a project again when a file of a closed one is reopened, and answers from a
+partial view meanwhile). Bounded: a server may begin what it never ends."""
 
 from __future__ import annotations
 
@@ -13,11 +15,13 @@ class ServerProgress:
     def __init__(self) -> None:
         self.work_in_progress: dict[str, str] = {}  # token -> title
         self._loading_tokens: set[str] = set()
+        self._loading_titles: set[str] = set()  # the titles of the progress that ran while the project loaded
         self._project_loaded = asyncio.Event()
 
     def restart(self) -> None:
         """A new process: its project is not loaded yet."""
         self._loading_tokens.clear()
+        self._loading_titles.clear()
         self._project_loaded.clear()
 
     def note(self, token: Any, kind: Any, title: Any = None) -> None:
@@ -29,16 +33,21 @@ class ServerProgress:
         elif kind == "end":
             self.work_in_progress.pop(key, None)
         if self._project_loaded.is_set():
+            if kind == "begin" and isinstance(title, str) and title in self._loading_titles:
+                self._project_loaded.clear()  # loading (a project) again
+                self._loading_tokens = {key}
             return
         if kind == "begin":
             self._loading_tokens.add(key)
+            if isinstance(title, str) and title:
+                self._loading_titles.add(title)
         elif kind == "end" and key in self._loading_tokens:
             self._loading_tokens.clear()
             self._project_loaded.set()
 
     @property
     def loading(self) -> bool:
-        """Whether a progress begun since the start is still running before any has ended."""
+        """Whether it is loading its project: a progress of the loading kind begun and not yet ended."""
         return bool(self._loading_tokens) and not self._project_loaded.is_set()
 
     async def wait_loaded(self, timeout: float) -> bool:
