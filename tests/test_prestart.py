@@ -128,3 +128,23 @@ def test_a_document_opened_without_a_language_id_gets_its_language_s(workspace: 
     entries = workspace.wait_for("textDocument/didOpen")
     opened = [entry["params"]["textDocument"] for entry in entries if entry.get("method") == "textDocument/didOpen"]
     assert [document["languageId"] for document in opened] == ["python"], opened
+
+
+async def test_a_shown_server_is_presumed_loading_until_its_progress_ends() -> None:
+    """Between the file shown and the server's first progress, a question must wait for the load too."""
+    from lsp_hub.proxy.backends.server_progress import ServerProgress
+
+    progress = ServerProgress()
+    assert not progress.loading
+    progress.expect_load(5.0)
+    assert progress.loading  # nothing reported yet
+    progress.note("tsserver-1", "begin", "Initializing JS/TS language features")
+    assert progress.loading
+    progress.note("tsserver-1", "end")
+    assert not progress.loading and await progress.wait_loaded(0.1)
+
+    silent = ServerProgress()
+    silent.expect_load(0.2)
+    assert silent.loading
+    assert await silent.wait_loaded(2.0)  # it reported nothing: presumed loaded once the time is up
+    assert not silent.loading

@@ -9,6 +9,7 @@ import asyncio
 from typing import Any
 
 MAX_WORK_IN_PROGRESS = 64  # progress begun and not ended that a backend remembers
+EXPECTED = "lsp-hub/expected-load"  # the token of a load the hub asked for and the server has not reported yet
 
 
 class ServerProgress:
@@ -44,6 +45,19 @@ class ServerProgress:
         elif kind == "end" and key in self._loading_tokens:
             self._loading_tokens.clear()
             self._project_loaded.set()
+
+    def expect_load(self, seconds: float) -> None:
+        """The hub has just shown the server a file of its project (`prestart`): it is loading from now, though its
+        progress may come a moment later, until that progress ends, or `seconds` pass without any."""
+        if self._project_loaded.is_set() or self._loading_tokens:
+            return
+        self._loading_tokens.add(EXPECTED)
+        asyncio.get_running_loop().call_later(seconds, self._expectation_over)
+
+    def _expectation_over(self) -> None:
+        if self._loading_tokens == {EXPECTED} and not self._project_loaded.is_set():
+            self._loading_tokens.clear()
+            self._project_loaded.set()  # it reported nothing: no longer presumed loading
 
     @property
     def loading(self) -> bool:
