@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from tests.hub_fixtures import StartHub
+from tests.hub_fixtures import HubUnderTest, StartHub
 from tests.hubclient import ResponseFailure
 
 pytestmark = pytest.mark.asyncio
@@ -341,20 +341,28 @@ async def test_a_request_leaves_before_a_change_the_client_sent_after_it(start_h
     assert order == ["textDocument/formatting", "textDocument/didChange"] * 5
 
 
-async def test_a_server_loading_its_project_again_is_waited_for_again(start_hub: StartHub) -> None:
-    """typescript-language-server loads a project again when a file of a closed one is reopened (after `prestart`
-    showed it the project's file and closed it): the answer it gives meanwhile is asked again too."""
-    partial = {"uri": "file:///main.alpha", "range": {"start": POS, "end": POS}}
-    complete = {"uri": "file:///util.alpha", "range": {"start": POS, "end": POS}}
+# A server that reports loading its project for a second after each didOpen, and answers definitions first from a
+# partial view (PARTIAL), then fully (COMPLETE): typescript-language-server's syntax-only server, then tsserver.
+PARTIAL = {"uri": "file:///main.alpha", "range": {"start": POS, "end": POS}}
+COMPLETE = {"uri": "file:///util.alpha", "range": {"start": POS, "end": POS}}
+
+
+async def start_loading_server(start_hub: StartHub, wait: bool) -> HubUnderTest:
     load = [{"request": "window/workDoneProgress/create", "params": {"token": "load"}},
             {"notify": "$/progress", "params": {"token": "load", "value": {"kind": "begin", "title": "Loading"}}},
             {"notify": "$/progress", "params": {"token": "load", "value": {"kind": "end"}}, "delay": 1.0}]
-    hub = await start_hub({
+    return await start_hub({
         "fakeA": {"on_request": {"textDocument/didOpen": load},
-                  "responses": {"textDocument/definition": [{"result": [partial]}, {"result": [complete]}]},
-                  "_config": {"wait_for_project_load": True}},
+                  "responses": {"textDocument/definition": [{"result": [PARTIAL]}, {"result": [COMPLETE]}]},
+                  "_config": {"wait_for_project_load": wait}},
         "fakeB": {},
     })
+
+
+async def test_a_server_loading_its_project_again_is_waited_for_again(start_hub: StartHub) -> None:
+    """typescript-language-server loads a project again when a file of a closed one is reopened (after `prestart`
+    showed it the project's file and closed it): the answer it gives meanwhile is asked again too."""
+    hub = await start_loading_server(start_hub, wait=True)
 
     def progress(kind: str) -> int:
         return sum(1 for method, params in hub.client.notifications if method == "$/progress"
@@ -366,29 +374,19 @@ async def test_a_server_loading_its_project_again_is_waited_for_again(start_hub:
     hub.client.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
     uri = hub.client.open(path, "alpha")
     await hub.client.wait_for(lambda: progress("begin") == 2, what="the second load to begin")
-    assert await hub.client.request("textDocument/definition", at(uri)) == [complete]
+    assert await hub.client.request("textDocument/definition", at(uri)) == [COMPLETE]
     assert len(hub.received("fakeA", "textDocument/definition")) == 2
 
 
 @pytest.mark.parametrize("wait", [True, False])
 async def test_a_loading_server_is_asked_again_once_its_project_has_loaded(start_hub: StartHub, wait: bool) -> None:
     """typescript-language-server answers from a syntax-only server until its project has loaded."""
-    partial = {"uri": "file:///main.alpha", "range": {"start": POS, "end": POS}}
-    complete = {"uri": "file:///util.alpha", "range": {"start": POS, "end": POS}}
-    load = [{"request": "window/workDoneProgress/create", "params": {"token": "load"}},
-            {"notify": "$/progress", "params": {"token": "load", "value": {"kind": "begin", "title": "Loading"}}},
-            {"notify": "$/progress", "params": {"token": "load", "value": {"kind": "end"}}, "delay": 1.0}]
-    hub = await start_hub({
-        "fakeA": {"on_request": {"textDocument/didOpen": load},
-                  "responses": {"textDocument/definition": [{"result": [partial]}, {"result": [complete]}]},
-                  "_config": {"wait_for_project_load": wait}},
-        "fakeB": {},
-    })
+    hub = await start_loading_server(start_hub, wait)
     uri = hub.client.open(hub.file("main.alpha", "a\n"), "alpha")
     await hub.client.wait_for(lambda: any(method == "$/progress" and str(params["token"]).endswith("/load")
                                           for method, params in hub.client.notifications), what="the load to begin")
     answer = await hub.client.request("textDocument/definition", at(uri))
-    assert answer == ([complete] if wait else [partial])
+    assert answer == ([COMPLETE] if wait else [PARTIAL])
     if wait:  # once loaded, answers are not asked twice
-        assert await hub.client.request("textDocument/definition", at(uri)) == [complete]
+        assert await hub.client.request("textDocument/definition", at(uri)) == [COMPLETE]
         assert len(hub.received("fakeA", "textDocument/definition")) == 3

@@ -97,6 +97,12 @@ class LanguageSpec:
     # Verified writes apply the servers' preferred fixes (see HubOptions.auto_code_actions). None: as [hub] says.
     auto_code_actions: bool | None = None
 
+    @property
+    def ids(self) -> tuple[str, ...]:
+        """The LSP languageIds of the language (its name when none is configured), the first for documents the hub
+        names itself."""
+        return self.language_ids or (self.name,)
+
 
 @attrs.define(frozen=True)
 class HubOptions:

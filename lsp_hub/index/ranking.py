@@ -188,6 +188,7 @@ class ReferenceGraph:
         incoming: dict[str, tuple[str, ...]],
         factors: dict[str, float | None],
         file_count: int,
+        tests: frozenset[str] | None = None,
     ) -> None:
         self.nodes = nodes
         self.index = {node: position for position, node in enumerate(nodes)}
@@ -204,7 +205,7 @@ class ReferenceGraph:
         self.passes_cache: dict[str, Passes] = {}
         self.saved_scores = 0  # how many files' definition scores graph_store.save_ranking stored
         self._graph: nx.DiGraph | None = None
-        self._tests: frozenset[str] | None = None
+        self._tests = tests  # the test files among the nodes, made on first use when not given (a stored graph)
 
     @property
     def tests(self) -> frozenset[str]:
@@ -421,11 +422,9 @@ def _built_graph(snapshot: Snapshot, links: Mapping[str, FileLinks], tables: Nam
     for node in nodes:
         for target in rows[node].passes:
             incoming.setdefault(target, []).append(node)
-    graph = ReferenceGraph(
-        nodes, rows, {target: tuple(sources) for target, sources in incoming.items()}, factors, len(nodes)
+    return ReferenceGraph(
+        nodes, rows, {target: tuple(sources) for target, sources in incoming.items()}, factors, len(nodes), tests
     )
-    graph._tests = tests
-    return graph
 
 
 def _updated_graph(
@@ -465,8 +464,7 @@ def _updated_graph(
             into = list(incoming.get(target, ()))
             bisect.insort(into, path)
             incoming[target] = tuple(into)
-    graph = ReferenceGraph(previous.nodes, rows, incoming, factors, file_count)
-    graph._tests = tests
+    graph = ReferenceGraph(previous.nodes, rows, incoming, factors, file_count, tests)
     passes_cache = dict(previous.passes_cache)
     for target, changed_sources in touched.items():
         passes = passes_cache.get(target)

@@ -94,7 +94,7 @@ FEATURES: tuple[Feature, ...] = (
 
 def language_selector(language: LanguageSpec) -> list[dict[str, str]]:
     """A DocumentSelector for a language: its ids, and its file names and extensions for other ids."""
-    selector = [{"language": language_id} for language_id in language.language_ids or (language.name,)]
+    selector = [{"language": language_id} for language_id in language.ids]
     selector += [{"scheme": "file", "pattern": f"**/*.{extension}"} for extension in language.extensions]
     selector += [{"scheme": "file", "pattern": f"**/{name}"} for name in language.filenames]
     return selector

@@ -285,7 +285,7 @@ class Workspace(DocumentSharing):
         partial view, slowly). "" when no language is configured for it."""
         path = uri_to_path(uri) or uri
         language = self.router.language(language_id=None, path=path)
-        return (language.language_ids or (language.name,))[0] if language is not None else ""
+        return language.ids[0] if language is not None else ""
 
     def prestart(self, path: str) -> list[Backend]:
         """Start the servers that would serve `path` now, as a request would (same routes, same trust), each to be
@@ -298,7 +298,7 @@ class Workspace(DocumentSharing):
             backend = self._backend(route.spec, route.key)
             if backend is None or backend.state != State.STOPPED:
                 continue
-            self.warm_ups.add(route.key, path, (language.language_ids or (language.name,))[0])
+            self.warm_ups.add(route.key, path, language.ids[0])
             backend.ensure_started()
             started.append(backend)
         return started

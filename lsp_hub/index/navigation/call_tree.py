@@ -17,13 +17,13 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
+from lsp_hub.index.file_kinds import is_test_file
 from lsp_hub.index.navigation.calls import CallEdge, constructor_of, incoming_calls, outgoing_calls
 from lsp_hub.index.navigation.common import (
     Completeness,
     NavigationError,
     SymbolRef,
     index_completeness,
-    is_test_file,
     join_lines,
     more_line,
     one_symbol,
@@ -251,6 +251,8 @@ def trace(
 ) -> TraceResult:
     """Call paths from entry points to `symbol`, shortest first, at most `limit` (0: no cap), each at most `depth`
     calls long."""
+    from lsp_hub.index.callers import CallerLookups  # with the graphs: loaded by the commands that need them
+
     snapshot = take_snapshot(index, wait)
     completeness = index_completeness(index, snapshot)
     ref = one_symbol(index, snapshot, symbol)
@@ -264,8 +266,6 @@ def trace(
     visited = {ref.key}
     visits = 0
     deadline = time.monotonic() + MAX_TRACE_SECONDS
-    from lsp_hub.index.callers import CallerLookups
-
     lookups = CallerLookups(snapshot)  # the functions on the paths are mostly in the same files
     while queue:
         current, hops = queue.popleft()

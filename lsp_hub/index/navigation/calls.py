@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsp_hub.index.graph import SELF_RECEIVERS, chain_head, language_family, use_resolver
 from lsp_hub.index.graph_inputs import COMMON_NAMES
@@ -15,6 +15,9 @@ from lsp_hub.index.navigation.common import SymbolRef
 from lsp_hub.index.receiver_types import OUTSIDE, TypeInference, WorkspaceClass, declared_class
 from lsp_hub.index.symbols import definitions_named, enclosing_definition
 from lsp_hub.index.workspace import Snapshot
+
+if TYPE_CHECKING:
+    from lsp_hub.index.callers import CallerLookups
 
 MAX_CALLERS_SEARCHED = 2000
 
@@ -232,7 +235,8 @@ class CallerGroup:
 
 
 def incoming_calls(
-    snapshot: Snapshot, refs: list[SymbolRef], max_callers: int = MAX_CALLERS_SEARCHED, lookups: Any = None
+    snapshot: Snapshot, refs: list[SymbolRef], max_callers: int = MAX_CALLERS_SEARCHED,
+    lookups: CallerLookups | None = None,
 ) -> tuple[list[CallerGroup], bool]:
     """The callers of `refs` grouped by calling definition, most calls first; and whether the search was cut.
     `lookups` (`callers.CallerLookups`) is shared by the searches of one question."""

@@ -13,7 +13,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from lsp_hub.index.file_kinds import is_test_file as is_test_file  # the navigation modules' name for it
 from lsp_hub.index.model import Definition, Span
 from lsp_hub.index.symbols import enclosing_definition, qualified_name
 from lsp_hub.index.workspace import Snapshot, WorkspaceIndex

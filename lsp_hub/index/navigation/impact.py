@@ -10,13 +10,13 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+from lsp_hub.index.file_kinds import is_test_file
 from lsp_hub.index.graph import name_origins
 from lsp_hub.index.graph_inputs import import_bindings, name_tables
 from lsp_hub.index.navigation.common import (
     Completeness,
     SymbolRef,
     index_completeness,
-    is_test_file,
     join_lines,
     more_line,
     one_symbol,
