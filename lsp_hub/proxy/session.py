@@ -31,6 +31,7 @@ from lsp_hub.proxy.diagnostics import ClientDiagnostics
 from lsp_hub.proxy.documents import Document, DocumentStore, path_to_uri, uri_to_path
 from lsp_hub.proxy.feature_registrations import FeatureRegistrations
 from lsp_hub.proxy.hub_commands import HUB_COMMANDS, HubCommand
+from lsp_hub.proxy.kept_tasks import KeptTasks
 from lsp_hub.proxy.methods import Positions, spec_for
 from lsp_hub.proxy.notifications import NOTIFICATIONS, forward
 from lsp_hub.proxy.runners import RUNNERS, document_uri, item_uri
@@ -116,7 +117,7 @@ class Session:
         for extension in self.extensions:
             self.commands.update(extension.commands())
         self._told_once: set[str] = set()
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self._tasks = KeptTasks()
         self.owners: dict[str, int] = {}  # per method: the one server whose items went out untagged (resolve)
         self.semantic_tokens = ClientSemanticTokens(
             lambda: self.client_supports("textDocument", "semanticTokens", "dynamicRegistration"),
@@ -132,10 +133,7 @@ class Session:
         return answer
 
     def spawn(self, coro: Awaitable[Any]) -> asyncio.Task[Any]:
-        task = asyncio.ensure_future(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-        return task
+        return self._tasks.spawn(coro)
 
     def tell_user(self, message: str, *, error: bool = False) -> None:
         """window/showMessage, at most once per distinct message."""

@@ -23,6 +23,7 @@ from lsp_hub.proxy.client_view import ClientView
 from lsp_hub.proxy.diagnostics import DiagnosticStore, ReportTracker
 from lsp_hub.proxy.documents import Document, SharedDocument, uri_to_path
 from lsp_hub.proxy.forwarding import Forwarder
+from lsp_hub.proxy.kept_tasks import KeptTasks
 from lsp_hub.proxy.prestart import WarmUps
 from lsp_hub.proxy.routing import BackendKey, Router
 
@@ -82,7 +83,7 @@ class Workspace(DocumentSharing):
         self._launch_specs: dict[BackendKey, ServerSpec] = {}
         self._pull_timers: dict[tuple[int, str], asyncio.TimerHandle] = {}
         self._pull_result_ids: dict[tuple[int, str], str] = {}
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self._tasks = KeptTasks()
         # What lives beside the backends as long as the workspace, by name (the code index, "index").
         self.attachments: dict[str, Attachment] = {}
         self.closed = False
@@ -166,10 +167,7 @@ class Workspace(DocumentSharing):
         await closing
 
     def spawn(self, coro: Awaitable[Any]) -> asyncio.Task[Any]:
-        task = asyncio.ensure_future(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-        return task
+        return self._tasks.spawn(coro)
 
     def tell_user(self, message: str, *, error: bool = False) -> None:
         if not self.sessions:

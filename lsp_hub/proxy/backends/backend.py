@@ -24,6 +24,7 @@ from lsp_hub.proxy.backends.pending import DIAGNOSTIC_PULLS, NotSupported, Pendi
 from lsp_hub.proxy.backends.server_process import STREAM_LIMIT, ServerConnection, drain_stderr, signal_group
 from lsp_hub.proxy.backends.server_progress import ServerProgress
 from lsp_hub.proxy.capabilities import CAPABILITY_PATHS, has_capability
+from lsp_hub.proxy.kept_tasks import KeptTasks
 from lsp_hub.transport.jsonrpc import REQUEST_FAILED, MsgId, RawProtocol, ResponseFailure, materialize
 
 if TYPE_CHECKING:
@@ -107,7 +108,7 @@ class Backend:
         self._crash_times: collections.deque[float] = collections.deque()
         self._outbox: list[Callable[[], None]] = []
         self._connection: ServerConnection | None = None
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self._tasks = KeptTasks()
         self._idle_timer: asyncio.TimerHandle | None = None
         self._stopping_connection: ServerConnection | None = None
 
@@ -139,10 +140,7 @@ class Backend:
         return None
 
     def _spawn_task(self, coro: Any) -> asyncio.Task[Any]:
-        task = asyncio.ensure_future(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-        return task
+        return self._tasks.spawn(coro)
 
     # ------------------------------------------------------------------------------------------------ start
     def ensure_started(self) -> None:
