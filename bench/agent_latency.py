@@ -52,7 +52,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.processes import descendants, process_table  # noqa: E402
-from lsp_hub.transport.daemon_client import pid_alive  # noqa: E402 - after the path insert, as in the other benchmarks
+from lsp_hub.platform.processes import pid_alive  # noqa: E402 - after the path insert, as in the other benchmarks
 from lsp_hub.transport.rawclient import HubClient  # noqa: E402
 
 SAMPLE = ROOT / "examples" / "sample"
