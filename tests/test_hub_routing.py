@@ -378,6 +378,26 @@ async def test_a_server_loading_its_project_again_is_waited_for_again(start_hub:
     assert len(hub.received("fakeA", "textDocument/definition")) == 2
 
 
+async def test_a_server_that_reports_no_load_is_presumed_loading_until_it_publishes_diagnostics(
+    start_hub: StartHub,
+) -> None:
+    """tsserver reports no load for a file outside any tsconfig.json (an inferred project) and answers from its
+    syntax-only server meanwhile (a definition lands on the import line): as VS Code's router does, its first
+    diagnostics say its semantic server has the file."""
+    diagnostics = {"notify": "textDocument/publishDiagnostics", "delay": 1.0,
+                   "params": {"uri": "file:///ignored", "diagnostics": []}}
+    hub = await start_hub({
+        "fakeA": {"on_request": {"textDocument/didOpen": [diagnostics]},
+                  "responses": {"textDocument/definition": [{"result": [PARTIAL]}, {"result": [COMPLETE]}]},
+                  "_config": {"wait_for_project_load": True}},
+        "fakeB": {},
+    })
+    uri = hub.client.open(hub.file("main.alpha", "a\n"), "alpha")
+    assert await hub.client.request("textDocument/definition", at(uri)) == [COMPLETE]
+    assert await hub.client.request("textDocument/definition", at(uri)) == [COMPLETE]  # loaded: asked once
+    assert len(hub.received("fakeA", "textDocument/definition")) == 3
+
+
 @pytest.mark.parametrize("wait", [True, False])
 async def test_a_loading_server_is_asked_again_once_its_project_has_loaded(start_hub: StartHub, wait: bool) -> None:
     """typescript-language-server answers from a syntax-only server until its project has loaded."""

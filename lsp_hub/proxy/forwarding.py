@@ -121,6 +121,7 @@ class Forwarder:
         self.workspace.notify_all(method, params)
 
     def _pushed_diagnostics(self, backend: Backend, method: str, params: Any) -> None:
+        backend.note_diagnostics()
         if isinstance(params, dict):
             self.workspace.accept_pushed_diagnostics(backend, params)
 

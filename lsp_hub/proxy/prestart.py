@@ -27,7 +27,6 @@ PRESTART_POLICIES = ("agents", "always", "never")
 AGENT_CLIENT_NAMES = frozenset({"lsp-hub query", "lsp-hub mcp"})
 # Files larger than this are not worth reading to show a server its project.
 WARM_UP_MAX_BYTES = 512 * 1024
-PROJECT_LOAD_EXPECTED_SECONDS = 10.0
 
 
 def is_agent_session(init_params: Any) -> bool:
@@ -92,4 +91,4 @@ class WarmUps:
         )
         backend.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
         # Its progress may come a moment later: a question meanwhile must not take its partial answer for the whole.
-        backend.progress.expect_load(PROJECT_LOAD_EXPECTED_SECONDS)
+        backend.progress.expect_load()

@@ -315,6 +315,10 @@ class Backend:
         project."""
         self.progress.note(token, kind, title)
 
+    def note_diagnostics(self) -> None:
+        """It published diagnostics: it has checked a file, so a load it never reported is over."""
+        self.progress.note_diagnostics()
+
     @property
     def loading_project(self) -> bool:
         """Whether its answers may still come from a partial view (typescript-language-server's syntax-only
@@ -363,6 +367,8 @@ class Backend:
     def _send_did_open(self, document: OpenText) -> None:
         if self.protocol is not None:
             send_did_open(self.protocol, self.capabilities, document)
+            if self.spec.wait_for_project_load:
+                self.progress.expect_load()  # its report of the load may come a moment after the file
 
     def change_document(self, document: OpenText, changes: list[dict[str, Any]]) -> None:
         if self.state != State.RUNNING or document.uri not in self.open_documents or self.protocol is None:

@@ -1,7 +1,10 @@
 """What a server says it is busy with (`$/progress` begun and not ended), and whether it is loading its project:
 from its start until its first progress ends, and again whenever it begins a progress of that first one's title
 (typescript-language-server loads a project again when a file of a closed one is reopened, and answers from a
-partial view meanwhile). Bounded: a server may begin what it never ends."""
+partial view meanwhile). A server shown a file is presumed loading until it reports the load or publishes
+diagnostics: tsserver reports no load for a file outside any tsconfig.json (an inferred project), and, as VS Code's
+router for it assumes, its first diagnostics come from the server that has the whole project. Bounded: a server may
+begin what it never ends."""
 
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ from typing import Any
 
 MAX_WORK_IN_PROGRESS = 64  # progress begun and not ended that a backend remembers
 EXPECTED = "lsp-hub/expected-load"  # the token of a load the hub asked for and the server has not reported yet
+EXPECTED_LOAD_SECONDS = 10.0  # a server shown a file that reports nothing for this long is no longer presumed loading
 
 
 class ServerProgress:
@@ -46,13 +50,18 @@ class ServerProgress:
             self._loading_tokens.clear()
             self._project_loaded.set()
 
-    def expect_load(self, seconds: float) -> None:
-        """The hub has just shown the server a file of its project (`prestart`): it is loading from now, though its
-        progress may come a moment later, until that progress ends, or `seconds` pass without any."""
+    def expect_load(self, seconds: float = EXPECTED_LOAD_SECONDS) -> None:
+        """The server has just been shown a file of its project: it is loading from now, though its progress may
+        come a moment later, until that progress ends, it publishes diagnostics, or `seconds` pass without either."""
         if self._project_loaded.is_set() or self._loading_tokens:
             return
         self._loading_tokens.add(EXPECTED)
         asyncio.get_running_loop().call_later(seconds, self._expectation_over)
+
+    def note_diagnostics(self) -> None:
+        """It published diagnostics: a load it never reported is over (one it reported ends with its progress)."""
+        if self._loading_tokens == {EXPECTED} and not self._project_loaded.is_set():
+            self._expectation_over()
 
     def _expectation_over(self) -> None:
         if self._loading_tokens == {EXPECTED} and not self._project_loaded.is_set():
