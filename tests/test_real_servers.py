@@ -210,6 +210,24 @@ async def test_renaming_a_typescript_module_updates_its_importers(  # type: igno
     client.notify("workspace/didRenameFiles", {"files": files})
 
 
+async def test_a_typescript_file_outside_any_tsconfig_gets_the_definition_its_import_names(  # type: ignore[no-untyped-def]
+        tmp_path: Path, hub_at, require_binary) -> None:
+    """tsserver reports no project load for a file no tsconfig.json holds, and its syntax-only server answers
+    meanwhile with the import line: the hub waits for its first diagnostics and asks again."""
+    require_binary("typescript-language-server")
+    project = tmp_path / "loose"
+    project.mkdir()
+    (project / "package.json").write_text('{"name": "loose"}\n')
+    (project / "util.ts").write_text("export function price(n: number): string {\n  return n.toFixed(2);\n}\n")
+    main_text = 'import { price } from "./util";\n\nconsole.log(price(3));\n'
+    (project / "main.ts").write_text(main_text)
+    client: HubClient = await hub_at(project)
+    uri = client.open(project / "main.ts", "typescript")
+    definition = await client.request("textDocument/definition", {
+        "textDocument": {"uri": uri}, "position": position_of(main_text, "price(3")}, timeout=SLOW)
+    assert [Path(location["uri"]).name for location in definition] == ["util.ts"], definition
+
+
 async def test_clangd_on_a_c_file(sample: Path, hub_at, require_binary) -> None:  # type: ignore[no-untyped-def]
     require_binary("clangd")
     client: HubClient = await hub_at(sample)
