@@ -1,5 +1,5 @@
-"""Transports: stdio (one client), TCP and WebSocket daemons, and the per-user daemon's unix socket (many clients,
-one session each).
+"""Transports: stdio (one client), TCP and WebSocket daemons, the per-user daemon's unix socket or token TCP (many
+clients, one session each), and socket pairs made by the hub's own process (`lsp-hub mcp --no-daemon`).
 
 Each connection gets its own endpoint (`jsonrpc.RawProtocol`), read by `jsonrpc.read_loop`, and `Session`. A
 connection that closes, an `exit`, SIGTERM or SIGINT stop the backends that connection started; no child
@@ -16,6 +16,7 @@ import contextlib
 import logging
 import os
 import signal
+import socket
 import sys
 import threading
 import time
@@ -42,6 +43,7 @@ from lsp_hub.transport.jsonrpc import (
     widen_pipe,
 )
 from lsp_hub.transport.transport_security import (
+    IN_PROCESS_CLIENT,
     STDIO_CLIENT,
     ClientOrigin,
     HandshakePolicy,
@@ -162,6 +164,7 @@ class Hub:
         self._started = time.monotonic()
         self._stop_task: asyncio.Future[None] | None = None
         self._unix_listener: asyncio.AbstractServer | None = None
+        self._in_process_clients: set[asyncio.Task[None]] = set()
 
     async def serve_stream(
         self, reader: MessageSource, protocol: RawProtocol, *, client: ClientOrigin,
@@ -354,6 +357,34 @@ class Hub:
         self.kill_everything()
         return 0
 
+    async def serve_in_process(self) -> int:
+        """A hub inside another command (`lsp-hub mcp --no-daemon`): its clients come through `accept_socket`;
+        it serves until stopped (SIGTERM, SIGINT), keeping its servers warm between connections."""
+        self.install_signal_handlers()
+        self.workspaces.keep_warm = True
+        await self.stopping.wait()
+        self.kill_everything()
+        return 0
+
+    def accept_socket(self, connection: socket.socket) -> None:
+        """Serve a client on one end of a socket pair this process made (the other end is this process's own, so
+        it speaks for the user as stdio does). On the hub's event loop; from another thread, through
+        `loop.call_soon_threadsafe`. A socket pair exists on every system, unix sockets do not."""
+        task = asyncio.ensure_future(self._serve_socket(connection))
+        self._in_process_clients.add(task)
+        task.add_done_callback(self._in_process_clients.discard)
+
+    async def _serve_socket(self, connection: socket.socket) -> None:
+        reader, writer = await asyncio.open_connection(sock=connection, limit=STREAM_LIMIT)
+        protocol = RawProtocol()
+        protocol.set_writer(writer)
+        try:
+            await self.serve_stream(FrameReader(reader), protocol, client=IN_PROCESS_CLIENT)
+        finally:
+            with contextlib.suppress(Exception):
+                writer.close()
+                await writer.wait_closed()
+
     async def serve_unix(self, path: Path, *, idle_exit_seconds: float,
                          details: Mapping[str, Any] | None = None) -> int:
         """The per-user daemon: serve clients of the unix socket at `path` (its directory already checked private)
@@ -363,8 +394,8 @@ class Hub:
             return unix_peer_refusal(writer.get_extra_info("socket"))
 
         async def listen(on_connection: ConnectionHandler) -> tuple[asyncio.AbstractServer, str]:
-            if sys.platform == "win32":
-                raise OSError("asyncio serves no unix sockets on Windows")
+            if sys.platform == "win32" or not hasattr(socket, "AF_UNIX"):  # asyncio serves none on Windows
+                raise OSError("this system offers no unix sockets (LSP_HUB_DAEMON_TRANSPORT=tcp-token serves)")
             # Created 0600 (the umask applies to bind; nothing else runs yet), and chmod'ed to be sure.
             previous_umask = os.umask(0o177)
             try:

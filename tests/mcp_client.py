@@ -24,16 +24,18 @@ from pydantic import FileUrl
 from tests.conftest import REPO_ROOT
 
 
-def lsp_hub_mcp_command(*args: str) -> tuple[str, list[str]]:
-    return sys.executable, ["-m", "lsp_hub", "mcp", *args]
+def lsp_hub_mcp_command(*args: str, module: str = "lsp_hub") -> tuple[str, list[str]]:
+    return sys.executable, ["-m", module, "mcp", *args]
 
 
 class McpClient:
     """`lsp-hub mcp ARGS` over stdio (or an HTTP URL), one ClientSession for the client's life."""
 
     def __init__(self, *args: str, env: dict[str, str] | None = None, cwd: str | None = None,
-                 url: str | None = None, timeout: float = 120.0, roots: list[Path] | None = None) -> None:
-        self.args, self.url, self.timeout, self.roots = args, url, timeout, roots
+                 url: str | None = None, timeout: float = 120.0, roots: list[Path] | None = None,
+                 module: str = "lsp_hub") -> None:
+        """`module` is what `python -m` runs (`tests.without_unix_sockets` runs lsp-hub as on Windows)."""
+        self.args, self.url, self.timeout, self.roots, self.module = args, url, timeout, roots, module
         self.env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), **(env or {})}
         self.cwd = cwd
         self._loop = asyncio.new_event_loop()
@@ -51,7 +53,7 @@ class McpClient:
             async with streamable_http_client(self.url) as streams:
                 yield streams[0], streams[1]
             return
-        command, args = lsp_hub_mcp_command(*self.args)
+        command, args = lsp_hub_mcp_command(*self.args, module=self.module)
         params = StdioServerParameters(command=command, args=args, env=self.env, cwd=self.cwd)
         async with stdio_client(params) as (read, write):
             yield read, write

@@ -407,7 +407,7 @@ def test_an_edit_for_another_clients_command_is_refused_not_claimed() -> None:
     """A long-lived session (an MCP server's) may be the one the hub hands a server's applyEdit for an editor's
     command: it must say it did not apply it."""
     hub_end, client_end = socket.socketpair()
-    connection = HubConnection(client_end.fileno(), client_end.fileno(), owned=False)
+    connection = HubConnection.over_socket(client_end, description="the test's hub", owned=False)
     edit = {"changes": {"file:///x.py": []}}
 
     def answer_to(request_id: int) -> dict[str, Any]:

@@ -231,9 +231,7 @@ def _tcp_connection(port: int) -> Any:
     from lsp_hub.agents.query import HubConnection
 
     def connect(_root: Path) -> HubConnection:
-        connection = socket.create_connection(("127.0.0.1", port))
-        fd = connection.detach()
-        return HubConnection(fd, fd, description="the test's hub")
+        return HubConnection.over_socket(socket.create_connection(("127.0.0.1", port)), description="the test's hub")
 
     return connect
 

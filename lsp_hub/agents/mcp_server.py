@@ -3,8 +3,8 @@
     lsp-hub mcp [--root DIR] [--no-daemon | --socket PATH] [--http PORT] [--fence] [--timeout S]
 
 This module is the command: its arguments, and the hub and transport it serves the tools (`mcp_tools.py`) over:
-the user's daemon (started when absent), `--socket PATH`, or with `--no-daemon` a hub in this process serving a
-private unix socket on this event loop; stdio, or streamable HTTP on 127.0.0.1 for this user only (`--http`).
+the user's daemon (started when absent), `--socket PATH`, or with `--no-daemon` a hub on this event loop, reached
+through socket pairs; stdio, or streamable HTTP on 127.0.0.1 for this user only (`--http`).
 """
 
 from __future__ import annotations
@@ -14,9 +14,8 @@ import asyncio
 import contextlib
 import logging
 import os
-import shutil
+import socket
 import sys
-import tempfile
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -51,7 +50,8 @@ def _parser() -> argparse.ArgumentParser:
     hub.add_argument(
         "--socket",
         default=os.environ.get("LSP_HUB_SOCKET"),
-        help="the hub listening on this unix socket (default $LSP_HUB_SOCKET, else the daemon)",
+        help="the hub listening on this unix socket, or a daemon's endpoint file (default $LSP_HUB_SOCKET, else "
+        "the daemon)",
     )
     parser.add_argument(
         "--http", type=int, metavar="PORT", help="serve streamable HTTP on 127.0.0.1:PORT (path /mcp) instead of stdio"
@@ -123,22 +123,23 @@ async def _run(args: argparse.Namespace, tools: Tools) -> int:
 
 
 async def _with_hub_in_process(args: argparse.Namespace, root: Path | None) -> int:
-    """A hub on this event loop, serving a unix socket in a directory of our own (0700); the tools connect to it
-    from their worker threads. Its servers end with this process."""
+    """A hub on this event loop; each connection the tools open (from their worker threads) is one end of a socket
+    pair whose other end the hub serves. A socket pair exists on every system (unix sockets do not), and no file
+    is left behind. Its servers end with this process."""
     from lsp_hub.proxy.extensions import default_extensions
     from lsp_hub.server import Hub
 
-    directory = Path(tempfile.mkdtemp(prefix="lsp-hub-mcp-"))
-    socket_path = directory / "hub.sock"
     hub = Hub(cli_config=args.config, extensions=default_extensions)
-    serving = asyncio.ensure_future(hub.serve_unix(socket_path, idle_exit_seconds=0))
+    loop = asyncio.get_running_loop()
+
+    def connect(_root: Path) -> query.HubConnection:
+        ours, hubs = socket.socketpair()
+        loop.call_soon_threadsafe(hub.accept_socket, hubs)
+        return query.HubConnection.over_socket(ours, description="its hub")
+
+    serving = asyncio.ensure_future(hub.serve_in_process())
     try:
-        while not socket_path.exists():
-            if serving.done():
-                serving.result()  # raises why it could not listen
-                return 1
-            await asyncio.sleep(0.01)
-        tools = Tools(root, partial(_connect_socket, str(socket_path)), timeout=args.timeout, fenced=args.fence)
+        tools = Tools(root, connect, timeout=args.timeout, fenced=args.fence)
         mcp = asyncio.ensure_future(_run(args, tools))
         # SIGTERM stops the hub (its handler): then this server ends too.
         await asyncio.wait([mcp, serving], return_when=asyncio.FIRST_COMPLETED)
@@ -152,7 +153,6 @@ async def _with_hub_in_process(args: argparse.Namespace, root: Path | None) -> i
         with contextlib.suppress(Exception):
             await hub.stop()
         hub.kill_everything()
-        shutil.rmtree(directory, ignore_errors=True)
 
 
 async def _serve_http(app: MCPServer, port: int) -> None:

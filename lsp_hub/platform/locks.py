@@ -23,10 +23,13 @@ if sys.platform == "win32":
         msvcrt.locking(descriptor, msvcrt.LK_UNLCK, 1)
 
 else:
-    import fcntl
+    # fcntl is imported when a lock is taken, not with this module: every module must import on a system that
+    # lacks it (tests/test_platform_imports.py).
 
     def try_lock(descriptor: int) -> bool:
         """Take the lock if it is free; False when another holds it."""
+        import fcntl
+
         try:
             fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -34,6 +37,8 @@ else:
         return True
 
     def unlock(descriptor: int) -> None:
+        import fcntl
+
         fcntl.flock(descriptor, fcntl.LOCK_UN)
 
 

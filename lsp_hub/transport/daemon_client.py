@@ -35,7 +35,14 @@ from typing import IO, TYPE_CHECKING, Any
 from lsp_hub.platform.locks import read_from_start, replace_content, try_lock
 from lsp_hub.platform.users import current_user, describe_user, file_modes_are_enforced, owned_by_current_user
 from lsp_hub.transport.client_framing import FrameBuffer, FramingError, encode_message
-from lsp_hub.transport.daemon_transport import UNIX, TransportError, chosen_transport, connect_with_token
+from lsp_hub.transport.daemon_transport import (
+    TCP_TOKEN,
+    TRANSPORT_ENV,
+    UNIX,
+    TransportError,
+    chosen_transport,
+    connect_with_token,
+)
 
 if TYPE_CHECKING:
     import subprocess
@@ -158,9 +165,10 @@ def connect(paths: RuntimePaths, timeout: float = 5.0) -> socket.socket | None:
             return connect_with_token(paths.endpoint_file, timeout)
         except TransportError as error:
             raise DaemonError(str(error)) from None
-    if sys.platform == "win32":
-        raise DaemonError("the daemon's unix socket does not exist on Windows (it listens on loopback TCP)")
-    client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    unix_family = getattr(socket, "AF_UNIX", None)  # read here, never at import: Windows has none
+    if unix_family is None:
+        raise DaemonError(f"this system offers no unix sockets: set {TRANSPORT_ENV}={TCP_TOKEN}")
+    client = socket.socket(unix_family, socket.SOCK_STREAM)
     client.settimeout(timeout)
     try:
         client.connect(os.fspath(paths.socket))

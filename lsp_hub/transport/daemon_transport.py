@@ -35,13 +35,14 @@ class TransportError(Exception):
 
 
 def chosen_transport(environ: Mapping[str, str] = os.environ) -> str:
-    """`unix`, or `tcp-token` (LSP_HUB_DAEMON_TRANSPORT; the default on Windows, where asyncio serves no unix
-    sockets)."""
+    """`unix`, or `tcp-token` (LSP_HUB_DAEMON_TRANSPORT; the default where the system offers no unix sockets, as
+    on Windows, or asyncio serves none)."""
     value = environ.get(TRANSPORT_ENV, "").strip().lower()
+    unix_served = hasattr(socket, "AF_UNIX") and sys.platform != "win32"
     if not value:
-        return TCP_TOKEN if sys.platform == "win32" else UNIX
-    if value not in (UNIX, TCP_TOKEN) or (value == UNIX and sys.platform == "win32"):
-        allowed = TCP_TOKEN if sys.platform == "win32" else f"{UNIX} or {TCP_TOKEN}"
+        return UNIX if unix_served else TCP_TOKEN
+    if value not in (UNIX, TCP_TOKEN) or (value == UNIX and not unix_served):
+        allowed = f"{UNIX} or {TCP_TOKEN}" if unix_served else TCP_TOKEN
         raise TransportError(f"{TRANSPORT_ENV}={value!r} is not a daemon transport here (use {allowed})")
     return value
 

@@ -31,15 +31,16 @@ logger = logging.getLogger(__name__)
 
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 # Transports whose clients speak for the user: the editor that started us, and the daemon's clients proven to be
-# the user's (unix-socket credentials, or the token only the user can read).
-USER_TRANSPORTS = ("stdio", "unix", "tcp-token")
+# the user's (unix-socket credentials, or the token only the user can read), and a socket pair's end the hub's own
+# process made (`lsp-hub mcp --no-daemon`).
+USER_TRANSPORTS = ("stdio", "unix", "tcp-token", "in-process")
 
 
 @dataclass(frozen=True)
 class ClientOrigin:
     """How a client reached the hub, and whether it speaks for the user who started it."""
 
-    transport: str  # "stdio", "tcp", "ws", "unix", "tcp-token"
+    transport: str  # "stdio", "tcp", "ws", "unix", "tcp-token", "in-process"
     may_choose_programs: bool
 
     @classmethod
@@ -49,6 +50,7 @@ class ClientOrigin:
 
 
 STDIO_CLIENT = ClientOrigin.for_transport("stdio")
+IN_PROCESS_CLIENT = ClientOrigin.for_transport("in-process")  # a socket pair's end made by the hub's own process
 
 
 def is_loopback(host: str) -> bool:

@@ -63,7 +63,8 @@ def _parser() -> _UsageParser:
     parser.add_argument(
         "--socket",
         default=os.environ.get("LSP_HUB_SOCKET"),
-        help="talk to the hub listening on this unix socket (default $LSP_HUB_SOCKET)",
+        help="talk to the hub listening on this unix socket, or through a daemon's endpoint file (daemon.endpoint; "
+        "default $LSP_HUB_SOCKET)",
     )
     parser.add_argument(
         "--root",

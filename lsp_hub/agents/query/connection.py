@@ -1,8 +1,10 @@
-"""The connection to the hub: LSP over a pair of file descriptors, synchronous, standard library only.
+"""The connection to the hub: LSP over a socket (read as a socket) or a hub's pipes, synchronous, standard library
+only.
 
-Where the hub is: `connect_socket` (a unix socket), `spawn_hub` (`--no-daemon`: `python -m lsp_hub` as a child over
-pipes), `connect_default` (the user's daemon, through `daemon_client.ensure_daemon`, started when absent). Frames
-are read and written by `client_framing`, as the daemon CLI's are.
+Where the hub is: `connect_socket` (a unix socket, or a daemon's endpoint file), `spawn_hub` (`--no-daemon`:
+`python -m lsp_hub` as a child over pipes), `connect_default` (the user's daemon, through
+`daemon_client.ensure_daemon`, started when absent). Frames are read and written by `client_framing`, as the
+daemon CLI's are.
 """
 
 from __future__ import annotations
@@ -55,7 +57,7 @@ CLIENT_CAPABILITIES: dict[str, Any] = {
 
 
 class HubConnection:
-    """LSP to the hub over a pair of file descriptors (a pipe pair or one socket): synchronous, stdlib only.
+    """LSP to the hub over a socket (`over_socket`) or a pipe pair (a hub of its own): synchronous, stdlib only.
 
     Requests the hub sends to the client are answered here (configuration: nulls; applyEdit: collected for
     `code-actions --apply`); notifications are dropped, except a warning or error the hub shows about the
@@ -97,6 +99,12 @@ class HubConnection:
         self.not_answered: list[str] = []
         self._frames = FrameBuffer()
         self._next_id = 0
+
+    @classmethod
+    def over_socket(cls, connection: socket.socket, *, description: str, owned: bool = True) -> HubConnection:
+        """LSP over a connected socket, read and written as a socket on every system: a Windows socket is no file
+        descriptor (os.read and os.write fail on it), so no descriptor of it is kept."""
+        return cls(-1, -1, sock=connection, owned=owned, description=description)
 
     # -- framing
     def _write(self, message: dict[str, Any]) -> None:
@@ -329,19 +337,31 @@ def spawn_hub(root: Path, env: dict[str, str] | None = None, owned: bool = True)
 
 
 def connect_socket(path: str) -> HubConnection:
-    """LSP over a unix socket a running hub listens on."""
-    if sys.platform == "win32":
+    """LSP with the hub listening on the unix socket at `path`, or, when `path` is a daemon's endpoint file
+    (`daemon.endpoint`: loopback TCP and its token), through that: what a system without unix sockets offers."""
+    if os.path.isfile(path):
+        from lsp_hub.transport.daemon_transport import TransportError, connect_with_token
+
+        try:
+            connection = connect_with_token(Path(path), timeout=5.0)
+        except TransportError as error:
+            raise HubFailed(f"lsp-hub query: {error}") from None
+        if connection is None:
+            raise HubFailed(f"lsp-hub query: no hub listens at the endpoint {path} names (or it names none)")
+        return HubConnection.over_socket(connection, description=f"the hub of {path}")
+    unix_family = getattr(socket, "AF_UNIX", None)  # read here, never at import: Windows has none
+    if unix_family is None:
         raise HubFailed(
-            "lsp-hub query: --socket needs a unix socket, which this system does not offer; "
-            "use the daemon (the default) instead"
+            f"lsp-hub query: --socket {path}: this system offers no unix sockets; give a daemon's endpoint file "
+            "(daemon.endpoint in its runtime directory) instead, or leave --socket out to use the daemon"
         )
-    connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    connection = socket.socket(unix_family, socket.SOCK_STREAM)
     try:
         connection.connect(path)
     except OSError as error:
         connection.close()
         raise HubFailed(f"lsp-hub query: cannot connect to {path}: {error.strerror or error}") from None
-    return HubConnection(connection.fileno(), connection.fileno(), description=f"the hub at {path}", sock=connection)
+    return HubConnection.over_socket(connection, description=f"the hub at {path}")
 
 
 def connect_default(root: Path, who: str = "lsp-hub query") -> HubConnection:
@@ -356,10 +376,9 @@ def connect_default(root: Path, who: str = "lsp-hub query") -> HubConnection:
         raise HubFailed(f"{who}: {error}") from None
     if started is not None:
         print(
-            f"{who}: started the lsp-hub daemon (pid {started}, socket {paths.socket}); `lsp-hub daemon stop` ends it",
+            f"{who}: started the lsp-hub daemon (pid {started}, at {paths.listening_at}); "
+            "`lsp-hub daemon stop` ends it",
             file=sys.stderr,
             flush=True,
         )
-    return HubConnection(
-        connection.fileno(), connection.fileno(), description=f"the daemon at {paths.socket}", sock=connection
-    )
+    return HubConnection.over_socket(connection, description=f"the daemon at {paths.listening_at}")
