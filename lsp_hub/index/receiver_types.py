@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from lsp_hub.index.graph import SELF_RECEIVERS, use_resolver
 from lsp_hub.index.model import Definition, FileIndex
+from lsp_hub.index.pytest_fixtures import fixture_type
 from lsp_hub.index.symbols import definitions_named
 from lsp_hub.index.workspace import Snapshot
 
@@ -258,6 +259,8 @@ class TypeInference:
             }
             if not shown:
                 annotated = parameter_annotation(function.signature, variable)
+                if annotated is None and self.file_index.language == "python":
+                    annotated = fixture_type(self.snapshot, self.source, function, variable)  # `def test(app):`
                 shown = {annotated} if annotated else set()
             if shown:
                 break

@@ -244,3 +244,32 @@ def test_a_functions_own_variable_stands_against_an_import_made_in_another_funct
     snapshot = snapshot_of(tmp_path)
     # `app` is bound to blueprintapp's for the whole file; test_own's `app` is its own Scaffold.
     assert sites(snapshot, "Scaffold.route") == [("test_app.py", "test_own", 5)]
+
+
+def test_a_pytest_fixture_parameter_has_the_type_its_fixture_holds(tmp_path: Path) -> None:
+    # `route` is defined twice: only the fixture's type says which one `app.route` calls.
+    write(
+        tmp_path,
+        "src/web.py",
+        "class Scaffold:\n    def route(self, rule):\n        ...\n\n\n"
+        "class Flask(Scaffold):\n    pass\n\n\n"
+        "class Router:\n    def route(self, rule):\n        ...\n",
+    )
+    write(
+        tmp_path,
+        "tests/conftest.py",
+        "import pytest\nfrom web import Flask, Router\n\n\n@pytest.fixture\ndef app():\n    app = Flask()\n"
+        "    return app\n\n\n@pytest.fixture\ndef router() -> Router:\n    return Router()\n",
+    )
+    write(
+        tmp_path,
+        "tests/unit/test_web.py",
+        "def test_index(app, router):\n    @app.route('/')\n    def index():\n        ...\n\n"
+        "    router.route('/x')\n\n\n"
+        "def helper(app):\n    app.route('/y')\n",
+    )
+    snapshot = snapshot_of(tmp_path)
+    # A test's parameter takes its fixture's type (the fixture's own variable, or its return annotation), from a
+    # conftest.py above the test; `helper` is no test or fixture: its `app` is nobody's.
+    assert sites(snapshot, "Scaffold.route") == [("test_web.py", "test_index", 1)]
+    assert sites(snapshot, "Router.route") == [("test_web.py", "test_index", 5)]
