@@ -32,6 +32,7 @@ from lsp_hub.index.symbols import (
     definition_targets,
     definitions_named,
     enclosing_definition,
+    has_parameter,
     location,
     qualified_name,
 )
@@ -177,7 +178,8 @@ class _CallJudge:
             if inferred == OUTSIDE:
                 return False  # `task = asyncio.ensure_future(...)`, `future: asyncio.Future`: not a workspace object
             if isinstance(inferred, WorkspaceClass):
-                return self._class_inherits(inferred.name, container)
+                # the nearest definition in its inheritance: `app.add_url_rule()` on a Flask is App's, not Scaffold's
+                return self._reaches(inferred.name, definition)
         return definition_count == 1 and definition.name not in COMMON_NAMES
 
     def _squash(self, text: str) -> str:
@@ -205,8 +207,9 @@ class _CallJudge:
         """Whether the calling function (or one around it) types `receiver` as a class that reaches the method."""
         if caller is None or definition.container is None or file_index.language not in _INFERRED_LANGUAGES:
             return False
-        if not any(owner == caller.name and name == receiver for owner, name, _typed in file_index.local_types):
-            return False  # only the function's own variable stands against an import of the file
+        own_variable = any(owner == caller.name and name == receiver for owner, name, _typed in file_index.local_types)
+        if not (own_variable or has_parameter(caller.signature, receiver)):
+            return False  # only the function's own variable or parameter stands against an import of the file
         inferred = self._inferred_class(source, file_index, receiver, caller)
         return isinstance(inferred, WorkspaceClass) and self._reaches(inferred.name, definition)
 
@@ -263,7 +266,10 @@ class CallerLookups:
 
 
 def find_callers(
-    snapshot: Snapshot, targets: list[tuple[str, Definition]], depth: int = 1, max_callers: int = MAX_CALLERS,
+    snapshot: Snapshot,
+    targets: list[tuple[str, Definition]],
+    depth: int = 1,
+    max_callers: int = MAX_CALLERS,
     lookups: CallerLookups | None = None,
 ) -> dict[str, Any]:
     """`{symbol, definitions, callers: [{location, caller, depth}], complete}` for already resolved targets;

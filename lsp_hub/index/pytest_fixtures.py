@@ -12,6 +12,7 @@ from collections.abc import Mapping
 
 from lsp_hub.index.model import Definition
 from lsp_hub.index.snapshot import Snapshot
+from lsp_hub.index.symbols import has_parameter
 
 _RETURNED_CLASS = re.compile(r"->\s*['\"]?([A-Za-z_][\w.]*)\s*['\"]?\s*:\s*\Z")
 CONFTEST = "conftest.py"
@@ -61,7 +62,7 @@ def _held(fixture: Definition, local_types: list[tuple[str, str, str]]) -> str |
 def fixture_type(snapshot: Snapshot, path: str, function: Definition, parameter: str) -> str | None:
     """What `parameter` of a test function or fixture in `path` holds when a fixture of its name provides it (see
     `fixture_types`); None when the function is neither, or no fixture of the name is found or typed."""
-    if not _is_test_module(path) or not re.search(rf"[(,]\s*{re.escape(parameter)}\s*[,)]", function.signature):
+    if not _is_test_module(path) or not has_parameter(function.signature, parameter):
         return None
     is_fixture_or_test = function.name.startswith("test") or any(
         line == function.span.start_line and decorator.rsplit(".", 1)[-1] == "fixture"

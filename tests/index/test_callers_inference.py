@@ -273,3 +273,33 @@ def test_a_pytest_fixture_parameter_has_the_type_its_fixture_holds(tmp_path: Pat
     # conftest.py above the test; `helper` is no test or fixture: its `app` is nobody's.
     assert sites(snapshot, "Scaffold.route") == [("test_web.py", "test_index", 1)]
     assert sites(snapshot, "Router.route") == [("test_web.py", "test_index", 5)]
+
+
+def test_a_fixture_parameter_stands_against_an_import_and_reaches_the_nearest_override(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        "src/web.py",
+        "class Scaffold:\n    def add_url_rule(self, rule):\n        ...\n\n"
+        "    def register(self, bp):\n        ...\n\n\n"
+        "class App(Scaffold):\n    def add_url_rule(self, rule):\n        ...\n\n\n"
+        "class Flask(App):\n    pass\n\n\n"
+        "class Blueprint(Scaffold):\n    def register(self, bp):\n        ...\n",
+    )
+    write(tmp_path, "tests/apps/app.py", "from web import Flask\n\napp = Flask()\n")
+    write(
+        tmp_path,
+        "tests/conftest.py",
+        "import pytest\nfrom web import Flask\n\n\n@pytest.fixture\ndef app():\n    app = Flask()\n    return app\n",
+    )
+    # Another test imports an `app`: the resolver binds `app` to that module in the whole file.
+    write(
+        tmp_path,
+        "tests/test_blueprints.py",
+        "def test_register(app):\n    app.register(None)\n    app.add_url_rule('/')\n\n\n"
+        "def test_imported():\n    from apps.app import app\n\n    assert app\n",
+    )
+    snapshot = snapshot_of(tmp_path)
+    assert sites(snapshot, "Scaffold.register") == [("test_blueprints.py", "test_register", 1)]
+    # A Flask's add_url_rule is App's override, not Scaffold's.
+    assert sites(snapshot, "App.add_url_rule") == [("test_blueprints.py", "test_register", 2)]
+    assert sites(snapshot, "Scaffold.add_url_rule") == []
