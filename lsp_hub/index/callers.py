@@ -130,10 +130,14 @@ class _CallJudge:
         if targets is None:
             targets = self._targets[key] = self.resolver.targets(source, used_name, receiver)
         if target.path not in targets:
-            if receiver is not None and self.resolver.bindings.get(source, {}).get(receiver) is not None:
+            bound = self.resolver.bindings.get(source, {}).get(receiver) if receiver is not None else None
+            if receiver is not None and bound is not None:
                 # `from app import app` inside one test binds `app` for the resolver in the whole file; another
                 # test's own `app = Flask()` says what its `app` is
-                return self._typed_in_scope(source, file_index, receiver, caller, definition)
+                in_scope = self._typed_in_scope(source, file_index, receiver, caller, definition)
+                return (
+                    in_scope if in_scope is not None else self._imported_instance_reaches(bound, receiver, definition)
+                )
             # `this.send()` in a subclass whose file defines another `send`: the resolver keeps to the file, but the
             # class may inherit the target (or `super` reach it)
             return (
@@ -161,7 +165,7 @@ class _CallJudge:
             known_type = self._attribute_type(source, file_index, caller.container, receiver[len(head) + 1 :])
             if known_type is not None:
                 # `self.store.write()` with `self.store = IndexStore()` (or a subclass of the method's class)
-                return definition.container is not None and self._class_inherits(known_type, definition.container)
+                return definition.container is not None and self._reaches(known_type, definition)
         if not is_member and head is not None and head not in SELF_RECEIVERS:
             return True  # `package.module.name()`: the resolver matched the module path
         container = definition.container
@@ -203,15 +207,28 @@ class _CallJudge:
 
     def _typed_in_scope(
         self, source: str, file_index: FileIndex, receiver: str, caller: Definition | None, definition: Definition
-    ) -> bool:
-        """Whether the calling function (or one around it) types `receiver` as a class that reaches the method."""
+    ) -> bool | None:
+        """Whether the calling function (or one around it) types `receiver` as a class that reaches the method;
+        None when the function has no variable or parameter of that name (the import stands)."""
         if caller is None or definition.container is None or file_index.language not in _INFERRED_LANGUAGES:
-            return False
+            return None if caller is None else False
         own_variable = any(owner == caller.name and name == receiver for owner, name, _typed in file_index.local_types)
         if not (own_variable or has_parameter(caller.signature, receiver)):
-            return False  # only the function's own variable or parameter stands against an import of the file
+            return None  # only the function's own variable or parameter stands against an import of the file
         inferred = self._inferred_class(source, file_index, receiver, caller)
         return isinstance(inferred, WorkspaceClass) and self._reaches(inferred.name, definition)
+
+    def _imported_instance_reaches(self, bound: tuple[str, ...], receiver: str, definition: Definition) -> bool:
+        """Whether `receiver`, imported from a module that makes it (`app = Flask(__name__)` in the package,
+        `from js_example import app` in its views), is of a class that reaches the method."""
+        if definition.container is None or "." in receiver:
+            return False
+        for path in bound:
+            record = self.snapshot.files.get(path)
+            made = declared_class(record.outline(), receiver) if record is not None else None
+            if made is not None and self._reaches(made, definition):
+                return True
+        return False
 
     def _reaches(self, class_name: str, definition: Definition, bases_only: bool = False) -> bool:
         """Whether a call of `definition`'s name on an instance of `class_name` (on its bases: `super()`) reaches

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from lsp_hub.index.graph import SELF_RECEIVERS, use_resolver
 from lsp_hub.index.model import Definition, FileIndex
 from lsp_hub.index.pytest_fixtures import fixture_type
-from lsp_hub.index.symbols import definitions_named
+from lsp_hub.index.symbols import definitions_named, has_parameter
 from lsp_hub.index.workspace import Snapshot
 
 
@@ -251,6 +251,7 @@ class TypeInference:
         shown: set[str] = set()
         # The calling function, then the functions around it: a closure, or a decorated function inside a test
         # (`@app.route` above a nested `def index():` reads the test's `app = Flask(...)`).
+        hidden = False
         for function in self._scopes(caller):
             shown = {
                 typed
@@ -264,7 +265,10 @@ class TypeInference:
                 shown = {annotated} if annotated else set()
             if shown:
                 break
-        if not shown:  # a module variable (also when used inside a function)
+            if has_parameter(function.signature, variable):
+                hidden = True  # an untyped parameter hides the variables of that name around its function
+                break
+        if not shown and not hidden:  # a module variable (also when used inside a function)
             shown = {
                 typed for function, name, typed in self.file_index.local_types if function == "" and name == variable
             }

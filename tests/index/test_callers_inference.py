@@ -303,3 +303,29 @@ def test_a_fixture_parameter_stands_against_an_import_and_reaches_the_nearest_ov
     # A Flask's add_url_rule is App's override, not Scaffold's.
     assert sites(snapshot, "App.add_url_rule") == [("test_blueprints.py", "test_register", 2)]
     assert sites(snapshot, "Scaffold.add_url_rule") == []
+
+
+def test_an_imported_instance_an_untyped_inner_parameter_and_a_typed_attribute(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        "web.py",
+        "class Scaffold:\n    def add_url_rule(self, rule):\n        ...\n\n"
+        "    def route(self, rule):\n        ...\n\n\n"
+        "class App(Scaffold):\n    def add_url_rule(self, rule):\n        ...\n\n\n"
+        "class Blueprint(Scaffold):\n    def route(self, rule):\n        ...\n\n\n"
+        "class State:\n    def __init__(self, app: App):\n        self.app = app\n\n"
+        "    def add(self):\n        self.app.add_url_rule('/')\n",
+    )
+    write(tmp_path, "site/__init__.py", "from web import App\n\napp = App()\n")
+    # `app` imported from the package that makes it; an inner function's untyped `app` is not the outer one.
+    write(
+        tmp_path,
+        "site/views.py",
+        "from site import app\n\n\n@app.route('/')\ndef index():\n    ...\n\n\n"
+        "def wire():\n    def inner(app):\n        app.route('/x')\n",
+    )
+    snapshot = snapshot_of(tmp_path)
+    assert sites(snapshot, "Scaffold.route") == [("views.py", None, 3)]
+    # `self.app` typed App by its method's parameter: App's override, not Scaffold's.
+    assert sites(snapshot, "Scaffold.add_url_rule") == []
+    assert sites(snapshot, "App.add_url_rule") == [("web.py", "State.add", 23)]
