@@ -16,6 +16,10 @@ callers only. Sites are the same when they are on the same line of the same file
 misses, `missed property reads` counts the truth's sites not written as a call (`backend.pid`: basedpyright's call
 hierarchy lists a property read as a call of its getter), which the index does not look for.
 
+In a Python repository the truth is asked a second time, in a clone whose tests' and fixtures' fixture parameters
+are annotated with their fixtures' types (`bench/fixture_types.py`): basedpyright cannot type `def test_x(app):
+app.route()`, so its first truth leaves out most calls in tests. Both are reported, the second as "fixtures typed".
+
 The side-by-side table adds a third figure, the precision in the files where the server lists at least one call of
 the definition: a site the server lists nowhere in its file is mostly a call it cannot type (a pytest fixture's
 `app.route()`, a file outside every tsconfig), where the index is often right.
@@ -38,13 +42,13 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.callers_tally import Site, Tally, add_tally, figures, site_of, unique_sites
 from bench.fixture_types import annotate_fixtures
 from lsp_hub.index.callers import opens_a_call
 from lsp_hub.index.file_kinds import is_test_file
@@ -56,68 +60,6 @@ from lsp_hub.transport.rawclient import HubClient
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 IN_FLIGHT = 6  # definitions asked about at once (basedpyright answers one at a time; the hub's work overlaps)
-
-Site = tuple[str, int, int, int]  # uri, line, start character, end character (the end on the same line)
-
-
-@dataclass
-class Tally:
-    truth: int = 0
-    found: int = 0
-    right: int = 0  # found sites that are in the truth
-    recalled: int = 0  # truth sites that were found
-    missed_reads: int = 0  # missed truth sites not written as a call: property reads basedpyright lists as calls
-    # Found sites not in the truth, in files where the server lists no call of the definition: mostly calls it
-    # cannot type (a pytest fixture's `app.route()`, a file outside every tsconfig), where the index is often right.
-    unseen_extras: int = 0
-    misses: list[str] = field(default_factory=list)
-    extras: list[str] = field(default_factory=list)
-
-    def add(self, truth: list[Site], found: list[Site], describe: Any, written_as_call: Any) -> None:
-        self.truth += len(truth)
-        self.found += len(found)
-        files_with_truth = {site[0] for site in truth}
-        for site in found:
-            if any(_same(site, other) for other in truth):
-                self.right += 1
-            else:
-                self.extras.append(describe(site))
-                self.unseen_extras += site[0] not in files_with_truth
-        for site in truth:
-            if any(_same(site, other) for other in found):
-                self.recalled += 1
-            else:
-                self.misses.append(describe(site))
-                self.missed_reads += not written_as_call(site)
-
-    def line(self, label: str) -> str:
-        recall = self.recalled / self.truth if self.truth else 1.0
-        precision = self.right / self.found if self.found else 1.0
-        return (
-            f"{label:<24} recall {recall:7.2%} ({self.recalled}/{self.truth})   "
-            f"precision {precision:7.2%} ({self.right}/{self.found})   "
-            f"missed property reads {self.missed_reads}   "
-            f"not in the truth where the server lists no call {self.unseen_extras}"
-        )
-
-
-def _same(a: Site, b: Site) -> bool:
-    return a[0] == b[0] and a[1] == b[1] and (a[2] == b[2] or (a[2] < b[3] and b[2] < a[3]))
-
-
-def _site(location: dict[str, Any]) -> Site:
-    start, end = location["range"]["start"], location["range"]["end"]
-    end_character = end["character"] if end["line"] == start["line"] else 1 << 30
-    return (location["uri"], start["line"], start["character"], end_character)
-
-
-def _unique(sites: list[Site]) -> list[Site]:
-    kept: list[Site] = []
-    for site in sites:
-        if not any(_same(site, other) for other in kept):
-            kept.append(site)
-    return kept
-
 
 LANGUAGES = {
     "python": ("python", "basedpyright"),
@@ -281,9 +223,9 @@ async def _truth(client: HubClient, corpus: Corpus, uri: str, position: dict[str
     references = [entry for entry in covered.get("locations", []) if entry.get("origin") != "index"]
     if not references:
         return None
-    truth = [_site(location) for location in references if corpus.is_call(location)]
+    truth = [site_of(location) for location in references if corpus.is_call(location)]
     truth.extend(await _incoming_calls(client, where))
-    return _unique(truth)
+    return unique_sites(truth)
 
 
 async def _typed_truth(
@@ -371,7 +313,7 @@ async def _measure(
                     ("index typed", alone, typed),
                     ("merged typed", merged, typed),
                 ):
-                    found = _unique([_site(c["location"]) for c in result["callers"]])
+                    found = unique_sites([site_of(c["location"]) for c in result["callers"]])
                     for kinds in ("all", kind):
                         if (answer, kinds) in tallies:
                             tallies[answer, kinds].add(against, found, corpus.describe, corpus.written_as_call)
@@ -389,7 +331,8 @@ async def _incoming_calls(client: HubClient, where: dict[str, Any]) -> list[Site
         for item in (await client.request("textDocument/prepareCallHierarchy", where, 120) or [])[:2]:
             for call in await client.request("callHierarchy/incomingCalls", {"item": item}, 120) or []:
                 sites.extend(
-                    _site({"uri": call["from"]["uri"], "range": called_at}) for called_at in call.get("fromRanges", [])
+                    site_of({"uri": call["from"]["uri"], "range": called_at})
+                    for called_at in call.get("fromRanges", [])
                 )
     except ResponseFailure:
         return sites  # the server does not offer it: its references stand
@@ -442,21 +385,6 @@ def _clone_corpus(source: Path, directory: Path, most_called: int) -> Corpus | N
     return Corpus(name, destination, language, most_called)
 
 
-def _add(total: Tally, tally: Tally) -> None:
-    for name in ("truth", "found", "right", "recalled", "missed_reads", "unseen_extras"):
-        setattr(total, name, getattr(total, name) + getattr(tally, name))
-    total.misses.extend(tally.misses)
-    total.extras.extend(tally.extras)
-
-
-def _figures(tally: Tally) -> str:
-    recall = tally.recalled / tally.truth if tally.truth else 1.0
-    precision = tally.right / tally.found if tally.found else 1.0
-    seen = tally.found - tally.unseen_extras
-    precision_seen = tally.right / seen if seen else 1.0
-    return f"{recall:6.3f} / {precision:5.3f} / {precision_seen:5.3f} ({tally.truth:4})"
-
-
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -507,7 +435,7 @@ async def main() -> None:
             for answer, label in zip(ANSWERS, ANSWER_LABELS, strict=True):
                 if (answer, "all") in tallies:
                     print("  " + tallies[answer, "all"].line(label.replace("server", corpus.server)))
-                    _add(totals[answer, "all"], tallies[answer, "all"])
+                    add_tally(totals[answer, "all"], tallies[answer, "all"])
             rows.append((corpus.name, tallies))
     print("all:")
     for answer, label in zip(ANSWERS, ANSWER_LABELS, strict=True):
@@ -521,7 +449,7 @@ async def main() -> None:
             for kind, label in (("all", "all"), ("method", "methods")):
                 if ("index" + truth, kind) in tallies:
                     index, merged = tallies["index" + truth, kind], tallies["merged" + truth, kind]
-                    print(f"{name + ', ' + label + suffix:<48} {_figures(index):<34} {_figures(merged)}")
+                    print(f"{name + ', ' + label + suffix:<48} {figures(index):<34} {figures(merged)}")
     if options.misses:
         for answer, label in zip(ANSWERS, ANSWER_LABELS, strict=True):
             tally = totals[answer, "all"]
