@@ -25,6 +25,7 @@ from lsp_hub.index.receiver_types import (
     TypeInference,
     WorkspaceClass,
     attribute_type,
+    cloud_definer,
     declared_class,
 )
 from lsp_hub.index.records import FileRecord
@@ -36,6 +37,7 @@ from lsp_hub.index.symbols import (
     location,
     qualified_name,
 )
+from lsp_hub.index.type_clouds import TypeCloud
 from lsp_hub.index.workspace import Snapshot, file_uri
 
 MAX_DEPTH = 10
@@ -109,7 +111,7 @@ class _CallJudge:
         self._reached: dict[tuple[str, str, str | None, bool], bool] = {}
         self._receiver_classes: dict[tuple[str, str], str | None] = {}
         # By the caller's identity: callers come from the files' cached indexes, held by `_CallSites` for the query.
-        self._inferred: dict[tuple[str, str, int], WorkspaceClass | str | None] = {}
+        self._inferred: dict[tuple[str, str, int, int | None], WorkspaceClass | TypeCloud | str | None] = {}
         self._squashed: dict[str, str] = {}
 
     def counts(
@@ -121,6 +123,7 @@ class _CallJudge:
         caller: Definition | None,
         target: _Target,
         definition_count: int,
+        line: int | None = None,
     ) -> bool:
         """Whether a call of `used_name` in `source` (with `receiver`) may be a call of this target (`used_name` is
         the target's name, or a local alias of it)."""
@@ -178,12 +181,16 @@ class _CallJudge:
         if known_class is not None:  # `app = Flask(...)`; `app.route()` reaches Scaffold.route through the bases
             return known_class == container or self._reaches(known_class, definition)
         if container is not None and file_index.language in _INFERRED_LANGUAGES:
-            inferred = self._inferred_class(source, file_index, receiver, caller)
+            inferred = self._inferred_class(source, file_index, receiver, caller, line)
             if inferred == OUTSIDE:
                 return False  # `task = asyncio.ensure_future(...)`, `future: asyncio.Future`: not a workspace object
             if isinstance(inferred, WorkspaceClass):
                 # the nearest definition in its inheritance: `app.add_url_rule()` on a Flask is App's, not Scaffold's
                 return self._reaches(inferred.name, definition)
+            if isinstance(inferred, TypeCloud):
+                reached = cloud_definer(self.snapshot, inferred, definition.name)
+                if reached is not None:  # `res.json()` on the typed client's response: the one cloud class with json
+                    return reached == container
         return definition_count == 1 and definition.name not in COMMON_NAMES
 
     def _squash(self, text: str) -> str:
@@ -247,11 +254,12 @@ class _CallJudge:
         return self._receiver_classes[key]
 
     def _inferred_class(
-        self, source: str, file_index: FileIndex, receiver: str, caller: Definition | None
-    ) -> WorkspaceClass | str | None:
-        key = (source, receiver, id(caller))
+        self, source: str, file_index: FileIndex, receiver: str, caller: Definition | None, line: int | None = None
+    ) -> WorkspaceClass | TypeCloud | str | None:
+        key = (source, receiver, id(caller), line)
         if key not in self._inferred:
-            self._inferred[key] = TypeInference(self.snapshot, source, file_index).receiver_class(receiver, caller)
+            inference = TypeInference(self.snapshot, source, file_index)
+            self._inferred[key] = inference.receiver_class(receiver, caller, line)
         return self._inferred[key]
 
 
@@ -328,9 +336,9 @@ def find_callers(
             for reference, caller in calls.of(record, file_index, used_name):
                 if used_name != name and reference.receiver is not None:
                     continue  # `x.other()` is not the alias
-                if not judge.counts(
-                    source, file_index, used_name, reference.receiver, caller, target, definition_counts[name, family]
-                ):
+                count = definition_counts[name, family]
+                line = reference.span.start_line
+                if not judge.counts(source, file_index, used_name, reference.receiver, caller, target, count, line):
                     continue
                 site = (source, reference.span.start_line, reference.span.start_col)
                 if site in seen_sites:

@@ -329,3 +329,48 @@ def test_an_imported_instance_an_untyped_inner_parameter_and_a_typed_attribute(t
     # `self.app` typed App by its method's parameter: App's override, not Scaffold's.
     assert sites(snapshot, "Scaffold.add_url_rule") == []
     assert sites(snapshot, "App.add_url_rule") == [("web.py", "State.add", 23)]
+
+
+CLIENT_TS = """export const hc = <T>(base: string, options?: Options) => createProxy(base) as unknown as Client<T>
+type Options = { parse?: (request: RawRequest) => void }
+export interface RawRequest {
+  json(): Promise<unknown>
+}
+export type Client<T> = T extends object ? { [K in keyof T]: Request<T[K]> } : never
+type Request<E> = { [M in keyof E]: () => Promise<Answer<E[M]>> }
+type Answer<E> = E extends { output: infer O } ? ClientResponse<O> : never
+export interface ClientResponse<T> {
+  json(): Promise<T>
+}
+export class Context {
+  json(value: unknown): Response {
+    return new Response()
+  }
+}
+"""
+
+
+def test_a_typed_clients_response_through_generic_aliases_in_each_tests_callback(tmp_path: Path) -> None:
+    write(tmp_path, "src/client.ts", CLIENT_TS)
+    write(
+        tmp_path,
+        "src/client.test.ts",
+        "import { hc } from './client'\n\n"
+        "describe('client', () => {\n"
+        "  it('answers', async () => {\n"
+        "    const client = hc<typeof app>('http://localhost')\n"
+        "    const res = await client.posts.$get()\n"
+        "    expect(await res.json()).toEqual({})\n"
+        "  })\n"
+        "  it('requests', async () => {\n"
+        "    const res = await app.request('/')\n"
+        "    expect(await res.json()).toEqual({})\n"
+        "  })\n"
+        "})\n",
+    )
+    snapshot = snapshot_of(tmp_path)
+    # `res` of the first callback is the client's response: a call on the client gives what its aliases promise
+    # (ClientResponse, not the RawRequest its options name); the second callback's `res` is another variable.
+    assert sites(snapshot, "ClientResponse.json") == [("client.test.ts", None, 6)]
+    assert sites(snapshot, "Context.json") == []
+    assert sites(snapshot, "RawRequest.json") == []
