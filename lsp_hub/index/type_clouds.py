@@ -58,7 +58,12 @@ def _named_types(snapshot: Snapshot, path: str, definition: Definition, promised
 
 def type_cloud(snapshot: Snapshot, path: str, maker: Definition) -> TypeCloud | None:
     """The cloud of what calling `maker` (a function) gives; None when its definition names no class or
-    interface of the workspace, or too many."""
+    interface of the workspace, or too many. Once per snapshot: every `res.json()` of a test file asks."""
+    key = f"type_cloud {path} {maker.name} {maker.span.start_line}"
+    return snapshot.derived(key, lambda s: _type_cloud(s, path, maker))
+
+
+def _type_cloud(snapshot: Snapshot, path: str, maker: Definition) -> TypeCloud | None:
     promised: set[str] = set()
     names = _closure(snapshot, _named_types(snapshot, path, maker, promised), promised)
     if not names:
