@@ -16,6 +16,10 @@ callers only. Sites are the same when they are on the same line of the same file
 misses, `missed property reads` counts the truth's sites not written as a call (`backend.pid`: basedpyright's call
 hierarchy lists a property read as a call of its getter), which the index does not look for.
 
+In a Python repository the truth is asked a second time, in a clone whose tests' and fixtures' fixture parameters
+are annotated with their fixtures' types (`bench/fixture_types.py`): basedpyright cannot type `def test_x(app):
+app.route()`, so its first truth leaves out most calls in tests. Both are reported, the second as "fixtures typed".
+
 The side-by-side table adds a third figure, the precision in the files where the server lists at least one call of
 the definition: a site the server lists nowhere in its file is mostly a call it cannot type (a pytest fixture's
 `app.route()`, a file outside every tsconfig), where the index is often right.
@@ -38,13 +42,14 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.callers_tally import Site, Tally, add_tally, figures, site_of, unique_sites
+from bench.fixture_types import annotate_fixtures
 from lsp_hub.index.callers import opens_a_call
 from lsp_hub.index.file_kinds import is_test_file
 from lsp_hub.index.graph_inputs import COMMON_NAMES
@@ -55,68 +60,6 @@ from lsp_hub.transport.rawclient import HubClient
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 IN_FLIGHT = 6  # definitions asked about at once (basedpyright answers one at a time; the hub's work overlaps)
-
-Site = tuple[str, int, int, int]  # uri, line, start character, end character (the end on the same line)
-
-
-@dataclass
-class Tally:
-    truth: int = 0
-    found: int = 0
-    right: int = 0  # found sites that are in the truth
-    recalled: int = 0  # truth sites that were found
-    missed_reads: int = 0  # missed truth sites not written as a call: property reads basedpyright lists as calls
-    # Found sites not in the truth, in files where the server lists no call of the definition: mostly calls it
-    # cannot type (a pytest fixture's `app.route()`, a file outside every tsconfig), where the index is often right.
-    unseen_extras: int = 0
-    misses: list[str] = field(default_factory=list)
-    extras: list[str] = field(default_factory=list)
-
-    def add(self, truth: list[Site], found: list[Site], describe: Any, written_as_call: Any) -> None:
-        self.truth += len(truth)
-        self.found += len(found)
-        files_with_truth = {site[0] for site in truth}
-        for site in found:
-            if any(_same(site, other) for other in truth):
-                self.right += 1
-            else:
-                self.extras.append(describe(site))
-                self.unseen_extras += site[0] not in files_with_truth
-        for site in truth:
-            if any(_same(site, other) for other in found):
-                self.recalled += 1
-            else:
-                self.misses.append(describe(site))
-                self.missed_reads += not written_as_call(site)
-
-    def line(self, label: str) -> str:
-        recall = self.recalled / self.truth if self.truth else 1.0
-        precision = self.right / self.found if self.found else 1.0
-        return (
-            f"{label:<24} recall {recall:7.2%} ({self.recalled}/{self.truth})   "
-            f"precision {precision:7.2%} ({self.right}/{self.found})   "
-            f"missed property reads {self.missed_reads}   "
-            f"not in the truth where the server lists no call {self.unseen_extras}"
-        )
-
-
-def _same(a: Site, b: Site) -> bool:
-    return a[0] == b[0] and a[1] == b[1] and (a[2] == b[2] or (a[2] < b[3] and b[2] < a[3]))
-
-
-def _site(location: dict[str, Any]) -> Site:
-    start, end = location["range"]["start"], location["range"]["end"]
-    end_character = end["character"] if end["line"] == start["line"] else 1 << 30
-    return (location["uri"], start["line"], start["character"], end_character)
-
-
-def _unique(sites: list[Site]) -> list[Site]:
-    kept: list[Site] = []
-    for site in sites:
-        if not any(_same(site, other) for other in kept):
-            kept.append(site)
-    return kept
-
 
 LANGUAGES = {
     "python": ("python", "basedpyright"),
@@ -205,7 +148,7 @@ def _definitions(corpus: Corpus, every_name: bool = False) -> list[tuple[str, st
     if corpus.most_called is None:
         return found
     # Once per name and not in tests (helpers of one test file): the most called of what the project defines.
-    distinct = {}
+    distinct: dict[str, tuple[str, str, dict[str, int], str]] = {}
     for entry in found:
         if not is_test_file(entry[0].removeprefix(root.as_uri() + "/")):
             distinct.setdefault(entry[1], entry)
@@ -217,47 +160,121 @@ def _definitions(corpus: Corpus, every_name: bool = False) -> list[tuple[str, st
     return chosen
 
 
-Tallies = dict[tuple[str, str], Tally]  # (answer: "index" | "merged", kind: "all" | "method") -> tally
+Tallies = dict[tuple[str, str], Tally]  # (answer, kind: "all" | "method") -> tally
+# Answers: "index" (alone) and "merged" (with the server) against the server's truth; in a Python corpus also
+# "index typed" and "merged typed", against the truth of the server asked in a copy whose tests' fixture
+# parameters are annotated with their fixtures' types (bench/fixture_types.py).
+ANSWERS = ("index", "merged", "index typed", "merged typed")
+ANSWER_LABELS = ("index alone", "index + server", "index alone, fixtures typed", "index + server, fixtures typed")
+Asked = tuple[str, str, dict[str, int], str]  # uri, qualified name, position of the name, kind
 
 
-async def _measure(
-    corpus: Corpus, cache: Path, every_name: bool, each: bool, hub_path: Path | None = None
-) -> tuple[Tallies, int, int]:
+async def _start_hub(corpus: Corpus, cache: Path, hub_path: Path | None, label: str = "") -> HubClient:
     cache.mkdir(exist_ok=True)
     config = cache / "hub.toml"
     # basedpyright's first project-wide answers on a cold project take longer than the default 10 s deadline.
     config.write_text("[hub]\nrequest_timeout_seconds = 300.0\n")
     client = HubClient()
     # Not from the corpus root: `python -m lsp_hub` there would import the copy of lsp_hub being measured.
-    log = cache / f"{corpus.name.replace('/', '-')}.log"
+    log = cache / f"{corpus.name.replace('/', '-')}{label}.log"
     env = {"XDG_CACHE_HOME": str(cache)}
     if hub_path is not None:  # another version of lsp-hub answers, asked about the same definitions
         env["PYTHONPATH"] = str(hub_path)
     await client.start("--config", str(config), "--log-file", str(log), env=env, cwd=str(cache))
-    try:
-        await client.initialize(corpus.root)
-        definitions = _definitions(corpus, every_name)
-        # A server answers project-wide questions once it has loaded the project: its first report says so.
-        # Each definition's file open, as in an editor; for TypeScript every file: in a solution-style tsconfig
-        # (hono's: one project for the sources, one for the tests), typescript-language-server looks for references
-        # only in the projects it has loaded, and it loads a project when one of its files is opened.
-        opened = {uri for uri, _, _, _ in definitions}
-        if corpus.language == "typescript":
-            opened.update(
-                path.as_uri()
-                for path in corpus.root.rglob("*")
-                if SUFFIXES.get(path.suffix) == "typescript" and not {".git", "node_modules"} & set(path.parts)
-            )
-        for uri in sorted(opened):
-            path = Path(unquote(uri.removeprefix("file://")))
-            client.open(path, "typescriptreact" if path.suffix == ".tsx" else corpus.language)
-        uri = definitions[0][0]
-        await client.request(
-            "workspace/executeCommand",
-            {"command": "lspHub.diagnostics", "arguments": [{"uri": uri, "timeoutMs": 60000}]},
-            90,
+    await client.initialize(corpus.root)
+    return client
+
+
+async def _open_and_wait(client: HubClient, corpus: Corpus, definitions: list[Asked]) -> None:
+    """Each definition's file open, as in an editor; for TypeScript every file: in a solution-style tsconfig
+    (hono's: one project for the sources, one for the tests), typescript-language-server looks for references only
+    in the projects it has loaded, and it loads a project when one of its files is opened. A server answers
+    project-wide questions once it has loaded the project: its first report says so."""
+    opened = {uri for uri, _, _, _ in definitions}
+    if corpus.language == "typescript":
+        opened.update(
+            path.as_uri()
+            for path in corpus.root.rglob("*")
+            if SUFFIXES.get(path.suffix) == "typescript" and not {".git", "node_modules"} & set(path.parts)
         )
-        tallies: Tallies = {(answer, kind): Tally() for answer in ("index", "merged") for kind in ("all", "method")}
+    for uri in sorted(opened):
+        path = Path(unquote(uri.removeprefix("file://")))
+        client.open(path, "typescriptreact" if path.suffix == ".tsx" else corpus.language)
+    await client.request(
+        "workspace/executeCommand",
+        {"command": "lspHub.diagnostics", "arguments": [{"uri": definitions[0][0], "timeoutMs": 60000}]},
+        90,
+    )
+
+
+async def _truth(client: HubClient, corpus: Corpus, uri: str, position: dict[str, int]) -> list[Site] | None:
+    """The server's call sites of the definition at `position`; None when it finds no reference to it."""
+    where = {"textDocument": {"uri": uri}, "position": position}
+    # The server's own references: `textDocument/references` through the hub is completed with the index's uses
+    # in files the server listed nothing in, which would make the index its own truth.
+    covered = await client.request(
+        "workspace/executeCommand",
+        {
+            "command": "lspHub.references",
+            "arguments": [{"uri": uri, "position": position, "includeDeclaration": False}],
+        },
+        120,
+    )
+    references = [entry for entry in covered.get("locations", []) if entry.get("origin") != "index"]
+    if not references:
+        return None
+    truth = [site_of(location) for location in references if corpus.is_call(location)]
+    truth.extend(await _incoming_calls(client, where))
+    return unique_sites(truth)
+
+
+async def _typed_truth(
+    corpus: Corpus, directory: Path, cache: Path, definitions: list[Asked], hub_path: Path | None
+) -> dict[str, list[Site] | None]:
+    """The server's call sites of each definition (by uri and name) in a copy of the corpus whose pytest fixture
+    parameters are annotated with their fixtures' types, as sites of the corpus itself (the annotations move no
+    line); empty when no parameter could be annotated."""
+    typed = Corpus(corpus.name, directory / f"{corpus.root.name}-typed", corpus.language, corpus.most_called)
+    subprocess.run(["git", "clone", "--quiet", str(corpus.root), str(typed.root)], check=True)
+    shutil.copy(corpus.root / "pyrightconfig.json", typed.root / "pyrightconfig.json")
+    files, parameters = annotate_fixtures(typed.root)
+    print(f"{corpus.name}: {parameters} fixture parameters annotated in {files} files", file=sys.stderr)
+    if not parameters:
+        return {}
+    prefix, original = typed.root.as_uri(), corpus.root.as_uri()
+    typed.definition_sites = {
+        (uri.replace(original, prefix, 1), line, character) for uri, line, character in corpus.definition_sites
+    }
+    client = await _start_hub(typed, cache, hub_path, "-typed")
+    try:
+        moved = [(uri.replace(original, prefix, 1), name, position, kind) for uri, name, position, kind in definitions]
+        await _open_and_wait(client, typed, moved)
+        semaphore = asyncio.Semaphore(IN_FLIGHT)
+
+        async def one(uri: str, position: dict[str, int]) -> list[Site] | None:
+            async with semaphore:
+                sites = await _truth(client, typed, uri, position)
+            return None if sites is None else [(site[0].replace(prefix, original, 1), *site[1:]) for site in sites]
+
+        found = await asyncio.gather(*(one(uri, position) for uri, _name, position, _kind in moved))
+        return {f"{uri} {name}": sites for (uri, name, _position, _kind), sites in zip(definitions, found, strict=True)}
+    finally:
+        await client.stop()
+
+
+async def _measure(
+    corpus: Corpus, directory: Path, every_name: bool, each: bool, hub_path: Path | None = None
+) -> tuple[Tallies, int, int]:
+    cache = directory / "cache"
+    definitions = _definitions(corpus, every_name)
+    typed_truth = {}
+    if corpus.language == "python" and corpus.most_called is not None:
+        typed_truth = await _typed_truth(corpus, directory, cache, definitions, hub_path)
+    client = await _start_hub(corpus, cache, hub_path)
+    try:
+        await _open_and_wait(client, corpus, definitions)
+        answers = ANSWERS if typed_truth else ANSWERS[:2]
+        tallies: Tallies = {(answer, kind): Tally() for answer in answers for kind in ("all", "method")}
         started = time.perf_counter()
         counted = incomplete = 0
         semaphore = asyncio.Semaphore(IN_FLIGHT)
@@ -270,25 +287,11 @@ async def _measure(
                 asked += 1
                 if asked % 100 == 0:
                     print(f"  ... {asked}/{len(definitions)} ({time.perf_counter() - started:.0f} s)", file=sys.stderr)
-                where = {"textDocument": {"uri": uri}, "position": position}
-                # The server's own references: `textDocument/references` through the hub is completed with the
-                # index's uses in files the server listed nothing in, which would make the index its own truth.
-                covered = await client.request(
-                    "workspace/executeCommand",
-                    {
-                        "command": "lspHub.references",
-                        "arguments": [{"uri": uri, "position": position, "includeDeclaration": False}],
-                    },
-                    120,
-                )
-                references = [entry for entry in covered.get("locations", []) if entry.get("origin") != "index"]
-                if not references:
+                truth = await _truth(client, corpus, uri, position)
+                if truth is None:
                     if each:
                         print(f"  {name}: no references", file=sys.stderr)
                     return
-                truth = [_site(location) for location in references if corpus.is_call(location)]
-                truth.extend(await _incoming_calls(client, where))
-                truth = _unique(truth)
                 arguments = {"uri": uri, "position": position, "depth": 1, "limit": 5000}
                 alone = await _callers(client, {**arguments, "servers": False})
                 merged = await _callers(client, {**arguments, "timeoutMs": 60000})
@@ -301,11 +304,19 @@ async def _measure(
                         f"{len(merged['callers'])} {merged.get('servers')}",
                         file=sys.stderr,
                     )
-                for answer, result in (("index", alone), ("merged", merged)):
-                    found = _unique([_site(c["location"]) for c in result["callers"]])
+                # The typed copy's truth, and the server's own where it found no reference there.
+                typed = typed_truth.get(f"{uri} {name}")
+                typed = truth if typed is None else typed
+                for answer, result, against in (
+                    ("index", alone, truth),
+                    ("merged", merged, truth),
+                    ("index typed", alone, typed),
+                    ("merged typed", merged, typed),
+                ):
+                    found = unique_sites([site_of(c["location"]) for c in result["callers"]])
                     for kinds in ("all", kind):
                         if (answer, kinds) in tallies:
-                            tallies[answer, kinds].add(truth, found, corpus.describe, corpus.written_as_call)
+                            tallies[answer, kinds].add(against, found, corpus.describe, corpus.written_as_call)
 
         await asyncio.gather(*(one(uri, name, position, kind) for uri, name, position, kind in definitions))
         return tallies, counted, incomplete
@@ -320,7 +331,8 @@ async def _incoming_calls(client: HubClient, where: dict[str, Any]) -> list[Site
         for item in (await client.request("textDocument/prepareCallHierarchy", where, 120) or [])[:2]:
             for call in await client.request("callHierarchy/incomingCalls", {"item": item}, 120) or []:
                 sites.extend(
-                    _site({"uri": call["from"]["uri"], "range": called_at}) for called_at in call.get("fromRanges", [])
+                    site_of({"uri": call["from"]["uri"], "range": called_at})
+                    for called_at in call.get("fromRanges", [])
                 )
     except ResponseFailure:
         return sites  # the server does not offer it: its references stand
@@ -373,21 +385,6 @@ def _clone_corpus(source: Path, directory: Path, most_called: int) -> Corpus | N
     return Corpus(name, destination, language, most_called)
 
 
-def _add(total: Tally, tally: Tally) -> None:
-    for name in ("truth", "found", "right", "recalled", "missed_reads", "unseen_extras"):
-        setattr(total, name, getattr(total, name) + getattr(tally, name))
-    total.misses.extend(tally.misses)
-    total.extras.extend(tally.extras)
-
-
-def _figures(tally: Tally) -> str:
-    recall = tally.recalled / tally.truth if tally.truth else 1.0
-    precision = tally.right / tally.found if tally.found else 1.0
-    seen = tally.found - tally.unseen_extras
-    precision_seen = tally.right / seen if seen else 1.0
-    return f"{recall:6.3f} / {precision:5.3f} / {precision_seen:5.3f} ({tally.truth:4})"
-
-
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -416,7 +413,7 @@ async def main() -> None:
     )
     options = parser.parse_args()
     started = time.perf_counter()
-    totals: Tallies = {("index", "all"): Tally(), ("merged", "all"): Tally()}
+    totals: Tallies = {(answer, "all"): Tally() for answer in ANSWERS}
     rows: list[tuple[str, Tallies]] = []
     with tempfile.TemporaryDirectory(prefix="lsp-hub-callers-") as temporary:
         directory = Path(temporary)
@@ -429,29 +426,32 @@ async def main() -> None:
                 continue
             corpus_started = time.perf_counter()
             tallies, counted, incomplete = await _measure(
-                corpus, directory / "cache", options.every_name, options.each, options.hub_path
+                corpus, directory, options.every_name, options.each, options.hub_path
             )
             print(
                 f"{corpus.name} ({corpus.language}): {counted} functions and methods with references "
                 f"({time.perf_counter() - corpus_started:.0f} s; {incomplete} merged answers incomplete)"
             )
-            print("  " + tallies["index", "all"].line("index alone"))
-            print("  " + tallies["merged", "all"].line(f"index + {corpus.server}"))
+            for answer, label in zip(ANSWERS, ANSWER_LABELS, strict=True):
+                if (answer, "all") in tallies:
+                    print("  " + tallies[answer, "all"].line(label.replace("server", corpus.server)))
+                    add_tally(totals[answer, "all"], tallies[answer, "all"])
             rows.append((corpus.name, tallies))
-            for answer in ("index", "merged"):
-                _add(totals[answer, "all"], tallies[answer, "all"])
     print("all:")
-    print("  " + totals["index", "all"].line("index alone"))
-    print("  " + totals["merged", "all"].line("index + servers"))
+    for answer, label in zip(ANSWERS, ANSWER_LABELS, strict=True):
+        if totals[answer, "all"].truth:
+            print("  " + totals[answer, "all"].line(label))
     print("\nrecall / precision / precision in the files where the server lists a call (call sites in the truth)")
-    print(f"{'':<34} {'index alone':<34} {'index + server':<34}")
+    print("(fixtures typed: the truth of the server in a copy whose test fixtures' parameters are annotated)")
+    print(f"{'':<48} {'index alone':<34} {'index + server':<34}")
     for name, tallies in rows:
-        for kind, label in (("all", "all"), ("method", "methods")):
-            print(
-                f"{name + ', ' + label:<34} {_figures(tallies['index', kind]):<34} {_figures(tallies['merged', kind])}"
-            )
+        for truth, suffix in (("", ""), (" typed", " (fixtures typed)")):
+            for kind, label in (("all", "all"), ("method", "methods")):
+                if ("index" + truth, kind) in tallies:
+                    index, merged = tallies["index" + truth, kind], tallies["merged" + truth, kind]
+                    print(f"{name + ', ' + label + suffix:<48} {figures(index):<34} {figures(merged)}")
     if options.misses:
-        for label, answer in (("index alone", "index"), ("index + servers", "merged")):
+        for answer, label in zip(ANSWERS, ANSWER_LABELS, strict=True):
             tally = totals[answer, "all"]
             print(f"{label}: missed (of {len(tally.misses)})")
             for line in tally.misses[: options.misses]:

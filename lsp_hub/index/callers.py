@@ -25,6 +25,7 @@ from lsp_hub.index.receiver_types import (
     TypeInference,
     WorkspaceClass,
     attribute_type,
+    cloud_definer,
     declared_class,
 )
 from lsp_hub.index.records import FileRecord
@@ -32,9 +33,11 @@ from lsp_hub.index.symbols import (
     definition_targets,
     definitions_named,
     enclosing_definition,
+    has_parameter,
     location,
     qualified_name,
 )
+from lsp_hub.index.type_clouds import TypeCloud
 from lsp_hub.index.workspace import Snapshot, file_uri
 
 MAX_DEPTH = 10
@@ -108,7 +111,7 @@ class _CallJudge:
         self._reached: dict[tuple[str, str, str | None, bool], bool] = {}
         self._receiver_classes: dict[tuple[str, str], str | None] = {}
         # By the caller's identity: callers come from the files' cached indexes, held by `_CallSites` for the query.
-        self._inferred: dict[tuple[str, str, int], WorkspaceClass | str | None] = {}
+        self._inferred: dict[tuple[str, str, int, int | None], WorkspaceClass | TypeCloud | str | None] = {}
         self._squashed: dict[str, str] = {}
 
     def counts(
@@ -120,6 +123,7 @@ class _CallJudge:
         caller: Definition | None,
         target: _Target,
         definition_count: int,
+        line: int | None = None,
     ) -> bool:
         """Whether a call of `used_name` in `source` (with `receiver`) may be a call of this target (`used_name` is
         the target's name, or a local alias of it)."""
@@ -129,10 +133,14 @@ class _CallJudge:
         if targets is None:
             targets = self._targets[key] = self.resolver.targets(source, used_name, receiver)
         if target.path not in targets:
-            if receiver is not None and self.resolver.bindings.get(source, {}).get(receiver) is not None:
+            bound = self.resolver.bindings.get(source, {}).get(receiver) if receiver is not None else None
+            if receiver is not None and bound is not None:
                 # `from app import app` inside one test binds `app` for the resolver in the whole file; another
                 # test's own `app = Flask()` says what its `app` is
-                return self._typed_in_scope(source, file_index, receiver, caller, definition)
+                in_scope = self._typed_in_scope(source, file_index, receiver, caller, definition)
+                return (
+                    in_scope if in_scope is not None else self._imported_instance_reaches(bound, receiver, definition)
+                )
             # `this.send()` in a subclass whose file defines another `send`: the resolver keeps to the file, but the
             # class may inherit the target (or `super` reach it)
             return (
@@ -160,7 +168,7 @@ class _CallJudge:
             known_type = self._attribute_type(source, file_index, caller.container, receiver[len(head) + 1 :])
             if known_type is not None:
                 # `self.store.write()` with `self.store = IndexStore()` (or a subclass of the method's class)
-                return definition.container is not None and self._class_inherits(known_type, definition.container)
+                return definition.container is not None and self._reaches(known_type, definition)
         if not is_member and head is not None and head not in SELF_RECEIVERS:
             return True  # `package.module.name()`: the resolver matched the module path
         container = definition.container
@@ -173,11 +181,16 @@ class _CallJudge:
         if known_class is not None:  # `app = Flask(...)`; `app.route()` reaches Scaffold.route through the bases
             return known_class == container or self._reaches(known_class, definition)
         if container is not None and file_index.language in _INFERRED_LANGUAGES:
-            inferred = self._inferred_class(source, file_index, receiver, caller)
+            inferred = self._inferred_class(source, file_index, receiver, caller, line)
             if inferred == OUTSIDE:
                 return False  # `task = asyncio.ensure_future(...)`, `future: asyncio.Future`: not a workspace object
             if isinstance(inferred, WorkspaceClass):
-                return self._class_inherits(inferred.name, container)
+                # the nearest definition in its inheritance: `app.add_url_rule()` on a Flask is App's, not Scaffold's
+                return self._reaches(inferred.name, definition)
+            if isinstance(inferred, TypeCloud):
+                reached = cloud_definer(self.snapshot, inferred, definition.name)
+                if reached is not None:  # `res.json()` on the typed client's response: the one cloud class with json
+                    return reached == container
         return definition_count == 1 and definition.name not in COMMON_NAMES
 
     def _squash(self, text: str) -> str:
@@ -201,14 +214,28 @@ class _CallJudge:
 
     def _typed_in_scope(
         self, source: str, file_index: FileIndex, receiver: str, caller: Definition | None, definition: Definition
-    ) -> bool:
-        """Whether the calling function (or one around it) types `receiver` as a class that reaches the method."""
+    ) -> bool | None:
+        """Whether the calling function (or one around it) types `receiver` as a class that reaches the method;
+        None when the function has no variable or parameter of that name (the import stands)."""
         if caller is None or definition.container is None or file_index.language not in _INFERRED_LANGUAGES:
-            return False
-        if not any(owner == caller.name and name == receiver for owner, name, _typed in file_index.local_types):
-            return False  # only the function's own variable stands against an import of the file
+            return None if caller is None else False
+        own_variable = any(owner == caller.name and name == receiver for owner, name, _typed in file_index.local_types)
+        if not (own_variable or has_parameter(caller.signature, receiver)):
+            return None  # only the function's own variable or parameter stands against an import of the file
         inferred = self._inferred_class(source, file_index, receiver, caller)
         return isinstance(inferred, WorkspaceClass) and self._reaches(inferred.name, definition)
+
+    def _imported_instance_reaches(self, bound: tuple[str, ...], receiver: str, definition: Definition) -> bool:
+        """Whether `receiver`, imported from a module that makes it (`app = Flask(__name__)` in the package,
+        `from js_example import app` in its views), is of a class that reaches the method."""
+        if definition.container is None or "." in receiver:
+            return False
+        for path in bound:
+            record = self.snapshot.files.get(path)
+            made = declared_class(record.outline(), receiver) if record is not None else None
+            if made is not None and self._reaches(made, definition):
+                return True
+        return False
 
     def _reaches(self, class_name: str, definition: Definition, bases_only: bool = False) -> bool:
         """Whether a call of `definition`'s name on an instance of `class_name` (on its bases: `super()`) reaches
@@ -227,11 +254,12 @@ class _CallJudge:
         return self._receiver_classes[key]
 
     def _inferred_class(
-        self, source: str, file_index: FileIndex, receiver: str, caller: Definition | None
-    ) -> WorkspaceClass | str | None:
-        key = (source, receiver, id(caller))
+        self, source: str, file_index: FileIndex, receiver: str, caller: Definition | None, line: int | None = None
+    ) -> WorkspaceClass | TypeCloud | str | None:
+        key = (source, receiver, id(caller), line)
         if key not in self._inferred:
-            self._inferred[key] = TypeInference(self.snapshot, source, file_index).receiver_class(receiver, caller)
+            inference = TypeInference(self.snapshot, source, file_index)
+            self._inferred[key] = inference.receiver_class(receiver, caller, line)
         return self._inferred[key]
 
 
@@ -263,7 +291,10 @@ class CallerLookups:
 
 
 def find_callers(
-    snapshot: Snapshot, targets: list[tuple[str, Definition]], depth: int = 1, max_callers: int = MAX_CALLERS,
+    snapshot: Snapshot,
+    targets: list[tuple[str, Definition]],
+    depth: int = 1,
+    max_callers: int = MAX_CALLERS,
     lookups: CallerLookups | None = None,
 ) -> dict[str, Any]:
     """`{symbol, definitions, callers: [{location, caller, depth}], complete}` for already resolved targets;
@@ -305,9 +336,9 @@ def find_callers(
             for reference, caller in calls.of(record, file_index, used_name):
                 if used_name != name and reference.receiver is not None:
                     continue  # `x.other()` is not the alias
-                if not judge.counts(
-                    source, file_index, used_name, reference.receiver, caller, target, definition_counts[name, family]
-                ):
+                count = definition_counts[name, family]
+                line = reference.span.start_line
+                if not judge.counts(source, file_index, used_name, reference.receiver, caller, target, count, line):
                     continue
                 site = (source, reference.span.start_line, reference.span.start_col)
                 if site in seen_sites:

@@ -330,6 +330,8 @@ class _Extractor:
             owner = (innermost(start_byte) if innermost is not None else None) or ""
             if not owner and innermost_class is not None and innermost_class(start_byte) is not None:
                 continue
+            if not owner and self.language in _ANONYMOUS_SCOPED:
+                owner = _anonymous_owner(name_node)
             if made_by_call:  # the callee as written (`make`, `asyncio.ensure_future`): where it comes from matters
                 callee = text(type_node)
                 out.append((owner, text(name_node), (squeeze(callee) if _HAS_SPACE(callee) else callee) + "()"))
@@ -602,6 +604,21 @@ class _Extractor:
             ):
                 out.append((module, imported_names, level, span, bound_aliases))
         return tuple(out)
+
+
+_ANONYMOUS_SCOPED = frozenset(("typescript", "tsx", "javascript"))
+_ANONYMOUS_FUNCTIONS = frozenset(("arrow_function", "function_expression", "function", "generator_function"))
+
+
+def _anonymous_owner(node: tree_sitter.Node) -> str:
+    """`@first-last` (0-based lines) of the anonymous function around a variable outside every named function (a
+    test's callback: `it('x', async () => { const res = ... })`), "" when none: each callback's variables apart."""
+    current = node.parent
+    while current is not None:
+        if current.type in _ANONYMOUS_FUNCTIONS:
+            return f"@{current.start_point[0]}-{current.end_point[0]}"
+        current = current.parent
+    return ""
 
 
 class _FunctionRegions:

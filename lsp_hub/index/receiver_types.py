@@ -13,7 +13,9 @@ from dataclasses import dataclass
 
 from lsp_hub.index.graph import SELF_RECEIVERS, use_resolver
 from lsp_hub.index.model import Definition, FileIndex
-from lsp_hub.index.symbols import definitions_named
+from lsp_hub.index.pytest_fixtures import fixture_type
+from lsp_hub.index.symbols import definitions_named, has_parameter
+from lsp_hub.index.type_clouds import TypeCloud, type_cloud
 from lsp_hub.index.workspace import Snapshot
 
 
@@ -90,6 +92,7 @@ _TYPE_PATTERNS = (
 )
 
 
+_HEAD = re.compile(r"[A-Za-z_$][\w$]*")
 _GETTER_TYPE = re.compile(r"get\s+[\w$]+\s*\(\s*\)\s*:\s*([A-Za-z_$][\w$]*)")
 _RETURN_TYPE = re.compile(r"->\s*(?:Optional\[)?['\"]?([A-Za-z_][\w.]*)")
 _CLASS_BASES = re.compile(r"^class\s+\w+\s*(?:\[[^\]]*\])?\(([^)]*)\)")
@@ -138,6 +141,16 @@ class WorkspaceClass:
             if not bases:
                 return
             frontier = bases
+
+
+def cloud_definer(snapshot: Snapshot, cloud: TypeCloud, name: str) -> str | None:
+    """The one class or interface of a cloud whose `name` a call reaches; None when none or several do."""
+    containers = {
+        member.container
+        for class_name in cloud.names
+        for _path, member in WorkspaceClass(snapshot, class_name).member(name)
+    }
+    return containers.pop() if len(containers) == 1 else None
 
 
 def class_bases(signature: str) -> list[str]:
@@ -228,10 +241,18 @@ class TypeInference:
         self.snapshot = snapshot
         self.source = source
         self.file_index = file_index
+        self.line: int | None = None
+        self._resolving: set[str] = set()  # variables being typed: `x = x.next()` does not loop
 
-    def receiver_class(self, receiver: str, caller: Definition | None) -> WorkspaceClass | str | None:
+    def receiver_class(
+        self, receiver: str, caller: Definition | None, line: int | None = None
+    ) -> WorkspaceClass | TypeCloud | str | None:
+        """`line`: the call's (0-based), which picks among the anonymous callbacks' variables of one name."""
+        self.line = line
         head, _, rest = receiver.partition(".")
         type_name = self._variable_type(head, caller)
+        if isinstance(type_name, TypeCloud):
+            return type_name  # `res.body.getReader()`: members of a cloud stay in it
         for attribute in rest.split(".") if rest else ():
             if type_name is None or type_name == OUTSIDE:
                 break
@@ -244,12 +265,13 @@ class TypeInference:
             return None  # `Union[...]`, a type alias or a TypeVar of the workspace: not for a name to decide
         return OUTSIDE
 
-    def _variable_type(self, variable: str, caller: Definition | None) -> str | None:
+    def _variable_type(self, variable: str, caller: Definition | None) -> str | TypeCloud | None:
         if variable in SELF_RECEIVERS:
             return caller.container if caller is not None else None  # `self.shop`: an attribute of the class
         shown: set[str] = set()
         # The calling function, then the functions around it: a closure, or a decorated function inside a test
         # (`@app.route` above a nested `def index():` reads the test's `app = Flask(...)`).
+        hidden = False
         for function in self._scopes(caller):
             shown = {
                 typed
@@ -258,21 +280,57 @@ class TypeInference:
             }
             if not shown:
                 annotated = parameter_annotation(function.signature, variable)
+                if annotated is None and self.file_index.language == "python":
+                    annotated = fixture_type(self.snapshot, self.source, function, variable)  # `def test(app):`
                 shown = {annotated} if annotated else set()
             if shown:
                 break
-        if not shown:  # a module variable (also when used inside a function)
-            shown = {
-                typed for function, name, typed in self.file_index.local_types if function == "" and name == variable
-            }
-        if not shown and self.file_index.language in CONVENTION_LANGUAGES:
+            if has_parameter(function.signature, variable):
+                hidden = True  # an untyped parameter hides the variables of that name around its function
+                break
+        if not shown and not hidden:  # an anonymous callback's variable, else a module variable
+            shown = self._unnamed_scope_types(variable)
+        made = None
+        unknown_call = False  # the variable is made by a call whose result is not known
+        if len(shown) == 1 and next(iter(shown)).endswith("()"):
+            made = self._returned_class(next(iter(shown))[:-2], caller)
+            unknown_call = made is None
+        if (not shown or unknown_call) and self.file_index.language in CONVENTION_LANGUAGES:
             convention = parameter_conventions(self.snapshot).get(variable)
             if convention is not None and self._is_class(convention):
-                return convention  # hono's untyped `(c) => c.text()`: `c: Context` everywhere it is annotated
+                # hono's untyped `(c) => c.text()`, `const app2 = app.get(...)`: the type the name has nearly always
+                return convention
         if len(shown) != 1:
             return None  # untyped, or given several types: not for us to guess
         [typed] = shown
-        return self._returned_class(typed[:-2]) if typed.endswith("()") else typed
+        if unknown_call and self.file_index.language in CONVENTION_LANGUAGES:
+            # an unknown call's result (`const app2 = app.get(...)`): what the name is made by elsewhere outside
+            # named functions, when that is one class (`const app2 = new Hono()` in the other tests)
+            elsewhere = {
+                other
+                for owner, name, other in self.file_index.local_types
+                if name == variable and (owner == "" or owner.startswith("@")) and not other.endswith("()")
+            }
+            return elsewhere.pop() if len(elsewhere) == 1 else None
+        return made if typed.endswith("()") else typed
+
+    def _unnamed_scope_types(self, variable: str) -> set[str]:
+        """The types of `variable` outside named functions: in the innermost anonymous function around the call
+        (`@first-last` owners) that has it, else at module level; without the call's line, all of them."""
+        regions: dict[str, set[str]] = {}
+        for owner, name, typed in self.file_index.local_types:
+            if name == variable and (owner == "" or owner.startswith("@")):
+                regions.setdefault(owner, set()).add(typed)
+        line = self.line
+        if line is None:
+            return set().union(*regions.values()) if regions else set()
+        around = []
+        for owner in regions:
+            if owner:
+                first, _, last = owner[1:].partition("-")
+                if int(first) <= line <= int(last):
+                    around.append((int(last) - int(first), owner))
+        return regions[min(around)[1]] if around else regions.get("", set())
 
     def _scopes(self, caller: Definition | None) -> list[Definition]:
         """`caller` and the functions whose bodies hold it, innermost first (a few levels)."""
@@ -294,13 +352,41 @@ class TypeInference:
             )
         return scopes
 
-    def _returned_class(self, callee: str) -> str | None:
+    def _returned_class(self, callee: str, caller: Definition | None = None) -> str | TypeCloud | None:
         """What calling `callee` gives: the class itself, or the return annotation of the function(s) so named
         (all that the workspace defines must agree); OUTSIDE for a function of an outside import
-        (`asyncio.ensure_future`, `getLogger` after `from logging import getLogger`)."""
-        head = callee.split(".", 1)[0]
-        if use_resolver(self.snapshot).bindings.get(self.source, {}).get(head) == ():
+        (`asyncio.ensure_future`, `getLogger` after `from logging import getLogger`). In TS, the cloud of a
+        function that names generic type aliases (`hc(...)`), and a call on a value of a cloud stays in it."""
+        head = _HEAD.match(callee)
+        head_name = head.group(0) if head else callee
+        bound = use_resolver(self.snapshot).bindings.get(self.source, {}).get(head_name)
+        if bound == ():
             return OUTSIDE
+        if self.file_index.language in CONVENTION_LANGUAGES:
+            if head is not None and head.end() < len(callee) and bound is None:
+                if head_name in self._resolving:
+                    return None
+                self._resolving.add(head_name)
+                try:
+                    made = self._variable_type(head_name, caller)
+                finally:
+                    self._resolving.discard(head_name)
+                return made.called() if isinstance(made, TypeCloud) else None
+            makers = [
+                (path, definition)
+                for path, definition in definitions_named(self.snapshot, callee)
+                if definition.kind == "function" and self.snapshot.files[path].language in CONVENTION_LANGUAGES
+            ]
+            if len(makers) == 1:
+                path, maker = makers[0]
+                constructed = {
+                    typed
+                    for owner, _name, typed in self.snapshot.files[path].outline().local_types
+                    if owner == maker.name and not typed.endswith("()")
+                }
+                if len(constructed) == 1 and self._is_class(next(iter(constructed))):
+                    return constructed.pop()  # a factory: `const app = new Hono(); ...; return app`
+                return type_cloud(self.snapshot, path, maker)
         callee = callee.rsplit(".", 1)[-1]
         found = definitions_named(self.snapshot, callee)
         if any(definition.kind == "class" for _path, definition in found):

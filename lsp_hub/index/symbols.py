@@ -18,8 +18,16 @@ from lsp_hub.index.records import D_KIND, D_NAME
 from lsp_hub.index.workspace import Snapshot, file_uri
 
 # LSP SymbolKind numbers.
-LSP_SYMBOL_KINDS = {"module": 2, "class": 5, "method": 6, "function": 12, "variable": 13, "constant": 14,
-                    "interface": 11, "type": 5}
+LSP_SYMBOL_KINDS = {
+    "module": 2,
+    "class": 5,
+    "method": 6,
+    "function": 12,
+    "variable": 13,
+    "constant": 14,
+    "interface": 11,
+    "type": 5,
+}
 LSP_FIELD = 8
 LSP_NAMESPACE = 3
 DEFAULT_SYMBOL_LIMIT = 100
@@ -88,8 +96,10 @@ def enclosing_definition(file_index: FileIndex, span: Span, kinds: Iterable[str]
     wanted = frozenset(kinds)
     best: Definition | None = None
     for definition in file_index.definitions:
-        if definition.kind in wanted and _contains(definition.span, span.start_line, span.start_col) and (
-            best is None or _span_size(definition.span) < _span_size(best.span)
+        if (
+            definition.kind in wanted
+            and _contains(definition.span, span.start_line, span.start_col)
+            and (best is None or _span_size(definition.span) < _span_size(best.span))
         ):
             best = definition
     return best
@@ -143,8 +153,10 @@ def definition_targets(snapshot: Snapshot, path: str, line: int, character: int)
 
 def definition_locations(snapshot: Snapshot, path: str, line: int, character: int) -> list[dict[str, Any]]:
     """`textDocument/definition` by name: Locations of the definitions the name at the position refers to."""
-    return [location(snapshot, target, definition.name_span)
-            for target, definition in definition_targets(snapshot, path, line, character)]
+    return [
+        location(snapshot, target, definition.name_span)
+        for target, definition in definition_targets(snapshot, path, line, character)
+    ]
 
 
 # --- outline and search -----------------------------------------------------------------------------------------
@@ -156,8 +168,9 @@ def document_symbols(snapshot: Snapshot, path: str) -> list[dict[str, Any]]:
     if record is None:
         return []
     file_index = record.outline()
-    ordered = sorted(file_index.definitions,
-                     key=lambda d: (d.span.start_line, d.span.start_col, -d.span.end_line, -d.span.end_col))
+    ordered = sorted(
+        file_index.definitions, key=lambda d: (d.span.start_line, d.span.start_col, -d.span.end_line, -d.span.end_col)
+    )
     roots: list[dict[str, Any]] = []
     stack: list[tuple[Span, dict[str, Any]]] = []
     for definition in ordered:
@@ -223,8 +236,16 @@ def _hump_match(query: str, name: str) -> bool:
     return match(0, 0)
 
 
-_KIND_ORDER = {"class": 0, "interface": 0, "type": 1, "function": 1, "method": 2, "module": 3, "constant": 3,
-               "variable": 4}
+_KIND_ORDER = {
+    "class": 0,
+    "interface": 0,
+    "type": 1,
+    "function": 1,
+    "method": 2,
+    "module": 3,
+    "constant": 3,
+    "variable": 4,
+}
 
 
 def workspace_symbols(snapshot: Snapshot, query: str, limit: int = DEFAULT_SYMBOL_LIMIT) -> list[dict[str, Any]]:
@@ -255,3 +276,8 @@ def workspace_symbols(snapshot: Snapshot, query: str, limit: int = DEFAULT_SYMBO
             symbol["containerName"] = definition.container
         results.append(symbol)
     return results
+
+
+def has_parameter(signature: str, name: str) -> bool:
+    """Whether a function's signature has a parameter of this name (`def f(app, *, b=1)`, `(c: Context) =>`)."""
+    return re.search(rf"[(,]\s*\*{{0,2}}{re.escape(name)}\s*[:=,)?]", signature) is not None

@@ -244,3 +244,133 @@ def test_a_functions_own_variable_stands_against_an_import_made_in_another_funct
     snapshot = snapshot_of(tmp_path)
     # `app` is bound to blueprintapp's for the whole file; test_own's `app` is its own Scaffold.
     assert sites(snapshot, "Scaffold.route") == [("test_app.py", "test_own", 5)]
+
+
+def test_a_pytest_fixture_parameter_has_the_type_its_fixture_holds(tmp_path: Path) -> None:
+    # `route` is defined twice: only the fixture's type says which one `app.route` calls.
+    write(
+        tmp_path,
+        "src/web.py",
+        "class Scaffold:\n    def route(self, rule):\n        ...\n\n\n"
+        "class Flask(Scaffold):\n    pass\n\n\n"
+        "class Router:\n    def route(self, rule):\n        ...\n",
+    )
+    write(
+        tmp_path,
+        "tests/conftest.py",
+        "import pytest\nfrom web import Flask, Router\n\n\n@pytest.fixture\ndef app():\n    app = Flask()\n"
+        "    return app\n\n\n@pytest.fixture\ndef router() -> Router:\n    return Router()\n",
+    )
+    write(
+        tmp_path,
+        "tests/unit/test_web.py",
+        "def test_index(app, router):\n    @app.route('/')\n    def index():\n        ...\n\n"
+        "    router.route('/x')\n\n\n"
+        "def helper(app):\n    app.route('/y')\n",
+    )
+    snapshot = snapshot_of(tmp_path)
+    # A test's parameter takes its fixture's type (the fixture's own variable, or its return annotation), from a
+    # conftest.py above the test; `helper` is no test or fixture: its `app` is nobody's.
+    assert sites(snapshot, "Scaffold.route") == [("test_web.py", "test_index", 1)]
+    assert sites(snapshot, "Router.route") == [("test_web.py", "test_index", 5)]
+
+
+def test_a_fixture_parameter_stands_against_an_import_and_reaches_the_nearest_override(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        "src/web.py",
+        "class Scaffold:\n    def add_url_rule(self, rule):\n        ...\n\n"
+        "    def register(self, bp):\n        ...\n\n\n"
+        "class App(Scaffold):\n    def add_url_rule(self, rule):\n        ...\n\n\n"
+        "class Flask(App):\n    pass\n\n\n"
+        "class Blueprint(Scaffold):\n    def register(self, bp):\n        ...\n",
+    )
+    write(tmp_path, "tests/apps/app.py", "from web import Flask\n\napp = Flask()\n")
+    write(
+        tmp_path,
+        "tests/conftest.py",
+        "import pytest\nfrom web import Flask\n\n\n@pytest.fixture\ndef app():\n    app = Flask()\n    return app\n",
+    )
+    # Another test imports an `app`: the resolver binds `app` to that module in the whole file.
+    write(
+        tmp_path,
+        "tests/test_blueprints.py",
+        "def test_register(app):\n    app.register(None)\n    app.add_url_rule('/')\n\n\n"
+        "def test_imported():\n    from apps.app import app\n\n    assert app\n",
+    )
+    snapshot = snapshot_of(tmp_path)
+    assert sites(snapshot, "Scaffold.register") == [("test_blueprints.py", "test_register", 1)]
+    # A Flask's add_url_rule is App's override, not Scaffold's.
+    assert sites(snapshot, "App.add_url_rule") == [("test_blueprints.py", "test_register", 2)]
+    assert sites(snapshot, "Scaffold.add_url_rule") == []
+
+
+def test_an_imported_instance_an_untyped_inner_parameter_and_a_typed_attribute(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        "web.py",
+        "class Scaffold:\n    def add_url_rule(self, rule):\n        ...\n\n"
+        "    def route(self, rule):\n        ...\n\n\n"
+        "class App(Scaffold):\n    def add_url_rule(self, rule):\n        ...\n\n\n"
+        "class Blueprint(Scaffold):\n    def route(self, rule):\n        ...\n\n\n"
+        "class State:\n    def __init__(self, app: App):\n        self.app = app\n\n"
+        "    def add(self):\n        self.app.add_url_rule('/')\n",
+    )
+    write(tmp_path, "site/__init__.py", "from web import App\n\napp = App()\n")
+    # `app` imported from the package that makes it; an inner function's untyped `app` is not the outer one.
+    write(
+        tmp_path,
+        "site/views.py",
+        "from site import app\n\n\n@app.route('/')\ndef index():\n    ...\n\n\n"
+        "def wire():\n    def inner(app):\n        app.route('/x')\n",
+    )
+    snapshot = snapshot_of(tmp_path)
+    assert sites(snapshot, "Scaffold.route") == [("views.py", None, 3)]
+    # `self.app` typed App by its method's parameter: App's override, not Scaffold's.
+    assert sites(snapshot, "Scaffold.add_url_rule") == []
+    assert sites(snapshot, "App.add_url_rule") == [("web.py", "State.add", 23)]
+
+
+CLIENT_TS = """export const hc = <T>(base: string, options?: Options) => createProxy(base) as unknown as Client<T>
+type Options = { parse?: (request: RawRequest) => void }
+export interface RawRequest {
+  json(): Promise<unknown>
+}
+export type Client<T> = T extends object ? { [K in keyof T]: Request<T[K]> } : never
+type Request<E> = { [M in keyof E]: () => Promise<Answer<E[M]>> }
+type Answer<E> = E extends { output: infer O } ? ClientResponse<O> : never
+export interface ClientResponse<T> {
+  json(): Promise<T>
+}
+export class Context {
+  json(value: unknown): Response {
+    return new Response()
+  }
+}
+"""
+
+
+def test_a_typed_clients_response_through_generic_aliases_in_each_tests_callback(tmp_path: Path) -> None:
+    write(tmp_path, "src/client.ts", CLIENT_TS)
+    write(
+        tmp_path,
+        "src/client.test.ts",
+        "import { hc } from './client'\n\n"
+        "describe('client', () => {\n"
+        "  it('answers', async () => {\n"
+        "    const client = hc<typeof app>('http://localhost')\n"
+        "    const res = await client.posts.$get()\n"
+        "    expect(await res.json()).toEqual({})\n"
+        "  })\n"
+        "  it('requests', async () => {\n"
+        "    const res = await app.request('/')\n"
+        "    expect(await res.json()).toEqual({})\n"
+        "  })\n"
+        "})\n",
+    )
+    snapshot = snapshot_of(tmp_path)
+    # `res` of the first callback is the client's response: a call on the client gives what its aliases promise
+    # (ClientResponse, not the RawRequest its options name); the second callback's `res` is another variable.
+    assert sites(snapshot, "ClientResponse.json") == [("client.test.ts", None, 6)]
+    assert sites(snapshot, "Context.json") == []
+    assert sites(snapshot, "RawRequest.json") == []

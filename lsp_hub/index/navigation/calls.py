@@ -14,6 +14,7 @@ from lsp_hub.index.model import COMPLEX_RECEIVER, Definition, FileIndex, Referen
 from lsp_hub.index.navigation.common import SymbolRef
 from lsp_hub.index.receiver_types import OUTSIDE, TypeInference, WorkspaceClass, declared_class
 from lsp_hub.index.symbols import definitions_named, enclosing_definition
+from lsp_hub.index.type_clouds import TypeCloud
 from lsp_hub.index.workspace import Snapshot
 
 if TYPE_CHECKING:
@@ -148,7 +149,7 @@ class _CallResolver:
         if receiver == COMPLEX_RECEIVER:
             return None
         inferred = self.types.receiver_class(receiver, context)
-        if inferred is not None:
+        if inferred is not None and not isinstance(inferred, TypeCloud):  # a cloud names no one class
             return inferred
         if "." in receiver or "::" in receiver:
             return None
@@ -235,7 +236,9 @@ class CallerGroup:
 
 
 def incoming_calls(
-    snapshot: Snapshot, refs: list[SymbolRef], max_callers: int = MAX_CALLERS_SEARCHED,
+    snapshot: Snapshot,
+    refs: list[SymbolRef],
+    max_callers: int = MAX_CALLERS_SEARCHED,
     lookups: CallerLookups | None = None,
 ) -> tuple[list[CallerGroup], bool]:
     """The callers of `refs` grouped by calling definition, most calls first; and whether the search was cut.

@@ -100,3 +100,13 @@
       (generic_type name: (type_identifier) @type)
       (predefined_type) @type
     ])) @local
+
+; `const res = await client.posts.$get()`, `const client = hc(...)`: the callee as written, resolved at query time
+; (an annotation, `const c: Cart = make()`, says more).
+(variable_declarator
+  name: (identifier) @name
+  !type
+  value: [
+    (call_expression function: [(identifier) (member_expression)] @type)
+    (await_expression (call_expression function: [(identifier) (member_expression)] @type))
+  ] @made_by_call) @local
