@@ -120,20 +120,21 @@ def test_the_getpeereid_path_names_the_peers_user(tmp_path: Path, monkeypatch: p
         assert peers.unix_peer_credentials(served) == "getpeereid failed (errno 9)"
 
 
+def _client_as(uid: int, other_python: str, script: str, *arguments: str) -> str:
+    """What a client script prints, run as `uid` (another user runs the Python it can read)."""
+    python = other_python if uid != os.getuid() else sys.executable
+    done = subprocess.run([python, "-c", script, *arguments], user=uid, capture_output=True, text=True, timeout=30,
+                          cwd="/")
+    return done.stdout.strip()
+
+
 def test_a_daemon_on_getpeereid_serves_its_user_and_refuses_another(runtime: Path) -> None:
     python = _needs_root_and_another_user()
     daemon = _run_daemon(runtime, "from tests import getpeereid_standin\ngetpeereid_standin.install()")
     path = runtime / "lsp-hub" / "daemon.sock"
 
     def run_as(uid: int) -> str:
-        return subprocess.run(
-            [python if uid != os.getuid() else sys.executable, "-c", OTHER_USER_CLIENT, str(path)],
-            user=uid,
-            capture_output=True,
-            text=True,
-            timeout=30,
-            cwd="/",
-        ).stdout.strip()
+        return _client_as(uid, python, OTHER_USER_CLIENT, str(path))
 
     try:
         _wait_for(path, daemon)
@@ -163,14 +164,7 @@ def test_a_token_daemon_without_proc_refuses_another_user_holding_the_token(runt
     endpoint_file = runtime / "lsp-hub" / "daemon.endpoint"
 
     def greet_as(uid: int, first_line: str) -> str:
-        return subprocess.run(
-            [python if uid != os.getuid() else sys.executable, "-c", TOKEN_CLIENT, str(port), first_line],
-            user=uid,
-            capture_output=True,
-            text=True,
-            timeout=30,
-            cwd="/",
-        ).stdout.strip()
+        return _client_as(uid, python, TOKEN_CLIENT, str(port), first_line)
 
     try:
         _wait_for(endpoint_file, daemon)
