@@ -192,8 +192,7 @@ def test_records_hold_no_bytes_once_the_cache_has_them(copy_repo: Callable[[str]
     warm.close()
 
 
-def test_results_lost_from_both_caches_are_parsed_again_or_read_as_empty(
-        copy_repo: Callable[[str], Path]) -> None:
+def test_results_lost_from_both_caches_are_parsed_again_or_read_as_empty(copy_repo: Callable[[str], Path]) -> None:
     root = copy_repo("pyapp")
     index = WorkspaceIndex(root)
     index.build()
@@ -212,3 +211,35 @@ def test_results_lost_from_both_caches_are_parsed_again_or_read_as_empty(
     assert files["pyapp/service.py"].packed == EMPTY_PACKED  # its content is gone: empty, and the log says so
     assert index.parse_count == parsed  # a read back is not an index change
     index.close()
+
+
+def test_a_build_that_stored_nothing_does_not_measure_the_store(copy_repo: Callable[[str], Path]) -> None:
+    """Trimming sums every entry's size; a warm build adds nothing, so it does not trim (or open the store)."""
+    root = copy_repo("pyapp")
+    first = WorkspaceIndex(root)
+    first.build()
+    assert first.shared is not None and not first.shared.grown  # it stored, then trimmed
+    first.close()
+    warm = WorkspaceIndex(root)
+    assert warm.shared is not None
+    sizes: list[int] = []
+    warm.shared.stored_bytes = lambda: sizes.append(1) or 0  # type: ignore[method-assign]
+    warm.build()
+    assert warm.parse_count == 0 and sizes == []
+    warm.close()
+
+
+def test_a_store_found_damaged_while_reading_is_made_anew(tmp_path: Path) -> None:
+    store = SharedRecords(SharedRecordsLocation(str(tmp_path / "records.sqlite3"), EXTRACTOR_VERSION))
+    entry = b"(" + bytes(999)
+    store.put([(bytes(16), "python", entry, 3)])
+    store.close()
+    data = bytearray(store.path.read_bytes())
+    data[4096 : len(data)] = b"\xff" * (len(data) - 4096)  # every page but the header's: a malformed file
+    store.path.write_bytes(bytes(data))
+    for suffix in ("-wal", "-shm"):
+        Path(f"{store.path}{suffix}").unlink(missing_ok=True)
+    assert store.definitions_of(bytes(16), "python") is None  # no exception
+    store.put([(bytes(16), "python", entry, 3)])
+    assert store.definitions_of(bytes(16), "python") == 3  # made anew, and usable
+    store.close()
