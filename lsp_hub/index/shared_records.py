@@ -116,7 +116,8 @@ class SharedRecords:
             )
             # Lookups and the bound read these indexes alone: a row holds its results inline, and reaching a column
             # past them means reading every page they take (a lookup took three times as long).
-            connection.execute("CREATE INDEX IF NOT EXISTS records_used ON records (used, bytes)")
+            connection.execute("DROP INDEX IF EXISTS records_used")  # (used) alone: made by earlier versions
+            connection.execute("CREATE INDEX IF NOT EXISTS records_used_bytes ON records (used, bytes)")
             connection.execute(
                 "CREATE INDEX IF NOT EXISTS records_definitions ON records (fingerprint, digest, language, definitions)"
             )
