@@ -18,6 +18,7 @@ from lsp_hub.index.parse_worker import (
     parse_job,
 )
 from lsp_hub.index.records import P_DEFINITIONS, FileRecord, encode_packed
+from lsp_hub.index.shared_records import SharedRecords
 from lsp_hub.index.snapshot import Snapshot
 from lsp_hub.index.store import IndexStore, StoredFile
 from lsp_hub.index.table_parts import TableParts
@@ -126,7 +127,7 @@ class IndexBuilding(ParseRunning):
                         parts.add(record)
                 if record is not None and outcome.parsed:
                     shared_puts.append((record.digest, outcome.language, record.encoded, record.definition_count))
-                elif outcome.from_shared:
+                elif outcome.from_shared and SharedRecords.due_for_touch(outcome.shared_used):
                     shared_hits.append((outcome.digest, outcome.language))
             done += len(outcomes)
             if self.store is not None and len(upserts) >= STORE_WRITE_ROWS:

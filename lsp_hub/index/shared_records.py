@@ -33,8 +33,9 @@ log = logging.getLogger(__name__)
 DEFAULT_CACHE_MAX_MB = 2048
 BUSY_TIMEOUT_SECONDS = 10.0
 TRIM_TO_SHARE = 0.9  # trimming goes below the bound by this much, so the next builds do not trim again at once
-# A hit refreshes its entry's time of use at most this often (a warm build would otherwise rewrite every row).
-TOUCH_GRANULARITY_SECONDS = 3600
+# A hit refreshes its entry's time of use at most this often: a new worktree would otherwise rewrite every
+# row it found (an hour made the second worktree of a day rewrite 100,000 rows; a day is fine for a bound).
+TOUCH_GRANULARITY_SECONDS = 86400
 SHARED_DATABASE_NAME = "records.sqlite3"
 
 
@@ -119,7 +120,8 @@ class SharedRecords:
             connection.execute("DROP INDEX IF EXISTS records_used")  # (used) alone: made by earlier versions
             connection.execute("CREATE INDEX IF NOT EXISTS records_used_bytes ON records (used, bytes)")
             connection.execute(
-                "CREATE INDEX IF NOT EXISTS records_definitions ON records (fingerprint, digest, language, definitions)"
+                "CREATE INDEX IF NOT EXISTS records_lookup"
+                " ON records (fingerprint, digest, language, definitions, used)"
             )
             connection.execute(
                 "CREATE TABLE IF NOT EXISTS graphs (key TEXT NOT NULL, fingerprint TEXT NOT NULL, data BLOB NOT NULL,"
@@ -184,20 +186,33 @@ class SharedRecords:
     def definitions_of(self, digest: bytes, language: str) -> int | None:
         """The definition count of known results, without reading them (a worker looking a file up needs no more:
         the results are read, and their checksum checked, when a query uses them)."""
+        found = self.lookup(digest, language)
+        return None if found is None else found[0]
+
+    def lookup(self, digest: bytes, language: str) -> tuple[int, int] | None:
+        """(definition count, time of last use) of known results, from an index alone (not the row, whose results
+        come first: reaching a column after them reads every page they take)."""
         with self._lock:
             connection = self._connect()
             if connection is None:
                 return None
             try:
                 row = connection.execute(
-                    "SELECT definitions FROM records INDEXED BY records_definitions"
+                    "SELECT definitions, used FROM records INDEXED BY records_lookup"
                     " WHERE fingerprint = ? AND digest = ? AND language = ?",
                     (self.location.fingerprint, digest, language),
                 ).fetchone()
             except sqlite3.Error as error:
                 self._unreadable(error, "records")
                 return None
-        return row[0] if row is not None and isinstance(row[0], int) else None
+        if row is None or not isinstance(row[0], int) or not isinstance(row[1], int):
+            return None
+        return row[0], row[1]
+
+    @staticmethod
+    def due_for_touch(used: int | None) -> bool:
+        """Whether a hit on an entry last used at `used` should refresh its time of use."""
+        return used is None or used < time.time() - TOUCH_GRANULARITY_SECONDS
 
     def put(self, entries: Iterable[tuple[bytes, str, bytes, int]]) -> None:
         """Store (digest, language, encoded results, definition count) entries in one transaction."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import shutil
 import sqlite3
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -15,7 +16,12 @@ from lsp_hub.index.api import repo_map
 from lsp_hub.index.background import keep_graphs
 from lsp_hub.index.graph_store import STATE_KEY
 from lsp_hub.index.records import EMPTY_PACKED, content_digest
-from lsp_hub.index.shared_records import SharedRecords, SharedRecordsLocation, shared_records_path
+from lsp_hub.index.shared_records import (
+    TOUCH_GRANULARITY_SECONDS,
+    SharedRecords,
+    SharedRecordsLocation,
+    shared_records_path,
+)
 from lsp_hub.index.store import EXTRACTOR_VERSION, default_cache_dir
 from lsp_hub.index.workspace import WorkspaceIndex
 
@@ -243,3 +249,40 @@ def test_a_store_found_damaged_while_reading_is_made_anew(tmp_path: Path) -> Non
     store.put([(bytes(16), "python", entry, 3)])
     assert store.definitions_of(bytes(16), "python") == 3  # made anew, and usable
     store.close()
+
+
+def test_hits_refresh_their_time_of_use_only_when_it_is_due(copy_repo: Callable[[str], Path]) -> None:
+    """A new worktree finds every file in the store: rewriting each row's time of use on every hit would cost
+    more than the lookups, so an entry is touched only when its time of use is older than the granularity."""
+    root = copy_repo("pyapp")
+    first = WorkspaceIndex(root)
+    first.build()
+    first.close()
+    now = int(time.time())
+
+    def set_used(value: int) -> None:
+        with sqlite3.connect(_shared_database()) as connection:
+            connection.execute("UPDATE records SET used = ?", (value,))
+        connection.close()
+
+    def used_times() -> set[int]:
+        with sqlite3.connect(_shared_database()) as connection:
+            found = {row[0] for row in connection.execute("SELECT used FROM records")}
+        connection.close()
+        return found
+
+    recent = now - TOUCH_GRANULARITY_SECONDS // 2
+    set_used(recent)
+    copy = WorkspaceIndex(_copy(root, "pyapp-recent"))
+    copy.build()
+    assert copy.parse_count == 0
+    copy.close()
+    assert used_times() == {recent}  # not due: left alone
+
+    stale = now - 2 * TOUCH_GRANULARITY_SECONDS
+    set_used(stale)
+    copy = WorkspaceIndex(_copy(root, "pyapp-stale"))
+    copy.build()
+    assert copy.parse_count == 0
+    copy.close()
+    assert min(used_times()) >= now  # due: every hit refreshed
