@@ -186,6 +186,7 @@ def walk_workspace(
         subdirectories = _walk_directory(directory, result, max_file_size, str(root), entered)
         stack.extend(reversed(subdirectories))  # popped in name order, as a recursive walk would go
     result.files.sort(key=lambda walked: walked.path)
+    result.skipped.sort()
     result.marker_files.sort()
     return result
 
@@ -217,19 +218,32 @@ def _walk_directory(
     if gitignore_lines:
         rules = rules.extended(relative_directory, gitignore_lines)
     try:
-        entries = sorted(os.scandir(directory.path), key=lambda entry: entry.name)
+        with os.scandir(directory.path) as listing:
+            entries = list(listing)
     except OSError:
         result.skip(relative_directory or ".", REASON_UNREADABLE)
         return []
-    subdirectories: list[_Directory] = []
+    # Regular files first, in the listing's order (the files are sorted once, at the end), known from the listing
+    # without a stat; then the rest (directories, links) in name order, which decides which of two ways into one
+    # directory is taken.
+    others: list[os.DirEntry[str]] = []
+    prefix = f"{relative_directory}/" if relative_directory else ""
     for entry in entries:
+        try:
+            regular = entry.is_file(follow_symlinks=False)
+        except OSError:
+            regular = False
+        if regular:
+            _take_file(entry, prefix + entry.name, rules, result, max_file_size)
+        else:
+            others.append(entry)
+    others.sort(key=lambda entry: entry.name)
+    subdirectories: list[_Directory] = []
+    for entry in others:
         name = entry.name
-        relative = f"{relative_directory}/{name}" if relative_directory else name
+        relative = prefix + name
         try:
             is_symlink = entry.is_symlink()
-            if not is_symlink and entry.is_file(follow_symlinks=False):
-                _take_file(entry, relative, rules, result, max_file_size)
-                continue
             entry_stat = entry.stat(follow_symlinks=True)
         except OSError:
             result.skip(relative, REASON_BROKEN_SYMLINK if _is_link(entry) else REASON_UNREADABLE)
