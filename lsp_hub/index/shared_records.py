@@ -117,7 +117,8 @@ class SharedRecords:
             )
             # Lookups and the bound read these indexes alone: a row holds its results inline, and reaching a column
             # past them means reading every page they take (a lookup took three times as long).
-            connection.execute("DROP INDEX IF EXISTS records_used")  # (used) alone: made by earlier versions
+            # records_used (used alone) is what earlier versions make and read: kept while they may share the file.
+            connection.execute("CREATE INDEX IF NOT EXISTS records_used ON records (used)")
             connection.execute("CREATE INDEX IF NOT EXISTS records_used_bytes ON records (used, bytes)")
             connection.execute(
                 "CREATE INDEX IF NOT EXISTS records_lookup"
