@@ -201,23 +201,14 @@ class IndexBuilding(ParseRunning):
 
     def _load_store(self) -> None:
         assert self.store is not None
-        stored = self.store.load_identities()
         disk: dict[str, FileRecord] = {}
         skips: dict[str, StoredFile] = {}
-        for path, entry in stored.items():
-            if entry.skip_reason is None:
-                disk[path] = FileRecord(
-                    path,
-                    entry.size,
-                    entry.mtime_ns,
-                    entry.digest,
-                    None,
-                    entry.language,
-                    entry.definitions,
-                    loader=self._encoded_from_cache,
-                )
+        loader = self._encoded_from_cache
+        for path, language, size, mtime_ns, digest, skip_reason, definitions in self.store.identity_rows():
+            if skip_reason is None:
+                disk[path] = FileRecord(path, size, mtime_ns, digest, None, language, definitions, None, loader)
             else:
-                skips[path] = entry
+                skips[path] = StoredFile(path, language, size, mtime_ns, digest, skip_reason, None, definitions)
         with self._lock:
             self._disk = disk
             self._disk_skips = skips

@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar
 
 from lsp_hub.index.records import PACKED_FORMAT, looks_packed
 from lsp_hub.index.shared_records import SharedRecords, discard_database
@@ -123,6 +124,9 @@ _IDENTITY_INDEX = (
     "CREATE INDEX IF NOT EXISTS files_identity"
     " ON files (path, language, size, mtime_ns, digest, skip_reason, definitions)"
 )
+
+
+_Read = TypeVar("_Read")
 
 
 class _OutdatedCache(ValueError):
@@ -232,7 +236,7 @@ class IndexStore:
 
     def load(self) -> dict[str, StoredFile]:
         """Every stored file; an unreadable database is discarded and reads as empty."""
-        return self._read_or_discard(self._load, (sqlite3.Error, ValueError, EOFError, TypeError))
+        return self._read_or_discard(self._load, (sqlite3.Error, ValueError, EOFError, TypeError)) or {}
 
     @staticmethod
     def _load(connection: sqlite3.Connection) -> dict[str, StoredFile]:
@@ -246,30 +250,35 @@ class IndexStore:
             stored[path] = StoredFile(path, language, size, mtime_ns, bytes(digest), skip_reason, data, definitions)
         return stored
 
+    def identity_rows(self) -> list[tuple[Any, ...]]:
+        """`load_identities` as the rows SQLite gives, (path, language, size, mtime_ns, digest, skip_reason,
+        definitions): a warm start makes its records of them directly (100,000 objects fewer)."""
+        return self._read_or_discard(self._identity_rows, (sqlite3.Error, ValueError)) or []
+
     def load_identities(self) -> dict[str, StoredFile]:
         """Every stored file without its results (`encoded` None: `encoded_of` reads them when needed), after a
         check in SQL that every row has them; an unreadable database is discarded and reads as empty."""
-        return self._read_or_discard(self._load_identities, (sqlite3.Error, ValueError))
+        return self._read_or_discard(self._load_identities, (sqlite3.Error, ValueError)) or {}
 
     def _read_or_discard(
-        self, read: Callable[[sqlite3.Connection], dict[str, StoredFile]], damage: tuple[type[Exception], ...]
-    ) -> dict[str, StoredFile]:
+        self, read: Callable[[sqlite3.Connection], _Read], damage: tuple[type[Exception], ...]
+    ) -> _Read | None:
         """`read(connection)`; a database that fails it with one of `damage` is discarded and made anew (once), and
-        what cannot be opened reads as empty."""
+        what cannot be opened reads as None."""
         with self._lock:
             for _attempt in range(2):
                 connection = self._connect()
                 if connection is None:
-                    return {}
+                    return None
                 try:
                     return read(connection)
                 except damage as error:
                     log.warning("index cache %s is corrupt (%s); rebuilding it", self.path, error)
                     self._discard()
-            return {}
+            return None
 
     @staticmethod
-    def _load_identities(connection: sqlite3.Connection) -> dict[str, StoredFile]:
+    def _identity_rows(connection: sqlite3.Connection) -> list[tuple[Any, ...]]:
         connection.execute(_IDENTITY_INDEX)  # a cache made before the index had it
         # Both read the identity index alone, not the rows: their results, inline, make the table a hundred times
         # larger (a scan of it read 650 MB at 100,000 files). Results are checked when read (`encoded_of`).
@@ -278,11 +287,16 @@ class IndexStore:
         ).fetchone()
         if bad is not None:
             raise ValueError(f"row for {bad[0]!r} has neither results nor a skip reason")
-        stored: dict[str, StoredFile] = {}
-        rows = connection.execute("SELECT path, language, size, mtime_ns, digest, skip_reason, definitions FROM files")
-        for path, language, size, mtime_ns, digest, skip_reason, definitions in rows:
-            stored[path] = StoredFile(path, language, size, mtime_ns, bytes(digest), skip_reason, None, definitions)
-        return stored
+        return connection.execute(
+            "SELECT path, language, size, mtime_ns, digest, skip_reason, definitions FROM files"
+        ).fetchall()
+
+    @classmethod
+    def _load_identities(cls, connection: sqlite3.Connection) -> dict[str, StoredFile]:
+        return {
+            path: StoredFile(path, language, size, mtime_ns, bytes(digest), skip_reason, None, definitions)
+            for path, language, size, mtime_ns, digest, skip_reason, definitions in cls._identity_rows(connection)
+        }
 
     def encoded_of(self, path: str, digest: bytes) -> bytes | None:
         """The stored results of `path` when the row is still of content with this digest, else None."""

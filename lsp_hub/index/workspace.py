@@ -154,6 +154,12 @@ class WorkspaceIndex(IndexBuilding):
         """Walk the root and bring the index up to date: parse new and changed files (in worker processes when
         there are many), reuse unchanged ones from memory or the cache. Returns `statistics()`.
         Raises IndexingCancelled when the index is stopped before or while it builds."""
+        self.bring_up_to_date(progress)
+        return self.statistics()
+
+    def bring_up_to_date(self, progress: ProgressCallback | None = None) -> None:
+        """`build()` without its statistics, for callers that do not report them (counting every file's symbols
+        and languages cost a warm map 0.2 s at 100,000 files)."""
         if self._stopped.is_set():
             raise IndexingCancelled
         with self._build_lock:
@@ -171,7 +177,6 @@ class WorkspaceIndex(IndexBuilding):
             with self._lock:
                 self._state = "ready"
             self._ready.set()
-            return self.statistics()
 
     # --- incremental changes -----------------------------------------------------------------------------------
 

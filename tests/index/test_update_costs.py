@@ -94,3 +94,15 @@ def test_the_test_files_are_kept_with_the_stored_graphs(copy_repo: Callable[[str
     assert stored._tests is not None  # taken from the store, not judged again path by path
     assert stored.tests == built.tests == ranking.test_files(stored.nodes)
     second.close()
+
+
+def test_bringing_up_to_date_without_statistics_builds_the_same_index(copy_repo: Callable[[str], Path]) -> None:
+    root = copy_repo("pyapp")
+    built = WorkspaceIndex(root, use_cache=False)
+    expected = built.build()
+    quiet = WorkspaceIndex(root, use_cache=False)
+    assert quiet.bring_up_to_date() is None and quiet.state == "ready" and quiet.wait_ready(0)
+    assert quiet.statistics() | {"lastBuildSeconds": None} == expected | {"lastBuildSeconds": None}
+    assert {path: record.digest for path, record in quiet.snapshot().files.items()} == {
+        path: record.digest for path, record in built.snapshot().files.items()
+    }
