@@ -318,9 +318,13 @@ class IndexStore:
 
     def write(self, upserts: Iterable[StoredFile], deletions: Iterable[str] = ()) -> bool:
         """Insert or replace rows and delete others, in one transaction; returns whether they are stored."""
-        rows = [
-            (s.path, s.language, s.size, s.mtime_ns, s.digest, s.skip_reason, s.encoded, s.definitions) for s in upserts
-        ]
+        rows = sorted(  # in the table's order: inserts next to each other, not all over its B-trees
+            (
+                (s.path, s.language, s.size, s.mtime_ns, s.digest, s.skip_reason, s.encoded, s.definitions)
+                for s in upserts
+            ),
+            key=lambda row: row[0],
+        )
         deleted = [(path,) for path in deletions]
         if not rows and not deleted:
             return True

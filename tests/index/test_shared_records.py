@@ -286,3 +286,34 @@ def test_hits_refresh_their_time_of_use_only_when_it_is_due(copy_repo: Callable[
     assert copy.parse_count == 0
     copy.close()
     assert min(used_times()) >= now  # due: every hit refreshed
+
+
+def test_rows_of_files_found_in_the_shared_records_are_stored_at_once_in_order(tmp_path: Path) -> None:
+    """They hold no results to let go of, so they wait for the end of the build: one transaction, sorted by path
+    (500 commits, and inserts all over the table, were most of a new worktree's time)."""
+    root = tmp_path / "many"
+    for number in range(300):
+        write(root, f"pkg{number % 7}/module_{number}.py", f"def function_{number}():\n    return {number}\n")
+    first = WorkspaceIndex(root, in_process_limit=2)
+    first.build()
+    first.close()
+
+    copy = WorkspaceIndex(_copy(root, "many-worktree"), in_process_limit=2)
+    assert copy.store is not None
+    writes: list[list[str]] = []
+    original = copy.store.write
+
+    def counting(upserts, deletions=()):  # type: ignore[no-untyped-def]
+        upserts = list(upserts)
+        writes.append([row.path for row in upserts])
+        return original(upserts, deletions)
+
+    copy.store.write = counting  # type: ignore[method-assign]
+    copy.build()
+    assert copy.parse_count == 0
+    assert len(writes) == 1 and sorted(writes[0]) == sorted(copy.snapshot().files)
+    copy.close()
+    again = WorkspaceIndex(copy.root)
+    again.build()  # warm from those rows
+    assert again.parse_count == 0 and len(again.snapshot().files) == 300
+    again.close()
