@@ -120,8 +120,8 @@ def repo_map(index: WorkspaceIndex, arguments: Arguments = None, wait: float = 0
     budget = _integer(args, "tokenBudget", repomap.DEFAULT_TOKEN_BUDGET, 0, 1_000_000)
     snapshot = _snapshot(index, wait)
     result = repomap.repo_map(snapshot, focus, mentioned, budget)
-    # What a later process needs to answer this without building the graph: a one-shot process stores it, a hub at
-    # most every RANKING_SAVE_INTERVAL seconds.
+    # What a later process needs to answer this without building the graph: stored by a one-shot process, by a hub
+    # at most every RANKING_SAVE_INTERVAL seconds.
     save_ranking(snapshot, min_interval=RANKING_SAVE_INTERVAL)
     result.update(_completeness(index, snapshot))
     return result
@@ -163,15 +163,8 @@ def dependents(index: WorkspaceIndex, arguments: Arguments, wait: float = 0.0) -
     snapshot = _snapshot(index, wait)
     found, total = dependents_module.dependents(snapshot, written, limit)
     result: dict[str, Any] = {
-        "files": [
-            {
-                "path": dependent.path,
-                "uri": (index.root / dependent.path).as_uri(),
-                "score": round(dependent.score, 4),
-                "reasons": dependent.reasons(),
-            }
-            for dependent in found
-        ],
+        "files": [{"path": dependent.path, "uri": (index.root / dependent.path).as_uri(),
+                   "score": round(dependent.score, 4), "reasons": dependent.reasons()} for dependent in found],
         "total": total,
     }
     result.update(_completeness(index, snapshot))
@@ -227,39 +220,23 @@ def syntax_check(
             resolved = path.resolve()
         except (OSError, RuntimeError):  # RuntimeError: a symlink loop
             resolved = None
-        if readable_roots is not None and (
-            resolved is None or not any(resolved == root or root in resolved.parents for root in readable_roots)
-        ):
-            raise ValueError(
-                f"uri: {uri} is outside the workspace folders (symbolic links resolved); send its text to check it"
-            )
+        if readable_roots is not None and (resolved is None or not any(
+                resolved == root or root in resolved.parents for root in readable_roots)):
+            raise ValueError(f"uri: {uri} is outside the workspace folders (symbolic links resolved); "
+                             "send its text to check it")
         source = None
         if language is not None and resolved is not None and resolved.is_file():  # not a FIFO, nor a device
             try:
                 size = resolved.stat().st_size
                 if size > max_file_size:
-                    return {
-                        "ok": True,
-                        "checked": False,
-                        "language": language,
-                        "errors": [],
-                        "reason": REASON_TOO_LARGE,
-                        "size": size,
-                        "limit": max_file_size,
-                    }
+                    return {"ok": True, "checked": False, "language": language, "errors": [],
+                            "reason": REASON_TOO_LARGE, "size": size, "limit": max_file_size}
                 source = resolved.read_bytes()
             except OSError:
                 source = None
     if source is not None and len(source) > max_file_size and language is not None:
-        return {
-            "ok": True,
-            "checked": False,
-            "language": language,
-            "errors": [],
-            "reason": REASON_TOO_LARGE,
-            "size": len(source),
-            "limit": max_file_size,
-        }
+        return {"ok": True, "checked": False, "language": language, "errors": [], "reason": REASON_TOO_LARGE,
+                "size": len(source), "limit": max_file_size}
     return syntax_check_result(source, language, str(path), NO_EXTERNAL_CHECKERS if checkers is None else checkers)
 
 
@@ -282,13 +259,8 @@ def callers(index: WorkspaceIndex, arguments: Arguments, wait: float = 0.0) -> d
     return result
 
 
-def _targets(
-    index: WorkspaceIndex,
-    snapshot: Snapshot,
-    args: Mapping[str, Any],
-    command: str,
-    at_position: Callable[[Snapshot, str, int, int], Any],
-) -> Any:
+def _targets(index: WorkspaceIndex, snapshot: Snapshot, args: Mapping[str, Any], command: str,
+             at_position: Callable[[Snapshot, str, int, int], Any]) -> Any:
     """The definitions a command is about: by `symbol` (name path), else at {uri, position} (`at_position`)."""
     from lsp_hub.index import callers as callers_module
 
@@ -317,13 +289,9 @@ def callers_with_server_sites(
     return {**found, "callers": merged}
 
 
-def references(
-    index: WorkspaceIndex,
-    arguments: Arguments,
-    wait: float = 0.0,
-    text_of: Callable[[str], str | None] | None = None,
-    server_locations: list[dict[str, Any]] | None = None,
-) -> dict[str, Any]:
+def references(index: WorkspaceIndex, arguments: Arguments, wait: float = 0.0,
+               text_of: Callable[[str], str | None] | None = None,
+               server_locations: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """`lspHub.references` {uri, position, includeDeclaration?=true} | {symbol} -> {symbol, definitions,
     references: [{location, kind, name}], complete}: every use of the definition the index can resolve. `text_of`
     (a workspace-relative path -> its text as the servers see it) defaults to the file on disk. With a server's
@@ -448,42 +416,32 @@ def zoom(index: WorkspaceIndex, symbol: str, limit: int = 30, wait: float = 0.0)
     return module.zoom(index, symbol, limit, wait)
 
 
-def symbols(
-    index: WorkspaceIndex, query: str, limit: int = 30, include_variables: bool = False, wait: float = 0.0
-) -> SymbolsResult:
+def symbols(index: WorkspaceIndex, query: str, limit: int = 30, include_variables: bool = False,
+            wait: float = 0.0) -> SymbolsResult:
     """`lspHub.symbols`: fuzzy search of the index's definitions by name, ranked."""
     from lsp_hub.index.navigation import fuzzy_symbols as module
 
     return module.symbols(index, query, limit, include_variables, wait)
 
 
-def imports(
-    index: WorkspaceIndex, path: str, direction: str = "both", depth: int = 1, limit: int = 100, wait: float = 0.0
-) -> ImportsResult:
+def imports(index: WorkspaceIndex, path: str, direction: str = "both", depth: int = 1, limit: int = 100,
+            wait: float = 0.0) -> ImportsResult:
     """`lspHub.imports`: what a file imports (down) and what imports it (up), breadth-first to `depth` (0: all)."""
     from lsp_hub.index.navigation import imports_graph as module
 
     return module.imports(index, path, direction, depth, limit, wait)
 
 
-def search(
-    index: WorkspaceIndex,
-    pattern: str,
-    regex: bool = False,
-    globs: Sequence[str] = (),
-    ignore_case: bool = False,
-    limit: int = 100,
-    wait: float = 0.0,
-) -> SearchResult:
+def search(index: WorkspaceIndex, pattern: str, regex: bool = False, globs: Sequence[str] = (),
+           ignore_case: bool = False, limit: int = 100, wait: float = 0.0) -> SearchResult:
     """`lspHub.search`: text search with ripgrep (literal, case-sensitive unless asked), by file in rank order."""
     from lsp_hub.index.navigation import text_search as module
 
     return module.search(index, pattern, regex, globs, ignore_case, limit, wait)
 
 
-def structural_search(
-    index: WorkspaceIndex, pattern: str, language: str, limit: int = 100, wait: float = 0.0
-) -> SearchResult:
+def structural_search(index: WorkspaceIndex, pattern: str, language: str, limit: int = 100,
+                      wait: float = 0.0) -> SearchResult:
     """`lspHub.search` with `structural`: an ast-grep pattern over one language's files."""
     from lsp_hub.index.navigation import structural_search as module
 
@@ -497,23 +455,16 @@ def impact(index: WorkspaceIndex, target: str, depth: int = 2, limit: int = 30, 
     return module.impact(index, target, depth, limit, wait)
 
 
-def context(
-    index: WorkspaceIndex, description: str = "", targets: Sequence[str] = (), budget: int = 8000, wait: float = 0.0
-) -> ContextResult:
+def context(index: WorkspaceIndex, description: str = "", targets: Sequence[str] = (), budget: int = 8000,
+            wait: float = 0.0) -> ContextResult:
     """`lspHub.context`: a task's context block within `budget` bytes (the repo map without description/targets)."""
     from lsp_hub.index.navigation import task_context as module
 
     return module.context(index, description, targets, budget, wait)
 
 
-def call_tree(
-    index: WorkspaceIndex,
-    symbol: str,
-    depth: int = 3,
-    include_unresolved: bool = False,
-    limit: int = 100,
-    wait: float = 0.0,
-) -> CallTreeResult:
+def call_tree(index: WorkspaceIndex, symbol: str, depth: int = 3, include_unresolved: bool = False,
+              limit: int = 100, wait: float = 0.0) -> CallTreeResult:
     """`lspHub.callTree`: a symbol's outgoing calls as a tree to `depth`."""
     from lsp_hub.index.navigation import call_tree as module
 
