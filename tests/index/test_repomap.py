@@ -136,3 +136,13 @@ def test_the_best_files_picked_are_those_a_full_sort_gives(tmp_path: Path, budge
     assert list(repomap._best_candidates(snapshot, ranks, focus, budget)) == list(expected)
     if budget == 60_000:
         assert len(expected) > 512  # past the first pick: the pick grew
+
+
+def test_the_best_files_break_ties_at_the_cut_by_path() -> None:
+    from lsp_hub.index.repomap import _best_files
+
+    paths = [f"f{number:03d}.py" for number in range(600)][::-1]
+    ranks = {path: (1.0 if number % 3 == 0 else 0.5) for number, path in enumerate(sorted(paths))}
+    full = sorted(paths, key=lambda path: (-ranks[path], path))
+    assert _best_files(paths, ranks, 250) == full[:250]  # 200 ranked 1.0, then the 0.5 ties by path
+    assert _best_files(paths, {}, 7) == sorted(paths)[:7]  # all tied
