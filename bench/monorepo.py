@@ -48,6 +48,7 @@ SEED = 25
 FILES_PER_PACKAGE = 40
 SHARED_SHARE = 0.04  # of the files: the shared libraries everyone imports
 CHANGED_ON_DISK = 1000
+PHASES = ("cold", "warm", "worktree", "daemon")
 
 # ---------------------------------------------------------------------------------------------------- generation
 
@@ -69,7 +70,7 @@ class _Layout:
         self.shared = max(10, int(file_count * SHARED_SHARE))
 
     def language(self, number: int) -> str:
-        share = (number * 2654435761 % 100)
+        share = number * 2654435761 % 100
         return "py" if share < 45 else "ts" if share < 80 else "go"
 
     def package(self, number: int) -> str:
@@ -94,7 +95,7 @@ def _python(layout: _Layout, number: int, rng: random.Random, imports: list[int]
         callee = imports[block % len(imports)] if imports else number
         out += [
             f"class Service{number}{'' if block == 0 else f'_{block}'}:",
-            f"    \"\"\"Handles requests of kind {block} for module {number}.\"\"\"",
+            f'    """Handles requests of kind {block} for module {number}."""',
             "",
             "    def __init__(self, limit: int = 10) -> None:",
             "        self.limit = limit",
@@ -138,8 +139,12 @@ def _typescript(layout: _Layout, number: int, rng: random.Random, imports: list[
             "",
         ]
         if block == 0:
-            out += [f"export function helper{number}(value: number): number {{",
-                    f"  return value * {number % 5 + 2};", "}", ""]
+            out += [
+                f"export function helper{number}(value: number): number {{",
+                f"  return value * {number % 5 + 2};",
+                "}",
+                "",
+            ]
         block += 1
     return "\n".join(out) + "\n"
 
@@ -188,8 +193,13 @@ def generate(root: Path, file_count: int) -> int:
         base = number - number % FILES_PER_PACKAGE
         neighbours = [base + rng.randrange(FILES_PER_PACKAGE) for _ in range(rng.randint(1, 4))]
         shared = [_popular(rng, layout.shared) for _ in range(rng.randint(0, 4))]
-        imports = sorted({other for other in neighbours + shared
-                          if other != number and other < file_count and layout.language(other) == language})
+        imports = sorted(
+            {
+                other
+                for other in neighbours + shared
+                if other != number and other < file_count and layout.language(other) == language
+            }
+        )
         writer = {"py": _python, "ts": _typescript, "go": _go}[language]
         text = writer(layout, number, rng, imports)
         (directory / f"{layout.module(number)}.{language}").write_text(text)
@@ -228,8 +238,12 @@ def _environment(cache_home: Path) -> dict[str, str]:
     """The measured processes' environment: their own cache, this checkout's code, and compiled bytecode kept
     (beside the cache, not in the tree) as an installed lsp-hub has it, whatever this shell says."""
     python_path = os.pathsep.join(filter(None, [str(REPOSITORY), os.environ.get("PYTHONPATH")]))
-    environment = {**os.environ, "XDG_CACHE_HOME": str(cache_home), "PYTHONPATH": python_path,
-                   "PYTHONPYCACHEPREFIX": str(cache_home.parent / "pycache")}
+    environment = {
+        **os.environ,
+        "XDG_CACHE_HOME": str(cache_home),
+        "PYTHONPATH": python_path,
+        "PYTHONPYCACHEPREFIX": str(cache_home.parent / "pycache"),
+    }
     environment.pop("PYTHONDONTWRITEBYTECODE", None)
     return environment
 
@@ -238,9 +252,13 @@ def repomap_process(root: Path, cache_home: Path) -> tuple[float, int]:
     """`python -m lsp_hub repomap ROOT`: seconds from spawn to exit, and the peak memory of its process tree."""
     cache_home.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
-    process = subprocess.Popen([sys.executable, "-m", "lsp_hub", "repomap", str(root), "--budget", "1024"],
-                               env=_environment(cache_home), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "lsp_hub", "repomap", str(root), "--budget", "1024"],
+        env=_environment(cache_home),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     sampler = PeakSampler(process.pid)
     _out, errors = process.communicate()
     seconds = time.perf_counter() - started
@@ -251,12 +269,26 @@ def repomap_process(root: Path, cache_home: Path) -> tuple[float, int]:
 
 
 def report(label: str, value: float, target: float | None, unit: str) -> dict[str, Any]:
-    shown = f"{value / MB:.0f} MB" if unit == "MB" else f"{value * 1000:.0f} ms" if unit == "ms" \
-        else f"{value:.2f}x" if unit == "x" else f"{value:.2f} s"
+    shown = (
+        f"{value / MB:.0f} MB"
+        if unit == "MB"
+        else f"{value * 1000:.0f} ms"
+        if unit == "ms"
+        else f"{value:.2f}x"
+        if unit == "x"
+        else f"{value:.2f} s"
+    )
     goal = ""
     if target is not None:
-        wanted = f"{target / MB:.0f} MB" if unit == "MB" else f"{target * 1000:.0f} ms" if unit == "ms" \
-            else f"{target:.2f} s" if unit == "s" else f"{target:.2f}x"
+        wanted = (
+            f"{target / MB:.0f} MB"
+            if unit == "MB"
+            else f"{target * 1000:.0f} ms"
+            if unit == "ms"
+            else f"{target:.2f} s"
+            if unit == "s"
+            else f"{target:.2f}x"
+        )
         goal = f"   target <= {wanted}  {'ok' if value <= target else 'MISSED'}"
     print(f"  {label:<58} {shown:>10}{goal}", flush=True)
     return {"label": label, "value": value, "unit": unit, "target": target}
@@ -307,6 +339,7 @@ def daemon_child(root: Path, cache_home: Path) -> None:
     figures["relevant_files_warm"] = sorted(times)[len(times) // 2]
 
     edited = root / paths[len(paths) // 2]
+    originals = {path: (root / path).read_bytes() for path in [*paths[:CHANGED_ON_DISK], paths[len(paths) // 2]]}
     edited.write_text(edited.read_text() + "\n\ndef added_by_the_benchmark() -> int:\n    return 1\n")
     started = time.perf_counter()
     index.update_file(edited)
@@ -342,6 +375,11 @@ def daemon_child(root: Path, cache_home: Path) -> None:
     started = time.perf_counter()
     index.build()  # what each query cost before: the walk
     figures["walk_instead"] = time.perf_counter() - started
+    for path, original in originals.items():  # the tree as it was, for the next run (--keep), and its cache too
+        (root / path).write_bytes(original)
+    index.build()
+    api.repo_map(index, {"tokenBudget": 1024})  # its ranking stored, as the warm runs expect
+    background.keep_graphs(index)
     index.close()
     print(json.dumps(figures), flush=True)
 
@@ -352,8 +390,13 @@ def _rss() -> int:
 
 
 def daemon(root: Path, cache_home: Path) -> dict[str, float]:
-    process = subprocess.run([sys.executable, __file__, "--child", "daemon", str(root), str(cache_home)],
-                             env=_environment(cache_home), capture_output=True, text=True, check=False)
+    process = subprocess.run(
+        [sys.executable, __file__, "--child", "daemon", str(root), str(cache_home)],
+        env=_environment(cache_home),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if process.returncode != 0:
         raise RuntimeError(f"daemon child failed: {process.stderr[-3000:]}")
     figures: dict[str, float] = json.loads(process.stdout.strip().splitlines()[-1])
@@ -367,7 +410,14 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--files", type=int, default=20_000)
     parser.add_argument("--skip-half", action="store_true", help="no cold run on half the files (linearity)")
-    parser.add_argument("--keep", type=Path, help="generate into (and keep) this directory")
+    parser.add_argument("--keep", type=Path, help="generate into (and keep) this directory, the cache beside it")
+    parser.add_argument(
+        "--only",
+        type=lambda text: set(text.split(",")),
+        default=set(PHASES),
+        help=f"run only these phases, comma-separated, of {','.join(PHASES)} (with --keep: the "
+        "cache a cold run kept serves the others)",
+    )
     parser.add_argument("--child", choices=("daemon",), help=argparse.SUPPRESS)
     parser.add_argument("arguments", nargs="*", help=argparse.SUPPRESS)
     options = parser.parse_args()
@@ -376,6 +426,8 @@ def main() -> int:
         return 0
     if options.files < 100:
         parser.error("--files: at least 100")
+    if not options.only <= set(PHASES):
+        parser.error(f"--only: phases are {', '.join(PHASES)}")
     scratch = Path(tempfile.mkdtemp(prefix="lsp-hub-monorepo-"))
     base = options.keep or scratch
     results: list[dict[str, Any]] = []
@@ -388,7 +440,7 @@ def main() -> int:
             size = generate(root, options.files)
             print(f"  generated {options.files} files, {size / MB:.0f} MB, in {time.perf_counter() - started:.1f} s")
         half_seconds = None
-        if not options.skip_half:
+        if not options.skip_half and "cold" in options.only:
             half = base / f"mono-{options.files // 2}"
             if not half.exists():
                 generate(half, options.files // 2)
@@ -396,40 +448,67 @@ def main() -> int:
             half_seconds, _peak = repomap_process(half, scratch / "cache-half")
             results.append(report(f"cold repomap, {options.files // 2} files", half_seconds, None, "s"))
             shutil.rmtree(scratch / "cache-half", ignore_errors=True)
-        cache = scratch / "cache"
-        _settle()
-        cold, cold_peak = repomap_process(root, cache)
-        results.append(report(f"cold repomap, {options.files} files", cold, None, "s"))
-        if half_seconds is not None:
-            results.append(report("  cold time ratio, 2x files", cold / half_seconds, 2.2, "x"))
-        results.append(report("  peak memory during the cold build (process tree)", cold_peak, 2048 * MB, "MB"))
-        warm, warm_peak = repomap_process(root, cache)
-        results.append(report("warm repomap", warm, 1.5, "s"))
-        results.append(report("  peak memory, warm (process tree)", warm_peak, None, "MB"))
-        worktree = base / f"mono-{options.files}-worktree"
-        shutil.rmtree(worktree, ignore_errors=True)
-        shutil.copytree(root, worktree)
-        _settle()
-        copied, copied_peak = repomap_process(worktree, cache)
-        results.append(report("new worktree (a copy, the shared records), repomap", copied, 5.0, "s"))
-        results.append(report("  peak memory, new worktree (process tree)", copied_peak, None, "MB"))
-        figures = daemon(root, cache)
-        results.append(report("daemon: warm build + first map", figures["warm_build_and_map"], None, "s"))
-        results.append(report("daemon: graphs prepared in idle time after it", figures["idle_graphs"], None, "s"))
-        results.append(report("daemon: memory with them (RSS)", figures["rss_after"], 600 * MB, "MB"))
-        results.append(report("daemon: relevantFiles at a target, warm (median of 5)", figures["relevant_files_warm"],
-                              0.1, "ms"))
-        results.append(report("daemon: repoMap after an edit (update_file + map)", figures["map_after_edit"], None,
-                              "ms"))
-        print(f"  watching: {bool(figures['watching'])} (set up in {figures['watch_setup']:.2f} s)")
-        results.append(report(f"{CHANGED_ON_DISK} files changed on disk: applied by the watcher",
-                              figures["changes_applied"], None, "s"))
-        results.append(report("  then a query (ensure_fresh + repoMap)", figures["query_after_changes"], 0.3, "ms"))
-        results.append(report("  the walk each query did before", figures["walk_instead"], None, "ms"))
+        cache = base / f"cache-{options.files}" if options.keep else scratch / "cache"
+        if "cold" in options.only:
+            shutil.rmtree(cache, ignore_errors=True)
+            _settle()
+            cold, cold_peak = repomap_process(root, cache)
+            results.append(report(f"cold repomap, {options.files} files", cold, None, "s"))
+            if half_seconds is not None:
+                results.append(report("  cold time ratio, 2x files", cold / half_seconds, 2.2, "x"))
+            results.append(report("  peak memory during the cold build (process tree)", cold_peak, 2048 * MB, "MB"))
+        elif not cache.exists():
+            parser.error(f"no cache at {cache}: run the cold phase first (with --keep)")
+        if "warm" in options.only:
+            warm, warm_peak = repomap_process(root, cache)
+            results.append(report("warm repomap", warm, 1.5, "s"))
+            results.append(report("  peak memory, warm (process tree)", warm_peak, None, "MB"))
+        if "worktree" in options.only:
+            results += new_worktree(root, base / f"mono-{options.files}-worktree", cache)
+        if "daemon" in options.only:
+            results += daemon_figures(root, cache)
         print(json.dumps(results))
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)  # caches and copies; --keep's repositories stay
+        shutil.rmtree(scratch, ignore_errors=True)  # caches and copies; --keep's repositories and cache stay
     return 0
+
+
+def new_worktree(root: Path, worktree: Path, cache: Path) -> list[dict[str, Any]]:
+    """A copy of the tree at another path, mapped with the cache of the original: what it finds in the shared
+    records. The copy's own per-root cache is removed after, so that the next run measures a new worktree again."""
+    from lsp_hub.index.store import database_path
+
+    shutil.rmtree(worktree, ignore_errors=True)
+    shutil.copytree(root, worktree)
+    _settle()
+    copied, copied_peak = repomap_process(worktree, cache)
+    for companion in ("", "-wal", "-shm"):
+        Path(f"{database_path(worktree.resolve(), cache / 'lsp-hub')}{companion}").unlink(missing_ok=True)
+    return [
+        report("new worktree (a copy, the shared records), repomap", copied, 5.0, "s"),
+        report("  peak memory, new worktree (process tree)", copied_peak, None, "MB"),
+    ]
+
+
+def daemon_figures(root: Path, cache: Path) -> list[dict[str, Any]]:
+    results: list[dict[str, Any]] = []
+    figures = daemon(root, cache)
+    results.append(report("daemon: warm build + first map", figures["warm_build_and_map"], None, "s"))
+    results.append(report("daemon: graphs prepared in idle time after it", figures["idle_graphs"], None, "s"))
+    results.append(report("daemon: memory with them (RSS)", figures["rss_after"], 600 * MB, "MB"))
+    results.append(
+        report("daemon: relevantFiles at a target, warm (median of 5)", figures["relevant_files_warm"], 0.1, "ms")
+    )
+    results.append(report("daemon: repoMap after an edit (update_file + map)", figures["map_after_edit"], None, "ms"))
+    print(f"  watching: {bool(figures['watching'])} (set up in {figures['watch_setup']:.2f} s)")
+    results.append(
+        report(
+            f"{CHANGED_ON_DISK} files changed on disk: applied by the watcher", figures["changes_applied"], None, "s"
+        )
+    )
+    results.append(report("  then a query (ensure_fresh + repoMap)", figures["query_after_changes"], 0.3, "ms"))
+    results.append(report("  the walk each query did before", figures["walk_instead"], None, "ms"))
+    return results
 
 
 if __name__ == "__main__":

@@ -106,6 +106,9 @@ def _completeness(index: WorkspaceIndex, snapshot: Snapshot) -> dict[str, Any]:
 # --- commands ---------------------------------------------------------------------------------------------------
 
 
+RANKING_SAVE_INTERVAL = 30.0
+
+
 def repo_map(index: WorkspaceIndex, arguments: Arguments = None, wait: float = 0.0) -> dict[str, Any]:
     """`lspHub.repoMap` {focusFiles?, mentionedIdents?, tokenBudget?=1024} -> {text, files, tokens, complete}."""
     from lsp_hub.index import repomap
@@ -117,7 +120,9 @@ def repo_map(index: WorkspaceIndex, arguments: Arguments = None, wait: float = 0
     budget = _integer(args, "tokenBudget", repomap.DEFAULT_TOKEN_BUDGET, 0, 1_000_000)
     snapshot = _snapshot(index, wait)
     result = repomap.repo_map(snapshot, focus, mentioned, budget)
-    save_ranking(snapshot)  # what a later process needs to answer this without building the graph
+    # What a later process needs to answer this without building the graph: stored by a one-shot process, by a hub
+    # at most every RANKING_SAVE_INTERVAL seconds.
+    save_ranking(snapshot, min_interval=RANKING_SAVE_INTERVAL)
     result.update(_completeness(index, snapshot))
     return result
 

@@ -105,7 +105,7 @@ def _open_index(root: str | Path) -> WorkspaceIndex:
     if not path.is_dir():
         raise ValueError(f"{root} is not a directory")
     index = WorkspaceIndex(path)
-    index.build()
+    index.bring_up_to_date()
     return index
 
 

@@ -34,8 +34,17 @@ from lsp_hub.index.workspace import Snapshot
 
 log = logging.getLogger(__name__)
 
-__all__ = ["RANKING_KEY", "STATE_KEY", "Ranking", "StoredGraphs", "StoredRanking", "ranking", "save_graphs",
-           "save_ranking", "stored_graphs"]
+__all__ = [
+    "RANKING_KEY",
+    "STATE_KEY",
+    "Ranking",
+    "StoredGraphs",
+    "StoredRanking",
+    "ranking",
+    "save_graphs",
+    "save_ranking",
+    "stored_graphs",
+]
 
 
 class StoredRanking:
@@ -81,19 +90,24 @@ def _ranking(snapshot: Snapshot) -> Ranking:
         return reference_graph(snapshot)
 
 
-def save_ranking(snapshot: Snapshot) -> None:
+def save_ranking(snapshot: Snapshot, min_interval: float = 0.0) -> None:
     """Keep the snapshot's ranking for the next process, when its files are as on disk and the reference graph
-    computed something the stored ranking lacks."""
+    computed something the stored ranking lacks; not again within `min_interval` seconds of the last save (a hub
+    whose files change would otherwise hash every path and store every rank before answering each map)."""
     store = storable(snapshot)
     if store is None or not snapshot.is_derived("reference_graph"):
         return
     graph = reference_graph(snapshot)
-    if graph.saved_scores == len(graph.computed_scores()):
+    if graph.saved_scores == len(graph.computed_scores()) or store.seconds_since_saved(RANKING_KEY) < min_interval:
         return
     scores = dict(graph.computed_scores())
-    stored = {"format": RANKING_FORMAT, "nodes": graph.nodes,
-              "ranks": [graph.base_ranks[node] for node in graph.nodes],
-              "edges": graph.edge_arrays(), "scores": scores}
+    stored = {
+        "format": RANKING_FORMAT,
+        "nodes": graph.nodes,
+        "ranks": [graph.base_ranks[node] for node in graph.nodes],
+        "edges": graph.edge_arrays(),
+        "scores": scores,
+    }
     store.save_graph(RANKING_KEY, snapshot.fingerprint(), marshal.dumps(stored))
     graph.saved_scores = len(scores)
 
@@ -110,8 +124,10 @@ def stored_graphs(snapshot: Snapshot) -> StoredGraphs | None:
     none: the same objects the builders return."""
     if graph_state(snapshot) is None:
         return None
-    return snapshot.derived("stored_graphs", lambda snapshot: StoredGraphs(
-        graph_inputs(snapshot), file_links(snapshot), reference_graph(snapshot)))
+    return snapshot.derived(
+        "stored_graphs",
+        lambda snapshot: StoredGraphs(graph_inputs(snapshot), file_links(snapshot), reference_graph(snapshot)),
+    )
 
 
 def save_graphs(snapshot: Snapshot, min_interval: float = 0.0) -> None:
@@ -132,13 +148,16 @@ def save_graphs(snapshot: Snapshot, min_interval: float = 0.0) -> None:
         "nodes": graph.nodes,
         "tables": (tables.definers, tables.referencers, tables.member_definers),
         "dependents": inputs.dependents,
-        "resolved": {path: [(entry.module, entry.files, entry.names, entry.aliases) for entry in entries]
-                     for path, entries in inputs.resolved.items()},
+        "resolved": {
+            path: [(entry.module, entry.files, entry.names, entry.aliases) for entry in entries]
+            for path, entries in inputs.resolved.items()
+        },
         "bindings": inputs.bindings,
         "renames": inputs.renames,
         "links": file_links(snapshot),
         "rows": {path: (row.out_weight, row.kept, row.passes) for path, row in graph.rows.items()},
         "incoming": graph.incoming,
         "factors": graph.factors,
+        "tests": sorted(graph.tests),
     }
     store.save_graph(STATE_KEY, fingerprint, marshal.dumps(state))

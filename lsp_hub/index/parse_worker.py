@@ -63,6 +63,9 @@ class ParseOutcome:
     # From a worker, beside `encoded`: what the record keeps decoded (`records.head_of`), made there so that the
     # building process only loads it (about half the work of decoding the results and deriving it).
     head: bytes | None = None
+    # From the shared records, beside `definitions`: when the entry was last used (the building process refreshes
+    # only the entries due for it, instead of asking for every hit).
+    shared_used: int | None = None
 
     @property
     def from_shared(self) -> bool:
@@ -91,6 +94,7 @@ class ParseOutcome:
                 encoded,
                 definitions,
                 head,
+                self.shared_used,
             ),
         )
 
@@ -136,10 +140,11 @@ def parse_source(
     if job.known_digest == digest:
         return ParseOutcome(job.path, job.language, size, mtime_ns, digest, None, None, True, False)
     if shared is not None:
-        definitions = shared_records_at(shared).definitions_of(digest, job.language)
-        if definitions is not None:
+        found = shared_records_at(shared).lookup(digest, job.language)
+        if found is not None:
+            definitions, used = found
             return ParseOutcome(
-                job.path, job.language, size, mtime_ns, digest, None, None, False, False, None, definitions
+                job.path, job.language, size, mtime_ns, digest, None, None, False, False, None, definitions, None, used
             )
     from lsp_hub.index.extract import extract_packed  # tree-sitter: only once something is parsed
 

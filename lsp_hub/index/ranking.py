@@ -189,14 +189,15 @@ class ReferenceGraph:
         factors: dict[str, float | None],
         file_count: int,
         tests: frozenset[str] | None = None,
+        index: dict[str, int] | None = None,
     ) -> None:
+        """`index`, each node's position, when the caller has it (an update: the same nodes)."""
         self.nodes = nodes
-        self.index = {node: position for position, node in enumerate(nodes)}
+        self.index = index if index is not None else {node: position for position, node in enumerate(nodes)}
         self.rows = rows
         self.incoming = incoming  # target -> files with links to it, sorted
         self.factors = factors  # the multipliers looked up so far (a cache: a build computes the same)
         self.file_count = file_count
-        self.out_weight = {node: rows[node].out_weight for node in nodes}
         self._matrix: Any = None
         self._edge_arrays: tuple[list[int], list[int], list[float]] | None = None
         self._base_ranks: dict[str, float] | None = None
@@ -282,19 +283,45 @@ class ReferenceGraph:
         """The kept edges as (source positions, target positions, weights); made once (the ranking and the
         stored ranking both read them), whole rows at a time."""
         if self._edge_arrays is None:
-            index, rows = self.index, self.rows
             sources: list[int] = []
             targets: list[int] = []
             weights: list[float] = []
-            for position, source in enumerate(self.nodes):
-                kept = rows[source].kept
-                if kept:
-                    kept_targets, kept_weights = zip(*kept, strict=True)
-                    sources.extend(itertools.repeat(position, len(kept)))
-                    targets.extend(map(index.__getitem__, kept_targets))
-                    weights.extend(kept_weights)
+            for position in range(len(self.nodes)):
+                self._add_row(position, sources, targets, weights)
             self._edge_arrays = sources, targets, weights
         return self._edge_arrays
+
+    def _add_row(self, position: int, sources: list[int], targets: list[int], weights: list[float]) -> None:
+        kept = self.rows[self.nodes[position]].kept
+        if kept:
+            kept_targets, kept_weights = zip(*kept, strict=True)
+            sources.extend(itertools.repeat(position, len(kept)))
+            targets.extend(map(self.index.__getitem__, kept_targets))
+            weights.extend(kept_weights)
+
+    def edge_arrays_after(self, previous: ReferenceGraph, changed_rows: Iterable[str]) -> None:
+        """Make the edge arrays from `previous`'s (the same nodes) with the `changed_rows` made again: the other
+        rows' edges are copied a slice at a time, in the same order as `edge_arrays` makes them, so the ranks
+        computed on them equal a build's bit for bit (a row at a time took 0.3 s at 100,000 files)."""
+        if previous._edge_arrays is None or previous.nodes is not self.nodes:
+            return
+        old_sources, old_targets, old_weights = previous._edge_arrays
+        sources: list[int] = []
+        targets: list[int] = []
+        weights: list[float] = []
+        copied = 0  # old edges up to here are in the new arrays, or replaced
+        for position in sorted({self.index[path] for path in changed_rows}):
+            start = bisect.bisect_left(old_sources, position, copied)
+            end = bisect.bisect_left(old_sources, position + 1, start)
+            sources += old_sources[copied:start]
+            targets += old_targets[copied:start]
+            weights += old_weights[copied:start]
+            self._add_row(position, sources, targets, weights)
+            copied = end
+        sources += old_sources[copied:]
+        targets += old_targets[copied:]
+        weights += old_weights[copied:]
+        self._edge_arrays = sources, targets, weights
 
     def pagerank(
         self,
@@ -384,8 +411,12 @@ def _stored_graph(snapshot: Snapshot) -> ReferenceGraph | None:
     if parts is None:
         return None
     nodes, rows, incoming, factors = parts
+    kept_tests = state.take("tests") if state is not None else None  # judging every path again costs 0.3 s at 100k
+    tests = frozenset(kept_tests[0]) if kept_tests is not None else None
     try:
-        return ReferenceGraph(nodes, {path: Row(*row) for path, row in rows.items()}, incoming, factors, len(nodes))
+        return ReferenceGraph(
+            nodes, {path: Row(*row) for path, row in rows.items()}, incoming, factors, len(nodes), tests
+        )
     except (ValueError, TypeError, KeyError, AttributeError) as error:
         log.warning("stored graph of %s unreadable (%s); building it", snapshot.root, error)
         return None
@@ -464,7 +495,8 @@ def _updated_graph(
             into = list(incoming.get(target, ()))
             bisect.insort(into, path)
             incoming[target] = tuple(into)
-    graph = ReferenceGraph(previous.nodes, rows, incoming, factors, file_count, tests)
+    graph = ReferenceGraph(previous.nodes, rows, incoming, factors, file_count, tests, previous.index)
+    graph.edge_arrays_after(previous, redo)
     passes_cache = dict(previous.passes_cache)
     for target, changed_sources in touched.items():
         passes = passes_cache.get(target)

@@ -26,8 +26,16 @@ DEFAULT_TOKEN_BUDGET = 1024
 MENTIONED_FACTOR = 10.0
 DEFINITION_FLOOR = 0.05  # share of its file's rank every definition gets (times its kind's weight)
 FOCUS_REFERENCE_FACTOR = 3.0  # definitions the focus files use
-KIND_WEIGHTS = {"class": 1.0, "interface": 1.0, "type": 0.9, "function": 1.0, "module": 0.6, "method": 0.7,
-                "constant": 0.5, "variable": 0.3}
+KIND_WEIGHTS = {
+    "class": 1.0,
+    "interface": 1.0,
+    "type": 0.9,
+    "function": 1.0,
+    "module": 0.6,
+    "method": 0.7,
+    "constant": 0.5,
+    "variable": 0.3,
+}
 PRIVATE_FACTOR = 0.1
 INDENT = "  "
 ESTIMATED_SIGNATURE_CHARS = 40
@@ -191,6 +199,38 @@ def _candidate_files(ordered: Sequence[str], token_budget: int) -> Sequence[str]
     return ordered
 
 
+def _best_candidates(
+    snapshot: Snapshot, ranks: Mapping[str, float], focus: frozenset[str], token_budget: int
+) -> Sequence[str]:
+    """`_candidate_files` of every file but the focus, best rank first (then by path): the best few hundred are
+    picked, and more only when the budget could show more, rather than all sorted (100,000 files took 0.2 s)."""
+    paths = [path for path in snapshot.files if path not in focus]
+    wanted = 512
+    while True:
+        best = _best_files(paths, ranks, wanted)
+        candidates = _candidate_files(best, token_budget)
+        if len(candidates) < len(best) or wanted >= len(paths):
+            return candidates
+        wanted *= 4
+
+
+def _best_files(paths: list[str], ranks: Mapping[str, float], wanted: int) -> list[str]:
+    """The first `wanted` of `paths` by (-rank, path): every path ranked at least the `wanted`-th best rank
+    (ties included), sorted; numpy finds that rank without sorting the rest."""
+
+    def key(path: str) -> tuple[float, str]:
+        return -ranks.get(path, 0.0), path
+
+    if len(paths) <= wanted:
+        return sorted(paths, key=key)
+    import numpy as np
+
+    values = np.fromiter((ranks.get(path, 0.0) for path in paths), dtype=float, count=len(paths))
+    threshold = np.partition(values, len(paths) - wanted)[len(paths) - wanted]
+    chosen = [paths[position] for position in np.flatnonzero(values >= threshold).tolist()]
+    return sorted(chosen, key=key)[:wanted]
+
+
 def repo_map(
     snapshot: Snapshot,
     focus_files: Sequence[str] = (),
@@ -201,11 +241,10 @@ def repo_map(
     focus = frozenset(focus_files)
     mentioned = frozenset(mentioned_idents)
     ranks = file_ranks(snapshot, personalization_for(snapshot, focus, mentioned))
-    ordered = sorted((path for path in snapshot.files if path not in focus), key=lambda p: (-ranks.get(p, 0.0), p))
-    file_order = {path: position for position, path in enumerate(ordered)}
-    if token_budget <= 0 or not ordered:
+    candidates = _best_candidates(snapshot, ranks, focus, token_budget)
+    file_order = {path: position for position, path in enumerate(candidates)}
+    if token_budget <= 0 or not candidates:
         return {"text": "", "files": [], "tokens": 0}
-    candidates = _candidate_files(ordered, token_budget)
     focus_names = frozenset(
         name for path in focus if path in snapshot.files for name in snapshot.files[path].reference_counts()
     )

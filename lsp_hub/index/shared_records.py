@@ -33,10 +33,10 @@ log = logging.getLogger(__name__)
 DEFAULT_CACHE_MAX_MB = 2048
 BUSY_TIMEOUT_SECONDS = 10.0
 TRIM_TO_SHARE = 0.9  # trimming goes below the bound by this much, so the next builds do not trim again at once
-# A hit refreshes its entry's time of use at most this often (a warm build would otherwise rewrite every row).
-TOUCH_GRANULARITY_SECONDS = 3600
+# A hit refreshes its entry's time of use at most this often: a new worktree would otherwise rewrite every
+# row it found (an hour made the second worktree of a day rewrite 100,000 rows; a day is fine for a bound).
+TOUCH_GRANULARITY_SECONDS = 86400
 SHARED_DATABASE_NAME = "records.sqlite3"
-
 
 
 def discard_database(connection: sqlite3.Connection | None, path: str | Path) -> None:
@@ -48,6 +48,7 @@ def discard_database(connection: sqlite3.Connection | None, path: str | Path) ->
     for suffix in ("", "-wal", "-shm", "-journal"):
         with contextlib.suppress(OSError):
             Path(f"{path}{suffix}").unlink()
+
 
 @dataclass(frozen=True, slots=True)
 class SharedRecordsLocation:
@@ -78,6 +79,9 @@ class SharedRecords:
         self._connection: sqlite3.Connection | None = None
         self.disabled = False
         self.dropped = 0  # entries dropped for a failed checksum (tests look)
+        # Whether this process stored anything since it last trimmed: the store grows only by puts, so a build that
+        # found everything stored does not sum the sizes of every entry (a scan of the whole file) for nothing.
+        self.grown = False
 
     # --- connection -----------------------------------------------------------------------------------------
 
@@ -99,8 +103,9 @@ class SharedRecords:
 
     def _open(self) -> sqlite3.Connection:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        connection = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_SECONDS, check_same_thread=False,
-                                     isolation_level=None)
+        connection = sqlite3.connect(
+            self.path, timeout=BUSY_TIMEOUT_SECONDS, check_same_thread=False, isolation_level=None
+        )
         try:
             connection.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_SECONDS * 1000)}")
             connection.execute("PRAGMA journal_mode=WAL")
@@ -110,17 +115,32 @@ class SharedRecords:
                 " language TEXT NOT NULL, data BLOB NOT NULL, checksum BLOB NOT NULL, definitions INTEGER NOT NULL,"
                 " bytes INTEGER NOT NULL, used INTEGER NOT NULL, PRIMARY KEY (fingerprint, digest, language))"
             )
+            # Lookups and the bound read these indexes alone: a row holds its results inline, and reaching a column
+            # past them means reading every page they take (a lookup took three times as long).
+            # records_used (used alone) is what earlier versions make and read: kept while they may share the file.
             connection.execute("CREATE INDEX IF NOT EXISTS records_used ON records (used)")
+            connection.execute("CREATE INDEX IF NOT EXISTS records_used_bytes ON records (used, bytes)")
+            connection.execute(
+                "CREATE INDEX IF NOT EXISTS records_lookup"
+                " ON records (fingerprint, digest, language, definitions, used)"
+            )
             connection.execute(
                 "CREATE TABLE IF NOT EXISTS graphs (key TEXT NOT NULL, fingerprint TEXT NOT NULL, data BLOB NOT NULL,"
                 " checksum BLOB NOT NULL, bytes INTEGER NOT NULL, used INTEGER NOT NULL,"
                 " PRIMARY KEY (key, fingerprint))"
             )
-            connection.execute("PRAGMA quick_check(1)")  # a damaged file fails here, not halfway through a build
         except BaseException:
             connection.close()
             raise
         return connection
+
+    def _unreadable(self, error: sqlite3.Error, what: str) -> None:
+        """A read failed (caller holds the lock). A damaged file (SQLite's "malformed", a plain DatabaseError; not
+        a busy or locked one) is deleted, to be made anew on next use: checking the whole file on opening instead
+        (`PRAGMA quick_check`) read every page, a second at 100,000 files, in every process that looked one up."""
+        log.warning("shared index %s %s unreadable (%s)", what, self.path, error)
+        if type(error) is sqlite3.DatabaseError:
+            self._delete_files()
 
     def _delete_files(self) -> None:
         discard_database(self._connection, self.path)
@@ -145,7 +165,8 @@ class SharedRecords:
             try:
                 row = connection.execute(
                     "SELECT data, checksum, definitions FROM records WHERE fingerprint = ? AND digest = ?"
-                    " AND language = ?", (self.location.fingerprint, digest, language)
+                    " AND language = ?",
+                    (self.location.fingerprint, digest, language),
                 ).fetchone()
                 if row is None:
                     return None
@@ -154,37 +175,56 @@ class SharedRecords:
                     return SharedRecord(data, definitions)
                 log.warning("shared index record %s (%s) is damaged; dropping it", digest.hex(), language)
                 self.dropped += 1
-                connection.execute("DELETE FROM records WHERE fingerprint = ? AND digest = ? AND language = ?",
-                                    (self.location.fingerprint, digest, language))
+                connection.execute(
+                    "DELETE FROM records WHERE fingerprint = ? AND digest = ? AND language = ?",
+                    (self.location.fingerprint, digest, language),
+                )
                 return None
             except sqlite3.Error as error:
-                log.warning("shared index records %s unreadable (%s)", self.path, error)
+                self._unreadable(error, "records")
                 return None
 
     def definitions_of(self, digest: bytes, language: str) -> int | None:
         """The definition count of known results, without reading them (a worker looking a file up needs no more:
         the results are read, and their checksum checked, when a query uses them)."""
+        found = self.lookup(digest, language)
+        return None if found is None else found[0]
+
+    def lookup(self, digest: bytes, language: str) -> tuple[int, int] | None:
+        """(definition count, time of last use) of known results, from an index alone (not the row, whose results
+        come first: reaching a column after them reads every page they take)."""
         with self._lock:
             connection = self._connect()
             if connection is None:
                 return None
             try:
                 row = connection.execute(
-                    "SELECT definitions FROM records WHERE fingerprint = ? AND digest = ? AND language = ?",
-                    (self.location.fingerprint, digest, language)
+                    "SELECT definitions, used FROM records INDEXED BY records_lookup"
+                    " WHERE fingerprint = ? AND digest = ? AND language = ?",
+                    (self.location.fingerprint, digest, language),
                 ).fetchone()
             except sqlite3.Error as error:
-                log.warning("shared index records %s unreadable (%s)", self.path, error)
+                self._unreadable(error, "records")
                 return None
-        return row[0] if row is not None and isinstance(row[0], int) else None
+        if row is None or not isinstance(row[0], int) or not isinstance(row[1], int):
+            return None
+        return row[0], row[1]
+
+    @staticmethod
+    def due_for_touch(used: int | None) -> bool:
+        """Whether a hit on an entry last used at `used` should refresh its time of use."""
+        return used is None or used < time.time() - TOUCH_GRANULARITY_SECONDS
 
     def put(self, entries: Iterable[tuple[bytes, str, bytes, int]]) -> None:
         """Store (digest, language, encoded results, definition count) entries in one transaction."""
         now = int(time.time())
         fingerprint = self.location.fingerprint
-        rows = [(fingerprint, digest, language, encoded, checksum(encoded), definitions, len(encoded), now)
-                for digest, language, encoded, definitions in entries]
+        rows = [
+            (fingerprint, digest, language, encoded, checksum(encoded), definitions, len(encoded), now)
+            for digest, language, encoded, definitions in entries
+        ]
         if rows:
+            self.grown = True
             self._write("INSERT OR REPLACE INTO records VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
 
     def touch(self, keys: Iterable[tuple[bytes, str]]) -> None:
@@ -193,8 +233,9 @@ class SharedRecords:
         fingerprint = self.location.fingerprint
         rows = [(now, fingerprint, digest, language, now - TOUCH_GRANULARITY_SECONDS) for digest, language in keys]
         if rows:
-            self._write("UPDATE records SET used = ? WHERE fingerprint = ? AND digest = ? AND language = ?"
-                        " AND used < ?", rows)
+            self._write(
+                "UPDATE records SET used = ? WHERE fingerprint = ? AND digest = ? AND language = ? AND used < ?", rows
+            )
 
     def _write(self, statement: str, rows: Sequence[tuple[object, ...]]) -> None:
         with self._lock:
@@ -220,25 +261,31 @@ class SharedRecords:
             if connection is None:
                 return None
             try:
-                row = connection.execute("SELECT data, checksum FROM graphs WHERE key = ? AND fingerprint = ?",
-                                         (key, fingerprint)).fetchone()
+                row = connection.execute(
+                    "SELECT data, checksum FROM graphs WHERE key = ? AND fingerprint = ?", (key, fingerprint)
+                ).fetchone()
                 if row is None:
                     return None
                 data = bytes(row[0])
                 if checksum(data) == bytes(row[1]):
-                    connection.execute("UPDATE graphs SET used = ? WHERE key = ? AND fingerprint = ?",
-                                       (int(time.time()), key, fingerprint))
+                    connection.execute(
+                        "UPDATE graphs SET used = ? WHERE key = ? AND fingerprint = ?",
+                        (int(time.time()), key, fingerprint),
+                    )
                     return data
                 self.dropped += 1
                 connection.execute("DELETE FROM graphs WHERE key = ? AND fingerprint = ?", (key, fingerprint))
                 return None
             except sqlite3.Error as error:
-                log.warning("shared index graphs %s unreadable (%s)", self.path, error)
+                self._unreadable(error, "graphs")
                 return None
 
     def put_graph(self, key: str, fingerprint: str, data: bytes) -> None:
-        self._write("INSERT OR REPLACE INTO graphs VALUES (?, ?, ?, ?, ?, ?)",
-                    [(key, fingerprint, data, checksum(data), len(data), int(time.time()))])
+        self.grown = True
+        self._write(
+            "INSERT OR REPLACE INTO graphs VALUES (?, ?, ?, ?, ?, ?)",
+            [(key, fingerprint, data, checksum(data), len(data), int(time.time()))],
+        )
 
     # --- the bound ------------------------------------------------------------------------------------------
 
@@ -248,14 +295,21 @@ class SharedRecords:
             if connection is None:
                 return 0
             try:
-                row = connection.execute("SELECT (SELECT COALESCE(SUM(bytes), 0) FROM records)"
-                                         " + (SELECT COALESCE(SUM(bytes), 0) FROM graphs)").fetchone()
+                row = connection.execute(
+                    "SELECT (SELECT COALESCE(SUM(bytes), 0) FROM records)"
+                    " + (SELECT COALESCE(SUM(bytes), 0) FROM graphs)"
+                ).fetchone()
                 return int(row[0])
-            except sqlite3.Error:
+            except sqlite3.Error as error:
+                self._unreadable(error, "records")
                 return 0
 
     def trim(self) -> int:
-        """Drop the entries used longest ago until the store is within its bound; returns how many went."""
+        """Drop the entries used longest ago until the store is within its bound, when this process stored
+        anything since it last trimmed; returns how many went."""
+        if not self.grown:
+            return 0
+        self.grown = False
         total = self.stored_bytes()
         if total <= self.max_bytes:
             return 0
@@ -277,8 +331,9 @@ class SharedRecords:
                     excess -= size
                 connection.execute("BEGIN IMMEDIATE")
                 for table in ("records", "graphs"):
-                    connection.executemany(f"DELETE FROM {table} WHERE rowid = ?",
-                                           [rowid for name, rowid in victims if name == table])
+                    connection.executemany(
+                        f"DELETE FROM {table} WHERE rowid = ?", [rowid for name, rowid in victims if name == table]
+                    )
                 connection.execute("COMMIT")
             except sqlite3.Error as error:
                 log.warning("shared index records %s: trimming failed (%s)", self.path, error)

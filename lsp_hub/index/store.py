@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar
 
 from lsp_hub.index.records import PACKED_FORMAT, looks_packed
 from lsp_hub.index.shared_records import SharedRecords, discard_database
@@ -118,8 +119,14 @@ def database_path(root: Path, cache_dir: Path | None = None) -> Path:
     return (cache_dir or default_cache_dir()) / f"index-{digest}.sqlite3"
 
 
-# How marshal starts a tuple (records.looks_packed), as SQLite's hex() shows a blob's first byte.
-_PACKED_STARTS = "'28', '29', 'A8', 'A9'"
+# Every column but the results: what a warm start reads of every row, from this index alone.
+_IDENTITY_INDEX = (
+    "CREATE INDEX IF NOT EXISTS files_identity"
+    " ON files (path, language, size, mtime_ns, digest, skip_reason, definitions)"
+)
+
+
+_Read = TypeVar("_Read")
 
 
 class _OutdatedCache(ValueError):
@@ -206,6 +213,7 @@ class IndexStore:
             "CREATE TABLE files (path TEXT PRIMARY KEY, language TEXT NOT NULL, size INTEGER NOT NULL,"
             " mtime_ns INTEGER NOT NULL, digest BLOB NOT NULL, skip_reason TEXT, data BLOB, definitions INTEGER)"
         )
+        connection.execute(_IDENTITY_INDEX)
         connection.execute("CREATE TABLE graphs (key TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, data BLOB NOT NULL)")
         connection.execute("INSERT INTO meta VALUES ('schema_version', ?)", (SCHEMA_VERSION,))
         connection.execute("INSERT INTO meta VALUES ('root', ?)", (str(self.root),))
@@ -228,7 +236,7 @@ class IndexStore:
 
     def load(self) -> dict[str, StoredFile]:
         """Every stored file; an unreadable database is discarded and reads as empty."""
-        return self._read_or_discard(self._load, (sqlite3.Error, ValueError, EOFError, TypeError))
+        return self._read_or_discard(self._load, (sqlite3.Error, ValueError, EOFError, TypeError)) or {}
 
     @staticmethod
     def _load(connection: sqlite3.Connection) -> dict[str, StoredFile]:
@@ -242,41 +250,53 @@ class IndexStore:
             stored[path] = StoredFile(path, language, size, mtime_ns, bytes(digest), skip_reason, data, definitions)
         return stored
 
+    def identity_rows(self) -> list[tuple[Any, ...]]:
+        """`load_identities` as the rows SQLite gives, (path, language, size, mtime_ns, digest, skip_reason,
+        definitions): a warm start makes its records of them directly (100,000 objects fewer)."""
+        return self._read_or_discard(self._identity_rows, (sqlite3.Error, ValueError)) or []
+
     def load_identities(self) -> dict[str, StoredFile]:
         """Every stored file without its results (`encoded` None: `encoded_of` reads them when needed), after a
         check in SQL that every row has them; an unreadable database is discarded and reads as empty."""
-        return self._read_or_discard(self._load_identities, (sqlite3.Error, ValueError))
+        return self._read_or_discard(self._load_identities, (sqlite3.Error, ValueError)) or {}
 
     def _read_or_discard(
-        self, read: Callable[[sqlite3.Connection], dict[str, StoredFile]], damage: tuple[type[Exception], ...]
-    ) -> dict[str, StoredFile]:
+        self, read: Callable[[sqlite3.Connection], _Read], damage: tuple[type[Exception], ...]
+    ) -> _Read | None:
         """`read(connection)`; a database that fails it with one of `damage` is discarded and made anew (once), and
-        what cannot be opened reads as empty."""
+        what cannot be opened reads as None."""
         with self._lock:
             for _attempt in range(2):
                 connection = self._connect()
                 if connection is None:
-                    return {}
+                    return None
                 try:
                     return read(connection)
                 except damage as error:
                     log.warning("index cache %s is corrupt (%s); rebuilding it", self.path, error)
                     self._discard()
-            return {}
+            return None
 
     @staticmethod
-    def _load_identities(connection: sqlite3.Connection) -> dict[str, StoredFile]:
+    def _identity_rows(connection: sqlite3.Connection) -> list[tuple[Any, ...]]:
+        connection.execute(_IDENTITY_INDEX)  # a cache made before the index had it
+        # Both read the identity index alone, not the rows: their results, inline, make the table a hundred times
+        # larger (a scan of it read 650 MB at 100,000 files). Results are checked when read (`encoded_of`).
         bad = connection.execute(
-            "SELECT path FROM files WHERE skip_reason IS NULL AND (definitions IS NULL OR (data IS NOT NULL"
-            f" AND (length(data) < 3 OR hex(substr(data, 1, 1)) NOT IN ({_PACKED_STARTS})))) LIMIT 1"
+            "SELECT path FROM files WHERE skip_reason IS NULL AND definitions IS NULL LIMIT 1"
         ).fetchone()
         if bad is not None:
             raise ValueError(f"row for {bad[0]!r} has neither results nor a skip reason")
-        stored: dict[str, StoredFile] = {}
-        rows = connection.execute("SELECT path, language, size, mtime_ns, digest, skip_reason, definitions FROM files")
-        for path, language, size, mtime_ns, digest, skip_reason, definitions in rows:
-            stored[path] = StoredFile(path, language, size, mtime_ns, bytes(digest), skip_reason, None, definitions)
-        return stored
+        return connection.execute(
+            "SELECT path, language, size, mtime_ns, digest, skip_reason, definitions FROM files"
+        ).fetchall()
+
+    @classmethod
+    def _load_identities(cls, connection: sqlite3.Connection) -> dict[str, StoredFile]:
+        return {
+            path: StoredFile(path, language, size, mtime_ns, bytes(digest), skip_reason, None, definitions)
+            for path, language, size, mtime_ns, digest, skip_reason, definitions in cls._identity_rows(connection)
+        }
 
     def encoded_of(self, path: str, digest: bytes) -> bytes | None:
         """The stored results of `path` when the row is still of content with this digest, else None."""
@@ -291,13 +311,20 @@ class IndexStore:
                 return None
         if row is None or row[0] is None or bytes(row[1]) != digest:
             return None
+        if not looks_packed(row[0]):  # damaged: the caller reads them elsewhere (the shared records, the file)
+            log.warning("index cache %s: the stored results of %s are damaged", self.path, path)
+            return None
         return bytes(row[0])
 
     def write(self, upserts: Iterable[StoredFile], deletions: Iterable[str] = ()) -> bool:
         """Insert or replace rows and delete others, in one transaction; returns whether they are stored."""
-        rows = [
-            (s.path, s.language, s.size, s.mtime_ns, s.digest, s.skip_reason, s.encoded, s.definitions) for s in upserts
-        ]
+        rows = sorted(  # in the table's order: inserts next to each other, not all over its B-trees
+            (
+                (s.path, s.language, s.size, s.mtime_ns, s.digest, s.skip_reason, s.encoded, s.definitions)
+                for s in upserts
+            ),
+            key=lambda row: row[0],
+        )
         deleted = [(path,) for path in deletions]
         if not rows and not deleted:
             return True

@@ -94,7 +94,7 @@ class IndexWatcher:
         walked = False
         if not self.watching or self._walk_needed or self.index.state != "ready":
             self._walk_needed = False
-            self.index.build()
+            self.index.bring_up_to_date()
             walked = True
         elif wait > 0:
             self._wait_for_a_round(wait)
@@ -118,9 +118,16 @@ class IndexWatcher:
         root = str(self.index.root)
         try:
             for changes in watchfiles.watch(
-                root, watch_filter=_worth_looking_at, debounce=DEBOUNCE_MS, step=STEP_MS, stop_event=self._stop,
-                rust_timeout=IDLE_TIMEOUT_MS, yield_on_timeout=True, raise_interrupt=False,
-                force_polling=self.force_polling, ignore_permission_denied=True,
+                root,
+                watch_filter=_worth_looking_at,
+                debounce=DEBOUNCE_MS,
+                step=STEP_MS,
+                stop_event=self._stop,
+                rust_timeout=IDLE_TIMEOUT_MS,
+                yield_on_timeout=True,
+                raise_interrupt=False,
+                force_polling=self.force_polling,
+                ignore_permission_denied=True,
             ):
                 if not self._ready.is_set():
                     self.watching, self.reason = True, None
@@ -133,8 +140,9 @@ class IndexWatcher:
                     except IndexingCancelled:
                         return
                     except Exception as error:  # never let one bad burst end the watch: walk next time instead
-                        log.warning("applying file changes under %s failed (%s); walking next time",
-                                    self.index.root, error)
+                        log.warning(
+                            "applying file changes under %s failed (%s); walking next time", self.index.root, error
+                        )
                         self._walk_needed = True
                 with self._lock:
                     self._busy = False

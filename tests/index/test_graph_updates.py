@@ -57,6 +57,7 @@ def _graph_state(snapshot: Snapshot) -> dict[str, object]:
         "incoming": dict(graph.incoming),
         "edges": list(graph.edges()),
         "ranks": graph.base_ranks,
+        "edge arrays": graph.edge_arrays(),  # an update's are patched from its anchor's: the same, in the same order
         "scores": {path: graph.definition_scores(path) for path in graph.nodes},
         "personalized": graph.pagerank(dict.fromkeys(focus, 1.0)),
         "map": repo_map(snapshot, token_budget=2048)["text"],
@@ -107,26 +108,55 @@ def test_updates_equal_builds_through_a_series_of_edits(corpus: Path) -> None:
         # a body changes, names stay
         ("change a body", _document("json/encoder.py", _rename("return ''.join(chunks)", "return '' .join(chunks)"))),
         # a new definition, used from another file
-        ("add a definition", _document("email/utils.py", _append("\n\ndef formataddr_plain(pair):\n"
-                                                                 "    return formataddr(pair)\n"))),
-        ("use it elsewhere", _document("email/message.py", _append("\n\nfrom email.utils import formataddr_plain\n"
-                                                                   "formataddr_plain(('a', 'b'))\n"))),
+        (
+            "add a definition",
+            _document("email/utils.py", _append("\n\ndef formataddr_plain(pair):\n    return formataddr(pair)\n")),
+        ),
+        (
+            "use it elsewhere",
+            _document(
+                "email/message.py",
+                _append("\n\nfrom email.utils import formataddr_plain\nformataddr_plain(('a', 'b'))\n"),
+            ),
+        ),
         # a definition other files use is renamed
         ("rename a definition", _document("email/utils.py", _rename("def parseaddr(", "def parse_address("))),
         # a class member appears
-        ("add a method", _document("json/decoder.py", _rename(
-            "    def raw_decode(self, s, idx=0):", "    def decode_all(self, s):\n        return self.decode(s)\n\n"
-                                                   "    def raw_decode(self, s, idx=0):"))),
+        (
+            "add a method",
+            _document(
+                "json/decoder.py",
+                _rename(
+                    "    def raw_decode(self, s, idx=0):",
+                    "    def decode_all(self, s):\n        return self.decode(s)\n\n"
+                    "    def raw_decode(self, s, idx=0):",
+                ),
+            ),
+        ),
         # an alias import and a re-export change
-        ("alias import", _document("http/client.py", _append("\nfrom json.decoder import JSONDecoder as Decoder\n"
-                                                             "Decoder().decode_all('1')\n"))),
+        (
+            "alias import",
+            _document(
+                "http/client.py",
+                _append("\nfrom json.decoder import JSONDecoder as Decoder\nDecoder().decode_all('1')\n"),
+            ),
+        ),
         ("drop a star re-export", _document("asyncio/__init__.py", _rename("from .tasks import *\n", ""))),
         ("add it back", _document("asyncio/__init__.py", _append("from .tasks import *\n"))),
         # a file uses a name through a package's re-export, which then goes away: only the import chain links them
-        ("import through a package", _document("logging/config.py", _append(
-            "\nfrom json import JSONDecodeError\nJSONDecodeError('x', 'y', 0)\n"))),
-        ("drop the re-export", _document("json/__init__.py", _rename(
-            "from .decoder import JSONDecoder, JSONDecodeError", "from .decoder import JSONDecoder"))),
+        (
+            "import through a package",
+            _document(
+                "logging/config.py", _append("\nfrom json import JSONDecodeError\nJSONDecodeError('x', 'y', 0)\n")
+            ),
+        ),
+        (
+            "drop the re-export",
+            _document(
+                "json/__init__.py",
+                _rename("from .decoder import JSONDecoder, JSONDecodeError", "from .decoder import JSONDecoder"),
+            ),
+        ),
     ]
     for label, edit in steps:
         edit(index, corpus)
@@ -139,29 +169,39 @@ def test_updates_equal_builds_through_a_series_of_edits(corpus: Path) -> None:
     common_from = max(10, int(COMMON_REFERENCER_SHARE * len(snapshot.files)) + 1)  # referencers making a name common
     links = file_links(snapshot)
     candidates = sorted(
-        (len(files), name) for name, files in tables.referencers.items()
-        if len(files) < common_from and 1 <= len(tables.definers.get(name, ())) <= 5 and name.isidentifier()
-        and not name.startswith("_") and name not in COMMON_NAMES
+        (len(files), name)
+        for name, files in tables.referencers.items()
+        if len(files) < common_from
+        and 1 <= len(tables.definers.get(name, ())) <= 5
+        and name.isidentifier()
+        and not name.startswith("_")
+        and name not in COMMON_NAMES
         and any(link[0] == name for path in files for link in links[path])
     )
     count, name = candidates[-1]
     imported = import_graph(snapshot)
-    outsiders = [path for path in sorted(snapshot.files)  # files nothing imports: their edit moves no other link
-                 if path not in tables.referencers[name] and not imported.in_degree(path)]
+    outsiders = [
+        path
+        for path in sorted(snapshot.files)  # files nothing imports: their edit moves no other link
+        if path not in tables.referencers[name] and not imported.in_degree(path)
+    ]
     for outsider in outsiders[: common_from - count]:
         _document(outsider, _append(f"\n{name}()\n"))(index, corpus)
     _assert_equal_to_build(index.snapshot(), "a name becomes common")
 
     # Several edits without a query in between: the next update starts from the last snapshot ranked.
     _document("json/scanner.py", _append("\ndef make_scanner_again(context):\n    return make_scanner(context)\n"))(
-        index, corpus)
+        index, corpus
+    )
     _document("json/__init__.py", _append("\nfrom .scanner import make_scanner_again\n"))(index, corpus)
     _assert_equal_to_build(index.snapshot(), "two edits")
 
     # Files added and deleted on disk.
     (corpus / "email/addresses.py").write_text(
         "from email.utils import formataddr as fa, parse_address\n\n"
-        "class Address:\n    def render(self):\n        return fa(parse_address(self.text))\n", encoding="utf-8")
+        "class Address:\n    def render(self):\n        return fa(parse_address(self.text))\n",
+        encoding="utf-8",
+    )
     assert index.update_file(corpus / "email/addresses.py")
     _assert_equal_to_build(index.snapshot(), "a file added")
     (corpus / "email/quoprimime.py").unlink()
@@ -252,13 +292,15 @@ def test_graphs_kept_in_the_cache_equal_built_ones_and_update_alike(corpus: Path
     _assert_equal_to_build(snapshot, "graphs from the cache", expect_update=False)
     assert stored_graphs(snapshot) is not None and reference_graph(snapshot) is stored_graphs(snapshot).graph
     _document("email/utils.py", _append("\n\ndef formataddr_again(pair):\n    return formataddr(pair)\n"))(
-        second, corpus)
+        second, corpus
+    )
     _assert_equal_to_build(second.snapshot(), "an edit over graphs from the cache")
     second.close()
 
 
-def test_rankings_stored_by_other_graph_code_are_not_used(corpus: Path, tmp_path: Path,
-                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_rankings_stored_by_other_graph_code_are_not_used(
+    corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from lsp_hub.index import store
 
     cache = tmp_path / "cache"

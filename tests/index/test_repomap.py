@@ -116,3 +116,33 @@ def test_the_map_follows_an_edit(copy_repo: Callable[[str], Path]) -> None:
         index.update_file(f"pyapp/extra{number}.py")
     after = repo_map(index.snapshot(), token_budget=1024)
     assert listed(after).index("pyapp/other.py") < listed(before).index("pyapp/other.py")
+
+
+@pytest.mark.parametrize("budget", [0, 40, 1024, 60_000])
+def test_the_best_files_picked_are_those_a_full_sort_gives(tmp_path: Path, budget: int) -> None:
+    """The map picks its candidate files from the best few hundred (more when the budget could show more)
+    instead of sorting every file: the candidates are the same prefix of the full order either way."""
+    from lsp_hub.index import repomap
+    from lsp_hub.index.graph_store import ranking
+
+    for number in range(900):
+        used = " ".join(f"f{other}()" for other in range(number % 7, 900, 97))
+        write(tmp_path, f"pkg{number % 13}/m{number:04d}.py", f"def f{number}():\n    {used}\n")
+    snapshot = snapshot_of(tmp_path)
+    ranks = ranking(snapshot).base_ranks
+    focus = frozenset(sorted(snapshot.files)[:3])
+    everything = sorted((p for p in snapshot.files if p not in focus), key=lambda p: (-ranks.get(p, 0.0), p))
+    expected = repomap._candidate_files(everything, budget)
+    assert list(repomap._best_candidates(snapshot, ranks, focus, budget)) == list(expected)
+    if budget == 60_000:
+        assert len(expected) > 512  # past the first pick: the pick grew
+
+
+def test_the_best_files_break_ties_at_the_cut_by_path() -> None:
+    from lsp_hub.index.repomap import _best_files
+
+    paths = [f"f{number:03d}.py" for number in range(600)][::-1]
+    ranks = {path: (1.0 if number % 3 == 0 else 0.5) for number, path in enumerate(sorted(paths))}
+    full = sorted(paths, key=lambda path: (-ranks[path], path))
+    assert _best_files(paths, ranks, 250) == full[:250]  # 200 ranked 1.0, then the 0.5 ties by path
+    assert _best_files(paths, {}, 7) == sorted(paths)[:7]  # all tied

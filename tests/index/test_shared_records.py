@@ -6,6 +6,7 @@ from __future__ import annotations
 import shutil
 import sqlite3
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -15,7 +16,12 @@ from lsp_hub.index.api import repo_map
 from lsp_hub.index.background import keep_graphs
 from lsp_hub.index.graph_store import STATE_KEY
 from lsp_hub.index.records import EMPTY_PACKED, content_digest
-from lsp_hub.index.shared_records import SharedRecords, SharedRecordsLocation, shared_records_path
+from lsp_hub.index.shared_records import (
+    TOUCH_GRANULARITY_SECONDS,
+    SharedRecords,
+    SharedRecordsLocation,
+    shared_records_path,
+)
 from lsp_hub.index.store import EXTRACTOR_VERSION, default_cache_dir
 from lsp_hub.index.workspace import WorkspaceIndex
 
@@ -192,8 +198,7 @@ def test_records_hold_no_bytes_once_the_cache_has_them(copy_repo: Callable[[str]
     warm.close()
 
 
-def test_results_lost_from_both_caches_are_parsed_again_or_read_as_empty(
-        copy_repo: Callable[[str], Path]) -> None:
+def test_results_lost_from_both_caches_are_parsed_again_or_read_as_empty(copy_repo: Callable[[str], Path]) -> None:
     root = copy_repo("pyapp")
     index = WorkspaceIndex(root)
     index.build()
@@ -212,3 +217,103 @@ def test_results_lost_from_both_caches_are_parsed_again_or_read_as_empty(
     assert files["pyapp/service.py"].packed == EMPTY_PACKED  # its content is gone: empty, and the log says so
     assert index.parse_count == parsed  # a read back is not an index change
     index.close()
+
+
+def test_a_build_that_stored_nothing_does_not_measure_the_store(copy_repo: Callable[[str], Path]) -> None:
+    """Trimming sums every entry's size; a warm build adds nothing, so it does not trim (or open the store)."""
+    root = copy_repo("pyapp")
+    first = WorkspaceIndex(root)
+    first.build()
+    assert first.shared is not None and not first.shared.grown  # it stored, then trimmed
+    first.close()
+    warm = WorkspaceIndex(root)
+    assert warm.shared is not None
+    sizes: list[int] = []
+    warm.shared.stored_bytes = lambda: sizes.append(1) or 0  # type: ignore[method-assign]
+    warm.build()
+    assert warm.parse_count == 0 and sizes == []
+    warm.close()
+
+
+def test_a_store_found_damaged_while_reading_is_made_anew(tmp_path: Path) -> None:
+    store = SharedRecords(SharedRecordsLocation(str(tmp_path / "records.sqlite3"), EXTRACTOR_VERSION))
+    entry = b"(" + bytes(999)
+    store.put([(bytes(16), "python", entry, 3)])
+    store.close()
+    data = bytearray(store.path.read_bytes())
+    data[4096 : len(data)] = b"\xff" * (len(data) - 4096)  # every page but the header's: a malformed file
+    store.path.write_bytes(bytes(data))
+    for suffix in ("-wal", "-shm"):
+        Path(f"{store.path}{suffix}").unlink(missing_ok=True)
+    assert store.definitions_of(bytes(16), "python") is None  # no exception
+    store.put([(bytes(16), "python", entry, 3)])
+    assert store.definitions_of(bytes(16), "python") == 3  # made anew, and usable
+    store.close()
+
+
+def test_hits_refresh_their_time_of_use_only_when_it_is_due(copy_repo: Callable[[str], Path]) -> None:
+    """A new worktree finds every file in the store: rewriting each row's time of use on every hit would cost
+    more than the lookups, so an entry is touched only when its time of use is older than the granularity."""
+    root = copy_repo("pyapp")
+    first = WorkspaceIndex(root)
+    first.build()
+    first.close()
+    now = int(time.time())
+
+    def set_used(value: int) -> None:
+        with sqlite3.connect(_shared_database()) as connection:
+            connection.execute("UPDATE records SET used = ?", (value,))
+        connection.close()
+
+    def used_times() -> set[int]:
+        with sqlite3.connect(_shared_database()) as connection:
+            found = {row[0] for row in connection.execute("SELECT used FROM records")}
+        connection.close()
+        return found
+
+    recent = now - TOUCH_GRANULARITY_SECONDS // 2
+    set_used(recent)
+    copy = WorkspaceIndex(_copy(root, "pyapp-recent"))
+    copy.build()
+    assert copy.parse_count == 0
+    copy.close()
+    assert used_times() == {recent}  # not due: left alone
+
+    stale = now - 2 * TOUCH_GRANULARITY_SECONDS
+    set_used(stale)
+    copy = WorkspaceIndex(_copy(root, "pyapp-stale"))
+    copy.build()
+    assert copy.parse_count == 0
+    copy.close()
+    assert min(used_times()) >= now  # due: every hit refreshed
+
+
+def test_rows_of_files_found_in_the_shared_records_are_stored_at_once_in_order(tmp_path: Path) -> None:
+    """They hold no results to let go of, so they wait for the end of the build: one transaction, sorted by path
+    (500 commits, and inserts all over the table, were most of a new worktree's time)."""
+    root = tmp_path / "many"
+    for number in range(300):
+        write(root, f"pkg{number % 7}/module_{number}.py", f"def function_{number}():\n    return {number}\n")
+    first = WorkspaceIndex(root, in_process_limit=2)
+    first.build()
+    first.close()
+
+    copy = WorkspaceIndex(_copy(root, "many-worktree"), in_process_limit=2)
+    assert copy.store is not None
+    writes: list[list[str]] = []
+    original = copy.store.write
+
+    def counting(upserts, deletions=()):  # type: ignore[no-untyped-def]
+        upserts = list(upserts)
+        writes.append([row.path for row in upserts])
+        return original(upserts, deletions)
+
+    copy.store.write = counting  # type: ignore[method-assign]
+    copy.build()
+    assert copy.parse_count == 0
+    assert len(writes) == 1 and sorted(writes[0]) == sorted(copy.snapshot().files)
+    copy.close()
+    again = WorkspaceIndex(copy.root)
+    again.build()  # warm from those rows
+    assert again.parse_count == 0 and len(again.snapshot().files) == 300
+    again.close()

@@ -19,7 +19,7 @@ import pytest
 from lsp_hub.index import records
 from lsp_hub.index.parse_pool import MIN_BATCH_BYTES, _guided_batches
 from lsp_hub.index.parse_worker import ParseJob, parse_source
-from lsp_hub.index.records import P_REFERENCES, FileRecord, decode_packed, encode_packed
+from lsp_hub.index.records import P_REFERENCES, FileRecord, content_digest, decode_packed, encode_packed
 from lsp_hub.index.shared_records import shared_records_path
 from lsp_hub.index.store import SCHEMA_VERSION, IndexStore, database_path
 from lsp_hub.index.walk import IndexingCancelled
@@ -86,7 +86,7 @@ def test_warm_start_parses_nothing_and_a_touched_file_with_same_content_is_not_r
     assert "pyapp/other.py" not in third.snapshot().files
 
 
-@pytest.mark.parametrize("damage", ["garbage", "old_version", "bad_row"])
+@pytest.mark.parametrize("damage", ["garbage", "old_version"])
 def test_a_corrupt_or_outdated_cache_is_rebuilt(copy_repo: Callable[[str], Path], damage: str) -> None:
     root = copy_repo("pyapp")
     first = WorkspaceIndex(root)
@@ -99,10 +99,7 @@ def test_a_corrupt_or_outdated_cache_is_rebuilt(copy_repo: Callable[[str], Path]
         database.write_bytes(b"this is not a database" * 100)
     else:
         with sqlite3.connect(database) as connection:
-            if damage == "old_version":
-                connection.execute("UPDATE meta SET value = '0.0' WHERE key = 'schema_version'")
-            else:
-                connection.execute("UPDATE files SET data = x'00ff' WHERE path = 'pyapp/models.py'")
+            connection.execute("UPDATE meta SET value = '0.0' WHERE key = 'schema_version'")
         connection.close()
     # Without it the records every root shares would answer (tests/index/test_shared_records.py).
     with sqlite3.connect(shared_records_path(database.parent)) as connection:
@@ -122,6 +119,32 @@ def test_a_corrupt_or_outdated_cache_is_rebuilt(copy_repo: Callable[[str], Path]
     third = WorkspaceIndex(root)
     third.build()
     assert third.parse_count == 0
+
+
+def test_a_damaged_row_is_read_again_from_its_file_and_the_rest_stay(copy_repo: Callable[[str], Path]) -> None:
+    """A warm start reads the rows' identities only (not their results, which would read the whole cache); a
+    row whose results are damaged is found when they are read, and its file parsed again, alone."""
+    root = copy_repo("pyapp")
+    first = WorkspaceIndex(root)
+    first.build()
+    expected = definition_names(first, "pyapp/models.py")
+    first.close()
+    database = database_path(root.resolve())
+    with sqlite3.connect(database) as connection:
+        connection.execute("UPDATE files SET data = x'00ff' WHERE path = 'pyapp/models.py'")
+    connection.close()
+    with sqlite3.connect(shared_records_path(database.parent)) as connection:
+        connection.execute("DELETE FROM records")  # else the shared records would answer
+    connection.close()
+
+    second = WorkspaceIndex(root)
+    assert second.build()["files"] == 9
+    assert second.parse_count == 0 and second.store is not None and not second.store.recovered
+    assert definition_names(second, "pyapp/models.py") == expected
+    assert definition_names(second, "pyapp/other.py")  # read from the cache as they were
+    parsed_again = content_digest((root / "pyapp/models.py").read_bytes())
+    assert second.shared is not None and second.shared.get(parsed_again, "python") is not None  # from the file
+    second.close()
 
 
 def test_worker_processes_give_the_same_results_as_in_process_parsing(copy_repo: Callable[[str], Path]) -> None:

@@ -1,0 +1,108 @@
+"""What a change costs a query in a long-lived process: the work kept off its path (records decoded when the
+watcher applies changes, the ranking stored at most every so often, the test files kept with the graphs) must
+leave the answers as they were."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from index_helpers import write
+
+from lsp_hub.index import api, ranking
+from lsp_hub.index.background import keep_graphs, prepare_graphs
+from lsp_hub.index.graph_store import RANKING_KEY
+from lsp_hub.index.ranking import reference_graph
+from lsp_hub.index.workspace import WorkspaceIndex
+
+
+def _three_files(root: Path) -> None:
+    write(root, "app/models.py", "class Order:\n    pass\n")
+    write(root, "app/pricing.py", "from app.models import Order\n\ndef price(order: Order) -> int:\n    return 1\n")
+    write(root, "tests/test_pricing.py", "from app.pricing import price\n\ndef test_price():\n    price(None)\n")
+
+
+def test_changed_records_are_decoded_when_applied_once_graphs_exist(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    _three_files(root)
+    first = WorkspaceIndex(root)
+    first.build()
+    api.repo_map(first, {})
+    keep_graphs(first)  # as a hub keeps them: the next process assembles its graphs without decoding records
+    first.close()
+
+    daemon = WorkspaceIndex(root)
+    daemon.build()
+    prepare_graphs(daemon)
+    old = daemon.snapshot().files["app/pricing.py"]
+    assert not old.holds_head
+    write(root, "app/pricing.py", "from app.models import Refund\n\ndef refund(r: Refund) -> int:\n    return 2\n")
+    assert daemon.refresh_files(["app/pricing.py"]) == 1
+    new = daemon.snapshot().files["app/pricing.py"]
+    assert old.holds_head and new.holds_head  # what the graphs' update reads, decoded before a query asks
+    answer = api.repo_map(daemon, {})
+    assert "refund" in answer["text"] and "def price" not in answer["text"]
+    daemon.close()
+
+    without_graphs = WorkspaceIndex(root)
+    without_graphs.build()
+    old = without_graphs.snapshot().files["app/models.py"]
+    write(root, "app/models.py", "class Order:\n    pass\n\nclass Refund:\n    pass\n")
+    assert without_graphs.refresh_files(["app/models.py"]) == 1
+    assert not old.holds_head  # no graphs: nothing will read it, so nothing is decoded
+    without_graphs.close()
+
+
+def test_a_long_lived_process_stores_its_ranking_at_most_every_interval(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    _three_files(root)
+    index = WorkspaceIndex(root)
+    index.build()
+    store = index.store
+    assert store is not None
+    api.repo_map(index, {})
+    first = store.graph_saved(RANKING_KEY)
+    assert first == index.snapshot().fingerprint()  # the first map of a process stores its ranking
+    write(root, "app/models.py", "class Order:\n    total = 2\n")
+    index.refresh_files(["app/models.py"])
+    answer = api.repo_map(index, {})
+    assert "app/models.py" in answer["text"]
+    assert store.graph_saved(RANKING_KEY) == first  # within the interval: not stored again
+    index.close()
+
+    later = WorkspaceIndex(root)  # a later process: the stored ranking is of other files, so it builds...
+    later.build()
+    assert api.repo_map(later, {})["text"] == answer["text"]  # ...and answers the same
+    assert later.store is not None and later.store.graph_saved(RANKING_KEY) == later.snapshot().fingerprint()
+    later.close()
+
+
+def test_the_test_files_are_kept_with_the_stored_graphs(copy_repo: Callable[[str], Path]) -> None:
+    root = copy_repo("pyapp")
+    write(root, "tests/test_models.py", "from pyapp.models import User\n\ndef test_user():\n    User()\n")
+    first = WorkspaceIndex(root)
+    first.build()
+    built = reference_graph(first.snapshot())
+    assert "tests/test_models.py" in built.tests
+    keep_graphs(first)
+    first.close()
+
+    second = WorkspaceIndex(root)
+    second.build()
+    prepare_graphs(second)  # assembled from what the first kept
+    stored = reference_graph(second.snapshot())
+    assert stored._tests is not None  # taken from the store, not judged again path by path
+    assert stored.tests == built.tests == ranking.test_files(stored.nodes)
+    second.close()
+
+
+def test_bringing_up_to_date_without_statistics_builds_the_same_index(copy_repo: Callable[[str], Path]) -> None:
+    root = copy_repo("pyapp")
+    built = WorkspaceIndex(root, use_cache=False)
+    expected = built.build()
+    quiet = WorkspaceIndex(root, use_cache=False)
+    assert quiet.bring_up_to_date() is None and quiet.state == "ready" and quiet.wait_ready(0)
+    assert quiet.statistics() | {"lastBuildSeconds": None} == expected | {"lastBuildSeconds": None}
+    assert {path: record.digest for path, record in quiet.snapshot().files.items()} == {
+        path: record.digest for path, record in built.snapshot().files.items()
+    }
