@@ -17,7 +17,7 @@ and in one long-lived process standing in for the daemon (`--child daemon`): its
 map (<= 600 MB), a repoMap after an edit, and a query after 1,000 files change on disk (<= 300 ms), watched
 (`IndexWatcher`) beside the walk it replaces.
 
-    python bench/monorepo.py [--files 20000] [--skip-half] [--keep DIR]
+    python bench/monorepo.py [--files 20000] [--skip-half] [--keep DIR] [--only cold,warm,worktree,daemon]
 """
 
 from __future__ import annotations
@@ -362,12 +362,42 @@ def daemon(root: Path, cache_home: Path) -> dict[str, float]:
 
 # ---------------------------------------------------------------------------------------------------- main
 
+def _daemon_report(figures: dict[str, float]) -> list[dict[str, Any]]:
+    results: list[dict[str, Any]] = []
+    results.append(report("daemon: warm build + first map", figures["warm_build_and_map"], None, "s"))
+    results.append(report("daemon: graphs prepared in idle time after it", figures["idle_graphs"], None, "s"))
+    results.append(report("daemon: memory with them (RSS)", figures["rss_after"], 600 * MB, "MB"))
+    results.append(report("daemon: relevantFiles at a target, warm (median of 5)", figures["relevant_files_warm"],
+                          0.1, "ms"))
+    results.append(report("daemon: repoMap after an edit (update_file + map)", figures["map_after_edit"], None,
+                          "ms"))
+    print(f"  watching: {bool(figures['watching'])} (set up in {figures['watch_setup']:.2f} s)")
+    results.append(report(f"{CHANGED_ON_DISK} files changed on disk: applied by the watcher",
+                          figures["changes_applied"], None, "s"))
+    results.append(report("  then a query (ensure_fresh + repoMap)", figures["query_after_changes"], 0.3, "ms"))
+    results.append(report("  the walk each query did before", figures["walk_instead"], None, "ms"))
+    return results
+
+
+PHASES = ("cold", "warm", "worktree", "daemon")
+
+
+def _phases(text: str) -> tuple[str, ...]:
+    chosen = tuple(part.strip() for part in text.split(",") if part.strip())
+    unknown = [part for part in chosen if part not in PHASES]
+    if unknown or not chosen:
+        raise argparse.ArgumentTypeError(f"phases are {', '.join(PHASES)}; not {', '.join(unknown) or 'none'}")
+    return chosen
+
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--files", type=int, default=20_000)
     parser.add_argument("--skip-half", action="store_true", help="no cold run on half the files (linearity)")
     parser.add_argument("--keep", type=Path, help="generate into (and keep) this directory")
+    parser.add_argument("--only", type=_phases, default=PHASES,
+                        help=f"run only these phases, comma-separated, of {','.join(PHASES)} (warm, worktree and "
+                        "daemon start from the cold run's cache, so cold runs whenever one of them does)")
     parser.add_argument("--child", choices=("daemon",), help=argparse.SUPPRESS)
     parser.add_argument("arguments", nargs="*", help=argparse.SUPPRESS)
     options = parser.parse_args()
@@ -403,29 +433,20 @@ def main() -> int:
         if half_seconds is not None:
             results.append(report("  cold time ratio, 2x files", cold / half_seconds, 2.2, "x"))
         results.append(report("  peak memory during the cold build (process tree)", cold_peak, 2048 * MB, "MB"))
-        warm, warm_peak = repomap_process(root, cache)
-        results.append(report("warm repomap", warm, 1.5, "s"))
-        results.append(report("  peak memory, warm (process tree)", warm_peak, None, "MB"))
-        worktree = base / f"mono-{options.files}-worktree"
-        shutil.rmtree(worktree, ignore_errors=True)
-        shutil.copytree(root, worktree)
-        _settle()
-        copied, copied_peak = repomap_process(worktree, cache)
-        results.append(report("new worktree (a copy, the shared records), repomap", copied, 5.0, "s"))
-        results.append(report("  peak memory, new worktree (process tree)", copied_peak, None, "MB"))
-        figures = daemon(root, cache)
-        results.append(report("daemon: warm build + first map", figures["warm_build_and_map"], None, "s"))
-        results.append(report("daemon: graphs prepared in idle time after it", figures["idle_graphs"], None, "s"))
-        results.append(report("daemon: memory with them (RSS)", figures["rss_after"], 600 * MB, "MB"))
-        results.append(report("daemon: relevantFiles at a target, warm (median of 5)", figures["relevant_files_warm"],
-                              0.1, "ms"))
-        results.append(report("daemon: repoMap after an edit (update_file + map)", figures["map_after_edit"], None,
-                              "ms"))
-        print(f"  watching: {bool(figures['watching'])} (set up in {figures['watch_setup']:.2f} s)")
-        results.append(report(f"{CHANGED_ON_DISK} files changed on disk: applied by the watcher",
-                              figures["changes_applied"], None, "s"))
-        results.append(report("  then a query (ensure_fresh + repoMap)", figures["query_after_changes"], 0.3, "ms"))
-        results.append(report("  the walk each query did before", figures["walk_instead"], None, "ms"))
+        if "warm" in options.only:
+            warm, warm_peak = repomap_process(root, cache)
+            results.append(report("warm repomap", warm, 1.5, "s"))
+            results.append(report("  peak memory, warm (process tree)", warm_peak, None, "MB"))
+        if "worktree" in options.only:
+            worktree = base / f"mono-{options.files}-worktree"
+            shutil.rmtree(worktree, ignore_errors=True)
+            shutil.copytree(root, worktree)
+            _settle()
+            copied, copied_peak = repomap_process(worktree, cache)
+            results.append(report("new worktree (a copy, the shared records), repomap", copied, 5.0, "s"))
+            results.append(report("  peak memory, new worktree (process tree)", copied_peak, None, "MB"))
+        if "daemon" in options.only:
+            results += _daemon_report(daemon(root, cache))
         print(json.dumps(results))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)  # caches and copies; --keep's repositories stay

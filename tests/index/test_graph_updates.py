@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from lsp_hub.index.graph_inputs import COMMON_NAMES, graph_inputs, import_graph, name_tables
-from lsp_hub.index.graph_store import save_graphs, save_ranking, stored_graphs
+from lsp_hub.index.graph_store import STATE_KEY, save_graphs, save_ranking, stored_graphs
 from lsp_hub.index.links import file_links
 from lsp_hub.index.ranking import COMMON_REFERENCER_SHARE, ReferenceGraph, reference_graph
 from lsp_hub.index.repomap import repo_map
@@ -255,6 +255,38 @@ def test_graphs_kept_in_the_cache_equal_built_ones_and_update_alike(corpus: Path
         second, corpus)
     _assert_equal_to_build(second.snapshot(), "an edit over graphs from the cache")
     second.close()
+
+
+def test_graphs_loaded_from_the_cache_are_not_saved_again(corpus: Path, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    cache = tmp_path / "cache"
+    first = WorkspaceIndex(corpus, cache_dir=cache)
+    first.build()
+    reference_graph(first.snapshot())
+    save_graphs(first.snapshot())
+    first.close()
+
+    second = WorkspaceIndex(corpus, cache_dir=cache)
+    second.build()
+    assert second.store is not None
+    saved: list[str] = []
+    monkeypatch.setattr(second.store, "save_graph", lambda key, *_rest: saved.append(key))
+    snapshot = second.snapshot()
+    reference_graph(snapshot)
+    assert stored_graphs(snapshot) is not None
+    save_graphs(snapshot)
+    assert saved == []  # the cache holds these graphs already
+    edited = corpus / "email/utils.py"
+    original = edited.read_text(encoding="utf-8")
+    edited.write_text(original + "\n\ndef saved_again():\n    pass\n", encoding="utf-8")
+    try:
+        second.update_file(edited)
+        reference_graph(second.snapshot())
+        save_graphs(second.snapshot())
+        assert saved == [STATE_KEY]  # other files: saved
+    finally:
+        edited.write_text(original, encoding="utf-8")  # the corpus is the module's
+        second.close()
 
 
 def test_rankings_stored_by_other_graph_code_are_not_used(corpus: Path, tmp_path: Path,
