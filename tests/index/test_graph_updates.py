@@ -17,8 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from lsp_hub.index.graph_cache import STATE_FORMAT, STATE_KEY, stored
 from lsp_hub.index.graph_inputs import COMMON_NAMES, graph_inputs, import_graph, name_tables
-from lsp_hub.index.graph_store import STATE_KEY, save_graphs, save_ranking, stored_graphs
+from lsp_hub.index.graph_store import save_graphs, save_ranking, stored_graphs
 from lsp_hub.index.links import file_links
 from lsp_hub.index.ranking import COMMON_REFERENCER_SHARE, ReferenceGraph, reference_graph
 from lsp_hub.index.repomap import repo_map
@@ -287,6 +288,24 @@ def test_graphs_loaded_from_the_cache_are_not_saved_again(corpus: Path, tmp_path
     finally:
         edited.write_text(original, encoding="utf-8")  # the corpus is the module's
         second.close()
+
+
+def test_graphs_are_stored_with_each_path_and_group_of_paths_once(corpus: Path, tmp_path: Path) -> None:
+    first = WorkspaceIndex(corpus, cache_dir=tmp_path / "cache")
+    first.build()
+    reference_graph(first.snapshot())
+    save_graphs(first.snapshot())
+    state = stored(first.snapshot(), STATE_KEY, STATE_FORMAT)
+    first.close()
+    assert state is not None
+    node_of = {node: node for node in state["nodes"]}
+    groups: dict[tuple[str, ...], tuple[str, ...]] = {}
+    definers, referencers, _members = state["tables"]
+    for table in (definers, referencers, state["incoming"]):
+        for files in table.values():
+            assert groups.setdefault(files, files) is files  # an equal group is the same object
+            assert all(node_of[path] is path for path in files)  # the same path object as the node
+    assert len(groups) < len(definers)
 
 
 def test_rankings_stored_by_other_graph_code_are_not_used(corpus: Path, tmp_path: Path,
