@@ -187,11 +187,22 @@ def _built_tables(snapshot: Snapshot) -> SortedTables:
             member_definers[name].append(path)
         for name in dependency_names(record):
             dependents[name].append(path)
+    alone: dict[str, tuple[str]] = {}
     sorted_definers, sorted_referencers, sorted_members, sorted_dependents = (
-        {name: tuple(paths) for name, paths in table.items()}
+        {name: _shared_single(paths, alone) for name, paths in table.items()}
         for table in (definers, referencers, member_definers, dependents)
     )
     return sorted_definers, sorted_referencers, sorted_members, sorted_dependents
+
+
+def _shared_single(paths: list[str], alone: dict[str, tuple[str]]) -> tuple[str, ...]:
+    """The paths as a tuple; one path as the same tuple for every name of that path in `alone` (see table_parts)."""
+    if len(paths) != 1:
+        return tuple(paths)
+    single = alone.get(paths[0])
+    if single is None:
+        single = alone[paths[0]] = (paths[0],)
+    return single
 
 
 def _updated_inputs(base: GraphInputs, anchor: Snapshot, snapshot: Snapshot, changed: set[str]) -> GraphInputs:

@@ -299,13 +299,23 @@ def test_graphs_are_stored_with_each_path_and_group_of_paths_once(corpus: Path, 
     first.close()
     assert state is not None
     node_of = {node: node for node in state["nodes"]}
-    groups: dict[tuple[str, ...], tuple[str, ...]] = {}
     definers, referencers, _members = state["tables"]
     for table in (definers, referencers, state["incoming"]):
         for files in table.values():
-            assert groups.setdefault(files, files) is files  # an equal group is the same object
             assert all(node_of[path] is path for path in files)  # the same path object as the node
-    assert len(groups) < len(definers)
+    alone: dict[tuple[str, ...], tuple[str, ...]] = {}
+    for files in definers.values():
+        if len(files) == 1:
+            assert alone.setdefault(files, files) is files  # a path's names share its one-path tuple
+    assert len(alone) < len(definers)
+    groups = dict(alone)
+    imported = [files for entries in state["resolved"].values() for entry in entries
+                for files in (entry[1], *(files for _name, files in entry[2]))]
+    imported += [files for bound in state["bindings"].values() for files in bound.values()]
+    for files in imported:
+        assert groups.setdefault(files, files) is files  # an equal group is the same object
+        assert all(node_of[path] is path for path in files)
+    assert len(groups) < len(alone) + len(imported)
 
 
 def test_rankings_stored_by_other_graph_code_are_not_used(corpus: Path, tmp_path: Path,
