@@ -90,6 +90,18 @@ def _ranking(snapshot: Snapshot) -> Ranking:
         return reference_graph(snapshot)
 
 
+def drop_stored_ranking(snapshot: Snapshot) -> None:
+    """Once the snapshot's reference graph is built, let a stored ranking go: the graph answers the same (its ranks
+    and scores are what the ranking stored), and a daemon would otherwise hold both (ranks, edges and positions of
+    every file twice)."""
+    if (
+        snapshot.is_derived("reference_graph")
+        and snapshot.is_derived("ranking")
+        and isinstance(ranking(snapshot), StoredRanking)
+    ):
+        snapshot.forget("ranking")
+
+
 def save_ranking(snapshot: Snapshot) -> None:
     """Keep the snapshot's ranking for the next process, when its files are as on disk and the reference graph
     computed something the stored ranking lacks."""

@@ -318,6 +318,29 @@ def test_graphs_are_stored_with_each_path_and_group_of_paths_once(corpus: Path, 
     assert len(groups) < len(alone) + len(imported)
 
 
+def test_graphs_prepared_over_a_stored_ranking_replace_it(corpus: Path, tmp_path: Path) -> None:
+    from lsp_hub.index.background import prepare_graphs
+    from lsp_hub.index.graph_store import StoredRanking, ranking
+
+    cache = tmp_path / "cache"
+    first = WorkspaceIndex(corpus, cache_dir=cache)
+    first.build()
+    repo_map(first.snapshot(), token_budget=1024)
+    save_ranking(first.snapshot())
+    save_graphs(first.snapshot())
+    first.close()
+
+    second = WorkspaceIndex(corpus, cache_dir=cache)
+    second.build()
+    snapshot = second.snapshot()
+    answered = repo_map(snapshot, token_budget=1024)
+    assert isinstance(ranking(snapshot), StoredRanking)
+    prepare_graphs(second)
+    assert ranking(snapshot) is reference_graph(snapshot)  # the stored ranking is let go
+    assert repo_map(snapshot, token_budget=1024) == answered
+    second.close()
+
+
 def test_rankings_stored_by_other_graph_code_are_not_used(corpus: Path, tmp_path: Path,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     from lsp_hub.index import store
