@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from lsp_hub.index.graph_cache import graph_state
-from lsp_hub.index.records import I_ALIASES, FileRecord
+from lsp_hub.index.records import D_NAME, I_ALIASES, FileRecord
 from lsp_hub.index.resolve import ImportResolver, ResolvedImport
 from lsp_hub.index.table_parts import SortedTables, dependency_names, member_names
 from lsp_hub.index.workspace import Snapshot
@@ -179,9 +179,9 @@ def _built_tables(snapshot: Snapshot) -> SortedTables:
     dependents: dict[str, list[str]] = defaultdict(list)
     for path in sorted(snapshot.files):
         record = snapshot.files[path]
-        for name in record.defined_names():
+        for name in {definition[D_NAME] for definition in record.definitions}:  # none kept per record (table_parts)
             definers[name].append(path)
-        for name in record.reference_counts():
+        for name in record.reference_uses():
             referencers[name].append(path)
         for name in member_names(record):
             member_definers[name].append(path)
