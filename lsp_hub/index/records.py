@@ -194,11 +194,12 @@ class FileRecord:
     old on change), except for the lazily built caches.
 
     The results are kept encoded (marshal bytes: the form workers send and the cache stores) and decoded once, on
-    first use, into a "head": everything but the references, and definitions without their spans. References are
-    four fifths of the tuples (346,000 of 432,000 on the standard library) and about 80 MB decoded there, yet only
-    per-file queries read them, as they read spans (callers, references in one file: `file_index()`); the graphs
-    need the references' counts per (name, receiver), which the same decode derives. So a cold start never holds the
-    whole corpus decoded, and a warm one that answers from stored rankings decodes only the files its map shows.
+    first use, into a "head": everything but the references, and definitions without their spans (and without
+    most signatures: `kept_signature`). References are four fifths of the tuples (346,000 of 432,000 on the
+    standard library) and about 80 MB decoded there, yet only per-file queries read them, as they read spans
+    (callers, references in one file: `file_index()`); the graphs need the references' counts per (name, receiver),
+    which the same decode derives. So a cold start never holds the whole corpus decoded, and a warm one that
+    answers from stored rankings decodes only the files its map shows.
 
     Nor does it hold the corpus encoded: a record read from the cache, or written to it, holds no bytes but a
     `loader` that reads them back by path and digest when a query needs them (at 100,000 files the bytes alone
