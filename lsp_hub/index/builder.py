@@ -88,7 +88,7 @@ class IndexBuilding(ParseRunning):
                 and record.mtime_ns == walked.mtime_ns
                 and record.language == walked.language
             ):
-                new_disk[walked.path] = record
+                new_disk[record.path] = record  # the record's path: the walk's equal string goes with the walk
                 continue
             skip = known_skips.get(walked.path)
             if skip is not None and skip.size == walked.size and skip.mtime_ns == walked.mtime_ns:
@@ -176,8 +176,9 @@ class IndexBuilding(ParseRunning):
         """Write the rows; once they are stored, the records let go of their bytes (read back when needed)."""
         assert self.store is not None
         if self.store.write(upserts, deletions):
+            loader = self._encoded_from_cache  # one bound method for all (each access makes another)
             for record in records:
-                record.release_encoded(self._encoded_from_cache)
+                record.release_encoded(loader)
         upserts.clear()
         records.clear()
 
@@ -203,6 +204,7 @@ class IndexBuilding(ParseRunning):
         stored = self.store.load_identities()
         disk: dict[str, FileRecord] = {}
         skips: dict[str, StoredFile] = {}
+        loader = self._encoded_from_cache  # one bound method for every record (each access makes another)
         for path, entry in stored.items():
             if entry.skip_reason is None:
                 disk[path] = FileRecord(
@@ -213,7 +215,7 @@ class IndexBuilding(ParseRunning):
                     None,
                     entry.language,
                     entry.definitions,
-                    loader=self._encoded_from_cache,
+                    loader=loader,
                 )
             else:
                 skips[path] = entry

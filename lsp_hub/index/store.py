@@ -275,7 +275,11 @@ class IndexStore:
             raise ValueError(f"row for {bad[0]!r} has neither results nor a skip reason")
         stored: dict[str, StoredFile] = {}
         rows = connection.execute("SELECT path, language, size, mtime_ns, digest, skip_reason, definitions FROM files")
+        names: dict[str, str] = {}  # one string per language and skip reason, not one per row
         for path, language, size, mtime_ns, digest, skip_reason, definitions in rows:
+            language = names.setdefault(language, language)
+            if skip_reason is not None:
+                skip_reason = names.setdefault(skip_reason, skip_reason)
             stored[path] = StoredFile(path, language, size, mtime_ns, bytes(digest), skip_reason, None, definitions)
         return stored
 
