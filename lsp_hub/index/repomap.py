@@ -19,7 +19,7 @@ from typing import Any
 
 from lsp_hub.index.graph_inputs import name_tables
 from lsp_hub.index.graph_store import ranking
-from lsp_hub.index.records import D_CONTAINER, D_KIND, D_NAME, D_SIGNATURE, D_START_LINE
+from lsp_hub.index.records import D_CONTAINER, D_KIND, D_NAME, D_START_LINE
 from lsp_hub.index.workspace import Snapshot
 
 DEFAULT_TOKEN_BUDGET = 1024
@@ -162,14 +162,16 @@ class _Renderer:
     def _block(self, path: str, positions: set[int]) -> tuple[list[str], list[str]]:
         """A file's lines in the map, and the names of the chosen definitions among them."""
         lines = [f"{path}:"]
-        definitions = self.snapshot.files[path].definitions
+        record = self.snapshot.files[path]
+        definitions = record.definitions
+        signatures = record.signatures()
         shown = self._with_containers(definitions, positions)
         shown_names: list[str] = []
         containers_shown = {definitions[p][D_NAME] for p in shown}
         for position in sorted(shown, key=lambda p: (definitions[p][D_START_LINE], p)):
             definition = definitions[position]
             nested = definition[D_CONTAINER] is not None and definition[D_CONTAINER] in containers_shown
-            lines.append(INDENT * (2 if nested else 1) + definition[D_SIGNATURE])
+            lines.append(INDENT * (2 if nested else 1) + signatures[position])
             if position in positions:
                 shown_names.append(definition[D_NAME])
         return lines, shown_names

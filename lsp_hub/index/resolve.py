@@ -45,6 +45,12 @@ class ResolvedImport:
     aliases: tuple[str, ...] = ()  # local names bound to the module itself (`import x`, Go package name)
 
 
+def _python_parts(path: str) -> list[str]:
+    """`a/b/c.py` -> [a, b, c], `a/b/__init__.py` -> [a, b]: the names of the module a Python file is."""
+    parts = path.rsplit(".", 1)[0].split("/")
+    return parts[:-1] if parts[-1] == "__init__" else parts
+
+
 def _common_prefix_length(a: str, b: str) -> int:
     length = 0
     for part_a, part_b in zip(a.split("/"), b.split("/"), strict=False):
@@ -73,7 +79,8 @@ class ImportResolver:
         markers = markers or {}
         self._directories: dict[str, list[str]] = defaultdict(list)  # directory -> files directly in it
         self._by_suffix: dict[str, list[str]] = defaultdict(list)  # file name -> paths (for suffix matching)
-        self._python_modules: dict[str, list[str]] = defaultdict(list)  # dotted name -> files, all roots
+        # A module's last name -> the Python files that are a module of that name under some import root.
+        self._python_modules: dict[str, list[str]] = defaultdict(list)
         for path in self.paths:
             directory, name = posixpath.split(path)
             self._directories[directory].append(path)
@@ -110,16 +117,21 @@ class ImportResolver:
     # --- Python -------------------------------------------------------------------------------------------------
 
     def _add_python_module(self, path: str) -> None:
-        stem = path.rsplit(".", 1)[0]
-        parts = stem.split("/")
-        if parts[-1] == "__init__":
-            parts = parts[:-1]
-            if not parts:
-                return
-        # Every suffix of the path is a module name for some import root; only roots that are not packages
-        # themselves count (checked at lookup, when it matters).
-        for start in range(len(parts)):
-            self._python_modules[".".join(parts[start:])].append(path)
+        parts = _python_parts(path)
+        if parts:
+            # Every suffix of the path is a module name for some import root (`_python_modules_named`): indexed by
+            # the last name only, since a table of every suffix held several strings and lists per file.
+            self._python_modules[parts[-1].rpartition(".")[2]].append(path)
+
+    def _python_modules_named(self, module: str) -> list[str]:
+        """The files that are the module `module` under some import root (only roots that are not packages
+        themselves count: checked by the caller, when it matters), in the order of `self.paths`."""
+        found = []
+        for path in self._python_modules.get(module.rpartition(".")[2], ()):
+            parts = _python_parts(path)
+            if any(".".join(parts[start:]) == module for start in range(len(parts))):
+                found.append(path)
+        return found
 
     @staticmethod
     def _python_root_of(path: str, module: str) -> str:
@@ -130,12 +142,10 @@ class ImportResolver:
         return "/".join(parts[: max(0, len(parts) - module.count(".") - 1)])
 
     def _python_module_files(self, importer: str, module: str) -> str | None:
-        candidates = self._python_modules.get(module)
+        candidates = self._python_modules_named(module)
         if not candidates:
             return None
-        valid = [
-            path for path in candidates if not self._is_python_package(self._python_root_of(path, module))
-        ]
+        valid = [path for path in candidates if not self._is_python_package(self._python_root_of(path, module))]
         if not valid:
             # A script's own directory is on sys.path: `import helper` next to helper.py inside a package.
             importer_directory = posixpath.dirname(importer)
@@ -227,7 +237,8 @@ class ImportResolver:
                 package_directory = package_directory.strip("/")
                 files = tuple(
                     sorted(
-                        path for path in self._directories.get(package_directory, ())
+                        path
+                        for path in self._directories.get(package_directory, ())
                         if path.endswith(".go") and not path.endswith("_test.go")
                     )
                 )
@@ -300,9 +311,17 @@ class ImportResolver:
             if crate_source is None:
                 return ResolvedImport(module, (), ())
             directory, rest = crate_source, segments[1:]
-            current = next((path for path in (posixpath.join(crate_source, "lib.rs").lstrip("/"),
-                                              posixpath.join(crate_source, "main.rs").lstrip("/"))
-                            if path in self.paths), None)
+            current = next(
+                (
+                    path
+                    for path in (
+                        posixpath.join(crate_source, "lib.rs").lstrip("/"),
+                        posixpath.join(crate_source, "main.rs").lstrip("/"),
+                    )
+                    if path in self.paths
+                ),
+                None,
+            )
         for segment in rest:
             found = self._rust_module_file(directory, segment)
             if found is None:
@@ -313,7 +332,9 @@ class ImportResolver:
             return ResolvedImport(module, (), ())
         alias = segments[-1] if len(segments) > 1 or head not in ("crate", "self", "super") else ""
         return ResolvedImport(
-            module, (current,), tuple((name, (current,)) for name in names if name != "*"),
+            module,
+            (current,),
+            tuple((name, (current,)) for name in names if name != "*"),
             (alias,) if alias and alias not in names else (),
         )
 
@@ -329,9 +350,7 @@ class ImportResolver:
             if local in self.paths:
                 return ResolvedImport(module, (local,), ())
         name = posixpath.basename(target)
-        candidates = [
-            path for path in self._by_suffix.get(name, ()) if path == target or path.endswith("/" + target)
-        ]
+        candidates = [path for path in self._by_suffix.get(name, ()) if path == target or path.endswith("/" + target)]
         found = _nearest(importer, candidates)
         return ResolvedImport(module, (found,) if found else (), ())
 
@@ -343,9 +362,11 @@ class ImportResolver:
             suffix = "/".join(parts)
             files = tuple(
                 sorted(
-                    path for directory, paths in self._directories.items()
+                    path
+                    for directory, paths in self._directories.items()
                     if directory == suffix or directory.endswith("/" + suffix)
-                    for path in paths if path.endswith(".java")
+                    for path in paths
+                    if path.endswith(".java")
                 )
             )
             return ResolvedImport(module, files, ())
@@ -353,7 +374,8 @@ class ImportResolver:
         for end in range(len(parts), 0, -1):
             relative = "/".join(parts[:end]) + ".java"
             candidates = [
-                path for path in self._by_suffix.get(posixpath.basename(relative), ())
+                path
+                for path in self._by_suffix.get(posixpath.basename(relative), ())
                 if path == relative or path.endswith("/" + relative)
             ]
             found = _nearest(importer, candidates)
@@ -374,15 +396,17 @@ class ImportResolver:
         for candidate in (target, f"lib/{target}"):
             if candidate in self.paths:
                 return ResolvedImport(module, (candidate,), ())
-        candidates = [path for path in self._by_suffix.get(posixpath.basename(target), ())
-                      if path.endswith("/lib/" + target)]
+        candidates = [
+            path for path in self._by_suffix.get(posixpath.basename(target), ()) if path.endswith("/lib/" + target)
+        ]
         found = _nearest(importer, candidates)
         return ResolvedImport(module, (found,) if found else (), ())
 
     # --- entry points -------------------------------------------------------------------------------------------
 
-    def resolve(self, importer: str, language: str, module: str, names: tuple[str, ...] = (),
-                level: int = 0) -> ResolvedImport:
+    def resolve(
+        self, importer: str, language: str, module: str, names: tuple[str, ...] = (), level: int = 0
+    ) -> ResolvedImport:
         """Where one import of `importer` leads inside the workspace."""
         names = tuple(names)
         if language == "python":

@@ -70,6 +70,11 @@ class Snapshot:
             value = self._derived[key]
             return value
 
+    def forget(self, key: str) -> None:
+        """Drop a derived value that another now answers for (the next ask computes it again)."""
+        with self._derived_lock:
+            self._derived.pop(key, None)
+
     def has_derived(self, key: str) -> bool:
         """Whether `key` is computed, or being computed (asking for it then waits for it)."""
         return key in self._derived or key in self._computing

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from lsp_hub.index.graph_cache import STATE_FORMAT, STATE_KEY, stored
 from lsp_hub.index.graph_inputs import COMMON_NAMES, graph_inputs, import_graph, name_tables
 from lsp_hub.index.graph_store import save_graphs, save_ranking, stored_graphs
 from lsp_hub.index.links import file_links
@@ -298,9 +299,91 @@ def test_graphs_kept_in_the_cache_equal_built_ones_and_update_alike(corpus: Path
     second.close()
 
 
-def test_rankings_stored_by_other_graph_code_are_not_used(
-    corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_graphs_loaded_from_the_cache_are_not_saved_again(corpus: Path, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    cache = tmp_path / "cache"
+    first = WorkspaceIndex(corpus, cache_dir=cache)
+    first.build()
+    reference_graph(first.snapshot())
+    save_graphs(first.snapshot())
+    first.close()
+
+    second = WorkspaceIndex(corpus, cache_dir=cache)
+    second.build()
+    assert second.store is not None
+    saved: list[str] = []
+    monkeypatch.setattr(second.store, "save_graph", lambda key, *_rest: saved.append(key))
+    snapshot = second.snapshot()
+    reference_graph(snapshot)
+    assert stored_graphs(snapshot) is not None
+    save_graphs(snapshot)
+    assert saved == []  # the cache holds these graphs already
+    edited = corpus / "email/utils.py"
+    original = edited.read_text(encoding="utf-8")
+    edited.write_text(original + "\n\ndef saved_again():\n    pass\n", encoding="utf-8")
+    try:
+        second.update_file(edited)
+        reference_graph(second.snapshot())
+        save_graphs(second.snapshot())
+        assert saved == [STATE_KEY]  # other files: saved
+    finally:
+        edited.write_text(original, encoding="utf-8")  # the corpus is the module's
+        second.close()
+
+
+def test_graphs_are_stored_with_each_path_and_group_of_paths_once(corpus: Path, tmp_path: Path) -> None:
+    first = WorkspaceIndex(corpus, cache_dir=tmp_path / "cache")
+    first.build()
+    reference_graph(first.snapshot())
+    save_graphs(first.snapshot())
+    state = stored(first.snapshot(), STATE_KEY, STATE_FORMAT)
+    first.close()
+    assert state is not None
+    node_of = {node: node for node in state["nodes"]}
+    definers, referencers, _members = state["tables"]
+    for table in (definers, referencers, state["incoming"]):
+        for files in table.values():
+            assert all(node_of[path] is path for path in files)  # the same path object as the node
+    alone: dict[tuple[str, ...], tuple[str, ...]] = {}
+    for files in definers.values():
+        if len(files) == 1:
+            assert alone.setdefault(files, files) is files  # a path's names share its one-path tuple
+    assert len(alone) < len(definers)
+    groups = dict(alone)
+    imported = [files for entries in state["resolved"].values() for entry in entries
+                for files in (entry[1], *(files for _name, files in entry[2]))]
+    imported += [files for bound in state["bindings"].values() for files in bound.values()]
+    for files in imported:
+        assert groups.setdefault(files, files) is files  # an equal group is the same object
+        assert all(node_of[path] is path for path in files)
+    assert len(groups) < len(alone) + len(imported)
+
+
+def test_graphs_prepared_over_a_stored_ranking_replace_it(corpus: Path, tmp_path: Path) -> None:
+    from lsp_hub.index.background import prepare_graphs
+    from lsp_hub.index.graph_store import StoredRanking, ranking
+
+    cache = tmp_path / "cache"
+    first = WorkspaceIndex(corpus, cache_dir=cache)
+    first.build()
+    repo_map(first.snapshot(), token_budget=1024)
+    save_ranking(first.snapshot())
+    save_graphs(first.snapshot())
+    first.close()
+
+    second = WorkspaceIndex(corpus, cache_dir=cache)
+    second.build()
+    snapshot = second.snapshot()
+    answered = repo_map(snapshot, token_budget=1024)
+    assert isinstance(ranking(snapshot), StoredRanking)
+    prepare_graphs(second)
+    assert ranking(snapshot) is reference_graph(snapshot)  # the stored ranking is let go
+    assert repo_map(snapshot, token_budget=1024) == answered
+    second.close()
+
+
+def test_rankings_stored_by_other_graph_code_are_not_used(corpus: Path, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     from lsp_hub.index import store
 
     cache = tmp_path / "cache"
