@@ -268,28 +268,19 @@ def repomap_process(root: Path, cache_home: Path) -> tuple[float, int]:
     return seconds, peak
 
 
+def _shown(value: float, unit: str) -> str:
+    if unit == "MB":
+        return f"{value / MB:.0f} MB"
+    if unit == "ms":
+        return f"{value * 1000:.0f} ms"
+    return f"{value:.2f}x" if unit == "x" else f"{value:.2f} s"
+
+
 def report(label: str, value: float, target: float | None, unit: str) -> dict[str, Any]:
-    shown = (
-        f"{value / MB:.0f} MB"
-        if unit == "MB"
-        else f"{value * 1000:.0f} ms"
-        if unit == "ms"
-        else f"{value:.2f}x"
-        if unit == "x"
-        else f"{value:.2f} s"
-    )
+    shown = _shown(value, unit)
     goal = ""
     if target is not None:
-        wanted = (
-            f"{target / MB:.0f} MB"
-            if unit == "MB"
-            else f"{target * 1000:.0f} ms"
-            if unit == "ms"
-            else f"{target:.2f} s"
-            if unit == "s"
-            else f"{target:.2f}x"
-        )
-        goal = f"   target <= {wanted}  {'ok' if value <= target else 'MISSED'}"
+        goal = f"   target <= {_shown(target, unit)}  {'ok' if value <= target else 'MISSED'}"
     print(f"  {label:<58} {shown:>10}{goal}", flush=True)
     return {"label": label, "value": value, "unit": unit, "target": target}
 

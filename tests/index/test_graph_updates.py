@@ -278,16 +278,20 @@ def test_a_later_process_answers_from_the_stored_ranking(corpus: Path, tmp_path:
     changed.close()
 
 
-def test_graphs_kept_in_the_cache_equal_built_ones_and_update_alike(corpus: Path, tmp_path: Path) -> None:
-    cache = tmp_path / "cache"
+def _index_over_cached_graphs(corpus: Path, cache: Path) -> WorkspaceIndex:
+    """A second process's index of `corpus`, built after a first one saved its graphs to `cache`."""
     first = WorkspaceIndex(corpus, cache_dir=cache)
     first.build()
     reference_graph(first.snapshot())
     save_graphs(first.snapshot())
     first.close()
-
     second = WorkspaceIndex(corpus, cache_dir=cache)
     second.build()
+    return second
+
+
+def test_graphs_kept_in_the_cache_equal_built_ones_and_update_alike(corpus: Path, tmp_path: Path) -> None:
+    second = _index_over_cached_graphs(corpus, tmp_path / "cache")
     snapshot = second.snapshot()
     assert stored_graphs(snapshot) is not None
     _assert_equal_to_build(snapshot, "graphs from the cache", expect_update=False)
@@ -301,15 +305,7 @@ def test_graphs_kept_in_the_cache_equal_built_ones_and_update_alike(corpus: Path
 
 def test_graphs_loaded_from_the_cache_are_not_saved_again(corpus: Path, tmp_path: Path,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    cache = tmp_path / "cache"
-    first = WorkspaceIndex(corpus, cache_dir=cache)
-    first.build()
-    reference_graph(first.snapshot())
-    save_graphs(first.snapshot())
-    first.close()
-
-    second = WorkspaceIndex(corpus, cache_dir=cache)
-    second.build()
+    second = _index_over_cached_graphs(corpus, tmp_path / "cache")
     assert second.store is not None
     saved: list[str] = []
     monkeypatch.setattr(second.store, "save_graph", lambda key, *_rest: saved.append(key))
