@@ -303,8 +303,9 @@ def test_graphs_kept_in_the_cache_equal_built_ones_and_update_alike(corpus: Path
     second.close()
 
 
-def test_graphs_loaded_from_the_cache_are_not_saved_again(corpus: Path, tmp_path: Path,
-                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_graphs_loaded_from_the_cache_are_not_saved_again(
+    corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     second = _index_over_cached_graphs(corpus, tmp_path / "cache")
     assert second.store is not None
     saved: list[str] = []
@@ -346,8 +347,12 @@ def test_graphs_are_stored_with_each_path_and_group_of_paths_once(corpus: Path, 
             assert alone.setdefault(files, files) is files  # a path's names share its one-path tuple
     assert len(alone) < len(definers)
     groups = dict(alone)
-    imported = [files for entries in state["resolved"].values() for entry in entries
-                for files in (entry[1], *(files for _name, files in entry[2]))]
+    imported = [
+        files
+        for entries in state["resolved"].values()
+        for entry in entries
+        for files in (entry[1], *(files for _name, files in entry[2]))
+    ]
     imported += [files for bound in state["bindings"].values() for files in bound.values()]
     for files in imported:
         assert groups.setdefault(files, files) is files  # an equal group is the same object
@@ -378,8 +383,9 @@ def test_graphs_prepared_over_a_stored_ranking_replace_it(corpus: Path, tmp_path
     second.close()
 
 
-def test_rankings_stored_by_other_graph_code_are_not_used(corpus: Path, tmp_path: Path,
-                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_rankings_stored_by_other_graph_code_are_not_used(
+    corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from lsp_hub.index import store
 
     cache = tmp_path / "cache"
