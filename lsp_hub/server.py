@@ -297,15 +297,9 @@ class Hub:
                     await writer.wait_closed()
                 return
             logger.info("client connected from %s", peer)
-            protocol = RawProtocol()
-            protocol.set_writer(writer)
             try:
-                # The same strict framing as stdio: a broken header is logged and reading resynchronizes.
-                await self.serve_stream(FrameReader(reader), protocol, client=client)
+                await self._serve_streams(reader, writer, client)
             finally:
-                with contextlib.suppress(Exception):
-                    writer.close()
-                    await writer.wait_closed()
                 logger.info("client %s disconnected", peer)
 
         server = await asyncio.start_server(on_connection, host, port, limit=64 * 1024 * 1024)
@@ -376,10 +370,17 @@ class Hub:
 
     async def _serve_socket(self, connection: socket.socket) -> None:
         reader, writer = await asyncio.open_connection(sock=connection, limit=STREAM_LIMIT)
+        await self._serve_streams(reader, writer, IN_PROCESS_CLIENT)
+
+    async def _serve_streams(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, client: ClientOrigin
+    ) -> None:
+        """One client over a connection's streams, closed after it; the same strict framing as stdio (a broken
+        header is logged and reading resynchronizes)."""
         protocol = RawProtocol()
         protocol.set_writer(writer)
         try:
-            await self.serve_stream(FrameReader(reader), protocol, client=IN_PROCESS_CLIENT)
+            await self.serve_stream(FrameReader(reader), protocol, client=client)
         finally:
             with contextlib.suppress(Exception):
                 writer.close()
