@@ -85,10 +85,4 @@ class WarmUps:
             return
         text = data.decode("utf-8", errors="replace")
         logger.info("prestart: showing %s its project through %s", backend.name, path)
-        backend.notify(
-            "textDocument/didOpen",
-            {"textDocument": {"uri": uri, "languageId": language_id, "version": 0, "text": text}},
-        )
-        backend.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
-        # Its progress may come a moment later: a question meanwhile must not take its partial answer for the whole.
-        backend.progress.expect_load()
+        backend.show_file(uri, language_id, text)

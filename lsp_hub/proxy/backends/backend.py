@@ -367,8 +367,21 @@ class Backend:
     def _send_did_open(self, document: OpenText) -> None:
         if self.protocol is not None:
             send_did_open(self.protocol, self.capabilities, document)
-            if self.spec.wait_for_project_load:
-                self.progress.expect_load()  # its report of the load may come a moment after the file
+            self._expect_project_load()
+
+    def show_file(self, uri: str, language_id: str, text: str) -> None:
+        """Open and close a file no client has open (`prestart`): a server that loads its project for an open file
+        (tsserver) starts loading it."""
+        self.notify("textDocument/didOpen",
+                    {"textDocument": {"uri": uri, "languageId": language_id, "version": 0, "text": text}})
+        self.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+        self._expect_project_load()
+
+    def _expect_project_load(self) -> None:
+        """Shown a file, a server waited for is loading from now: its report of the load may come a moment later,
+        and a question meanwhile must not take its partial answer for the whole."""
+        if self.spec.wait_for_project_load:
+            self.progress.expect_load()
 
     def change_document(self, document: OpenText, changes: list[dict[str, Any]]) -> None:
         if self.state != State.RUNNING or document.uri not in self.open_documents or self.protocol is None:
