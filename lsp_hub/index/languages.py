@@ -41,11 +41,13 @@ EXTENSION_LANGUAGES: dict[str, str] = {
 
 def language_for_path(path: str) -> str | None:
     """The language of a file judged by its extension (case-insensitive), or None when the index does not support it."""
-    name = posixpath.basename(path.replace("\\", "/"))
-    _stem, dot, extension = name.rpartition(".")
-    if not dot or not _stem:
-        return None
-    return EXTENSION_LANGUAGES.get(extension.lower())
+    return language_for_name(posixpath.basename(path.replace("\\", "/")))
+
+
+def language_for_name(name: str) -> str | None:
+    """`language_for_path` of a bare file name (the walk has names from the directory listing)."""
+    stem, dot, extension = name.rpartition(".")
+    return EXTENSION_LANGUAGES.get(extension.lower()) if dot and stem else None
 
 
 def _require_supported(language: str) -> None:

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pathspec
 
-from lsp_hub.index.languages import EXTENSION_LANGUAGES, language_for_path
+from lsp_hub.index.languages import language_for_name, language_for_path
 
 DEFAULT_MAX_FILE_SIZE = 1024 * 1024
 # Directories nested deeper than this are not entered. Real source trees stay far below it; generated or
@@ -279,54 +279,47 @@ def _walk_directory(
                 _Directory(Path(entry.path), relative, rules, directory.ancestors | {identity}, directory.depth + 1)
             )
             continue
-        if not stat.S_ISREG(entry_stat.st_mode):
-            continue
-        if name in MARKER_FILE_NAMES:
-            if not rules.ignored(relative, is_dir=False):
-                result.marker_files.append(relative)
-            continue
-        language = language_for_path(name)
-        if language is None:
-            result.skip_counts[REASON_UNSUPPORTED_LANGUAGE] += 1
-            continue
-        if rules.ignored(relative, is_dir=False):
-            result.skip(relative, REASON_GITIGNORED)
-            continue
-        if is_symlink:
-            real = os.path.realpath(entry.path)
-            result.skip(relative, REASON_SYMLINK_DUPLICATE if _inside(real, root_real) else REASON_SYMLINK_OUTSIDE_ROOT)
-            continue
-        if entry_stat.st_size > max_file_size:
-            result.skip(relative, REASON_TOO_LARGE)
-            continue
-        result.files.append(WalkedFile(relative, language, entry_stat.st_size, entry_stat.st_mtime_ns))
+        if stat.S_ISREG(entry_stat.st_mode):
+            _take_file(entry, relative, rules, result, max_file_size, entry_stat, root_real if is_symlink else None)
     return subdirectories
 
 
 def _take_file(
-    entry: os.DirEntry[str], relative: str, rules: _IgnoreRules, result: WalkResult, max_file_size: int
+    entry: os.DirEntry[str],
+    relative: str,
+    rules: _IgnoreRules,
+    result: WalkResult,
+    max_file_size: int,
+    entry_stat: os.stat_result | None = None,
+    link_under: str | None = None,
 ) -> None:
-    """A regular file (not a link), as the directory listing says without a stat: stated only when the index
-    takes it (the walk's one system call per source file; other files cost none). The same rules as a file
-    reached through `entry.stat()`, in the same order."""
+    """A regular file, by the same rules in the same order however it was reached. From the directory listing
+    (`entry_stat` None) it is stated only when the index takes it: the walk's one system call per source file;
+    other files cost none. `link_under`: the entry is a link to it, and this the root's real path; a link is never
+    followed (its target is outside the root, or inside it and indexed under its own path)."""
     name = entry.name
+    ignorable = bool(rules.specs)  # most directories have no ignore file: no call per file then
     if name in MARKER_FILE_NAMES:
-        if not (rules.specs and rules.ignored(relative, is_dir=False)):
+        if not (ignorable and rules.ignored(relative, is_dir=False)):
             result.marker_files.append(relative)
         return
-    stem, dot, extension = name.rpartition(".")
-    language = EXTENSION_LANGUAGES.get(extension.lower()) if dot and stem else None  # language_for_path, inlined
+    language = language_for_name(name)
     if language is None:
         result.skip_counts[REASON_UNSUPPORTED_LANGUAGE] += 1
         return
-    if rules.specs and rules.ignored(relative, is_dir=False):
+    if ignorable and rules.ignored(relative, is_dir=False):
         result.skip(relative, REASON_GITIGNORED)
         return
-    try:
-        entry_stat = entry.stat()
-    except OSError:
-        result.skip(relative, REASON_UNREADABLE)
+    if link_under is not None:
+        inside = _inside(os.path.realpath(entry.path), link_under)
+        result.skip(relative, REASON_SYMLINK_DUPLICATE if inside else REASON_SYMLINK_OUTSIDE_ROOT)
         return
+    if entry_stat is None:
+        try:
+            entry_stat = entry.stat()
+        except OSError:
+            result.skip(relative, REASON_UNREADABLE)
+            return
     if entry_stat.st_size > max_file_size:
         result.skip(relative, REASON_TOO_LARGE)
         return
