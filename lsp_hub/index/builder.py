@@ -68,6 +68,7 @@ class IndexBuilding(ParseRunning):
             skipped: Iterable[tuple[str, str]],
             skip_counts: Mapping[str, int],
             markers: Mapping[str, str],
+            touched: frozenset[str] | None = None,
         ) -> None: ...
 
     def _build(self, progress: ProgressCallback | None) -> None:

@@ -93,6 +93,8 @@ class GraphChanges:
     referenced: frozenset[str]  # names whose referencers changed
     rewired: frozenset[str]  # files (still present) whose imports or their resolution changed
     paths_changed: bool  # files were added or removed
+    # Files whose links were made again (the others' are the anchor's own objects); None until links are made.
+    relinked: frozenset[str] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +121,15 @@ def changed_files(old: Mapping[str, FileRecord], new: Mapping[str, FileRecord]) 
     return changed
 
 
+def changed_since_anchor(anchor: Snapshot, snapshot: Snapshot) -> set[str]:
+    """`changed_files` of the anchor and the snapshot, from the files the workspace's changes named when it did."""
+    named = snapshot.changed_from_anchor
+    if named is None:
+        return changed_files(anchor.files, snapshot.files)
+    old, new = anchor.files, snapshot.files
+    return {path for path in named if old.get(path) is not new.get(path)}
+
+
 def update_limit(file_count: int) -> int:
     return max(UPDATE_MIN_FILES, int(UPDATE_MAX_SHARE * file_count))
 
@@ -126,7 +137,7 @@ def update_limit(file_count: int) -> int:
 def _graph_inputs(snapshot: Snapshot) -> GraphInputs:
     anchor = snapshot.anchor
     if anchor is not None and anchor.has_derived("graph_inputs") and anchor.markers == snapshot.markers:
-        changed = changed_files(anchor.files, snapshot.files)
+        changed = changed_since_anchor(anchor, snapshot)
         if len(changed) <= update_limit(len(snapshot.files)):
             return _updated_inputs(graph_inputs(anchor), anchor, snapshot, changed)
     stored = _stored_inputs(snapshot)
@@ -268,8 +279,11 @@ def _updated_inputs(base: GraphInputs, anchor: Snapshot, snapshot: Snapshot, cha
     else:
         resolver = base.resolver.with_files(new_files)
         for path in changed:
-            resolved[path] = resolver.resolve_file(path)
-            rewired.add(path)
+            # With the same paths and markers, a file whose imports read as before resolves, binds and renames as
+            # before (1,000 files resolved again cost 0.1 s).
+            if _rewires(old_files.get(path), new_files[path]):
+                resolved[path] = resolver.resolve_file(path)
+                rewired.add(path)
     for path in rewired:
         bindings.pop(path, None)
         renames.pop(path, None)

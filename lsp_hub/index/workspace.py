@@ -202,12 +202,12 @@ class WorkspaceIndex(IndexBuilding):
             with self._lock:
                 if outcome.skip_reason is not None:
                     changed = self._documents.pop(relative, None) is not None
-                    self._republish()
+                    self._republish((relative,))
                     return changed
                 if outcome.unchanged and current is not None and self._documents.get(relative) is current:
                     return False
                 self._documents[relative] = self._record_of(outcome, current)
-                self._republish()
+                self._republish((relative,))
             return True
         return self._update_from_disk(relative, language)
 
@@ -225,7 +225,7 @@ class WorkspaceIndex(IndexBuilding):
         if known is not None and known.size == status.st_size and known.mtime_ns == status.st_mtime_ns:
             if had_document:
                 with self._lock:
-                    self._republish()
+                    self._republish((relative,))
             return had_document
         outcome = parse_job(
             str(self.root),
@@ -241,7 +241,7 @@ class WorkspaceIndex(IndexBuilding):
                         relative, language, outcome.size, outcome.mtime_ns, outcome.digest, outcome.skip_reason
                     )
                 self._skipped = tuple(sorted({*self._skipped, (relative, outcome.skip_reason)}))
-                self._republish()
+                self._republish((relative,))
             return removed or had_document
         record = self._record_of(outcome, known)
         with self._lock:
@@ -250,7 +250,7 @@ class WorkspaceIndex(IndexBuilding):
             self._skipped = tuple(entry for entry in self._skipped if entry[0] != relative)
             if self._changes_during_build is not None:
                 self._changes_during_build[relative] = record
-            self._republish()
+            self._republish((relative,))
         if self.store is not None:
             self.store.write([stored_row(record)])
         if self.shared is not None and outcome.parsed:
@@ -333,7 +333,7 @@ class WorkspaceIndex(IndexBuilding):
                     }
                 )
             )
-            self._republish()
+            self._republish(changed)
         if self.store is not None:
             upserts = [stored_row(record) for record in changed.values() if record is not None]
             self.store.write(
@@ -367,7 +367,7 @@ class WorkspaceIndex(IndexBuilding):
             if self._changes_during_build is not None:
                 self._changes_during_build[relative] = None
             if changed:
-                self._republish()
+                self._republish((relative,))
         if self.store is not None and (changed or skip is not None):
             self.store.write([], [relative])
         return changed
@@ -380,12 +380,14 @@ class WorkspaceIndex(IndexBuilding):
 
     # --- publishing ---------------------------------------------------------------------------------------------
 
-    def _republish(self) -> None:
-        """Publish the current state (caller holds the lock), keeping a first build's pending set."""
+    def _republish(self, touched: Iterable[str]) -> None:
+        """Publish the current state (caller holds the lock) after a change of the `touched` files, keeping a first
+        build's pending set."""
         current = self._snapshot
         pending = current.pending - self._disk.keys() - self._documents.keys()
         skip_counts = self._skip_counts or current.skip_counts
-        self._publish(self._disk, frozenset(pending), self._skipped, skip_counts, self._markers or current.markers)
+        markers = self._markers or current.markers
+        self._publish(self._disk, frozenset(pending), self._skipped, skip_counts, markers, frozenset(touched))
 
     def _publish(
         self,
@@ -394,7 +396,10 @@ class WorkspaceIndex(IndexBuilding):
         skipped: Iterable[tuple[str, str]],
         skip_counts: Mapping[str, int],
         markers: Mapping[str, str],
+        touched: frozenset[str] | None = None,
     ) -> None:
+        """Publish a snapshot of these files; `touched` names every file whose record may have changed since the
+        last one (None: unknown, as after a walk)."""
         files = dict(disk)
         files.update(self._documents)
         self._version += 1
@@ -402,6 +407,9 @@ class WorkspaceIndex(IndexBuilding):
         snapshot = Snapshot(self.root, files, tuple(skipped), dict(skip_counts), pending, dict(markers), self._version)
         graphs = previous.has_derived(GRAPH_ANCHOR_KEY) or previous.has_derived("reference_graph")
         snapshot.anchor = previous if graphs else previous.anchor
+        if snapshot.anchor is not None and touched is not None:
+            before = frozenset() if graphs else previous.changed_from_anchor
+            snapshot.changed_from_anchor = None if before is None else before | touched
         snapshot.store = self.store
         snapshot.stopped = self._stopped.is_set
         self._snapshot = snapshot
