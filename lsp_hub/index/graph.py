@@ -12,7 +12,7 @@ from collections.abc import Mapping
 
 from lsp_hub.index.graph_inputs import import_bindings, import_renames, name_tables, resolved_imports
 from lsp_hub.index.model import COMPLEX_RECEIVER
-from lsp_hub.index.records import D_CONTAINER, D_NAME, D_SIGNATURE, I_NAMES
+from lsp_hub.index.records import D_CONTAINER, D_NAME, D_SIGNATURE, I_NAMES, FileRecord
 from lsp_hub.index.workspace import Snapshot
 
 SELF_RECEIVERS = frozenset(("self", "this", "cls", "super", "Self"))
@@ -32,6 +32,20 @@ MODULE_SCOPED_LANGUAGES = frozenset(("python", "typescript", "tsx", "javascript"
 PACKAGE_SCOPED_LANGUAGES = frozenset(("go", "java"))
 
 
+class _Families(dict[str, str | None]):
+    """Path -> its language's family (None: not a file of the snapshot), looked up as asked: made whole, the map
+    cost every query after a change 0.1 s at 100,000 files."""
+
+    def __init__(self, files: Mapping[str, FileRecord]) -> None:
+        super().__init__()
+        self.files = files
+
+    def __missing__(self, path: str) -> str | None:
+        record = self.files.get(path)
+        family = self[path] = language_family(record.language) if record is not None else None
+        return family
+
+
 class UseResolver:
     """Which files a use of a name may refer to, by the language's scoping and the file's imports."""
 
@@ -41,7 +55,7 @@ class UseResolver:
         self.bindings = import_bindings(snapshot)
         self.renames = import_renames(snapshot)
         self._star_sources: dict[str, tuple[str, ...]] = {}
-        self._family_of = {path: language_family(record.language) for path, record in snapshot.files.items()}
+        self._family_of = _Families(snapshot.files)
         self._definers: dict[tuple[str, str], tuple[str, ...]] = {}
         self._member_definers: dict[tuple[str, str], tuple[str, ...]] = {}
         self._made_outside: dict[str, frozenset[str]] = {}  # per file: module variables made by outside calls
@@ -60,7 +74,7 @@ class UseResolver:
         found = cache.get(key)
         if found is None:
             family_of = self._family_of
-            found = cache[key] = tuple(path for path in table.get(name, ()) if family_of.get(path) == family)
+            found = cache[key] = tuple(path for path in table.get(name, ()) if family_of[path] == family)
         return found
 
     def star_sources(self, path: str) -> tuple[str, ...]:
@@ -79,7 +93,7 @@ class UseResolver:
     def targets(self, source: str, name: str, receiver: str | None) -> tuple[str, ...]:
         """The files among those defining `name` that `receiver.name` (or plain `name`) in `source` may mean."""
         record = self.snapshot.files[source]
-        family = self._family_of.get(source, record.language)
+        family = self._family_of[source] or language_family(record.language)
         source_bindings = self.bindings.get(source, {})
         if receiver is None:
             exported = self.renames.get(source, {}).get(name)

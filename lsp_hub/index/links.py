@@ -50,12 +50,15 @@ def _file_links(snapshot: Snapshot) -> Mapping[str, FileLinks]:
                 raise IndexingCancelled  # the index is closing: a build of the graphs can take seconds
             links[path] = links_of(resolver, inputs, path)
     else:
-        previous = file_links(anchor)
+        # The anchor's links, copied whole (a loop over every file cost 0.1 s at 100,000), with the affected files'
+        # made again and the removed files' taken out.
+        links = dict(file_links(anchor))
         affected = affected_files(snapshot, inputs, changes)
-        links = {}
-        for path in snapshot.files:
-            kept = previous.get(path) if path not in affected else None
-            links[path] = kept if kept is not None else links_of(resolver, inputs, path)
+        for path in changes.changed - affected:
+            links.pop(path, None)
+        for path in affected:
+            links[path] = links_of(resolver, inputs, path)
+        changes.relinked = frozenset(affected)
     snapshot.anchor = None  # this snapshot is an anchor itself now: the chain behind it can go
     if changes is not None and (anchor is None or not anchor.has_derived("reference_graph")):
         # Only a reference graph updated from the anchor's still needs the anchor, and it can be updated only from
