@@ -29,7 +29,8 @@ from lsp_hub.index.graph_cache import (
 )
 from lsp_hub.index.graph_inputs import GraphInputs, graph_inputs
 from lsp_hub.index.links import FileLinks, file_links
-from lsp_hub.index.ranking import ReferenceGraph, power_iteration, reference_graph, transition_matrix
+from lsp_hub.index.pagerank import rank_vector, ranks_by_node, transition_matrix
+from lsp_hub.index.ranking import ReferenceGraph, reference_graph
 from lsp_hub.index.workspace import Snapshot
 
 log = logging.getLogger(__name__)
@@ -55,10 +56,24 @@ class StoredRanking:
         self.snapshot = snapshot
         self.nodes: list[str] = stored["nodes"]
         self.index = {node: position for position, node in enumerate(self.nodes)}
-        self.base_ranks: dict[str, float] = dict(zip(self.nodes, stored["ranks"], strict=True))
+        self._ranks: list[float] = stored["ranks"]
+        if len(self._ranks) != len(self.nodes):
+            raise ValueError("a stored ranking with ranks for other nodes")
+        self._base_ranks: dict[str, float] | None = None
         self._edges: tuple[list[int], list[int], list[float]] = stored["edges"]
         self._scores: dict[str, dict[str, float]] = stored["scores"]
         self._matrix: Any = None
+
+    @property
+    def base_ranks(self) -> dict[str, float]:
+        if self._base_ranks is None:
+            self._base_ranks = dict(zip(self.nodes, self._ranks, strict=True))
+        return self._base_ranks
+
+    @property
+    def base_vector(self) -> list[float]:
+        """`base_ranks` in node order: the stored list (a warm map of a small repository imports no numpy)."""
+        return self._ranks
 
     def definition_scores(self, path: str) -> dict[str, float]:
         scores = self._scores.get(path)
@@ -67,9 +82,16 @@ class StoredRanking:
         return scores
 
     def pagerank(self, personalization: Mapping[str, float] | None = None) -> dict[str, float]:
-        if self._matrix is None and self.nodes:
+        return ranks_by_node(self.nodes, self.pagerank_vector(personalization))
+
+    def pagerank_vector(self, personalization: Mapping[str, float] | None = None) -> Any:
+        import numpy as np
+
+        if not self.nodes:
+            return np.zeros(0)
+        if self._matrix is None:
             self._matrix = transition_matrix(len(self.nodes), *self._edges)
-        return power_iteration(self.nodes, self.index, self._matrix, personalization)
+        return rank_vector(len(self.nodes), self.index, self._matrix, personalization)
 
 
 Ranking = ReferenceGraph | StoredRanking

@@ -6,10 +6,7 @@ An edge A -> B when A uses a name B defines (`links.py`). As in aider's repo map
 one of them, private `_names` and very common names (defined in many files, or referenced by a large share of all
 files) count a tenth. Edges carrying a negligible share of a file's outgoing weight are pruned before ranking.
 
-PageRank is networkx's power iteration (`_pagerank_scipy`: damping 0.85, dangling and teleport mass following the
-personalization, L1 tolerance N * 1e-6) run on edge arrays kept with the graph, the sparse product done by numpy's
-bincount: networkx would rebuild a scipy matrix from a DiGraph on every call, which costs more than the iteration,
-and importing networkx and scipy costs more than a warm map; tests compare the two.
+PageRank is networkx's power iteration run on edge arrays kept with the graph (`pagerank.py`).
 
 Each file's row (its outgoing edges and what each of its links passes on) depends only on its links and on the
 multipliers of the names it uses, so after a change only the rows of files whose links or multipliers changed are
@@ -37,6 +34,7 @@ from lsp_hub.index.graph_inputs import (
     graph_inputs,
 )
 from lsp_hub.index.links import FileLinks, file_links
+from lsp_hub.index.pagerank import DAMPING, MAX_ITERATIONS, TOLERANCE, rank_vector, ranks_by_node, transition_matrix
 from lsp_hub.index.workspace import Snapshot
 
 log = logging.getLogger(__name__)
@@ -44,15 +42,12 @@ log = logging.getLogger(__name__)
 if TYPE_CHECKING:
     import networkx as nx
 
-DAMPING = 0.85
 # Edges carrying less than this share of their source's outgoing weight are dropped from the power iteration (about
 # half of all edges on the standard library, 2-3% of the weight): they cannot change a ranking, only slow it down.
 PRUNE_SHARE = 0.002
 COMMON_DEFINER_COUNT = 5  # defined in more files than this: a common name
 COMMON_REFERENCER_SHARE = 0.05  # referenced by more than this share of all files (and at least 10): a common name
 PRIVATE_OR_COMMON_FACTOR = 0.1
-TOLERANCE = 1.0e-6
-MAX_ITERATIONS = 100
 
 
 def name_multiplier(name: str, definer_count: int, referencer_count: int, file_count: int) -> float:
@@ -201,6 +196,8 @@ class ReferenceGraph:
         self._matrix: Any = None
         self._edge_arrays: tuple[list[int], list[int], list[float]] | None = None
         self._base_ranks: dict[str, float] | None = None
+        self._base_vector: Any = None  # the base ranks in node order (numpy)
+        self._out_weights: Any = None  # each node's outgoing weight in node order (numpy)
         self._definition_scores: dict[str, dict[str, float]] = {}
         self._shares: Any = None  # per node: base rank / outgoing weight
         self.passes_cache: dict[str, Passes] = {}
@@ -237,8 +234,30 @@ class ReferenceGraph:
     def base_ranks(self) -> dict[str, float]:
         """PageRank without personalization."""
         if self._base_ranks is None:
-            self._base_ranks = self.pagerank()
+            self._base_ranks = ranks_by_node(self.nodes, self.base_vector)
         return self._base_ranks
+
+    @property
+    def base_vector(self) -> Any:
+        """`base_ranks` in node order."""
+        if self._base_vector is None:
+            self._base_vector = self.pagerank_vector()
+        return self._base_vector
+
+    def out_weights(self) -> Any:
+        if self._out_weights is None:
+            import numpy as np
+
+            rows = self.rows
+            self._out_weights = np.fromiter((rows[node].out_weight for node in self.nodes), float, len(self.nodes))
+        return self._out_weights
+
+    def out_weights_after(self, previous: ReferenceGraph, changed_rows: Iterable[str]) -> None:
+        """`previous`'s outgoing weights (the same nodes) with the `changed_rows`' own."""
+        if previous._out_weights is not None and previous.nodes is self.nodes:
+            weights = self._out_weights = previous._out_weights.copy()
+            for path in changed_rows:
+                weights[self.index[path]] = self.rows[path].out_weight
 
     def definition_scores(self, path: str) -> dict[str, float]:
         """name -> the rank flowing to `path`'s definitions of that name (aider's symbol rank: a file passes its
@@ -249,11 +268,8 @@ class ReferenceGraph:
 
             passes = self._passes_into(path)
             if self._shares is None:
-                ranks = self.base_ranks
-                out = np.array([self.rows[node].out_weight for node in self.nodes])
-                self._shares = np.divide(
-                    np.array([ranks[node] for node in self.nodes]), out, out=np.zeros(len(self.nodes)), where=out > 0
-                )
+                out = self.out_weights()
+                self._shares = np.divide(self.base_vector, out, out=np.zeros(len(self.nodes)), where=out > 0)
             # Summed in the order of the arrays (sources in path order, then link order): an update sums alike.
             size = len(passes.names)
             sums = np.bincount(
@@ -331,55 +347,23 @@ class ReferenceGraph:
         max_iterations: int = MAX_ITERATIONS,
     ) -> dict[str, float]:
         """PageRank over the pruned, weighted graph; teleport and dangling mass follow the personalization."""
+        return ranks_by_node(self.nodes, self.pagerank_vector(personalization, alpha, tolerance, max_iterations))
+
+    def pagerank_vector(
+        self,
+        personalization: Mapping[str, float] | None = None,
+        alpha: float = DAMPING,
+        tolerance: float = TOLERANCE,
+        max_iterations: int = MAX_ITERATIONS,
+    ) -> Any:
+        """`pagerank` in node order (numpy)."""
         if self._matrix is None and self.nodes:
             self._matrix = transition_matrix(len(self.nodes), *self.edge_arrays())
-        return power_iteration(self.nodes, self.index, self._matrix, personalization, alpha, tolerance, max_iterations)
+        if not self.nodes:
+            import numpy as np
 
-
-def transition_matrix(size: int, sources: list[int], targets: list[int], weights: list[float]) -> Any:
-    """The kept edges with each row normalised to sum 1 (as networkx normalises them), and the dangling rows. Kept
-    as edge arrays: numpy's bincount does the sparse product, so scipy is not imported for it."""
-    import numpy as np
-
-    source_array = np.array(sources, dtype=np.intp)
-    weight_array = np.array(weights, dtype=float)
-    sums = np.bincount(source_array, weights=weight_array, minlength=size)
-    normalised = weight_array / sums[source_array] if len(weight_array) else weight_array
-    return source_array, np.array(targets, dtype=np.intp), normalised, np.flatnonzero(sums == 0)
-
-
-def power_iteration(
-    nodes: list[str],
-    index: Mapping[str, int],
-    transition: Any,
-    personalization: Mapping[str, float] | None,
-    alpha: float = DAMPING,
-    tolerance: float = TOLERANCE,
-    max_iterations: int = MAX_ITERATIONS,
-) -> dict[str, float]:
-    if not nodes:
-        return {}
-    import numpy as np
-
-    size = len(nodes)
-    teleport = np.full(size, 1.0 / size)
-    if personalization:
-        vector = np.zeros(size)
-        for node, value in personalization.items():
-            position = index.get(node)
-            if position is not None:
-                vector[position] = max(0.0, float(value))
-        if vector.sum() > 0:
-            teleport = vector / vector.sum()
-    sources, targets, weights, dangling = transition
-    ranks = np.full(size, 1.0 / size)
-    for _iteration in range(max_iterations):
-        previous = ranks
-        flow = np.bincount(targets, weights=ranks[sources] * weights, minlength=size)  # ranks @ the matrix
-        ranks = alpha * (flow + ranks[dangling].sum() * teleport) + (1 - alpha) * teleport
-        if np.absolute(ranks - previous).sum() < size * tolerance:
-            break
-    return dict(zip(nodes, ranks.tolist(), strict=True))
+            return np.zeros(0)
+        return rank_vector(len(self.nodes), self.index, self._matrix, personalization, alpha, tolerance, max_iterations)
 
 
 def reference_graph(snapshot: Snapshot) -> ReferenceGraph:
@@ -470,7 +454,10 @@ def _updated_graph(
     tables = inputs.tables
     file_count = len(snapshot.files)
     factors = dict(previous.factors)
-    redo = {path for path, file_links_ in links.items() if previous_links.get(path) is not file_links_}
+    if changes.relinked is not None:  # the links were updated from `previous_links`: only these were made again
+        redo = set(changes.relinked)
+    else:
+        redo = {path for path, file_links_ in links.items() if previous_links.get(path) is not file_links_}
     for name in changes.names | changes.referenced:
         if name in factors and factors[name] != name_factor(name, tables, file_count):
             del factors[name]
@@ -497,6 +484,7 @@ def _updated_graph(
             incoming[target] = tuple(into)
     graph = ReferenceGraph(previous.nodes, rows, incoming, factors, file_count, tests, previous.index)
     graph.edge_arrays_after(previous, redo)
+    graph.out_weights_after(previous, redo)
     passes_cache = dict(previous.passes_cache)
     for target, changed_sources in touched.items():
         passes = passes_cache.get(target)

@@ -81,12 +81,6 @@ def personalization_for(
     return weights
 
 
-def file_ranks(snapshot: Snapshot, personalization: Mapping[str, float]) -> Mapping[str, float]:
-    if not personalization:
-        return ranking(snapshot).base_ranks
-    return ranking(snapshot).pagerank(personalization)
-
-
 # A definition in the ranking: (-score, path, position of the definition in its file). Plain tuples: they sort
 # best first as they are, and twenty thousand of them are made for every map.
 _Tag = tuple[float, str, int]
@@ -201,36 +195,34 @@ def _candidate_files(ordered: Sequence[str], token_budget: int) -> Sequence[str]
     return ordered
 
 
-def _best_candidates(
-    snapshot: Snapshot, ranks: Mapping[str, float], focus: frozenset[str], token_budget: int
-) -> Sequence[str]:
-    """`_candidate_files` of every file but the focus, best rank first (then by path): the best few hundred are
-    picked, and more only when the budget could show more, rather than all sorted (100,000 files took 0.2 s)."""
-    paths = [path for path in snapshot.files if path not in focus]
+def _best_candidates(nodes: list[str], ranks: Any, focus: frozenset[str], token_budget: int) -> Sequence[str]:
+    """`_candidate_files` of every file (`nodes`, ranked `ranks`: a vector in their order) but the focus, best rank
+    first (then by path): the best few hundred are picked, and more only when the budget could show more, rather
+    than all sorted (100,000 files took 0.2 s)."""
     wanted = 512
     while True:
-        best = _best_files(paths, ranks, wanted)
+        best = _best_files(nodes, ranks, wanted, focus)
         candidates = _candidate_files(best, token_budget)
-        if len(candidates) < len(best) or wanted >= len(paths):
+        if len(candidates) < len(best) or wanted + len(focus) >= len(nodes):
             return candidates
         wanted *= 4
 
 
-def _best_files(paths: list[str], ranks: Mapping[str, float], wanted: int) -> list[str]:
-    """The first `wanted` of `paths` by (-rank, path): every path ranked at least the `wanted`-th best rank
-    (ties included), sorted; numpy finds that rank without sorting the rest."""
+def _best_files(nodes: list[str], ranks: Any, wanted: int, left_out: frozenset[str]) -> list[str]:
+    """The first `wanted` of `nodes` but those `left_out` by (-rank, path): every node ranked at least the
+    `wanted`-th best rank (ties included), sorted; numpy finds that rank without sorting the rest."""
+    kept = wanted + len(left_out)
+    if len(nodes) <= kept:  # without numpy (a warm map of a small repository imports none)
+        chosen = sorted((-float(value), node) for node, value in zip(nodes, ranks, strict=True))
+    else:
+        import numpy as np
 
-    def key(path: str) -> tuple[float, str]:
-        return -ranks.get(path, 0.0), path
-
-    if len(paths) <= wanted:
-        return sorted(paths, key=key)
-    import numpy as np
-
-    values = np.fromiter((ranks.get(path, 0.0) for path in paths), dtype=float, count=len(paths))
-    threshold = np.partition(values, len(paths) - wanted)[len(paths) - wanted]
-    chosen = [paths[position] for position in np.flatnonzero(values >= threshold).tolist()]
-    return sorted(chosen, key=key)[:wanted]
+        values = np.asarray(ranks, dtype=float)
+        threshold = np.partition(values, len(nodes) - kept)[len(nodes) - kept]
+        positions = np.flatnonzero(values >= threshold)
+        paths = [nodes[position] for position in positions.tolist()]
+        chosen = sorted(zip((-values[positions]).tolist(), paths, strict=True))
+    return [path for _rank, path in chosen if path not in left_out][:wanted]
 
 
 def repo_map(
@@ -242,8 +234,11 @@ def repo_map(
     """`{text, files: [{path, score, symbols}], tokens}` for workspace-relative focus paths. Never over budget."""
     focus = frozenset(focus_files)
     mentioned = frozenset(mentioned_idents)
-    ranks = file_ranks(snapshot, personalization_for(snapshot, focus, mentioned))
-    candidates = _best_candidates(snapshot, ranks, focus, token_budget)
+    graph = ranking(snapshot)
+    personalization = personalization_for(snapshot, focus, mentioned)
+    vector = graph.pagerank_vector(personalization) if personalization else graph.base_vector
+    candidates = _best_candidates(graph.nodes, vector, focus, token_budget)
+    ranks = {path: float(vector[graph.index[path]]) for path in candidates}  # the only ranks a map shows
     file_order = {path: position for position, path in enumerate(candidates)}
     if token_budget <= 0 or not candidates:
         return {"text": "", "files": [], "tokens": 0}

@@ -6,6 +6,7 @@ import math
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from lsp_hub.index.graph_inputs import import_graph
@@ -129,11 +130,12 @@ def test_the_best_files_picked_are_those_a_full_sort_gives(tmp_path: Path, budge
         used = " ".join(f"f{other}()" for other in range(number % 7, 900, 97))
         write(tmp_path, f"pkg{number % 13}/m{number:04d}.py", f"def f{number}():\n    {used}\n")
     snapshot = snapshot_of(tmp_path)
-    ranks = ranking(snapshot).base_ranks
+    graph = ranking(snapshot)
+    ranks = graph.base_ranks
     focus = frozenset(sorted(snapshot.files)[:3])
     everything = sorted((p for p in snapshot.files if p not in focus), key=lambda p: (-ranks.get(p, 0.0), p))
     expected = repomap._candidate_files(everything, budget)
-    assert list(repomap._best_candidates(snapshot, ranks, focus, budget)) == list(expected)
+    assert list(repomap._best_candidates(graph.nodes, graph.base_vector, focus, budget)) == list(expected)
     if budget == 60_000:
         assert len(expected) > 512  # past the first pick: the pick grew
 
@@ -144,5 +146,8 @@ def test_the_best_files_break_ties_at_the_cut_by_path() -> None:
     paths = [f"f{number:03d}.py" for number in range(600)][::-1]
     ranks = {path: (1.0 if number % 3 == 0 else 0.5) for number, path in enumerate(sorted(paths))}
     full = sorted(paths, key=lambda path: (-ranks[path], path))
-    assert _best_files(paths, ranks, 250) == full[:250]  # 200 ranked 1.0, then the 0.5 ties by path
-    assert _best_files(paths, {}, 7) == sorted(paths)[:7]  # all tied
+    vector = np.array([ranks[path] for path in paths])
+    assert _best_files(paths, vector, 250, frozenset()) == full[:250]  # 200 ranked 1.0, then the 0.5 ties by path
+    left_out = frozenset(full[:5])
+    assert _best_files(paths, vector, 250, left_out) == full[5:255]
+    assert _best_files(paths, np.zeros(len(paths)), 7, frozenset()) == sorted(paths)[:7]  # all tied
