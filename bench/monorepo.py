@@ -297,10 +297,11 @@ def daemon_child(root: Path, cache_home: Path) -> None:
     """A long-lived process holding the index: memory after a warm build and a map, a map after an edit, a query
     after CHANGED_ON_DISK files change on disk. Prints one JSON line."""
     os.environ["XDG_CACHE_HOME"] = str(cache_home)
-    from lsp_hub.index import api
+    from lsp_hub.index import api, background
     from lsp_hub.index.watch import IndexWatcher
     from lsp_hub.index.workspace import WorkspaceIndex
 
+    background.collect_less_often()  # as a hub does once it keeps indexes (proxy/index_shared.py)
     figures: dict[str, float] = {}
     index = WorkspaceIndex(root)
     started = time.perf_counter()
@@ -309,7 +310,6 @@ def daemon_child(root: Path, cache_home: Path) -> None:
     figures["warm_build_and_map"] = time.perf_counter() - started
     # What the hub does in idle time after answering from a stored ranking: build the graphs the next change will
     # update (proxy/index_shared.py `_prepare_graphs`), so no question waits for them.
-    from lsp_hub.index import background
 
     started = time.perf_counter()
     background.prepare_graphs(index)

@@ -106,23 +106,18 @@ def _completeness(index: WorkspaceIndex, snapshot: Snapshot) -> dict[str, Any]:
 # --- commands ---------------------------------------------------------------------------------------------------
 
 
-RANKING_SAVE_INTERVAL = 30.0
-
-
 def repo_map(index: WorkspaceIndex, arguments: Arguments = None, wait: float = 0.0) -> dict[str, Any]:
     """`lspHub.repoMap` {focusFiles?, mentionedIdents?, tokenBudget?=1024} -> {text, files, tokens, complete}."""
     from lsp_hub.index import repomap
-    from lsp_hub.index.graph_store import save_ranking
 
     args = _object(arguments, "repoMap")
     focus = [_workspace_path(index, value, "focusFiles") for value in _strings(args, "focusFiles")]
     mentioned = _strings(args, "mentionedIdents")
     budget = _integer(args, "tokenBudget", repomap.DEFAULT_TOKEN_BUDGET, 0, 1_000_000)
     snapshot = _snapshot(index, wait)
+    # What a later process needs to answer this without building the graph is stored after it, off the query's
+    # path (background.keep_ranking: a hub in idle time, the CLI after printing).
     result = repomap.repo_map(snapshot, focus, mentioned, budget)
-    # What a later process needs to answer this without building the graph: stored by a one-shot process, by a hub
-    # at most every RANKING_SAVE_INTERVAL seconds.
-    save_ranking(snapshot, min_interval=RANKING_SAVE_INTERVAL)
     result.update(_completeness(index, snapshot))
     return result
 

@@ -136,6 +136,7 @@ def _repomap(options: argparse.Namespace, out: TextIO) -> int:
         out.write(result["text"])
         _incomplete_note(result, out)
     out.flush()
+    background.keep_ranking(index)
     if saving is not None:
         saving.join()
     else:

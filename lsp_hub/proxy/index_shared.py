@@ -83,6 +83,9 @@ class SharedIndex:
         self.syntax = SyntaxDiagnostics(workspace, self.index_for)
         self.feed = DocumentFeed(workspace, self.index_for, self.syntax)
         self.closed = False
+        from lsp_hub.index.background import collect_less_often
+
+        collect_less_often()  # this process now keeps indexes
         if named_a_folder:
             for folder in folders:
                 try:
