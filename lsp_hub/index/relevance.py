@@ -376,15 +376,20 @@ def _test_pairs(snapshot: Snapshot, targets: frozenset[str], scores: Evidence) -
 def _pagerank(snapshot: Snapshot, anchors: set[str], scores: Evidence, anchored_at: str) -> None:
     if not anchors:
         return
-    ranks = ranking(snapshot).pagerank(dict.fromkeys(anchors, 1.0))
-    others = {path: rank for path, rank in ranks.items() if path not in anchors}
-    if not others:
+    graph = ranking(snapshot)
+    anchored = [graph.index[path] for path in anchors if path in graph.index]
+    if len(graph.nodes) <= len(anchored):
         return
-    best = max(others.values())
+    import numpy as np
+
+    # The rank vector in node order, read without a dictionary of every file's rank (30 ms at 100,000 files).
+    ranks = np.array(graph.pagerank_vector(dict.fromkeys(anchors, 1.0)), dtype=float)
+    ranks[anchored] = -1.0  # not among the others
+    best = float(ranks.max())
     if best <= 0:
         return
     # Only files that stand out: above the rank every file would have if all were equal.
-    floor = 1.0 / max(1, len(ranks))
-    for path, rank in others.items():
-        if rank > floor:
-            scores.add(path, "pagerank", rank / best, f"central to {anchored_at} in the reference graph")
+    floor = 1.0 / len(graph.nodes)
+    for position in np.flatnonzero(ranks > floor).tolist():
+        rank = float(ranks[position])
+        scores.add(graph.nodes[position], "pagerank", rank / best, f"central to {anchored_at} in the reference graph")
