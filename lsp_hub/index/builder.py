@@ -13,14 +13,16 @@ from typing import TYPE_CHECKING
 
 from lsp_hub.index.parse_pool import ParseRunning
 from lsp_hub.index.parse_worker import (
+    BatchResult,
     ParseJob,
     ParseOutcome,
+    SharedHit,
     parse_job,
 )
 from lsp_hub.index.records import P_DEFINITIONS, FileRecord, encode_packed
 from lsp_hub.index.shared_records import SharedRecords
 from lsp_hub.index.snapshot import Snapshot
-from lsp_hub.index.store import IndexStore, StoredFile
+from lsp_hub.index.store import IndexStore, StoredFile, StoredRow
 from lsp_hub.index.table_parts import TableParts
 from lsp_hub.index.walk import (
     REASON_UNREADABLE,
@@ -110,6 +112,7 @@ class IndexBuilding(ParseRunning):
         upserts: list[StoredFile] = []
         shared_puts: list[tuple[bytes, str, bytes, int]] = []  # parsed here: for every other checkout
         shared_hits: list[tuple[bytes, str]] = []
+        hit_rows: list[StoredRow] = []  # they hold no results to let go of: written at the end, in one transaction
         unstored: list[FileRecord] = []  # records whose bytes are let go once the cache holds them
         unreadable: list[tuple[str, str]] = []
         pending = {job.path for job in jobs}
@@ -119,11 +122,12 @@ class IndexBuilding(ParseRunning):
         parts = TableParts() if first_build and len(jobs) >= self.in_process_limit else None
         last_publish = last_write = time.perf_counter()
 
-        def take(outcomes: list[ParseOutcome]) -> None:
+        def take(result: BatchResult) -> None:
             nonlocal done, last_publish, last_write
             if self._stopped.is_set():
                 raise IndexingCancelled
-            for outcome in outcomes:
+            self._take_hits(result.hits, new_disk, hit_rows, shared_hits, pending)
+            for outcome in result.outcomes:
                 pending.discard(outcome.path)
                 record = self._apply_outcome(outcome, known, new_disk, new_skips, upserts, unreadable)
                 if record is not None:
@@ -135,7 +139,7 @@ class IndexBuilding(ParseRunning):
                     shared_puts.append((record.digest, outcome.language, record.encoded, record.definition_count))
                 elif outcome.from_shared and SharedRecords.due_for_touch(outcome.shared_used):
                     shared_hits.append((outcome.digest, outcome.language))
-            done += len(outcomes)
+            done += result.file_count
             if (
                 self.store is not None
                 and len(unstored) >= STORE_WRITE_ROWS
@@ -161,7 +165,7 @@ class IndexBuilding(ParseRunning):
 
         deletions = (set(known) | set(known_skips)) - walked_paths
         if self.store is not None:
-            self._stored_now(upserts, deletions, unstored)
+            self._stored_now(upserts, deletions, unstored, hit_rows)
         if self.shared is not None:
             self.shared.put(shared_puts)
             self.shared.touch(shared_hits)
@@ -184,10 +188,16 @@ class IndexBuilding(ParseRunning):
             self._publish(new_disk, frozenset(), self._skipped, self._skip_counts, markers)
             self._snapshot.table_parts = parts
 
-    def _stored_now(self, upserts: list[StoredFile], deletions: Iterable[str], records: list[FileRecord]) -> None:
+    def _stored_now(
+        self,
+        upserts: list[StoredFile],
+        deletions: Iterable[str],
+        records: list[FileRecord],
+        rows: Iterable[StoredRow] = (),
+    ) -> None:
         """Write the rows; once they are stored, the records let go of their bytes (read back when needed)."""
         assert self.store is not None
-        if self.store.write(upserts, deletions):
+        if self.store.write(upserts, deletions, rows):
             loader = self._encoded_from_cache  # one bound method for all (each access makes another)
             for record in records:
                 record.release_encoded(loader)
@@ -226,6 +236,25 @@ class IndexBuilding(ParseRunning):
         with self._lock:
             self._disk = disk
             self._disk_skips = skips
+
+    def _take_hits(
+        self,
+        hits: list[SharedHit],
+        new_disk: dict[str, FileRecord],
+        rows: list[StoredRow],
+        due_hits: list[tuple[bytes, str]],
+        pending: set[str],
+    ) -> None:
+        """Takes files found in the shared records: a record reading its results from there when needed, a row
+        saying so, and the entries due for a refresh of their time of use."""
+        loader = self._encoded_from_cache  # one bound method for all (each access makes another)
+        stale = SharedRecords.touch_due_before()
+        for path, language, size, mtime_ns, digest, definitions, used in hits:
+            pending.discard(path)
+            new_disk[path] = FileRecord(path, size, mtime_ns, digest, None, language, definitions, None, loader)
+            rows.append((path, language, size, mtime_ns, digest, None, None, definitions))
+            if used < stale:
+                due_hits.append((digest, language))
 
     def _apply_outcome(
         self,

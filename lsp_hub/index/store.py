@@ -20,6 +20,8 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from itertools import chain
+from operator import itemgetter
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -146,6 +148,10 @@ class StoredFile:
     # in the shared records (`shared_records.py`) under its digest and language.
     encoded: bytes | None = None
     definitions: int | None = None  # how many definitions, stored beside them
+
+
+# A row of the files table: path, language, size, mtime_ns, digest, skip_reason, encoded results, definitions.
+StoredRow = tuple[str, str, int, int, bytes, str | None, bytes | None, int | None]
 
 
 class IndexStore:
@@ -317,17 +323,23 @@ class IndexStore:
             return None
         return bytes(row[0])
 
-    def write(self, upserts: Iterable[StoredFile], deletions: Iterable[str] = ()) -> bool:
-        """Insert or replace rows and delete others, in one transaction; returns whether they are stored."""
-        rows = sorted(  # in the table's order: inserts next to each other, not all over its B-trees
-            (
-                (s.path, s.language, s.size, s.mtime_ns, s.digest, s.skip_reason, s.encoded, s.definitions)
-                for s in upserts
+    def write(
+        self, upserts: Iterable[StoredFile], deletions: Iterable[str] = (), rows: Iterable[StoredRow] = ()
+    ) -> bool:
+        """Insert or replace rows (`upserts`, and `rows` already in the table's column order) and delete others, in
+        one transaction; returns whether they are stored."""
+        ordered = sorted(  # in the table's order: inserts next to each other, not all over its B-trees
+            chain(
+                (
+                    (s.path, s.language, s.size, s.mtime_ns, s.digest, s.skip_reason, s.encoded, s.definitions)
+                    for s in upserts
+                ),
+                rows,
             ),
-            key=lambda row: row[0],
+            key=itemgetter(0),
         )
         deleted = [(path,) for path in deletions]
-        if not rows and not deleted:
+        if not ordered and not deleted:
             return True
         with self._lock:
             for _attempt in range(2):
@@ -337,7 +349,7 @@ class IndexStore:
                 try:
                     connection.execute("BEGIN IMMEDIATE")
                     try:
-                        connection.executemany("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+                        connection.executemany("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?)", ordered)
                         connection.executemany("DELETE FROM files WHERE path = ?", deleted)
                     except BaseException:
                         connection.execute("ROLLBACK")

@@ -24,8 +24,8 @@ from lsp_hub.index.builder import IndexBuilding, ProgressCallback, stored_row
 from lsp_hub.index.languages import language_for_path
 from lsp_hub.index.parse_pool import IN_PROCESS_LIMIT
 from lsp_hub.index.parse_worker import (
+    BatchResult,
     ParseJob,
-    ParseOutcome,
     parse_job,
     parse_source,
 )
@@ -286,8 +286,11 @@ class WorkspaceIndex(IndexBuilding):
         skips: dict[str, StoredFile] = {}
         shared_puts: list[tuple[bytes, str, bytes, int]] = []
 
-        def take(outcomes: list[ParseOutcome]) -> None:
-            for outcome in outcomes:
+        def take(result: BatchResult) -> None:
+            loader = self._encoded_from_cache
+            for path, language, size, mtime_ns, digest, definitions, _used in result.hits:
+                changed[path] = FileRecord(path, size, mtime_ns, digest, None, language, definitions, None, loader)
+            for outcome in result.outcomes:
                 if outcome.skip_reason is not None:
                     changed[outcome.path] = None
                     if outcome.skip_reason != REASON_UNREADABLE:

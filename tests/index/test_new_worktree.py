@@ -1,5 +1,6 @@
 """A new worktree of an indexed tree (a copy at another path, the same per-user cache) answers from what the first
-root kept: its graphs are not stored again, and a ranking completed by one process keeps what it had for the next."""
+root kept: its files are looked up a batch at a time (content no checkout had is parsed), its graphs are not stored
+again, and a ranking completed by one process keeps what it had for the next."""
 
 from __future__ import annotations
 
@@ -7,10 +8,17 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
+from index_helpers import write
+
 from lsp_hub.index.api import repo_map
 from lsp_hub.index.background import keep_graphs
 from lsp_hub.index.graph_store import StoredRanking, ranking, save_ranking
+from lsp_hub.index.parse_worker import ParseJob, parse_batch
 from lsp_hub.index.ranking import reference_graph
+from lsp_hub.index.records import content_digest
+from lsp_hub.index.shared_records import LOOKUP_VARIABLES, SharedRecords, SharedRecordsLocation
+from lsp_hub.index.store import EXTRACTOR_VERSION
+from lsp_hub.index.walk import REASON_BINARY
 from lsp_hub.index.workspace import WorkspaceIndex
 
 
@@ -66,3 +74,44 @@ def test_a_ranking_completed_by_a_later_process_keeps_the_scores_it_had(copy_rep
     index.build()
     assert isinstance(ranking(index.snapshot()), StoredRanking)
     index.close()
+
+
+def test_one_query_finds_only_the_entries_of_that_content_and_language(tmp_path: Path) -> None:
+    store = SharedRecords(SharedRecordsLocation(str(tmp_path / "records.sqlite3"), EXTRACTOR_VERSION))
+    entry = b"(" + bytes(10)
+    known = [content_digest(f"file {number}".encode()) for number in range(LOOKUP_VARIABLES + 100)]
+    store.put([(digest, "python", entry, number) for number, digest in enumerate(known)])
+    store.put([(content_digest(b"typescript only"), "typescript", entry, 7)])
+    unknown = content_digest(b"never stored")
+    asked = [(digest, "python") for digest in known] + [
+        (unknown, "python"),
+        (content_digest(b"typescript only"), "python"),  # the same content parsed as another language is not it
+    ]
+    found = store.lookup_many(asked)
+    assert {key: definitions for key, (definitions, _used) in found.items()} == {
+        (digest, "python"): number for number, digest in enumerate(known)
+    }
+    store.close()
+
+
+def test_a_batch_sends_back_files_found_in_the_shared_records_and_parses_the_rest(
+    copy_repo: Callable[[str], Path],
+) -> None:
+    root = copy_repo("pyapp")
+    first = WorkspaceIndex(root)
+    first.build()
+    expected = first.snapshot().files["pyapp/models.py"]
+    assert first.shared is not None
+    location = first.shared.location
+    first.close()
+    write(root, "pyapp/brand_new.py", "def brand_new():\n    return 1\n")
+    (root / "pyapp" / "blob.py").write_bytes(b"\0binary")
+    jobs = [ParseJob(path, "python", None) for path in ("pyapp/models.py", "pyapp/brand_new.py", "pyapp/blob.py")]
+    result = parse_batch(str(root), jobs, 1 << 20, location)
+    assert [(hit[0], hit[4], hit[5]) for hit in result.hits] == [
+        ("pyapp/models.py", expected.digest, expected.definition_count)
+    ]
+    outcomes = {outcome.path: outcome for outcome in result.outcomes}
+    assert outcomes["pyapp/brand_new.py"].parsed  # content no checkout had: parsed
+    assert outcomes["pyapp/blob.py"].skip_reason == REASON_BINARY
+    assert result.file_count == 3
