@@ -47,6 +47,9 @@ class IndexBuilding(ParseRunning):
     """The part of `WorkspaceIndex` that builds it; the index sets these attributes and publishes."""
 
     store: IndexStore | None
+    # Write a build's last rows beside what comes next (`IndexStore.write_beside`): a one-shot command's map is
+    # made meanwhile.
+    store_beside: bool
     _lock: threading.RLock
     _snapshot: Snapshot
     _disk: dict[str, FileRecord]
@@ -164,7 +167,10 @@ class IndexBuilding(ParseRunning):
         self.last_build_parsed = self.parse_count - parsed_before
 
         deletions = (set(known) | set(known_skips)) - walked_paths
-        if self.store is not None:
+        if self.store is not None and self.store_beside:
+            released = list(unstored)
+            self.store.write_beside(upserts, deletions, hit_rows, lambda: self._release(released))
+        elif self.store is not None:
             self._stored_now(upserts, deletions, unstored, hit_rows)
         if self.shared is not None:
             self.shared.put(shared_puts)
@@ -198,11 +204,15 @@ class IndexBuilding(ParseRunning):
         """Write the rows; once they are stored, the records let go of their bytes (read back when needed)."""
         assert self.store is not None
         if self.store.write(upserts, deletions, rows):
-            loader = self._encoded_from_cache  # one bound method for all (each access makes another)
-            for record in records:
-                record.release_encoded(loader)
+            self._release(records)
         upserts.clear()
         records.clear()
+
+    def _release(self, records: Iterable[FileRecord]) -> None:
+        """The cache holds these records' results now: they let go of their bytes."""
+        loader = self._encoded_from_cache  # one bound method for all (each access makes another)
+        for record in records:
+            record.release_encoded(loader)
 
     def _encoded_from_cache(self, record: FileRecord) -> bytes | None:
         """A record's bytes: this root's row while it is of the same content, else the shared records', else (the

@@ -35,6 +35,8 @@ from lsp_hub.index.walk import REASON_BINARY, REASON_TOO_LARGE, REASON_UNREADABL
 from lsp_hub.pid_liveness import pid_exists
 
 OWNER_POLL_SECONDS = 0.5  # how often a worker checks that its owner lives, where it cannot wait on a pidfd
+READ_FLAGS = os.O_RDONLY | getattr(os, "O_BINARY", 0)  # Windows would translate line ends without O_BINARY
+READ_CHUNK = 1 << 20
 LOOKUP_FILES = 64  # files read, then looked up in the shared records in one query (their contents held meanwhile)
 
 
@@ -179,25 +181,29 @@ def parse_job(
 
 
 def _read(root: str, job: ParseJob, max_file_size: int) -> tuple[bytes, int, int] | ParseOutcome:
-    """(content, size, mtime) of a job's file, or the outcome of a file too large or unreadable."""
+    """(content, size, mtime) of a job's file, or the outcome of a file too large or unreadable. Through the
+    operating system's calls, not a file object: half the cost, which a new worktree pays for every file."""
     try:
-        with open(os.path.join(root, job.path), "rb") as handle:
-            status = os.fstat(handle.fileno())
-            if status.st_size > max_file_size:
-                return ParseOutcome(
-                    job.path,
-                    job.language,
-                    status.st_size,
-                    status.st_mtime_ns,
-                    b"",
-                    REASON_TOO_LARGE,
-                    None,
-                    False,
-                    False,
-                )
-            return handle.read(), status.st_size, status.st_mtime_ns
+        handle = os.open(os.path.join(root, job.path), READ_FLAGS)
     except OSError:
         return ParseOutcome(job.path, job.language, -1, -1, b"", REASON_UNREADABLE, None, False, False)
+    try:
+        status = os.fstat(handle)
+        if status.st_size > max_file_size:
+            return ParseOutcome(
+                job.path, job.language, status.st_size, status.st_mtime_ns, b"", REASON_TOO_LARGE, None, False, False
+            )
+        data = os.read(handle, status.st_size + 1)
+        if len(data) > status.st_size:  # it grew since: read it to the end
+            parts = [data]
+            while part := os.read(handle, READ_CHUNK):
+                parts.append(part)
+            data = b"".join(parts)
+        return data, status.st_size, status.st_mtime_ns
+    except OSError:
+        return ParseOutcome(job.path, job.language, -1, -1, b"", REASON_UNREADABLE, None, False, False)
+    finally:
+        os.close(handle)
 
 
 def worker_initializer(owner_pid: int | None = None, started: Any = None) -> None:

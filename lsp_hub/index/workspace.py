@@ -76,13 +76,16 @@ class WorkspaceIndex(IndexBuilding):
         max_workers: int | None = None,
         in_process_limit: int = IN_PROCESS_LIMIT,
         cache_max_mb: int = DEFAULT_CACHE_MAX_MB,
+        store_beside: bool = False,
     ) -> None:
         """`cache_dir` holds the per-root cache and the records shared by every root (`shared_records.py`), which
-        `cache_max_mb` bounds; `use_cache=False` uses neither."""
+        `cache_max_mb` bounds; `use_cache=False` uses neither. `store_beside`: a build's last rows are written in a
+        thread, beside what the caller does next (a one-shot command)."""
         self.root = Path(root).resolve()
         self.max_file_size = max_file_size
         self.max_workers = max_workers
         self.in_process_limit = in_process_limit
+        self.store_beside = store_beside
         self.store: IndexStore | None = IndexStore(self.root, cache_dir) if use_cache else None
         self.shared: SharedRecords | None = None
         if use_cache:

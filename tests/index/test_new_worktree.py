@@ -5,11 +5,16 @@ again, and a ranking completed by one process keeps what it had for the next."""
 from __future__ import annotations
 
 import shutil
+import sqlite3
+import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from index_helpers import write
 
+from lsp_hub.index import store as store_module
 from lsp_hub.index.api import repo_map
 from lsp_hub.index.background import keep_graphs
 from lsp_hub.index.graph_store import StoredRanking, ranking, save_ranking
@@ -17,7 +22,7 @@ from lsp_hub.index.parse_worker import ParseJob, parse_batch
 from lsp_hub.index.ranking import reference_graph
 from lsp_hub.index.records import content_digest
 from lsp_hub.index.shared_records import LOOKUP_VARIABLES, SharedRecords, SharedRecordsLocation
-from lsp_hub.index.store import EXTRACTOR_VERSION
+from lsp_hub.index.store import EXTRACTOR_VERSION, IndexStore, StoredFile, StoredRow
 from lsp_hub.index.walk import REASON_BINARY
 from lsp_hub.index.workspace import WorkspaceIndex
 
@@ -115,3 +120,34 @@ def test_a_batch_sends_back_files_found_in_the_shared_records_and_parses_the_res
     assert outcomes["pyapp/brand_new.py"].parsed  # content no checkout had: parsed
     assert outcomes["pyapp/blob.py"].skip_reason == REASON_BINARY
     assert result.file_count == 3
+
+
+def test_rows_written_beside_the_map_are_stored_before_a_later_write_and_at_close(
+    copy_repo: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    original = store_module._write_rows
+
+    def slow_beside(connection: sqlite3.Connection, ordered: list[StoredRow], deleted: list[tuple[str]]) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            time.sleep(0.3)  # still writing when the build returns, and when the next write comes
+        original(connection, ordered, deleted)
+
+    monkeypatch.setattr(store_module, "_write_rows", slow_beside)
+    root = copy_repo("pyapp")
+    first = WorkspaceIndex(root)
+    first.build()
+    first.close()
+    copy = WorkspaceIndex(_copy(root, "pyapp-beside"), store_beside=True)
+    copy.build()
+    files = set(copy.snapshot().files)
+    assert copy.store is not None
+    row = StoredFile("pyapp/models.py", "python", 1, 2, bytes(16), "binary")
+    copy.store.write([row])  # after the rows written beside, not before: it stays
+    copy.close()
+    stored = IndexStore(copy.root).load_identities()
+    assert set(stored) == files | {"pyapp/models.py"}
+    assert stored["pyapp/models.py"].skip_reason == "binary"
+    warm = WorkspaceIndex(copy.root)
+    warm.build()
+    assert warm.parse_count == 0 and set(warm.snapshot().files) == files  # the row above no longer fits the file
+    warm.close()
