@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING
 
-from lsp_hub.index.parse_pool import ParseRunning
+from lsp_hub.index.parse_pool import PRESTART_FILES, ParseRunning, WorkerPrestart
 from lsp_hub.index.parse_worker import (
     BatchResult,
     ParseJob,
@@ -27,6 +27,7 @@ from lsp_hub.index.table_parts import TableParts
 from lsp_hub.index.walk import (
     REASON_UNREADABLE,
     IndexingCancelled,
+    WalkResult,
     walk_workspace,
 )
 
@@ -76,9 +77,6 @@ class IndexBuilding(ParseRunning):
         ) -> None: ...
 
     def _build(self, progress: ProgressCallback | None) -> None:
-        walk = walk_workspace(self.root, self.max_file_size, self._stopped.is_set)
-        self.walk_count += 1
-        markers = self._read_markers(walk.marker_files)
         if not self._loaded_store:
             self._loaded_store = True
             if self.store is not None:
@@ -86,6 +84,31 @@ class IndexBuilding(ParseRunning):
         with self._lock:
             known = dict(self._disk)
             known_skips = dict(self._disk_skips)
+        # Nothing known (a new worktree, a first build): every file found will be a job. Once the walk has found
+        # enough for workers, their forkserver starts on the core the walk leaves idle, rather than after it.
+        prestart = (
+            WorkerPrestart(PRESTART_FILES)
+            if not known and not known_skips and self._worker_count(PRESTART_FILES) > 1
+            else None
+        )
+        try:
+            walk = walk_workspace(
+                self.root, self.max_file_size, self._stopped.is_set, prestart.files_found if prestart else None
+            )
+            self._build_from_walk(walk, known, known_skips, progress)
+        finally:
+            if prestart is not None:
+                prestart.close()
+
+    def _build_from_walk(
+        self,
+        walk: WalkResult,
+        known: dict[str, FileRecord],
+        known_skips: dict[str, StoredFile],
+        progress: ProgressCallback | None,
+    ) -> None:
+        self.walk_count += 1
+        markers = self._read_markers(walk.marker_files)
         walked_paths = {walked.path for walked in walk.files}
         new_disk: dict[str, FileRecord] = {}
         new_skips: dict[str, StoredFile] = {}

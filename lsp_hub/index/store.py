@@ -150,6 +150,8 @@ class StoredFile:
     definitions: int | None = None  # how many definitions, stored beside them
 
 
+WRITE_BESIDE_CACHE_KB = 64 * 1024
+
 # A row of the files table: path, language, size, mtime_ns, digest, skip_reason, encoded results, definitions.
 StoredRow = tuple[str, str, int, int, bytes, str | None, bytes | None, int | None]
 
@@ -380,6 +382,9 @@ class IndexStore:
             return
         try:
             connection.execute("PRAGMA synchronous=NORMAL")
+            # Room for the pages of all three B-trees (the table, its key, the identity index) a new root's rows
+            # fill, rather than spilling them mid-transaction: 100,000 rows 0.7-0.8 s -> 0.5 s. Freed at close.
+            connection.execute(f"PRAGMA cache_size = -{WRITE_BESIDE_CACHE_KB}")
             _write_rows(connection, ordered, deleted)
         except sqlite3.Error as error:  # only an accelerator: the next build finds the rows missing and writes them
             log.warning("index cache %s write failed (%s)", self.path, error)
