@@ -141,7 +141,7 @@ class IndexBuilding(ParseRunning):
         hit_rows: list[StoredRow] = []  # they hold no results to let go of: written at the end, in one transaction
         unstored: list[FileRecord] = []  # records whose bytes are let go once the cache holds them
         unreadable: list[tuple[str, str]] = []
-        pending = {job.path for job in jobs}
+        taken: set[str] = set()  # outcomes taken (files found in the shared records go to new_disk alone)
         first_build = not self._disk and not self._documents
         # A cold build gathers the name tables while its workers parse (table_parts.py); a warm one has its graphs
         # stored, or most of its records' names undecoded, so gathering would only add work.
@@ -152,9 +152,9 @@ class IndexBuilding(ParseRunning):
             nonlocal done, last_publish, last_write
             if self._stopped.is_set():
                 raise IndexingCancelled
-            self._take_hits(result.hits, new_disk, hit_rows, shared_hits, pending)
+            self._take_hits(result.hits, new_disk, hit_rows, shared_hits)
             for outcome in result.outcomes:
-                pending.discard(outcome.path)
+                taken.add(outcome.path)
                 record = self._apply_outcome(outcome, known, new_disk, new_skips, upserts, unreadable)
                 if record is not None:
                     if record.holds_encoded:  # else nothing to let go: its row can wait for the end
@@ -183,7 +183,9 @@ class IndexBuilding(ParseRunning):
                 # Let queries see what is there while the first build goes on, marked incomplete.
                 last_publish = time.perf_counter()
                 with self._lock:
-                    self._publish(new_disk, frozenset(pending), walk.skipped, walk.skip_counts, markers)
+                    # What is still pending, found once a second, not kept up to date file by file.
+                    pending = frozenset(job.path for job in jobs if job.path not in new_disk and job.path not in taken)
+                    self._publish(new_disk, pending, walk.skipped, walk.skip_counts, markers)
 
         parsed_before = self.parse_count
         self._run_jobs(jobs, job_sizes, take)
@@ -276,14 +278,12 @@ class IndexBuilding(ParseRunning):
         new_disk: dict[str, FileRecord],
         rows: list[StoredRow],
         due_hits: list[tuple[bytes, str]],
-        pending: set[str],
     ) -> None:
         """Takes files found in the shared records: a record reading its results from there when needed, a row
         saying so, and the entries due for a refresh of their time of use."""
         loader = self._encoded_from_cache  # one bound method for all (each access makes another)
         stale = SharedRecords.touch_due_before()
         for path, language, size, mtime_ns, digest, definitions, used in hits:
-            pending.discard(path)
             new_disk[path] = FileRecord(path, size, mtime_ns, digest, None, language, definitions, None, loader)
             rows.append((path, language, size, mtime_ns, digest, None, None, definitions))
             if used < stale:

@@ -181,3 +181,32 @@ def test_workers_are_prestarted_during_the_walk_of_a_tree_nothing_is_known_of(
     index.build()  # records known: no prestart
     assert len(started) == 1 and index.parse_count == 31
     index.close()
+
+
+def test_a_first_build_publishes_what_it_has_with_the_rest_pending(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lsp_hub.index import builder
+
+    monkeypatch.setattr(builder, "PARTIAL_PUBLISH_SECONDS", -1.0)  # after every batch taken
+    root = tmp_path / "tree"
+    for number in range(100):
+        write(root, f"pkg{number % 4}/module_{number}.py", f"def function_{number}():\n    return {number}\n")
+    index = WorkspaceIndex(root, in_process_limit=1000)  # in this process, 32 files at a time
+    published: list[tuple[set[str], frozenset[str]]] = []
+    original = index._publish
+
+    def publish(disk, pending, *rest):  # type: ignore[no-untyped-def]
+        published.append((set(disk), pending))
+        original(disk, pending, *rest)
+
+    index._publish = publish  # type: ignore[method-assign]
+    index.build()
+    everything = set(index.snapshot().files)
+    assert len(everything) == 100
+    partial = published[:-1]
+    assert [len(files) for files, _pending in partial] == [32, 64, 96, 100]
+    for files, pending in partial:
+        assert not files & pending and files | pending == everything
+    assert published[-1] == (everything, frozenset())
+    index.close()
