@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING
 
-from lsp_hub.index.parse_pool import PRESTART_FILES, ParseRunning, WorkerPrestart
+from lsp_hub.index.parse_pool import ParseRunning, WorkerPrestart
 from lsp_hub.index.parse_worker import (
     BatchResult,
     ParseJob,
@@ -84,11 +84,12 @@ class IndexBuilding(ParseRunning):
         with self._lock:
             known = dict(self._disk)
             known_skips = dict(self._disk_skips)
-        # Nothing known (a new worktree, a first build): every file found will be a job. Once the walk has found
-        # enough for workers, their forkserver starts on the core the walk leaves idle, rather than after it.
+        # Nothing known (a new worktree, a first build): every file found will be a job, and as many as workers
+        # take once the walk has found `in_process_limit`: their forkserver starts then, on the core the walk leaves
+        # idle, rather than after it.
         prestart = (
-            WorkerPrestart(PRESTART_FILES)
-            if not known and not known_skips and self._worker_count(PRESTART_FILES) > 1
+            WorkerPrestart(self.in_process_limit)
+            if not known and not known_skips and self._worker_count(2 * self.in_process_limit) > 1
             else None
         )
         try:

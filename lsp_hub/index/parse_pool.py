@@ -202,16 +202,13 @@ def _kill_workers(pool: ProcessPoolExecutor) -> None:
             writer.close()
 
 
-PRESTART_FILES = 2000  # files found by a walk, all to be looked up or parsed, that start the workers' forkserver
-
-
 class WorkerPrestart:
     """Starts the forkserver the workers come from while a walk is still finding the files they will take: a pool
     started after the walk waited 0.45 s for it (its interpreter and imports), with a core idle. It is stopped
     with the last pool, or at `close` when no pool came."""
 
-    def __init__(self, threshold: int = PRESTART_FILES) -> None:
-        self.threshold = threshold
+    def __init__(self, threshold: int) -> None:
+        self.threshold = threshold  # files found (all to be looked up or parsed) that start it
         self.started = False
 
     def files_found(self, count: int) -> None:

@@ -156,7 +156,7 @@ def test_rows_written_beside_the_map_are_stored_before_a_later_write_and_at_clos
 def test_workers_are_prestarted_during_the_walk_of_a_tree_nothing_is_known_of(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from lsp_hub.index import builder, parse_pool
+    from lsp_hub.index import parse_pool
 
     started: list[int] = []
     original = parse_pool.WorkerPrestart.files_found
@@ -168,11 +168,10 @@ def test_workers_are_prestarted_during_the_walk_of_a_tree_nothing_is_known_of(
             started.append(count)
 
     monkeypatch.setattr(parse_pool.WorkerPrestart, "files_found", files_found)
-    monkeypatch.setattr(builder, "PRESTART_FILES", 10)
     root = tmp_path / "tree"
     for number in range(30):
         write(root, f"pkg{number % 6}/module_{number}.py", f"def function_{number}():\n    return {number}\n")
-    index = WorkspaceIndex(root, in_process_limit=2, max_workers=2)
+    index = WorkspaceIndex(root, in_process_limit=10, max_workers=2)
     index.build()
     assert index.parse_count == 30
     assert parse_pool._open_pools == 0  # the forkserver goes with the last pool
