@@ -11,20 +11,23 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING
 
-from lsp_hub.index.parse_pool import ParseRunning
+from lsp_hub.index.parse_pool import ParseRunning, WorkerPrestart
 from lsp_hub.index.parse_worker import (
+    BatchResult,
     ParseJob,
     ParseOutcome,
+    SharedHit,
     parse_job,
 )
 from lsp_hub.index.records import P_DEFINITIONS, FileRecord, encode_packed
 from lsp_hub.index.shared_records import SharedRecords
 from lsp_hub.index.snapshot import Snapshot
-from lsp_hub.index.store import IndexStore, StoredFile
+from lsp_hub.index.store import IndexStore, StoredFile, StoredRow
 from lsp_hub.index.table_parts import TableParts
 from lsp_hub.index.walk import (
     REASON_UNREADABLE,
     IndexingCancelled,
+    WalkResult,
     walk_workspace,
 )
 
@@ -45,6 +48,9 @@ class IndexBuilding(ParseRunning):
     """The part of `WorkspaceIndex` that builds it; the index sets these attributes and publishes."""
 
     store: IndexStore | None
+    # Write a build's last rows beside what comes next (`IndexStore.write_beside`): a one-shot command's map is
+    # made meanwhile.
+    store_beside: bool
     _lock: threading.RLock
     _snapshot: Snapshot
     _disk: dict[str, FileRecord]
@@ -72,9 +78,6 @@ class IndexBuilding(ParseRunning):
         ) -> None: ...
 
     def _build(self, progress: ProgressCallback | None) -> None:
-        walk = walk_workspace(self.root, self.max_file_size, self._stopped.is_set)
-        self.walk_count += 1
-        markers = self._read_markers(walk.marker_files)
         if not self._loaded_store:
             self._loaded_store = True
             if self.store is not None:
@@ -82,6 +85,32 @@ class IndexBuilding(ParseRunning):
         with self._lock:
             known = dict(self._disk)
             known_skips = dict(self._disk_skips)
+        # Nothing known (a new worktree, a first build): every file found will be a job, and as many as workers
+        # take once the walk has found `in_process_limit`: their forkserver starts then, on the core the walk leaves
+        # idle, rather than after it.
+        prestart = (
+            WorkerPrestart(self.in_process_limit)
+            if not known and not known_skips and self._worker_count(2 * self.in_process_limit) > 1
+            else None
+        )
+        try:
+            walk = walk_workspace(
+                self.root, self.max_file_size, self._stopped.is_set, prestart.files_found if prestart else None
+            )
+            self._build_from_walk(walk, known, known_skips, progress)
+        finally:
+            if prestart is not None:
+                prestart.close()
+
+    def _build_from_walk(
+        self,
+        walk: WalkResult,
+        known: dict[str, FileRecord],
+        known_skips: dict[str, StoredFile],
+        progress: ProgressCallback | None,
+    ) -> None:
+        self.walk_count += 1
+        markers = self._read_markers(walk.marker_files)
         walked_paths = {walked.path for walked in walk.files}
         new_disk: dict[str, FileRecord] = {}
         new_skips: dict[str, StoredFile] = {}
@@ -111,21 +140,23 @@ class IndexBuilding(ParseRunning):
         upserts: list[StoredFile] = []
         shared_puts: list[tuple[bytes, str, bytes, int]] = []  # parsed here: for every other checkout
         shared_hits: list[tuple[bytes, str]] = []
+        hit_rows: list[StoredRow] = []  # they hold no results to let go of: written at the end, in one transaction
         unstored: list[FileRecord] = []  # records whose bytes are let go once the cache holds them
         unreadable: list[tuple[str, str]] = []
-        pending = {job.path for job in jobs}
+        taken: set[str] = set()  # outcomes taken (files found in the shared records go to new_disk alone)
         first_build = not self._disk and not self._documents
         # A cold build gathers the name tables while its workers parse (table_parts.py); a warm one has its graphs
         # stored, or most of its records' names undecoded, so gathering would only add work.
         parts = TableParts() if first_build and len(jobs) >= self.in_process_limit else None
         last_publish = last_write = time.perf_counter()
 
-        def take(outcomes: list[ParseOutcome]) -> None:
+        def take(result: BatchResult) -> None:
             nonlocal done, last_publish, last_write
             if self._stopped.is_set():
                 raise IndexingCancelled
-            for outcome in outcomes:
-                pending.discard(outcome.path)
+            self._take_hits(result.hits, new_disk, hit_rows, shared_hits)
+            for outcome in result.outcomes:
+                taken.add(outcome.path)
                 record = self._apply_outcome(outcome, known, new_disk, new_skips, upserts, unreadable)
                 if record is not None:
                     if record.holds_encoded:  # else nothing to let go: its row can wait for the end
@@ -136,7 +167,7 @@ class IndexBuilding(ParseRunning):
                     shared_puts.append((record.digest, outcome.language, record.encoded, record.definition_count))
                 elif outcome.from_shared and SharedRecords.due_for_touch(outcome.shared_used):
                     shared_hits.append((outcome.digest, outcome.language))
-            done += len(outcomes)
+            done += result.file_count
             if (
                 self.store is not None
                 and len(unstored) >= STORE_WRITE_ROWS
@@ -154,15 +185,20 @@ class IndexBuilding(ParseRunning):
                 # Let queries see what is there while the first build goes on, marked incomplete.
                 last_publish = time.perf_counter()
                 with self._lock:
-                    self._publish(new_disk, frozenset(pending), walk.skipped, walk.skip_counts, markers)
+                    # What is still pending, found once a second, not kept up to date file by file.
+                    pending = frozenset(job.path for job in jobs if job.path not in new_disk and job.path not in taken)
+                    self._publish(new_disk, pending, walk.skipped, walk.skip_counts, markers)
 
         parsed_before = self.parse_count
         self._run_jobs(jobs, job_sizes, take)
         self.last_build_parsed = self.parse_count - parsed_before
 
         deletions = (set(known) | set(known_skips)) - walked_paths
-        if self.store is not None:
-            self._stored_now(upserts, deletions, unstored)
+        if self.store is not None and self.store_beside:
+            released = list(unstored)
+            self.store.write_beside(upserts, deletions, hit_rows, lambda: self._release(released))
+        elif self.store is not None:
+            self._stored_now(upserts, deletions, unstored, hit_rows)
         if self.shared is not None:
             self.shared.put(shared_puts)
             self.shared.touch(shared_hits)
@@ -185,15 +221,25 @@ class IndexBuilding(ParseRunning):
             self._publish(new_disk, frozenset(), self._skipped, self._skip_counts, markers)
             self._snapshot.table_parts = parts
 
-    def _stored_now(self, upserts: list[StoredFile], deletions: Iterable[str], records: list[FileRecord]) -> None:
+    def _stored_now(
+        self,
+        upserts: list[StoredFile],
+        deletions: Iterable[str],
+        records: list[FileRecord],
+        rows: Iterable[StoredRow] = (),
+    ) -> None:
         """Write the rows; once they are stored, the records let go of their bytes (read back when needed)."""
         assert self.store is not None
-        if self.store.write(upserts, deletions):
-            loader = self._encoded_from_cache  # one bound method for all (each access makes another)
-            for record in records:
-                record.release_encoded(loader)
+        if self.store.write(upserts, deletions, rows):
+            self._release(records)
         upserts.clear()
         records.clear()
+
+    def _release(self, records: Iterable[FileRecord]) -> None:
+        """The cache holds these records' results now: they let go of their bytes."""
+        loader = self._encoded_from_cache  # one bound method for all (each access makes another)
+        for record in records:
+            record.release_encoded(loader)
 
     def _encoded_from_cache(self, record: FileRecord) -> bytes | None:
         """A record's bytes: this root's row while it is of the same content, else the shared records', else (the
@@ -227,6 +273,23 @@ class IndexBuilding(ParseRunning):
         with self._lock:
             self._disk = disk
             self._disk_skips = skips
+
+    def _take_hits(
+        self,
+        hits: list[SharedHit],
+        new_disk: dict[str, FileRecord],
+        rows: list[StoredRow],
+        due_hits: list[tuple[bytes, str]],
+    ) -> None:
+        """Takes files found in the shared records: a record reading its results from there when needed, a row
+        saying so, and the entries due for a refresh of their time of use."""
+        loader = self._encoded_from_cache  # one bound method for all (each access makes another)
+        stale = SharedRecords.touch_due_before()
+        for path, language, size, mtime_ns, digest, definitions, used in hits:
+            new_disk[path] = FileRecord(path, size, mtime_ns, digest, None, language, definitions, None, loader)
+            rows.append((path, language, size, mtime_ns, digest, None, None, definitions))
+            if used < stale:
+                due_hits.append((digest, language))
 
     def _apply_outcome(
         self,

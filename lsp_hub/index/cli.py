@@ -104,7 +104,7 @@ def _open_index(root: str | Path) -> WorkspaceIndex:
     path = Path(root).resolve()
     if not path.is_dir():
         raise ValueError(f"{root} is not a directory")
-    index = WorkspaceIndex(path)
+    index = WorkspaceIndex(path, store_beside=True)  # the rows of a new root are written while its map is made
     index.bring_up_to_date()
     return index
 

@@ -81,6 +81,10 @@ class StoredRanking:
             return reference_graph(self.snapshot).definition_scores(path)
         return scores
 
+    def stored_scores(self) -> Mapping[str, dict[str, float]]:
+        """The definition scores the earlier process kept."""
+        return self._scores
+
     def pagerank(self, personalization: Mapping[str, float] | None = None) -> dict[str, float]:
         return ranks_by_node(self.nodes, self.pagerank_vector(personalization))
 
@@ -134,7 +138,12 @@ def save_ranking(snapshot: Snapshot, min_interval: float = 0.0) -> None:
     graph = reference_graph(snapshot)
     if graph.saved_scores == len(graph.computed_scores()) or store.seconds_since_saved(RANKING_KEY) < min_interval:
         return
+    # A stored ranking that lacked some files' scores had the graph built for them: keep the scores it had too,
+    # or each later map would miss those it dropped, build the graph for them and drop the others in turn.
     scores = dict(graph.computed_scores())
+    earlier = ranking(snapshot) if snapshot.is_derived("ranking") else None
+    if isinstance(earlier, StoredRanking):
+        scores = {**earlier.stored_scores(), **scores}
     stored = {
         "format": RANKING_FORMAT,
         "nodes": graph.nodes,
@@ -143,7 +152,7 @@ def save_ranking(snapshot: Snapshot, min_interval: float = 0.0) -> None:
         "scores": scores,
     }
     store.save_graph(RANKING_KEY, snapshot.fingerprint(), marshal.dumps(stored))
-    graph.saved_scores = len(scores)
+    graph.saved_scores = len(graph.computed_scores())
 
 
 @dataclass(frozen=True, slots=True)

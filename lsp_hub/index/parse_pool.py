@@ -11,12 +11,13 @@ import sys
 import threading
 from collections import deque
 from collections.abc import Callable, Mapping
+from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lsp_hub.index.parse_worker import (
+    BatchResult,
     ParseJob,
-    ParseOutcome,
     parse_batch,
     worker_initializer,
 )
@@ -66,7 +67,7 @@ class ParseRunning:
         return max(1, min(limit, -(-job_count // self.in_process_limit)))
 
     def _run_jobs(
-        self, jobs: list[ParseJob], job_sizes: Mapping[str, int], take: Callable[[list[ParseOutcome]], None]
+        self, jobs: list[ParseJob], job_sizes: Mapping[str, int], take: Callable[[BatchResult], None]
     ) -> None:
         if not jobs:
             return
@@ -97,7 +98,7 @@ class ParseRunning:
         batches: list[list[ParseJob]],
         workers: int,
         remaining: dict[int, list[ParseJob]],
-        take: Callable[[list[ParseOutcome]], None],
+        take: Callable[[BatchResult], None],
     ) -> None:
         """Parse `batches` in worker processes, taking results as they come; a batch taken leaves `remaining`.
         The workers end with this process (see worker_initializer) and are killed when the index is stopped.
@@ -118,11 +119,11 @@ class ParseRunning:
         )
         stopped = False
         queue = deque(batches)  # not handed out yet, largest first
-        in_flight: dict[Future[list[ParseOutcome]], list[ParseJob]] = {}
+        in_flight: dict[Future[BatchResult], list[ParseJob]] = {}
         # The first submit starts the workers, and waits for the forkserver to start and import: meanwhile this
         # thread parses the smallest batches.
         first_batch = queue.popleft()
-        first: list[Future[list[ParseOutcome]] | BaseException] = []
+        first: list[Future[BatchResult] | BaseException] = []
 
         def submit_first() -> None:
             try:
@@ -153,9 +154,9 @@ class ParseRunning:
                     raise IndexingCancelled
                 for future in finished:
                     batch = in_flight.pop(future)
-                    outcomes = future.result()
+                    result = future.result()
                     remaining.pop(id(batch), None)
-                    take(outcomes)
+                    take(result)
         except IndexingCancelled:
             stopped = True
             raise
@@ -171,7 +172,7 @@ class ParseRunning:
         root: str,
         batch: list[ParseJob],
         remaining: dict[int, list[ParseJob]],
-        take: Callable[[list[ParseOutcome]], None],
+        take: Callable[[BatchResult], None],
     ) -> None:
         for start in range(0, len(batch), IN_PROCESS_BATCH):
             take(self._parse_batch(root, batch[start : start + IN_PROCESS_BATCH]))
@@ -181,7 +182,7 @@ class ParseRunning:
     def _shared_location(self) -> SharedRecordsLocation | None:
         return None if self.shared is None or self.shared.disabled else self.shared.location
 
-    def _parse_batch(self, root: str, jobs: list[ParseJob]) -> list[ParseOutcome]:
+    def _parse_batch(self, root: str, jobs: list[ParseJob]) -> BatchResult:
         return parse_batch(root, jobs, self.max_file_size, self._shared_location)
 
 
@@ -202,6 +203,33 @@ def _kill_workers(pool: ProcessPoolExecutor) -> None:
     if writer is not None:
         with contextlib.suppress(OSError):
             writer.close()
+
+
+class WorkerPrestart:
+    """Starts the forkserver the workers come from while a walk is still finding the files they will take: a pool
+    started after the walk waited 0.45 s for it (its interpreter and imports), with a core idle. It is stopped
+    with the last pool, or at `close` when no pool came."""
+
+    def __init__(self, threshold: int) -> None:
+        self.threshold = threshold  # files found (all to be looked up or parsed) that start it
+        self.started = False
+
+    def files_found(self, count: int) -> None:
+        if self.started or count < self.threshold:
+            return
+        self.started = True
+        _pool_opened()
+        context = _process_context()
+        if context.get_start_method() == "forkserver":
+            from multiprocessing import forkserver
+
+            with contextlib.suppress(OSError, ValueError):
+                forkserver.ensure_running()  # returns at once: the forkserver imports on its own
+
+    def close(self) -> None:
+        if self.started:
+            self.started = False
+            _pool_closed()
 
 
 _pools_lock = threading.Lock()
@@ -268,19 +296,18 @@ def _guided_batches(jobs: list[ParseJob], sizes: Mapping[str, int], workers: int
     """Batches in the order they are handed out (guided self-scheduling): the largest files first, each batch a
     fixed share of the bytes still to go, so batches shrink towards the end and the workers finish together
     instead of one of them parsing a last large batch alone."""
-    ordered = sorted(jobs, key=lambda job: sizes.get(job.path, 0), reverse=True)
-
-    def cost(job: ParseJob) -> int:
-        return max(sizes.get(job.path, 0), 0) + PER_FILE_COST_BYTES
-
-    remaining = sum(cost(job) for job in ordered)
+    # Each job with its cost, computed once (a new worktree hands out 100,000 jobs: a call per job and comparison
+    # showed up in its profile).
+    costs = [(max(sizes.get(job.path, 0), 0) + PER_FILE_COST_BYTES, job) for job in jobs]
+    costs.sort(key=itemgetter(0), reverse=True)
+    remaining = sum(cost for cost, _job in costs)
     batches: list[list[ParseJob]] = []
     current: list[ParseJob] = []
     current_cost = 0
     target = max(MIN_BATCH_BYTES, remaining // (BATCH_SHARE_DIVISOR * workers))
-    for job in ordered:
+    for cost, job in costs:
         current.append(job)
-        current_cost += cost(job)
+        current_cost += cost
         if current_cost >= target or len(current) >= MAX_BATCH_FILES:
             batches.append(current)
             remaining -= current_cost

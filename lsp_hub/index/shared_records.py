@@ -37,6 +37,7 @@ TRIM_TO_SHARE = 0.9  # trimming goes below the bound by this much, so the next b
 # row it found (an hour made the second worktree of a day rewrite 100,000 rows; a day is fine for a bound).
 TOUCH_GRANULARITY_SECONDS = 86400
 SHARED_DATABASE_NAME = "records.sqlite3"
+LOOKUP_VARIABLES = 500  # digests per query of `lookup_many` (SQLite before 3.32 takes at most 999 variables)
 
 
 def discard_database(connection: sqlite3.Connection | None, path: str | Path) -> None:
@@ -210,10 +211,44 @@ class SharedRecords:
             return None
         return row[0], row[1]
 
+    def lookup_many(self, keys: Sequence[tuple[bytes, str]]) -> dict[tuple[bytes, str], tuple[int, int]]:
+        """`lookup` of several (digest, language) at once, in one query: {key: (definition count, time of last
+        use)} of those known."""
+        digests = list({digest for digest, _language in keys})
+        if not digests:
+            return {}
+        wanted = set(keys)
+        with self._lock:
+            connection = self._connect()
+            if connection is None:
+                return {}
+            try:
+                found: dict[tuple[bytes, str], tuple[int, int]] = {}
+                for start in range(0, len(digests), LOOKUP_VARIABLES):
+                    part = digests[start : start + LOOKUP_VARIABLES]
+                    rows = connection.execute(
+                        "SELECT digest, language, definitions, used FROM records INDEXED BY records_lookup"
+                        f" WHERE fingerprint = ? AND digest IN ({', '.join('?' * len(part))})",
+                        (self.location.fingerprint, *part),
+                    )
+                    for digest, language, definitions, used in rows:
+                        key = (bytes(digest), language)
+                        if key in wanted and isinstance(definitions, int) and isinstance(used, int):
+                            found[key] = (definitions, used)
+            except sqlite3.Error as error:
+                self._unreadable(error, "records")
+                return {}
+        return found
+
     @staticmethod
     def due_for_touch(used: int | None) -> bool:
         """Whether a hit on an entry last used at `used` should refresh its time of use."""
-        return used is None or used < time.time() - TOUCH_GRANULARITY_SECONDS
+        return used is None or used < SharedRecords.touch_due_before()
+
+    @staticmethod
+    def touch_due_before() -> float:
+        """A hit on an entry last used before this time refreshes its time of use."""
+        return time.time() - TOUCH_GRANULARITY_SECONDS
 
     def put(self, entries: Iterable[tuple[bytes, str, bytes, int]]) -> None:
         """Store (digest, language, encoded results, definition count) entries in one transaction."""

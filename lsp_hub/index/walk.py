@@ -161,13 +161,16 @@ class IndexingCancelled(Exception):
 
 
 def walk_workspace(
-    root: Path, max_file_size: int = DEFAULT_MAX_FILE_SIZE, should_stop: Callable[[], bool] | None = None
+    root: Path,
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE,
+    should_stop: Callable[[], bool] | None = None,
+    files_found: Callable[[int], None] | None = None,
 ) -> WalkResult:
     """All indexable source files under `root` (resolved first), sorted by path, plus what was skipped and why.
 
     Iterative (an explicit stack, so no directory depth reaches Python's recursion limit); directories deeper than
     MAX_DIRECTORY_DEPTH are skipped as `too_deep`. `should_stop` is asked before each directory; when it answers
-    True the walk raises IndexingCancelled."""
+    True the walk raises IndexingCancelled. `files_found` is told after each directory how many files were found."""
     root = root.resolve()
     result = WalkResult()
     rules = _IgnoreRules(())
@@ -185,6 +188,8 @@ def walk_workspace(
         directory = stack.pop()
         subdirectories = _walk_directory(directory, result, max_file_size, str(root), entered)
         stack.extend(reversed(subdirectories))  # popped in name order, as a recursive walk would go
+        if files_found is not None:
+            files_found(len(result.files))
     result.files.sort(key=lambda walked: walked.path)
     result.skipped.sort()
     result.marker_files.sort()

@@ -24,8 +24,8 @@ from lsp_hub.index.builder import IndexBuilding, ProgressCallback, stored_row
 from lsp_hub.index.languages import language_for_path
 from lsp_hub.index.parse_pool import IN_PROCESS_LIMIT
 from lsp_hub.index.parse_worker import (
+    BatchResult,
     ParseJob,
-    ParseOutcome,
     parse_job,
     parse_source,
 )
@@ -76,13 +76,16 @@ class WorkspaceIndex(IndexBuilding):
         max_workers: int | None = None,
         in_process_limit: int = IN_PROCESS_LIMIT,
         cache_max_mb: int = DEFAULT_CACHE_MAX_MB,
+        store_beside: bool = False,
     ) -> None:
         """`cache_dir` holds the per-root cache and the records shared by every root (`shared_records.py`), which
-        `cache_max_mb` bounds; `use_cache=False` uses neither."""
+        `cache_max_mb` bounds; `use_cache=False` uses neither. `store_beside`: a build's last rows are written in a
+        thread, beside what the caller does next (a one-shot command)."""
         self.root = Path(root).resolve()
         self.max_file_size = max_file_size
         self.max_workers = max_workers
         self.in_process_limit = in_process_limit
+        self.store_beside = store_beside
         self.store: IndexStore | None = IndexStore(self.root, cache_dir) if use_cache else None
         self.shared: SharedRecords | None = None
         if use_cache:
@@ -286,8 +289,11 @@ class WorkspaceIndex(IndexBuilding):
         skips: dict[str, StoredFile] = {}
         shared_puts: list[tuple[bytes, str, bytes, int]] = []
 
-        def take(outcomes: list[ParseOutcome]) -> None:
-            for outcome in outcomes:
+        def take(result: BatchResult) -> None:
+            loader = self._encoded_from_cache
+            for path, language, size, mtime_ns, digest, definitions, _used in result.hits:
+                changed[path] = FileRecord(path, size, mtime_ns, digest, None, language, definitions, None, loader)
+            for outcome in result.outcomes:
                 if outcome.skip_reason is not None:
                     changed[outcome.path] = None
                     if outcome.skip_reason != REASON_UNREADABLE:

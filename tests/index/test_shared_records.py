@@ -303,10 +303,10 @@ def test_rows_of_files_found_in_the_shared_records_are_stored_at_once_in_order(t
     writes: list[list[str]] = []
     original = copy.store.write
 
-    def counting(upserts, deletions=()):  # type: ignore[no-untyped-def]
-        upserts = list(upserts)
-        writes.append([row.path for row in upserts])
-        return original(upserts, deletions)
+    def counting(upserts, deletions=(), rows=()):  # type: ignore[no-untyped-def]
+        upserts, rows = list(upserts), list(rows)
+        writes.append([row.path for row in upserts] + [row[0] for row in rows])
+        return original(upserts, deletions, rows)
 
     copy.store.write = counting  # type: ignore[method-assign]
     copy.build()

@@ -1,0 +1,211 @@
+"""A new worktree of an indexed tree (a copy at another path, the same per-user cache) answers from what the first
+root kept: its files are looked up a batch at a time (content no checkout had is parsed), its graphs are not stored
+again, and a ranking completed by one process keeps what it had for the next."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from index_helpers import write
+
+from lsp_hub.index import store as store_module
+from lsp_hub.index.api import repo_map
+from lsp_hub.index.background import keep_graphs
+from lsp_hub.index.graph_store import StoredRanking, ranking, save_ranking
+from lsp_hub.index.parse_worker import ParseJob, parse_batch
+from lsp_hub.index.ranking import reference_graph
+from lsp_hub.index.records import content_digest
+from lsp_hub.index.shared_records import LOOKUP_VARIABLES, SharedRecords, SharedRecordsLocation
+from lsp_hub.index.store import EXTRACTOR_VERSION, IndexStore, StoredFile, StoredRow
+from lsp_hub.index.walk import REASON_BINARY
+from lsp_hub.index.workspace import WorkspaceIndex
+
+
+def _copy(root: Path, name: str) -> Path:
+    target = root.parent / name
+    shutil.copytree(root, target)
+    return target
+
+
+def test_graphs_found_in_the_shared_records_are_not_stored_again(copy_repo: Callable[[str], Path]) -> None:
+    root = copy_repo("pyapp")
+    first = WorkspaceIndex(root)
+    first.build()
+    repo_map(first)
+    keep_graphs(first)
+    first.close()
+
+    copy = WorkspaceIndex(_copy(root, "pyapp-worktree"))
+    copy.build()
+    assert copy.store is not None
+    saved: list[str] = []
+    copy.store.save_graph = lambda key, fingerprint, data: saved.append(key)  # type: ignore[method-assign]
+    snapshot = copy.snapshot()
+    assert reference_graph(snapshot).nodes  # assembled from the first root's graphs
+    keep_graphs(copy)
+    assert saved == []
+    copy.close()
+
+
+def test_a_ranking_completed_by_a_later_process_keeps_the_scores_it_had(copy_repo: Callable[[str], Path]) -> None:
+    """A stored ranking lacking a file's scores builds the graph for them; what it stores then must hold the scores
+    it had too, or the next process lacks those and builds the graph again (each map dropping the other's)."""
+    root = copy_repo("pyapp")
+
+    def one_process(path: str) -> tuple[dict[str, float], bool]:
+        """`path`'s definition scores, and whether the process had to build the graph for them."""
+        index = WorkspaceIndex(root)
+        index.build()
+        snapshot = index.snapshot()
+        scores = ranking(snapshot).definition_scores(path)
+        built = snapshot.is_derived("reference_graph")
+        save_ranking(snapshot)
+        index.close()
+        return scores, built
+
+    models, built = one_process("pyapp/models.py")
+    assert models and built  # nothing stored yet
+    _service, built = one_process("pyapp/service.py")
+    assert built  # the stored ranking lacked service.py's scores
+    again, built = one_process("pyapp/models.py")
+    assert not built and again == models
+    index = WorkspaceIndex(root)
+    index.build()
+    assert isinstance(ranking(index.snapshot()), StoredRanking)
+    index.close()
+
+
+def test_one_query_finds_only_the_entries_of_that_content_and_language(tmp_path: Path) -> None:
+    store = SharedRecords(SharedRecordsLocation(str(tmp_path / "records.sqlite3"), EXTRACTOR_VERSION))
+    entry = b"(" + bytes(10)
+    known = [content_digest(f"file {number}".encode()) for number in range(LOOKUP_VARIABLES + 100)]
+    store.put([(digest, "python", entry, number) for number, digest in enumerate(known)])
+    store.put([(content_digest(b"typescript only"), "typescript", entry, 7)])
+    unknown = content_digest(b"never stored")
+    asked = [(digest, "python") for digest in known] + [
+        (unknown, "python"),
+        (content_digest(b"typescript only"), "python"),  # the same content parsed as another language is not it
+    ]
+    found = store.lookup_many(asked)
+    assert {key: definitions for key, (definitions, _used) in found.items()} == {
+        (digest, "python"): number for number, digest in enumerate(known)
+    }
+    store.close()
+
+
+def test_a_batch_sends_back_files_found_in_the_shared_records_and_parses_the_rest(
+    copy_repo: Callable[[str], Path],
+) -> None:
+    root = copy_repo("pyapp")
+    first = WorkspaceIndex(root)
+    first.build()
+    expected = first.snapshot().files["pyapp/models.py"]
+    assert first.shared is not None
+    location = first.shared.location
+    first.close()
+    write(root, "pyapp/brand_new.py", "def brand_new():\n    return 1\n")
+    (root / "pyapp" / "blob.py").write_bytes(b"\0binary")
+    jobs = [ParseJob(path, "python", None) for path in ("pyapp/models.py", "pyapp/brand_new.py", "pyapp/blob.py")]
+    result = parse_batch(str(root), jobs, 1 << 20, location)
+    assert [(hit[0], hit[4], hit[5]) for hit in result.hits] == [
+        ("pyapp/models.py", expected.digest, expected.definition_count)
+    ]
+    outcomes = {outcome.path: outcome for outcome in result.outcomes}
+    assert outcomes["pyapp/brand_new.py"].parsed  # content no checkout had: parsed
+    assert outcomes["pyapp/blob.py"].skip_reason == REASON_BINARY
+    assert result.file_count == 3
+
+
+def test_rows_written_beside_the_map_are_stored_before_a_later_write_and_at_close(
+    copy_repo: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    original = store_module._write_rows
+
+    def slow_beside(connection: sqlite3.Connection, ordered: list[StoredRow], deleted: list[tuple[str]]) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            time.sleep(0.3)  # still writing when the build returns, and when the next write comes
+        original(connection, ordered, deleted)
+
+    monkeypatch.setattr(store_module, "_write_rows", slow_beside)
+    root = copy_repo("pyapp")
+    first = WorkspaceIndex(root)
+    first.build()
+    first.close()
+    copy = WorkspaceIndex(_copy(root, "pyapp-beside"), store_beside=True)
+    copy.build()
+    files = set(copy.snapshot().files)
+    assert copy.store is not None
+    row = StoredFile("pyapp/models.py", "python", 1, 2, bytes(16), "binary")
+    copy.store.write([row])  # after the rows written beside, not before: it stays
+    copy.close()
+    stored = IndexStore(copy.root).load_identities()
+    assert set(stored) == files | {"pyapp/models.py"}
+    assert stored["pyapp/models.py"].skip_reason == "binary"
+    warm = WorkspaceIndex(copy.root)
+    warm.build()
+    assert warm.parse_count == 0 and set(warm.snapshot().files) == files  # the row above no longer fits the file
+    warm.close()
+
+
+def test_workers_are_prestarted_during_the_walk_of_a_tree_nothing_is_known_of(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lsp_hub.index import parse_pool
+
+    started: list[int] = []
+    original = parse_pool.WorkerPrestart.files_found
+
+    def files_found(self: parse_pool.WorkerPrestart, count: int) -> None:
+        was_started = self.started
+        original(self, count)
+        if self.started and not was_started:
+            started.append(count)
+
+    monkeypatch.setattr(parse_pool.WorkerPrestart, "files_found", files_found)
+    root = tmp_path / "tree"
+    for number in range(30):
+        write(root, f"pkg{number % 6}/module_{number}.py", f"def function_{number}():\n    return {number}\n")
+    index = WorkspaceIndex(root, in_process_limit=10, max_workers=2)
+    index.build()
+    assert index.parse_count == 30
+    assert parse_pool._open_pools == 0  # the forkserver goes with the last pool
+    assert len(started) == 1 and 10 <= started[0] < 30  # once, during the walk
+    write(root, "pkg0/module_0.py", "def changed():\n    return 0\n")
+    index.build()  # records known: no prestart
+    assert len(started) == 1 and index.parse_count == 31
+    index.close()
+
+
+def test_a_first_build_publishes_what_it_has_with_the_rest_pending(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lsp_hub.index import builder
+
+    monkeypatch.setattr(builder, "PARTIAL_PUBLISH_SECONDS", -1.0)  # after every batch taken
+    root = tmp_path / "tree"
+    for number in range(100):
+        write(root, f"pkg{number % 4}/module_{number}.py", f"def function_{number}():\n    return {number}\n")
+    index = WorkspaceIndex(root, in_process_limit=1000)  # in this process, 32 files at a time
+    published: list[tuple[set[str], frozenset[str]]] = []
+    original = index._publish
+
+    def publish(disk, pending, *rest):  # type: ignore[no-untyped-def]
+        published.append((set(disk), pending))
+        original(disk, pending, *rest)
+
+    index._publish = publish  # type: ignore[method-assign]
+    index.build()
+    everything = set(index.snapshot().files)
+    assert len(everything) == 100
+    partial = published[:-1]
+    assert [len(files) for files, _pending in partial] == [32, 64, 96, 100]
+    for files, pending in partial:
+        assert not files & pending and files | pending == everything
+    assert published[-1] == (everything, frozenset())
+    index.close()
