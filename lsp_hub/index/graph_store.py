@@ -89,10 +89,6 @@ class StoredRanking:
         return ranks_by_node(self.nodes, self.pagerank_vector(personalization))
 
     def pagerank_vector(self, personalization: Mapping[str, float] | None = None) -> Any:
-        import numpy as np
-
-        if not self.nodes:
-            return np.zeros(0)
         if self._matrix is None:
             self._matrix = transition_matrix(len(self.nodes), *self._edges)
         return rank_vector(len(self.nodes), self.index, self._matrix, personalization)

@@ -38,9 +38,12 @@ def rank_vector(
     tolerance: float = TOLERANCE,
     max_iterations: int = MAX_ITERATIONS,
 ) -> Any:
-    """The ranks of nodes 0..size-1 (a numpy vector); `index` places the personalization's nodes."""
+    """The ranks of nodes 0..size-1 (a numpy vector, empty for no nodes); `index` places the personalization's
+    nodes."""
     import numpy as np
 
+    if size == 0:
+        return np.zeros(0)
     teleport = np.full(size, 1.0 / size)
     if personalization:
         vector = np.zeros(size)

@@ -357,12 +357,8 @@ class ReferenceGraph:
         max_iterations: int = MAX_ITERATIONS,
     ) -> Any:
         """`pagerank` in node order (numpy)."""
-        if self._matrix is None and self.nodes:
+        if self._matrix is None:
             self._matrix = transition_matrix(len(self.nodes), *self.edge_arrays())
-        if not self.nodes:
-            import numpy as np
-
-            return np.zeros(0)
         return rank_vector(len(self.nodes), self.index, self._matrix, personalization, alpha, tolerance, max_iterations)
 
 
