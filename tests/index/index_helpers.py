@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 
@@ -14,3 +15,10 @@ def write(root: Path, relative: str, text: str | bytes) -> Path:
     else:
         path.write_text(text, encoding="utf-8")
     return path
+
+
+def copy_beside(root: Path, name: str) -> Path:
+    """A copy of the tree at `root` beside it, named `name` (a new worktree or clone of it)."""
+    target = root.parent / name
+    shutil.copytree(root, target)
+    return target

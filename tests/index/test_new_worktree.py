@@ -4,7 +4,6 @@ again, and a ranking completed by one process keeps what it had for the next."""
 
 from __future__ import annotations
 
-import shutil
 import sqlite3
 import threading
 import time
@@ -12,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from index_helpers import write
+from index_helpers import copy_beside, write
 
 from lsp_hub.index import store as store_module
 from lsp_hub.index.api import repo_map
@@ -27,12 +26,6 @@ from lsp_hub.index.walk import REASON_BINARY
 from lsp_hub.index.workspace import WorkspaceIndex
 
 
-def _copy(root: Path, name: str) -> Path:
-    target = root.parent / name
-    shutil.copytree(root, target)
-    return target
-
-
 def test_graphs_found_in_the_shared_records_are_not_stored_again(copy_repo: Callable[[str], Path]) -> None:
     root = copy_repo("pyapp")
     first = WorkspaceIndex(root)
@@ -41,7 +34,7 @@ def test_graphs_found_in_the_shared_records_are_not_stored_again(copy_repo: Call
     keep_graphs(first)
     first.close()
 
-    copy = WorkspaceIndex(_copy(root, "pyapp-worktree"))
+    copy = WorkspaceIndex(copy_beside(root, "pyapp-worktree"))
     copy.build()
     assert copy.store is not None
     saved: list[str] = []
@@ -137,7 +130,7 @@ def test_rows_written_beside_the_map_are_stored_before_a_later_write_and_at_clos
     first = WorkspaceIndex(root)
     first.build()
     first.close()
-    copy = WorkspaceIndex(_copy(root, "pyapp-beside"), store_beside=True)
+    copy = WorkspaceIndex(copy_beside(root, "pyapp-beside"), store_beside=True)
     copy.build()
     files = set(copy.snapshot().files)
     assert copy.store is not None

@@ -3,14 +3,13 @@ damage costs a parse, never an error; the store stays within its bound."""
 
 from __future__ import annotations
 
-import shutil
 import sqlite3
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 
-from index_helpers import write
+from index_helpers import copy_beside, write
 
 from lsp_hub.index.api import repo_map
 from lsp_hub.index.background import keep_graphs
@@ -30,12 +29,6 @@ def _definitions(index: WorkspaceIndex) -> dict[str, list[str]]:
     return {path: [d[0] for d in record.definitions] for path, record in index.snapshot().files.items()}
 
 
-def _copy(root: Path, name: str) -> Path:
-    target = root.parent / name
-    shutil.copytree(root, target)
-    return target
-
-
 def test_a_copy_of_an_indexed_tree_is_built_without_parsing(copy_repo: Callable[[str], Path]) -> None:
     root = copy_repo("pyapp")
     first = WorkspaceIndex(root)
@@ -43,7 +36,7 @@ def test_a_copy_of_an_indexed_tree_is_built_without_parsing(copy_repo: Callable[
     assert first.parse_count == 9
     first.close()
 
-    copy = WorkspaceIndex(_copy(root, "pyapp-worktree"))
+    copy = WorkspaceIndex(copy_beside(root, "pyapp-worktree"))
     statistics = copy.build()
     assert statistics["files"] == 9
     assert copy.parse_count == 0
@@ -63,7 +56,7 @@ def test_worker_processes_look_up_the_shared_records(tmp_path: Path) -> None:
     assert first.parse_count == 12
     first.close()
 
-    copy = WorkspaceIndex(_copy(root, "many-clone"), in_process_limit=2, max_workers=2)
+    copy = WorkspaceIndex(copy_beside(root, "many-clone"), in_process_limit=2, max_workers=2)
     copy.build()
     assert copy.parse_count == 0
     assert _definitions(copy) == _definitions(first)
@@ -85,14 +78,14 @@ def test_a_damaged_shared_entry_is_dropped_and_parsed_again(copy_repo: Callable[
     connection.close()
     assert changed == 1
 
-    copy = WorkspaceIndex(_copy(root, "pyapp-clone"))
+    copy = WorkspaceIndex(copy_beside(root, "pyapp-clone"))
     copy.build()  # no exception: the lookup reads counts only, the results are checked when used
     assert copy.parse_count == 0
     assert _definitions(copy) == _definitions(first)  # models.py's entry failed its check: parsed from the file
     assert copy.shared is not None and copy.shared.dropped == 1
     assert copy.shared.get(damaged, "python") is not None  # and a good entry put back
     copy.close()
-    third = WorkspaceIndex(_copy(root, "pyapp-third"))
+    third = WorkspaceIndex(copy_beside(root, "pyapp-third"))
     third.build()
     assert third.parse_count == 0
     assert _definitions(third) == _definitions(first)
@@ -107,7 +100,7 @@ def test_a_shared_database_that_is_not_one_is_made_anew(copy_repo: Callable[[str
     index = WorkspaceIndex(root)
     assert index.build()["files"] == 9
     index.close()
-    copy = WorkspaceIndex(_copy(root, "pyapp-copy"))
+    copy = WorkspaceIndex(copy_beside(root, "pyapp-copy"))
     copy.build()
     assert copy.parse_count == 0
     copy.close()
@@ -172,7 +165,7 @@ def test_graphs_of_an_identical_set_of_files_are_reused(copy_repo: Callable[[str
     keep_graphs(first)
     first.close()
 
-    copy = WorkspaceIndex(_copy(root, "pyapp-again"))
+    copy = WorkspaceIndex(copy_beside(root, "pyapp-again"))
     copy.build()
     assert copy.store is not None
     assert copy.store.load_graph(STATE_KEY, copy.snapshot().fingerprint()) is not None  # from the first root
@@ -273,7 +266,7 @@ def test_hits_refresh_their_time_of_use_only_when_it_is_due(copy_repo: Callable[
 
     recent = now - TOUCH_GRANULARITY_SECONDS // 2
     set_used(recent)
-    copy = WorkspaceIndex(_copy(root, "pyapp-recent"))
+    copy = WorkspaceIndex(copy_beside(root, "pyapp-recent"))
     copy.build()
     assert copy.parse_count == 0
     copy.close()
@@ -281,7 +274,7 @@ def test_hits_refresh_their_time_of_use_only_when_it_is_due(copy_repo: Callable[
 
     stale = now - 2 * TOUCH_GRANULARITY_SECONDS
     set_used(stale)
-    copy = WorkspaceIndex(_copy(root, "pyapp-stale"))
+    copy = WorkspaceIndex(copy_beside(root, "pyapp-stale"))
     copy.build()
     assert copy.parse_count == 0
     copy.close()
@@ -298,7 +291,7 @@ def test_rows_of_files_found_in_the_shared_records_are_stored_at_once_in_order(t
     first.build()
     first.close()
 
-    copy = WorkspaceIndex(_copy(root, "many-worktree"), in_process_limit=2)
+    copy = WorkspaceIndex(copy_beside(root, "many-worktree"), in_process_limit=2)
     assert copy.store is not None
     writes: list[list[str]] = []
     original = copy.store.write
