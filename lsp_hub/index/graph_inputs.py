@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from lsp_hub.index.graph_cache import graph_state
 from lsp_hub.index.records import D_NAME, I_ALIASES, FileRecord
 from lsp_hub.index.resolve import ImportResolver, ResolvedImport
+from lsp_hub.index.snapshot import changed_files
 from lsp_hub.index.table_parts import SortedTables, dependency_names, member_names
 from lsp_hub.index.workspace import Snapshot
 
@@ -112,13 +113,6 @@ class GraphInputs:
 
 def graph_inputs(snapshot: Snapshot) -> GraphInputs:
     return snapshot.derived("graph_inputs", _graph_inputs)
-
-
-def changed_files(old: Mapping[str, FileRecord], new: Mapping[str, FileRecord]) -> set[str]:
-    """Files present in only one of two snapshots, or with another record (records are replaced, never mutated)."""
-    changed = {path for path, record in new.items() if old.get(path) is not record}
-    changed.update(path for path in old if path not in new)
-    return changed
 
 
 def changed_since_anchor(anchor: Snapshot, snapshot: Snapshot) -> set[str]:

@@ -141,6 +141,13 @@ class Snapshot:
         )
 
 
+def changed_files(old: Mapping[str, FileRecord], new: Mapping[str, FileRecord]) -> set[str]:
+    """Files present in only one of two snapshots, or with another record (records are replaced, never mutated)."""
+    changed = {path for path, record in new.items() if old.get(path) is not record}
+    changed.update(path for path in old if path not in new)
+    return changed
+
+
 def relative_path(root: Path, uri_or_path: str | Path) -> str | None:
     """Workspace-relative POSIX path of a `file://` URI, an absolute path or a relative one; None when outside.
 

@@ -37,7 +37,14 @@ from lsp_hub.index.shared_records import (
     shared_records_at,
     shared_records_path,
 )
-from lsp_hub.index.snapshot import GRAPH_ANCHOR_KEY, REPORTED_PATHS_LIMIT, Snapshot, file_uri, relative_path
+from lsp_hub.index.snapshot import (
+    GRAPH_ANCHOR_KEY,
+    REPORTED_PATHS_LIMIT,
+    Snapshot,
+    changed_files,
+    file_uri,
+    relative_path,
+)
 from lsp_hub.index.store import EXTRACTOR_VERSION, IndexStore, StoredFile, default_cache_dir
 from lsp_hub.index.walk import (
     DEFAULT_MAX_FILE_SIZE,
@@ -405,7 +412,7 @@ class WorkspaceIndex(IndexBuilding):
         touched: frozenset[str] | None = None,
     ) -> None:
         """Publish a snapshot of these files; `touched` names every file whose record may have changed since the
-        last one (None: unknown, as after a walk)."""
+        last one (None: not named, as after a walk, and found here by comparing every file once)."""
         files = dict(disk)
         files.update(self._documents)
         self._version += 1
@@ -413,6 +420,9 @@ class WorkspaceIndex(IndexBuilding):
         snapshot = Snapshot(self.root, files, tuple(skipped), dict(skip_counts), pending, dict(markers), self._version)
         graphs = previous.has_derived(GRAPH_ANCHOR_KEY) or previous.has_derived("reference_graph")
         snapshot.anchor = previous if graphs else previous.anchor
+        if snapshot.anchor is not None and touched is None:
+            # Compared here, once per walk, rather than at every graph update after it (0.1 s at 100,000 files).
+            touched = frozenset(changed_files(previous.files, files))
         if snapshot.anchor is not None and touched is not None:
             before = frozenset() if graphs else previous.changed_from_anchor
             snapshot.changed_from_anchor = None if before is None else before | touched

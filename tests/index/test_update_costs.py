@@ -115,7 +115,7 @@ def test_bringing_up_to_date_without_statistics_builds_the_same_index(copy_repo:
 def test_the_files_changes_name_are_every_file_that_differs_from_the_anchor(tmp_path: Path) -> None:
     """A snapshot knows which files may differ from its anchor from the changes that made it (comparing every
     file's record cost 0.1 s at 100,000 files): through edits, disk changes, removals, skips and batches, with and
-    without graphs asked for between them, what it names holds every file that differs."""
+    without graphs asked for between them, and through walks, what it names holds every file that differs."""
     from lsp_hub.index.graph_inputs import changed_files, changed_since_anchor
     from lsp_hub.index.links import file_links
 
@@ -126,31 +126,40 @@ def test_the_files_changes_name_are_every_file_that_differs_from_the_anchor(tmp_
     index.build()
     file_links(index.snapshot())  # graphs: the next snapshots update from this one
 
-    def step(change: Callable[[], object], graphs_after: bool) -> None:
-        change()
+    def step(*changes: Callable[[], object], graphs_after: bool = False) -> None:
+        version = index.snapshot().version
+        for change in changes:
+            change()
         snapshot = index.snapshot()
         anchor = snapshot.anchor
+        assert snapshot.version > version  # the step changed the index: else it proves nothing
         assert anchor is not None and snapshot.changed_from_anchor is not None
         assert changed_since_anchor(anchor, snapshot) == changed_files(anchor.files, snapshot.files)
         if graphs_after:
             file_links(snapshot)
 
-    step(lambda: index.update_file(root / "app/models.py", "class Order:\n    total = 1\n"), False)
+    step(lambda: index.update_file(root / "app/models.py", "class Order:\n    total = 1\n"))
     step(
-        lambda: write(root, "app/extra.py", "def extra():\n    return 2\n") or index.update_file(root / "app/extra.py"),
-        False,
+        lambda: write(root, "app/extra.py", "def extra():\n    return 2\n"),
+        lambda: index.update_file(root / "app/extra.py"),
     )
-    step(lambda: index.update_file(root / "app/models.py"), True)  # the document closed: the file on disk again
-    step(lambda: (root / "app/extra.py").unlink() or index.remove_file(root / "app/extra.py"), False)
+    step(lambda: index.update_file(root / "app/models.py"), graphs_after=True)  # the document closed: disk again
+    step((root / "app/extra.py").unlink, lambda: index.remove_file(root / "app/extra.py"))
     write(root, "app/new.py", "def new():\n    return 3\n")
     write(root, "app/pricing.py", "x = 1\n" * 100)  # over max_file_size: skipped from now on
-    step(lambda: index.refresh_files(["app/new.py", "app/pricing.py", "tests/test_pricing.py"]), True)
-    step(lambda: index.update_file(root / "app/new.py", "def renamed():\n    return 3\n"), False)
+    step(lambda: index.refresh_files(["app/new.py", "app/pricing.py", "tests/test_pricing.py"]), graphs_after=True)
+    step(lambda: index.update_file(root / "app/new.py", "def renamed():\n    return 3\n"))
     snapshot = index.snapshot()
     assert snapshot.anchor is not None
     assert changed_since_anchor(snapshot.anchor, snapshot) == {"app/new.py"}
-    index.build()  # a walk: what changed is not named, and the files are compared
-    assert index.snapshot().changed_from_anchor is None
+    # Walks name what they found changed, with graphs asked for between them and without.
+    step(lambda: write(root, "app/walked.py", "def walked():\n    return 4\n"), index.build)
+    step(lambda: write(root, "app/walked.py", "def walked_again():\n    return 4\n"), index.build, graphs_after=True)
+    step((root / "app/walked.py").unlink, index.build)
+    step(lambda: write(root, "app/later.py", "def later():\n    return 5\n"), index.build)
+    snapshot = index.snapshot()
+    assert snapshot.anchor is not None
+    assert changed_since_anchor(snapshot.anchor, snapshot) == {"app/walked.py", "app/later.py"}
     index.close()
 
 
