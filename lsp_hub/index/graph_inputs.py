@@ -14,11 +14,12 @@ from __future__ import annotations
 import bisect
 import logging
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, MutableMapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from lsp_hub.index.graph_cache import graph_state
+from lsp_hub.index.layered_table import LayeredTable
 from lsp_hub.index.records import D_NAME, I_ALIASES, FileRecord
 from lsp_hub.index.resolve import ImportResolver, ResolvedImport
 from lsp_hub.index.snapshot import changed_files
@@ -213,8 +214,8 @@ def _shared_single(paths: list[str], alone: dict[str, tuple[str]]) -> tuple[str,
 def _updated_inputs(base: GraphInputs, anchor: Snapshot, snapshot: Snapshot, changed: set[str]) -> GraphInputs:
     """`base` (the anchor's inputs) brought up to date for the `changed` files; equal to `_built_inputs`."""
     old_files, new_files = anchor.files, snapshot.files
-    definers = dict(base.tables.definers)
-    referencers = dict(base.tables.referencers)
+    definers = LayeredTable(base.tables.definers)  # 1.26 million names at 100,000 files: layered, not copied
+    referencers = LayeredTable(base.tables.referencers)
     member_definers = dict(base.tables.member_definers)
     dependents = dict(base.dependents)
     changed_names: set[str] = set()
@@ -299,7 +300,7 @@ def _rewires(old: FileRecord | None, new: FileRecord) -> bool:
     return old is None or old.imports != new.imports or old.language != new.language
 
 
-def _move(table: dict[str, tuple[str, ...]], path: str, old: Iterable[str], new: Iterable[str]) -> set[str]:
+def _move(table: MutableMapping[str, tuple[str, ...]], path: str, old: Iterable[str], new: Iterable[str]) -> set[str]:
     """Take `path` out of the table's entries for the `old` names and into those for the `new` ones, keeping each
     entry sorted as a build does; returns the names whose entry changed."""
     old_set, new_set = set(old), set(new)

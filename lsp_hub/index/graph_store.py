@@ -28,6 +28,7 @@ from lsp_hub.index.graph_cache import (
     stored,
 )
 from lsp_hub.index.graph_inputs import GraphInputs, graph_inputs
+from lsp_hub.index.layered_table import flat_table
 from lsp_hub.index.links import FileLinks, file_links
 from lsp_hub.index.pagerank import rank_vector, ranks_by_node, transition_matrix
 from lsp_hub.index.ranking import ReferenceGraph, reference_graph
@@ -210,7 +211,7 @@ def _shared_state(snapshot: Snapshot) -> dict[str, Any]:
     return {
         "format": STATE_FORMAT,
         "nodes": graph.nodes,
-        "tables": (tables.definers, tables.referencers, tables.member_definers),
+        "tables": (flat_table(tables.definers), flat_table(tables.referencers), tables.member_definers),
         "dependents": inputs.dependents,
         "resolved": {
             path: [
