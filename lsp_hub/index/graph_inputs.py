@@ -225,8 +225,8 @@ def _updated_inputs(base: GraphInputs, anchor: Snapshot, snapshot: Snapshot, cha
         empty: frozenset[str] = frozenset()
         old_defined = old.defined_names() if old is not None else empty
         new_defined = new.defined_names() if new is not None else empty
-        old_members = member_names(old) if old is not None else empty
-        new_members = member_names(new) if new is not None else empty
+        old_members, old_dependencies = old.graph_names() if old is not None else (empty, empty)
+        new_members, new_dependencies = new.graph_names() if new is not None else (empty, empty)
         if old is not None and new is not None and old.language != new.language:
             changed_names.update(old_defined | new_defined | old_members | new_members)  # another language family
         changed_names.update(_move(definers, path, old_defined, new_defined))
@@ -239,12 +239,7 @@ def _updated_inputs(base: GraphInputs, anchor: Snapshot, snapshot: Snapshot, cha
                 frozenset(new.reference_counts()) if new is not None else empty,
             )
         )
-        _move(
-            dependents,
-            path,
-            dependency_names(old) if old is not None else empty,
-            dependency_names(new) if new is not None else empty,
-        )
+        _move(dependents, path, old_dependencies, new_dependencies)
     tables = NameTables(definers, referencers, member_definers)
 
     paths_changed = old_files.keys() != new_files.keys()

@@ -211,6 +211,7 @@ class FileRecord:
         "_definition_count",
         "_encoded",
         "_file_index",
+        "_graph_names",
         "_head",
         "_language",
         "_loader",
@@ -254,6 +255,7 @@ class FileRecord:
         self._defined_names: frozenset[str] | None = None
         self._reference_counts: dict[str, int] | None = None
         self._reference_uses: ReferenceUses | None = None
+        self._graph_names: tuple[frozenset[str], frozenset[str]] | None = None
         if packed is not None:
             self._keep_head(packed)
         elif head is not None:
@@ -449,6 +451,14 @@ class FileRecord:
             self._defined_names = frozenset(d[D_NAME] for d in self.definitions)
         return self._defined_names
 
+    def graph_names(self) -> tuple[frozenset[str], frozenset[str]]:
+        """(`member_names`, `dependency_names`), kept once asked. An update of the graphs asks for them of a
+        changed file's old record and its new one; the watcher asks first, off the query's path. A build computes
+        them once per file and keeps none (100,000 files' sets would stay in memory)."""
+        if self._graph_names is None:
+            self._graph_names = (member_names(self), dependency_names(self))
+        return self._graph_names
+
     def reference_uses(self) -> dict[str, dict[str | None, int]]:
         """name -> receiver -> how often it is referenced (receivers as in `Reference.receiver`)."""
         uses = self._reference_uses
@@ -465,3 +475,16 @@ class FileRecord:
                 name: sum(by_receiver.values()) for name, by_receiver in self.reference_uses().items()
             }
         return self._reference_counts
+
+
+def member_names(record: FileRecord) -> frozenset[str]:
+    """Names the file defines inside a class or namespace."""
+    return frozenset(definition[D_NAME] for definition in record.definitions if definition[D_CONTAINER] is not None)
+
+
+def dependency_names(record: FileRecord) -> frozenset[str]:
+    """Names whose definers decide where this file's uses point, besides the names it references: names it imports
+    under another spelling, and the classes its fields are typed with."""
+    names = {imported for raw in record.imports for _local, imported in raw[I_ALIASES] if imported != "*"}
+    names.update(type_name for _owner, _attribute, type_name in record.field_types)
+    return frozenset(names)

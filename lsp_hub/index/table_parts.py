@@ -11,24 +11,12 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping
 
-from lsp_hub.index.records import D_CONTAINER, D_NAME, I_ALIASES, FileRecord
+from lsp_hub.index.records import D_NAME, FileRecord, dependency_names, member_names
 
 # name -> files, in the order the files came
 Table = dict[str, list[str]]
 SortedTable = dict[str, tuple[str, ...]]  # name -> files, sorted (as graph_inputs builds them)
 SortedTables = tuple[SortedTable, SortedTable, SortedTable, SortedTable]  # definers, referencers, members, dependents
-
-
-def member_names(record: FileRecord) -> frozenset[str]:
-    return frozenset(definition[D_NAME] for definition in record.definitions if definition[D_CONTAINER] is not None)
-
-
-def dependency_names(record: FileRecord) -> frozenset[str]:
-    """Names whose definers decide where this file's uses point, besides the names it references: names it imports
-    under another spelling, and the classes its fields are typed with."""
-    names = {imported for raw in record.imports for _local, imported in raw[I_ALIASES] if imported != "*"}
-    names.update(type_name for _owner, _attribute, type_name in record.field_types)
-    return frozenset(names)
 
 
 class TableParts:

@@ -361,11 +361,14 @@ class WorkspaceIndex(IndexBuilding):
         """When graphs were built on the current files, decode the changed files' records, old and new, here (the
         watcher's thread when it calls): the graphs' update reads what each defines and uses, and the old ones'
         rows are about to be overwritten, after which a query would wait on the shared records' lookups (a
-        quarter of a second for 1,000 files) or on decoding results found there."""
+        quarter of a second for 1,000 files) or on decoding results found there. The names the update reads of
+        each are found here too (30 ms of a query for 1,000 files)."""
         current = self._snapshot
         if current.anchor is not None or current.has_derived(GRAPH_ANCHOR_KEY):
             for record in records:
                 record.defined_names()
+                record.graph_names()
+                record.reference_counts()
 
     def remove_file(self, path: str | Path) -> bool:
         """Forget a file (deleted, or no longer indexable). Returns whether the index changed."""

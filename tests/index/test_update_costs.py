@@ -7,9 +7,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from index_helpers import write
 
-from lsp_hub.index import api, ranking
+from lsp_hub.index import api, ranking, records
 from lsp_hub.index.background import keep_graphs, prepare_graphs
 from lsp_hub.index.graph_store import RANKING_KEY
 from lsp_hub.index.ranking import reference_graph
@@ -22,7 +23,9 @@ def _three_files(root: Path) -> None:
     write(root, "tests/test_pricing.py", "from app.pricing import price\n\ndef test_price():\n    price(None)\n")
 
 
-def test_changed_records_are_decoded_when_applied_once_graphs_exist(tmp_path: Path) -> None:
+def test_changed_records_are_decoded_when_applied_once_graphs_exist(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = tmp_path / "repo"
     _three_files(root)
     first = WorkspaceIndex(root)
@@ -40,7 +43,11 @@ def test_changed_records_are_decoded_when_applied_once_graphs_exist(tmp_path: Pa
     assert daemon.refresh_files(["app/pricing.py"]) == 1
     new = daemon.snapshot().files["app/pricing.py"]
     assert old.holds_head and new.holds_head  # what the graphs' update reads, decoded before a query asks
+    asked: list[str] = []
+    member_names = records.member_names
+    monkeypatch.setattr(records, "member_names", lambda record: asked.append(record.path) or member_names(record))
     answer = api.repo_map(daemon, {})
+    assert "app/pricing.py" not in asked  # the names the update moves were found when the change was applied
     assert "refund" in answer["text"] and "def price" not in answer["text"]
     daemon.close()
 
