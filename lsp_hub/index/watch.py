@@ -6,7 +6,8 @@ walk's rules: ignored directories, .gitignore, size limits). `ensure_fresh()` is
 place of `index.build()`: while the watcher runs it walks nothing; it walks once after the watcher started (what
 changed before the watch began) and again only when an ignore file changed (the rules themselves moved). A watcher
 that cannot be set up (inotify's limits reached, a file system that reports nothing) leaves `watching` False with
-the `reason`, and `ensure_fresh()` then walks as before.
+the `reason`, and `ensure_fresh()` then walks as before. Graphs built before a burst are updated after it, in the
+watcher's thread, off the next query's path.
 
 Latency: a change is applied within about DEBOUNCE_MS + STEP_MS of the write; `ensure_fresh(wait=...)` may wait
 for the watcher to take in what the kernel has already reported.
@@ -21,6 +22,7 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
+from lsp_hub.index.background import keep_graphs_current
 from lsp_hub.index.languages import language_for_path
 from lsp_hub.index.walk import IndexingCancelled
 from lsp_hub.index.workspace import WorkspaceIndex
@@ -40,9 +42,10 @@ GIT_EXCLUDE = ".git/info/exclude"
 class IndexWatcher:
     """Keeps one WorkspaceIndex fresh from file-system events. Thread-safe; `stop()` ends the thread."""
 
-    def __init__(self, index: WorkspaceIndex, *, force_polling: bool = False) -> None:
+    def __init__(self, index: WorkspaceIndex, *, force_polling: bool = False, keep_graphs: bool = True) -> None:
         self.index = index
         self.force_polling = force_polling
+        self.keep_graphs = keep_graphs  # update built graphs after each burst (`background.keep_graphs_current`)
         self.watching = False
         self.reason: str | None = "not started"
         self.applied_changes = 0  # files changed in the index by events (tests and status)
@@ -147,6 +150,11 @@ class IndexWatcher:
                 with self._lock:
                     self._busy = False
                     self._bursts += 1
+                if changes and self.keep_graphs:
+                    try:
+                        keep_graphs_current(self.index)
+                    except Exception as error:  # an optimisation only: the next query updates them itself
+                        log.warning("updating the graphs of %s failed (%s)", self.index.root, error)
         except Exception as error:  # inotify limits, a root that vanished, a file system without events
             self._failed(f"{type(error).__name__}: {error}")
         finally:

@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from index_helpers import write
 
+from lsp_hub.index import api
+from lsp_hub.index.ranking import reference_graph
 from lsp_hub.index.walk import REASON_TOO_LARGE
 from lsp_hub.index.watch import IndexWatcher
 from lsp_hub.index.workspace import WorkspaceIndex
@@ -131,3 +133,29 @@ def test_a_watcher_that_cannot_start_falls_back_to_walking(tmp_path: Path, monke
     watcher.ensure_fresh()
     assert "b.py" in index.snapshot().files
     index.close()
+
+
+def test_graphs_built_before_a_burst_are_updated_after_it_and_none_are_built_unasked(
+    watched: tuple[WorkspaceIndex, IndexWatcher],
+) -> None:
+    index, watcher = watched
+    root = index.root
+    write(root, "pkg/user.py", "from pkg.base import base\n\ndef use():\n    return base()\n")
+    assert _eventually(lambda: "pkg/user.py" in index.snapshot().files)
+    time.sleep(0.3)  # past the burst's own round
+    assert not index.snapshot().is_derived("reference_graph")  # nobody asked for graph answers: none built
+
+    before = api.repo_map(index, {})
+    assert "pkg/user.py" in before["text"]
+    write(root, "pkg/other.py", "from pkg.base import base\n\ndef other():\n    return base()\n")
+    assert _eventually(
+        lambda: "pkg/other.py" in index.snapshot().files and index.snapshot().is_derived("reference_graph")
+    )
+    updated = reference_graph(index.snapshot())
+    assert "pkg/other.py" in updated.base_ranks  # the graph of the files as changed, made before any query
+
+    watcher.keep_graphs = False
+    write(root, "pkg/third.py", "def third():\n    return 3\n")
+    assert _eventually(lambda: "pkg/third.py" in index.snapshot().files)
+    time.sleep(0.3)
+    assert not index.snapshot().is_derived("reference_graph")
