@@ -47,4 +47,5 @@ def test_the_daemon_part_runs_watched(tmp_path: Path) -> None:
     figures = bench.daemon(root, tmp_path / "cache")
     assert figures["watching"] == 1.0
     assert figures["query_walked"] == 0.0 and figures["query_answered"] == 1.0
+    assert figures["query_walked_watcher_updates"] == 0.0 and figures["query_answered_watcher_updates"] == 1.0
     assert figures["rss_after"] > 0 and figures["changes_applied"] > 0
