@@ -139,7 +139,14 @@ class ParseRunning:
             walk_ended = feed.finished  # read first: the batches it cut before it ended are all taken next
             more = feed.batches(timeout)
             if walk_ended:
-                more += _guided_batches(feed.rest(), feed.sizes, workers)
+                # What is not handed out yet goes out as a whole build's would (largest first, shrinking), so that
+                # the workers of a long parse finish together rather than behind a batch cut in the walk's order.
+                waiting = [*queue, *more]
+                for batch in queue:
+                    del remaining[id(batch)]
+                queue.clear()
+                jobs = [job for batch in waiting for job in batch]
+                more = _guided_batches([*jobs, *feed.rest()], feed.sizes, workers)
                 fed = True
             for batch in more:
                 remaining[id(batch)] = batch

@@ -254,3 +254,17 @@ def test_rows_without_results_written_in_one_statement_equal_rows_bound_one_by_o
     monkeypatch.setattr(store_module, "JSON_ROWS", True)
     monkeypatch.setattr(store_module, "_INSERT_BARE_ROWS", "INSERT INTO files SELECT * FROM no_json_each(?1, ?2)")
     assert _rows_written(tmp_path / "fallback", rows) == one_by_one
+
+
+def test_a_path_that_is_not_unicode_is_never_written_as_one_statement(tmp_path: Path) -> None:
+    """An undecodable file name (a lone surrogate in Python) would reach SQLite's JSON as an escape, decoded into
+    another path: such rows are left to be bound one by one."""
+    connection = sqlite3.connect(tmp_path / "rows.sqlite3", isolation_level=None)
+    connection.execute(
+        "CREATE TABLE files (path TEXT PRIMARY KEY, language TEXT NOT NULL, size INTEGER NOT NULL,"
+        " mtime_ns INTEGER NOT NULL, digest BLOB NOT NULL, skip_reason TEXT, data BLOB, definitions INTEGER)"
+    )
+    row: StoredRow = ("odd\udcff.py", "python", 1, 2, content_digest(b"odd"), None, None, 0)
+    assert not store_module._insert_bare_rows(connection, [row])
+    assert connection.execute("SELECT count(*) FROM files").fetchone() == (0,)
+    connection.close()
