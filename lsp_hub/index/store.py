@@ -368,7 +368,10 @@ class IndexStore:
         with self._lock:
             if self._connect() is None:  # made (or found unusable) here, not in the thread
                 return
-        writing = threading.Thread(target=self._write_aside, args=(ordered, deleted, stored), name="index-store-write")
+        # Not a daemon, whatever thread starts it (a daemon's would be one): the process exits once the rows are stored.
+        writing = threading.Thread(
+            target=self._write_aside, args=(ordered, deleted, stored), name="index-store-write", daemon=False
+        )
         self._writing = writing
         writing.start()
 
@@ -499,13 +502,9 @@ def _insert_bare_rows(connection: sqlite3.Connection, rows: list[StoredRow]) -> 
     than reaching SQLite as an escape it would decode into another path): then nothing was inserted."""
     import orjson  # a sixth of json's time, which holds the GIL
 
+    columns = [(path, language, size, mtime, skip, count) for path, language, size, mtime, _d, skip, _e, count in rows]
     try:
-        text = orjson.dumps(
-            [
-                (path, language, size, mtime_ns, skip_reason, definitions)
-                for path, language, size, mtime_ns, _d, skip_reason, _e, definitions in rows
-            ]
-        ).decode()
+        text = orjson.dumps(columns).decode()
     except orjson.JSONEncodeError:
         return False
     digests = b"".join(row[4] for row in rows)

@@ -5,6 +5,8 @@ walk ends the build promptly, and a pool that fails mid-walk leaves no file out.
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -20,6 +22,8 @@ from lsp_hub.index.parse_worker import ParseJob
 from lsp_hub.index.store import IndexStore
 from lsp_hub.index.walk import IndexingCancelled, WalkResult
 from lsp_hub.index.workspace import WorkspaceIndex
+
+REPOSITORY = Path(__file__).resolve().parents[2]
 
 pytestmark = pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="a feed needs two workers")
 
@@ -153,3 +157,53 @@ def test_a_pool_failing_during_a_fed_walk_leaves_no_file_out(tmp_path: Path, mon
     monkeypatch.setattr(parse_pool.ParseRunning, "_run_in_workers", broken)
     fed = _index_of(tmp_path / "tree")
     assert fed["files"] == whole["files"] and fed["rows"] == whole["rows"]
+
+
+def test_a_fed_build_that_fails_stops_the_walk_and_raises_its_own_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _tree(tmp_path / "tree")
+    _feed_early(monkeypatch)
+    directories: list[int] = []
+    _slow_walk(monkeypatch, 0.05)
+    original = builder.walk_workspace
+
+    def counting_walk(*arguments: Any) -> WalkResult:
+        found = arguments[3]
+        return original(*arguments[:3], lambda count: (directories.append(count), found(count)), *arguments[4:])
+
+    monkeypatch.setattr(builder, "walk_workspace", counting_walk)
+
+    def broken(*_arguments: Any) -> None:
+        raise RuntimeError("a bug in taking a result")
+
+    monkeypatch.setattr(builder.IndexBuilding, "_apply_outcome", broken)
+    index = WorkspaceIndex(tmp_path / "tree", max_workers=2, in_process_limit=5, use_cache=False)
+    with pytest.raises(RuntimeError, match="a bug"):
+        index.build()
+    assert len(directories) < 20  # the walk stopped part way (it enters 25 directories)
+    assert not [thread for thread in threading.enumerate() if thread.name == "index-walk"]
+
+
+def test_the_rows_of_a_fed_build_are_stored_before_its_process_exits(tmp_path: Path) -> None:
+    """A one-shot command writes a build's last rows beside its map (`store_beside`) and exits without closing:
+    the write a fed build starts (its walk in a thread of its own) is waited for all the same."""
+    root = tmp_path / "tree"
+    _tree(root)
+    program = f"""
+import time
+from lsp_hub.index import store, walk_feed
+from lsp_hub.index.workspace import WorkspaceIndex
+walk_feed.STREAM_AFTER_FILES, walk_feed.STREAM_BATCH_FILES = 10, 7
+write_rows = store._write_rows
+store._write_rows = lambda *arguments: (time.sleep(0.5), write_rows(*arguments))  # still writing at the end
+index = WorkspaceIndex({str(root)!r}, max_workers=2, in_process_limit=5, max_file_size=4096, store_beside=True)
+index.build()
+assert index.walk_count == 1 and len(index.snapshot().files) == 60
+"""
+    environment = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(REPOSITORY), os.environ.get("PYTHONPATH")])),
+    }
+    subprocess.run([sys.executable, "-c", program], env=environment, check=True, timeout=60)
+    assert len(IndexStore(root).load_identities()) == 61  # and the binary file, left out
