@@ -45,6 +45,7 @@ PER_FILE_COST_BYTES = 512  # opening, hashing and querying a file costs about as
 STOP_POLL_SECONDS = 0.1  # how often a build waiting on its workers checks whether the index was stopped
 IN_PROCESS_BATCH = 32  # files parsed in this process between checks for a stop
 IN_FLIGHT_PER_WORKER = 2  # batches handed to the pool per worker at a time (the rest wait here, to be taken by anyone)
+PARSING_SHARE = 8  # a fed build's files taken by the walk's end: parsed when more than one in this many were
 
 
 class ParseRunning:
@@ -132,13 +133,19 @@ class ParseRunning:
         queue = deque(batches)  # not handed out yet, largest first
         in_flight: dict[Future[BatchResult], list[ParseJob]] = {}
         fed = feed is None  # every batch is in the queue, or has been
+        taken_files = [0, 0]  # files taken so far: found in the shared records, and the rest (parsed, mostly)
+
+        def counted(result: BatchResult) -> None:
+            taken_files[0] += len(result.hits)
+            taken_files[1] += len(result.outcomes)
+            take(result)
 
         def feed_queue(timeout: float) -> None:
             nonlocal fed
             assert feed is not None
             walk_ended = feed.finished  # read first: the batches it cut before it ended are all taken next
             more = feed.batches(timeout)
-            if walk_ended:
+            if walk_ended and _parsing(*taken_files):
                 # What is not handed out yet goes out as a whole build's would (largest first, shrinking), so that
                 # the workers of a long parse finish together rather than behind a batch cut in the walk's order.
                 waiting = [*queue, *more]
@@ -147,6 +154,9 @@ class ParseRunning:
                 queue.clear()
                 jobs = [job for batch in waiting for job in batch]
                 more = _guided_batches([*jobs, *feed.rest()], feed.sizes, workers)
+                fed = True
+            elif walk_ended:  # files looked up, each about as long as another: the batches stay as they are
+                more += _guided_batches(feed.rest(), feed.sizes, workers)
                 fed = True
             for batch in more:
                 remaining[id(batch)] = batch
@@ -170,7 +180,7 @@ class ParseRunning:
         starter.start()
         try:
             while starter.is_alive() and queue and fed:  # (while a walk goes on, it has the core)
-                self._parse_here(root, queue.pop(), remaining, take)
+                self._parse_here(root, queue.pop(), remaining, counted)
             starter.join()
             if isinstance(first[0], BaseException):
                 raise first[0]
@@ -186,7 +196,7 @@ class ParseRunning:
                     batch = queue.popleft()
                     in_flight[pool.submit(parse_batch, root, batch, self.max_file_size, shared)] = batch
                 if queue and fed and started.value < workers:  # a core is idle: parse the smallest batch left here
-                    self._parse_here(root, queue.pop(), remaining, take)
+                    self._parse_here(root, queue.pop(), remaining, counted)
                     continue
                 # Wait in short steps rather than for the next result: a stop must not wait for a batch to finish.
                 finished, _pending = wait(in_flight, timeout=STOP_POLL_SECONDS, return_when=FIRST_COMPLETED)
@@ -196,7 +206,7 @@ class ParseRunning:
                     batch = in_flight.pop(future)
                     result = future.result()
                     remaining.pop(id(batch), None)
-                    take(result)
+                    counted(result)
         except IndexingCancelled:
             stopped = True
             raise
@@ -224,6 +234,12 @@ class ParseRunning:
 
     def _parse_batch(self, root: str, jobs: list[ParseJob]) -> BatchResult:
         return parse_batch(root, jobs, self.max_file_size, self._shared_location)
+
+
+def _parsing(found_shared: int, others: int) -> bool:
+    """Whether the files taken so far were mostly parsed (or none were taken yet): then how long a batch takes
+    depends on its files' sizes. Files found in the shared records take about as long as each other."""
+    return others * PARSING_SHARE >= found_shared + others
 
 
 def _the_rest_of(feed: WalkFeed, workers: int, stopped: threading.Event) -> list[list[ParseJob]]:
