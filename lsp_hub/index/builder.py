@@ -30,6 +30,7 @@ from lsp_hub.index.walk import (
     WalkResult,
     walk_workspace,
 )
+from lsp_hub.index.walk_feed import WalkFeed
 
 log = logging.getLogger("lsp_hub.index.workspace")
 
@@ -93,30 +94,43 @@ class IndexBuilding(ParseRunning):
             if not known and not known_skips and self._worker_count(2 * self.in_process_limit) > 1
             else None
         )
-        try:
-            walk = walk_workspace(
-                self.root, self.max_file_size, self._stopped.is_set, prestart.files_found if prestart else None
-            )
+        if prestart is None:
+            walk = walk_workspace(self.root, self.max_file_size, self._stopped.is_set)
             self._build_from_walk(walk, known, known_skips, progress)
+            return
+        # And every file found is handed out as the walk finds it (`walk_feed`).
+        feed = WalkFeed(prestart.files_found)
+        try:
+            feed.start(self._walk_filling, self._stopped.is_set)
+            if feed.wait_started():
+                self._build_from_walk(None, known, known_skips, progress, feed)
+            else:  # a small tree: walked before a batch was cut
+                self._build_from_walk(feed.result(), known, known_skips, progress)
         finally:
-            if prestart is not None:
-                prestart.close()
+            feed.abandon()  # the walk has ended, or ends at its next directory
+            prestart.close()
+
+    def _walk_filling(
+        self, should_stop: Callable[[], bool], files_found: Callable[[int], None], result: WalkResult
+    ) -> WalkResult:
+        return walk_workspace(self.root, self.max_file_size, should_stop, files_found, result)
 
     def _build_from_walk(
         self,
-        walk: WalkResult,
+        walk: WalkResult | None,
         known: dict[str, FileRecord],
         known_skips: dict[str, StoredFile],
         progress: ProgressCallback | None,
+        feed: WalkFeed | None = None,
     ) -> None:
+        """Build from a whole `walk`, or (nothing known) from the jobs a `feed` hands out as its walk goes on."""
         self.walk_count += 1
-        markers = self._read_markers(walk.marker_files)
-        walked_paths = {walked.path for walked in walk.files}
+        markers = self._read_markers(walk.marker_files) if walk is not None else {}
         new_disk: dict[str, FileRecord] = {}
         new_skips: dict[str, StoredFile] = {}
-        jobs: list[ParseJob] = []
+        jobs: list[ParseJob] = []  # with a feed: its own
         job_sizes: dict[str, int] = {}
-        for walked in walk.files:
+        for walked in walk.files if walk is not None else ():
             record = known.get(walked.path)
             if (
                 record is not None
@@ -133,7 +147,7 @@ class IndexBuilding(ParseRunning):
             jobs.append(ParseJob(walked.path, walked.language, record.digest if record is not None else None))
             job_sizes[walked.path] = walked.size
 
-        total = len(walk.files)
+        total = len(walk.files) if walk is not None else feed.found if feed is not None else 0  # with a feed: so far
         done = total - len(jobs)
         if progress is not None:
             progress(done, total)
@@ -147,11 +161,11 @@ class IndexBuilding(ParseRunning):
         first_build = not self._disk and not self._documents
         # A cold build gathers the name tables while its workers parse (table_parts.py); a warm one has its graphs
         # stored, or most of its records' names undecoded, so gathering would only add work.
-        parts = TableParts() if first_build and len(jobs) >= self.in_process_limit else None
+        parts = TableParts() if first_build and (feed is not None or len(jobs) >= self.in_process_limit) else None
         last_publish = last_write = time.perf_counter()
 
         def take(result: BatchResult) -> None:
-            nonlocal done, last_publish, last_write
+            nonlocal done, last_publish, last_write, total, walk, markers
             if self._stopped.is_set():
                 raise IndexingCancelled
             self._take_hits(result.hits, new_disk, hit_rows, shared_hits)
@@ -179,21 +193,33 @@ class IndexBuilding(ParseRunning):
             if self.shared is not None and len(shared_puts) >= STORE_WRITE_ROWS:
                 self.shared.put(shared_puts)
                 shared_puts.clear()
+            if walk is None and feed is not None and feed.finished:
+                walk = feed.result()
+                markers = self._read_markers(walk.marker_files)
             if progress is not None:
+                total = len(walk.files) if walk is not None else max(feed.found if feed else 0, done)
                 progress(done, total)
-            if first_build and time.perf_counter() - last_publish > PARTIAL_PUBLISH_SECONDS:
+            if walk is not None and first_build and time.perf_counter() - last_publish > PARTIAL_PUBLISH_SECONDS:
                 # Let queries see what is there while the first build goes on, marked incomplete.
                 last_publish = time.perf_counter()
                 with self._lock:
-                    # What is still pending, found once a second, not kept up to date file by file.
-                    pending = frozenset(job.path for job in jobs if job.path not in new_disk and job.path not in taken)
+                    # What is still pending, found once a second, not kept up to date file by file. With a feed,
+                    # nothing was known: every file was a job.
+                    paths = (job.path for job in jobs) if feed is None else (walked.path for walked in walk.files)
+                    pending = frozenset(path for path in paths if path not in new_disk and path not in taken)
                     self._publish(new_disk, pending, walk.skipped, walk.skip_counts, markers)
 
         parsed_before = self.parse_count
-        self._run_jobs(jobs, job_sizes, take)
+        self._run_jobs(jobs, job_sizes, take, feed)
         self.last_build_parsed = self.parse_count - parsed_before
+        if walk is None:
+            assert feed is not None
+            walk = feed.result()
+            markers = self._read_markers(walk.marker_files)
 
-        deletions = (set(known) | set(known_skips)) - walked_paths
+        deletions = (
+            (set(known) | set(known_skips)) - {walked.path for walked in walk.files} if known or known_skips else set()
+        )
         if self.store is not None and self.store_beside:
             released = list(unstored)
             self.store.write_beside(upserts, deletions, hit_rows, lambda: self._release(released))

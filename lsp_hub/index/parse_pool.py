@@ -28,6 +28,7 @@ from lsp_hub.index.shared_records import (
 from lsp_hub.index.walk import (
     IndexingCancelled,
 )
+from lsp_hub.index.walk_feed import STREAM_AFTER_FILES, WalkFeed
 
 if TYPE_CHECKING:  # multiprocessing and the pool are imported by a build that starts workers, not by every process
     import multiprocessing.context
@@ -44,6 +45,7 @@ PER_FILE_COST_BYTES = 512  # opening, hashing and querying a file costs about as
 STOP_POLL_SECONDS = 0.1  # how often a build waiting on its workers checks whether the index was stopped
 IN_PROCESS_BATCH = 32  # files parsed in this process between checks for a stop
 IN_FLIGHT_PER_WORKER = 2  # batches handed to the pool per worker at a time (the rest wait here, to be taken by anyone)
+PARSING_SHARE = 8  # a fed build's files taken by the walk's end: parsed when more than one in this many were
 
 
 class ParseRunning:
@@ -67,13 +69,18 @@ class ParseRunning:
         return max(1, min(limit, -(-job_count // self.in_process_limit)))
 
     def _run_jobs(
-        self, jobs: list[ParseJob], job_sizes: Mapping[str, int], take: Callable[[BatchResult], None]
+        self,
+        jobs: list[ParseJob],
+        job_sizes: Mapping[str, int],
+        take: Callable[[BatchResult], None],
+        feed: WalkFeed | None = None,
     ) -> None:
-        if not jobs:
+        """Run `jobs`, or with a `feed` the jobs it hands out as its walk goes on (it has begun cutting them)."""
+        if not jobs and feed is None:
             return
         root = str(self.root)
-        workers = self._worker_count(len(jobs))
-        if len(jobs) < self.in_process_limit or workers <= 1:
+        workers = self._worker_count(len(jobs) if feed is None else STREAM_AFTER_FILES)
+        if feed is None and (len(jobs) < self.in_process_limit or workers <= 1):
             for start in range(0, len(jobs), IN_PROCESS_BATCH):
                 take(self._parse_batch(root, jobs[start : start + IN_PROCESS_BATCH]))
             return
@@ -82,13 +89,16 @@ class ParseRunning:
         batches = _guided_batches(jobs, job_sizes, workers)
         remaining = {id(batch): batch for batch in batches}
         try:
-            self._run_in_workers(root, batches, workers, remaining, take)
+            self._run_in_workers(root, batches, workers, remaining, take, feed)
         except (BrokenProcessPool, OSError) as error:
             if self._stopped.is_set():
                 raise IndexingCancelled from error
             # A worker died (or could not start): finish here rather than leave files out.
             log.warning("index worker pool failed (%s); parsing the rest in-process", error)
-            for batch in remaining.values():
+            left = list(remaining.values())
+            if feed is not None:
+                left += _the_rest_of(feed, workers, self._stopped)
+            for batch in left:
                 for start in range(0, len(batch), IN_PROCESS_BATCH):
                     take(self._parse_batch(root, batch[start : start + IN_PROCESS_BATCH]))
 
@@ -99,9 +109,11 @@ class ParseRunning:
         workers: int,
         remaining: dict[int, list[ParseJob]],
         take: Callable[[BatchResult], None],
+        feed: WalkFeed | None = None,
     ) -> None:
         """Parse `batches` in worker processes, taking results as they come; a batch taken leaves `remaining`.
         The workers end with this process (see worker_initializer) and are killed when the index is stopped.
+        With a `feed`, its batches join them as its walk cuts them, and the rest once the walk has ended.
 
         Starting the workers takes a few hundred milliseconds (the forkserver's interpreter and imports, then each
         worker's), during which cores would idle: until every worker is ready, this process parses the smallest
@@ -120,6 +132,38 @@ class ParseRunning:
         stopped = False
         queue = deque(batches)  # not handed out yet, largest first
         in_flight: dict[Future[BatchResult], list[ParseJob]] = {}
+        fed = feed is None  # every batch is in the queue, or has been
+        taken_files = [0, 0]  # files taken so far: found in the shared records, and the rest (parsed, mostly)
+
+        def counted(result: BatchResult) -> None:
+            taken_files[0] += len(result.hits)
+            taken_files[1] += len(result.outcomes)
+            take(result)
+
+        def feed_queue(timeout: float) -> None:
+            nonlocal fed
+            assert feed is not None
+            walk_ended = feed.finished  # read first: the batches it cut before it ended are all taken next
+            more = feed.batches(timeout)
+            if walk_ended and _parsing(*taken_files):
+                # What is not handed out yet goes out as a whole build's would (largest first, shrinking), so that
+                # the workers of a long parse finish together rather than behind a batch cut in the walk's order.
+                waiting = [*queue, *more]
+                for batch in queue:
+                    del remaining[id(batch)]
+                queue.clear()
+                jobs = [job for batch in waiting for job in batch]
+                more = _guided_batches([*jobs, *feed.rest()], feed.sizes, workers)
+                fed = True
+            elif walk_ended:  # files looked up, each about as long as another: the batches stay as they are
+                more += _guided_batches(feed.rest(), feed.sizes, workers)
+                fed = True
+            for batch in more:
+                remaining[id(batch)] = batch
+            queue.extend(more)
+
+        if not fed:
+            feed_queue(0.0)
         # The first submit starts the workers, and waits for the forkserver to start and import: meanwhile this
         # thread parses the smallest batches.
         first_batch = queue.popleft()
@@ -135,18 +179,24 @@ class ParseRunning:
         starter = threading.Thread(target=submit_first, name="index-pool-start", daemon=True)
         starter.start()
         try:
-            while starter.is_alive() and queue:
-                self._parse_here(root, queue.pop(), remaining, take)
+            while starter.is_alive() and queue and fed:  # (while a walk goes on, it has the core)
+                self._parse_here(root, queue.pop(), remaining, counted)
             starter.join()
             if isinstance(first[0], BaseException):
                 raise first[0]
             in_flight[first[0]] = first_batch
-            while queue or in_flight:
+            while queue or in_flight or not fed:
+                if not fed:
+                    feed_queue(0.0 if queue or in_flight else STOP_POLL_SECONDS)
+                    if self._stopped.is_set():
+                        raise IndexingCancelled
+                    if not queue and not in_flight:
+                        continue
                 while queue and len(in_flight) < IN_FLIGHT_PER_WORKER * workers:
                     batch = queue.popleft()
                     in_flight[pool.submit(parse_batch, root, batch, self.max_file_size, shared)] = batch
-                if queue and started.value < workers:  # a core is idle: parse the smallest batch left here
-                    self._parse_here(root, queue.pop(), remaining, take)
+                if queue and fed and started.value < workers:  # a core is idle: parse the smallest batch left here
+                    self._parse_here(root, queue.pop(), remaining, counted)
                     continue
                 # Wait in short steps rather than for the next result: a stop must not wait for a batch to finish.
                 finished, _pending = wait(in_flight, timeout=STOP_POLL_SECONDS, return_when=FIRST_COMPLETED)
@@ -156,7 +206,7 @@ class ParseRunning:
                     batch = in_flight.pop(future)
                     result = future.result()
                     remaining.pop(id(batch), None)
-                    take(result)
+                    counted(result)
         except IndexingCancelled:
             stopped = True
             raise
@@ -184,6 +234,22 @@ class ParseRunning:
 
     def _parse_batch(self, root: str, jobs: list[ParseJob]) -> BatchResult:
         return parse_batch(root, jobs, self.max_file_size, self._shared_location)
+
+
+def _parsing(found_shared: int, others: int) -> bool:
+    """Whether the files taken so far were mostly parsed (or none were taken yet): then how long a batch takes
+    depends on its files' sizes. Files found in the shared records take about as long as each other."""
+    return others * PARSING_SHARE >= found_shared + others
+
+
+def _the_rest_of(feed: WalkFeed, workers: int, stopped: threading.Event) -> list[list[ParseJob]]:
+    """Every batch a feed has still to hand out, once its walk has ended."""
+    left: list[list[ParseJob]] = []
+    while not feed.finished:
+        left += feed.batches(STOP_POLL_SECONDS)
+        if stopped.is_set():
+            raise IndexingCancelled
+    return [*left, *feed.batches(), *_guided_batches(feed.rest(), feed.sizes, workers)]
 
 
 def _kill_workers(pool: ProcessPoolExecutor) -> None:

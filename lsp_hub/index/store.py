@@ -368,7 +368,10 @@ class IndexStore:
         with self._lock:
             if self._connect() is None:  # made (or found unusable) here, not in the thread
                 return
-        writing = threading.Thread(target=self._write_aside, args=(ordered, deleted, stored), name="index-store-write")
+        # Not a daemon, whatever thread starts it (a daemon's would be one): the process exits once the rows are stored.
+        writing = threading.Thread(
+            target=self._write_aside, args=(ordered, deleted, stored), name="index-store-write", daemon=False
+        )
         self._writing = writing
         writing.start()
 
@@ -464,12 +467,51 @@ def _ordered(upserts: Iterable[StoredFile], rows: Iterable[StoredRow]) -> list[S
     )
 
 
+# Rows without results (files found in the shared records, files left out) go in as one JSON text through one
+# statement, which SQLite runs without holding the GIL: bound one by one (executemany), a new worktree's 100,000 rows
+# took 1.05 s instead of 0.64 s beside a thread holding the GIL (the map a one-shot command makes meanwhile).
+BARE_DIGEST_BYTES = 16  # `records.content_digest`'s: the digests travel beside the JSON, as one blob, at fixed offsets
+_INSERT_BARE_ROWS = (
+    "INSERT OR REPLACE INTO files SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3,"
+    f" substr(?2, key * {BARE_DIGEST_BYTES} + 1, {BARE_DIGEST_BYTES}), value ->> 4, NULL, value ->> 5"
+    " FROM json_each(?1)"
+)
+# `->>` and `json_each` are built into SQLite from 3.38 (Python's own may be older).
+JSON_ROWS = sqlite3.sqlite_version_info >= (3, 38, 0)
+_INSERT_ROWS = "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+
+
 def _write_rows(connection: sqlite3.Connection, ordered: list[StoredRow], deleted: list[tuple[str]]) -> None:
+    bare = [row for row in ordered if row[6] is None and len(row[4]) == BARE_DIGEST_BYTES]
+    rest = ordered if not bare else [row for row in ordered if row[6] is not None or len(row[4]) != BARE_DIGEST_BYTES]
     connection.execute("BEGIN IMMEDIATE")
     try:
-        connection.executemany("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?)", ordered)
+        if bare and not (JSON_ROWS and _insert_bare_rows(connection, bare)):
+            connection.executemany(_INSERT_ROWS, bare)
+        connection.executemany(_INSERT_ROWS, rest)
         connection.executemany("DELETE FROM files WHERE path = ?", deleted)
     except BaseException:
         connection.execute("ROLLBACK")
         raise
     connection.execute("COMMIT")
+
+
+def _insert_bare_rows(connection: sqlite3.Connection, rows: list[StoredRow]) -> bool:
+    """Insert rows without results in one statement; False when this SQLite was built without its JSON functions,
+    or a path is not valid Unicode (an undecodable file name, which fails to bind one row at a time too, rather
+    than reaching SQLite as an escape it would decode into another path): then nothing was inserted."""
+    import orjson  # a sixth of json's time, which holds the GIL
+
+    columns = [(path, language, size, mtime, skip, count) for path, language, size, mtime, _d, skip, _e, count in rows]
+    try:
+        text = orjson.dumps(columns).decode()
+    except orjson.JSONEncodeError:
+        return False
+    digests = b"".join(row[4] for row in rows)
+    try:
+        connection.execute(_INSERT_BARE_ROWS, (text, digests))
+    except sqlite3.OperationalError as error:
+        if "no such" not in str(error):  # function or table: SQLite built without JSON
+            raise
+        return False
+    return True

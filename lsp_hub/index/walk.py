@@ -165,14 +165,16 @@ def walk_workspace(
     max_file_size: int = DEFAULT_MAX_FILE_SIZE,
     should_stop: Callable[[], bool] | None = None,
     files_found: Callable[[int], None] | None = None,
+    result: WalkResult | None = None,
 ) -> WalkResult:
     """All indexable source files under `root` (resolved first), sorted by path, plus what was skipped and why.
 
     Iterative (an explicit stack, so no directory depth reaches Python's recursion limit); directories deeper than
     MAX_DIRECTORY_DEPTH are skipped as `too_deep`. `should_stop` is asked before each directory; when it answers
-    True the walk raises IndexingCancelled. `files_found` is told after each directory how many files were found."""
+    True the walk raises IndexingCancelled. `files_found` is told after each directory how many files were found;
+    they are in `result` (filled when given, empty), in the order found until the walk sorts them at its end."""
     root = root.resolve()
-    result = WalkResult()
+    result = WalkResult() if result is None else result
     rules = _IgnoreRules(())
     exclude_lines = _read_ignore_lines(root / ".git" / "info" / "exclude")
     if exclude_lines:

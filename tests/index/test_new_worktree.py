@@ -202,3 +202,69 @@ def test_a_first_build_publishes_what_it_has_with_the_rest_pending(
         assert not files & pending and files | pending == everything
     assert published[-1] == (everything, frozenset())
     index.close()
+
+
+def _rows_written(root: Path, rows: list[StoredRow]) -> list[tuple[object, ...]]:
+    """The files table, each value with its SQLite type, after writing `rows` then replacing the first."""
+    store = IndexStore(root)
+    assert store.write([], (), rows)
+    first = rows[0]
+    assert store.write([], (), [(first[0], "go", 7, 8, bytes(range(16)), None, None, 3)])
+    connection = sqlite3.connect(store.path)
+    table = connection.execute(
+        "SELECT path, language, typeof(size), size, typeof(mtime_ns), mtime_ns, typeof(digest), digest,"
+        " typeof(skip_reason), skip_reason, typeof(data), data, typeof(definitions), definitions"
+        " FROM files ORDER BY path"
+    ).fetchall()
+    connection.close()
+    store.close()
+    return table
+
+
+def test_rows_without_results_written_in_one_statement_equal_rows_bound_one_by_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new worktree's rows (no results: in the shared records) go in as one JSON text: the same rows, of the same
+    types, as one insert per row, beside rows that hold results or another size of digest."""
+    rows: list[StoredRow] = [
+        ("a/models.py", "python", 120, 1_700_000_000_123_456_789, content_digest(b"a"), None, None, 4),
+        ('b/quote "and" back\\slash ünï €.ts', "typescript", 0, -1, content_digest(b"b"), "binary", None, None),
+        ("c/results.go", "go", 3, 4, content_digest(b"c"), None, b"(" + bytes(10), 2),
+        ("d/long_digest.py", "python", 5, 6, bytes(32), None, None, 0),
+        *(
+            (f"e/m{number:04d}.py", "python", number, number * 7, content_digest(b"%d" % number), None, None, number)
+            for number in range(300)
+        ),
+    ]
+    by_json = _rows_written(tmp_path / "json", rows)
+    monkeypatch.setattr(store_module, "JSON_ROWS", False)
+    one_by_one = _rows_written(tmp_path / "bound", rows)
+    assert by_json == one_by_one
+    assert len(by_json) == len(rows) and by_json[0][:8] == (
+        "a/models.py",
+        "go",
+        "integer",
+        7,
+        "integer",
+        8,
+        "blob",
+        bytes(range(16)),
+    )
+    # A SQLite without its JSON functions: the same rows, one by one.
+    monkeypatch.setattr(store_module, "JSON_ROWS", True)
+    monkeypatch.setattr(store_module, "_INSERT_BARE_ROWS", "INSERT INTO files SELECT * FROM no_json_each(?1, ?2)")
+    assert _rows_written(tmp_path / "fallback", rows) == one_by_one
+
+
+def test_a_path_that_is_not_unicode_is_never_written_as_one_statement(tmp_path: Path) -> None:
+    """An undecodable file name (a lone surrogate in Python) would reach SQLite's JSON as an escape, decoded into
+    another path: such rows are left to be bound one by one."""
+    connection = sqlite3.connect(tmp_path / "rows.sqlite3", isolation_level=None)
+    connection.execute(
+        "CREATE TABLE files (path TEXT PRIMARY KEY, language TEXT NOT NULL, size INTEGER NOT NULL,"
+        " mtime_ns INTEGER NOT NULL, digest BLOB NOT NULL, skip_reason TEXT, data BLOB, definitions INTEGER)"
+    )
+    row: StoredRow = ("odd\udcff.py", "python", 1, 2, content_digest(b"odd"), None, None, 0)
+    assert not store_module._insert_bare_rows(connection, [row])
+    assert connection.execute("SELECT count(*) FROM files").fetchone() == (0,)
+    connection.close()
