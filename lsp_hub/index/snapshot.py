@@ -46,8 +46,8 @@ class Snapshot:
         # The nearest earlier snapshot whose graphs were computed: graphs of this one are updated from it for the
         # files that differ (see graph.py) instead of built anew. Dropped once this snapshot has its own.
         self.anchor: Snapshot | None = None
-        # The files that may differ from the anchor's (a superset), as the workspace's changes named them; None when
-        # unknown (a build walked the tree), and the two snapshots' files are compared instead (100 ms at 100,000).
+        # The files that may differ from the anchor's (a superset), as the workspace's changes and walks named them
+        # when they published; None without one (a snapshot made outside a workspace: the files are compared).
         self.changed_from_anchor: frozenset[str] | None = None
         self.store: IndexStore | None = None  # where graphs computed on this snapshot may be kept (files on disk)
         self.stopped: Callable[[], bool] = lambda: False  # the index is stopping: long computations give up

@@ -423,10 +423,10 @@ class WorkspaceIndex(IndexBuilding):
         snapshot = Snapshot(self.root, files, tuple(skipped), dict(skip_counts), pending, dict(markers), self._version)
         graphs = previous.has_derived(GRAPH_ANCHOR_KEY) or previous.has_derived("reference_graph")
         snapshot.anchor = previous if graphs else previous.anchor
-        if snapshot.anchor is not None and touched is None:
-            # Compared here, once per walk, rather than at every graph update after it (0.1 s at 100,000 files).
-            touched = frozenset(changed_files(previous.files, files))
-        if snapshot.anchor is not None and touched is not None:
+        if snapshot.anchor is not None:
+            if touched is None:
+                # Compared here, once per walk, rather than at every graph update after it (0.1 s at 100,000 files).
+                touched = frozenset(changed_files(previous.files, files))
             before = frozenset() if graphs else previous.changed_from_anchor
             snapshot.changed_from_anchor = None if before is None else before | touched
         snapshot.store = self.store
