@@ -66,3 +66,21 @@ def rank_vector(
 
 def ranks_by_node(nodes: list[str], vector: Any) -> dict[str, float]:
     return dict(zip(nodes, vector.tolist(), strict=True))
+
+
+def best_positions(nodes: list[str], vector: Any, count: int) -> list[int]:
+    """The positions of the `count` best-ranked nodes, by rank then path: numpy finds the count-th rank without
+    sorting the rest (100,000 files took 0.2 s sorted); a small graph is sorted without numpy (a warm map of a small
+    repository imports none)."""
+    if len(nodes) <= count:
+        ranked = enumerate(zip(nodes, vector, strict=True))
+        ordered = sorted((-float(value), node, position) for position, (node, value) in ranked)
+        return [position for _rank, _node, position in ordered]
+    import numpy as np
+
+    values = np.asarray(vector, dtype=float)
+    threshold = np.partition(values, len(nodes) - count)[len(nodes) - count]
+    positions = np.flatnonzero(values >= threshold).tolist()  # ties at the threshold too: sorted by path below
+    paths = [nodes[position] for position in positions]
+    ordered = sorted(zip((-values[positions]).tolist(), paths, positions, strict=True))
+    return [position for _rank, _node, position in ordered[:count]]

@@ -205,6 +205,8 @@ class ReferenceGraph:
         self._graph: nx.DiGraph | None = None
         self._tests = tests  # the test files among the nodes, made on first use when not given (a stored graph)
 
+    best_first: list[int] | None = None  # a stored ranking's best nodes in order; a map sorts this graph's itself
+
     @property
     def tests(self) -> frozenset[str]:
         """The test files among the nodes (kept: an update has the same nodes)."""

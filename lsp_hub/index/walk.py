@@ -23,6 +23,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 import pathspec
 
@@ -97,8 +98,7 @@ REASON_HIDDEN_DIRECTORY = "hidden_directory"
 REASON_UNSUPPORTED_LANGUAGE = "unsupported_language"
 
 
-@dataclass(frozen=True, slots=True)
-class WalkedFile:
+class WalkedFile(NamedTuple):  # a tuple: made 100,000 times by a walk, twice as fast as a frozen dataclass
     path: str  # workspace-relative POSIX path
     language: str
     size: int

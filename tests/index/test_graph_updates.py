@@ -383,6 +383,40 @@ def test_graphs_prepared_over_a_stored_ranking_replace_it(corpus: Path, tmp_path
     second.close()
 
 
+@pytest.mark.parametrize("kept", [8192, 40])
+def test_a_map_from_a_stored_ranking_is_the_map_of_the_graph(
+    corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kept: int
+) -> None:
+    """A stored ranking lists its best nodes in order, and a map takes its files from them; the maps are those of
+    the graph, whether the list covers what the map wants or is too short (the map sorts the ranks then)."""
+    from lsp_hub.index import graph_store
+    from lsp_hub.index.graph_store import StoredRanking, ranking
+    from lsp_hub.index.pagerank import best_positions
+
+    monkeypatch.setattr(graph_store, "STORED_BEST_NODES", kept)
+    cache = tmp_path / "cache"
+    first = WorkspaceIndex(corpus, cache_dir=cache)
+    first.build()
+    focus = sorted(first.snapshot().files)[:2]
+    asked = [{"token_budget": 256}, {"token_budget": 4096}, {"token_budget": 1024, "focus_files": focus}]
+    built = [repo_map(first.snapshot(), **arguments) for arguments in asked]  # type: ignore[arg-type]
+    graph = reference_graph(first.snapshot())
+    save_ranking(first.snapshot())
+    first.close()
+
+    second = WorkspaceIndex(corpus, cache_dir=cache)
+    second.build()
+    snapshot = second.snapshot()
+    stored_ranking = ranking(snapshot)
+    assert isinstance(stored_ranking, StoredRanking)
+    assert stored_ranking.best_first == best_positions(graph.nodes, graph.base_vector, kept)
+    assert [repo_map(snapshot, **arguments) for arguments in asked] == built  # type: ignore[arg-type]
+    assert not snapshot.is_derived("reference_graph")
+    stored_ranking.best_first = None  # as a ranking stored before the list was kept
+    assert [repo_map(snapshot, **arguments) for arguments in asked] == built  # type: ignore[arg-type]
+    second.close()
+
+
 def test_rankings_stored_by_other_graph_code_are_not_used(
     corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

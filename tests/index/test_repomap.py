@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from lsp_hub.index.graph_inputs import import_graph
+from lsp_hub.index.pagerank import best_positions
 from lsp_hub.index.ranking import reference_graph
 from lsp_hub.index.repomap import repo_map
 from lsp_hub.index.workspace import Snapshot, WorkspaceIndex
@@ -134,8 +135,12 @@ def test_the_best_files_picked_are_those_a_full_sort_gives(tmp_path: Path, budge
     ranks = graph.base_ranks
     focus = frozenset(sorted(snapshot.files)[:3])
     everything = sorted((p for p in snapshot.files if p not in focus), key=lambda p: (-ranks.get(p, 0.0), p))
-    expected = repomap._candidate_files(everything, budget)
-    assert list(repomap._best_candidates(graph.nodes, graph.base_vector, focus, budget)) == list(expected)
+    positions = {path: position for position, path in enumerate(graph.nodes)}
+    expected = repomap._candidate_files(graph.nodes, [positions[path] for path in everything], budget)
+    assert list(repomap._best_candidates(graph.nodes, graph.base_vector, focus, budget, None)) == list(expected)
+    # From a stored ranking's best nodes in order: the same, and more than they list sorts the ranks after all.
+    best = best_positions(graph.nodes, graph.base_vector, 600)
+    assert list(repomap._best_candidates(graph.nodes, graph.base_vector, focus, budget, best)) == list(expected)
     if budget == 60_000:
         assert len(expected) > 512  # past the first pick: the pick grew
 
@@ -147,7 +152,11 @@ def test_the_best_files_break_ties_at_the_cut_by_path() -> None:
     ranks = {path: (1.0 if number % 3 == 0 else 0.5) for number, path in enumerate(sorted(paths))}
     full = sorted(paths, key=lambda path: (-ranks[path], path))
     vector = np.array([ranks[path] for path in paths])
-    assert _best_files(paths, vector, 250, frozenset()) == full[:250]  # 200 ranked 1.0, then the 0.5 ties by path
+    def best(vector: np.ndarray, wanted: int, left_out: frozenset[str]) -> list[str]:
+        return [paths[position] for position in _best_files(paths, vector, wanted, left_out, None)]
+
+    assert best(vector, 250, frozenset()) == full[:250]  # 200 ranked 1.0, then the 0.5 ties by path
     left_out = frozenset(full[:5])
-    assert _best_files(paths, vector, 250, left_out) == full[5:255]
-    assert _best_files(paths, np.zeros(len(paths)), 7, frozenset()) == sorted(paths)[:7]  # all tied
+    assert best(vector, 250, left_out) == full[5:255]
+    assert best(np.zeros(len(paths)), 7, frozenset()) == sorted(paths)[:7]  # all tied
+    assert [paths[position] for position in best_positions(paths, list(vector), 600)] == full  # without numpy
