@@ -1,3 +1,3 @@
-from lsp_hub.cli import main
+from lsp_hub.cli import script
 
-raise SystemExit(main())
+raise SystemExit(script())

@@ -173,6 +173,37 @@ def _announce(scheme: str, host: str):  # type: ignore[no-untyped-def]
     return ready
 
 
+def script() -> int:
+    """The `lsp-hub` program (and `python -m lsp_hub`): `main`; after a one-shot index verb the process then ends
+    without taking the index apart object by object (0.1 s of a 1.3 s map at 100,000 files). It waits for the
+    threads still running and flushes its output first, as an ordinary exit does; with child processes still
+    there (a build's workers) it exits the ordinary way, which ends them."""
+    argv = sys.argv[1:]
+    code = main(argv)
+    if argv and argv[0] in INDEX_VERBS:
+        _end_now(code)
+    return code
+
+
+def _end_now(code: int) -> None:
+    import logging
+    import threading
+
+    for thread in threading.enumerate():
+        if thread is not threading.current_thread() and not thread.daemon:
+            thread.join()  # a cache write beside the map, say: an ordinary exit waits for it too
+    multiprocessing = sys.modules.get("multiprocessing")
+    if multiprocessing is not None and multiprocessing.active_children():
+        return
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        return  # a reader that left: `main`'s own handling, on the ordinary way out
+    logging.shutdown()
+    os._exit(code)
+
+
 def main(argv: list[str] | None = None) -> int:
     try:
         return _main(argv)
