@@ -22,7 +22,8 @@ from lsp_hub.index.parse_worker import (
 from lsp_hub.index.records import P_DEFINITIONS, FileRecord, encode_packed
 from lsp_hub.index.shared_records import SharedRecords
 from lsp_hub.index.snapshot import Snapshot
-from lsp_hub.index.store import IndexStore, StoredFile, StoredRow
+from lsp_hub.index.store import IndexStore, StoredFile
+from lsp_hub.index.store_rows import StoredRow
 from lsp_hub.index.table_parts import TableParts
 from lsp_hub.index.walk import (
     REASON_UNREADABLE,

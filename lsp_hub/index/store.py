@@ -27,6 +27,7 @@ from typing import Any, TypeVar
 
 from lsp_hub.index.records import PACKED_FORMAT, looks_packed
 from lsp_hub.index.shared_records import SharedRecords, discard_database
+from lsp_hub.index.store_rows import StoredRow, write_rows
 
 log = logging.getLogger(__name__)
 
@@ -153,7 +154,6 @@ class StoredFile:
 WRITE_BESIDE_CACHE_KB = 64 * 1024
 
 # A row of the files table: path, language, size, mtime_ns, digest, skip_reason, encoded results, definitions.
-StoredRow = tuple[str, str, int, int, bytes, str | None, bytes | None, int | None]
 
 
 class IndexStore:
@@ -317,6 +317,8 @@ class IndexStore:
                 return None
             try:
                 row = connection.execute("SELECT data, digest FROM files WHERE path = ?", (path,)).fetchone()
+            except UnicodeEncodeError:
+                return None  # a file name that is not valid Unicode: never stored (`store_rows`)
             except sqlite3.Error as error:
                 log.warning("index cache %s unreadable (%s)", self.path, error)
                 return None
@@ -342,7 +344,7 @@ class IndexStore:
                 if connection is None:
                     return False
                 try:
-                    _write_rows(connection, ordered, deleted)
+                    write_rows(connection, ordered, deleted)
                     return True
                 except sqlite3.Error as error:
                     log.warning("index cache %s write failed (%s); rebuilding it", self.path, error)
@@ -388,7 +390,7 @@ class IndexStore:
             # Room for the pages of all three B-trees (the table, its key, the identity index) a new root's rows
             # fill, rather than spilling them mid-transaction: 100,000 rows 0.7-0.8 s -> 0.5 s. Freed at close.
             connection.execute(f"PRAGMA cache_size = -{WRITE_BESIDE_CACHE_KB}")
-            _write_rows(connection, ordered, deleted)
+            write_rows(connection, ordered, deleted)
         except sqlite3.Error as error:  # only an accelerator: the next build finds the rows missing and writes them
             log.warning("index cache %s write failed (%s)", self.path, error)
             return
@@ -465,53 +467,3 @@ def _ordered(upserts: Iterable[StoredFile], rows: Iterable[StoredRow]) -> list[S
         ),
         key=itemgetter(0),
     )
-
-
-# Rows without results (files found in the shared records, files left out) go in as one JSON text through one
-# statement, which SQLite runs without holding the GIL: bound one by one (executemany), a new worktree's 100,000 rows
-# took 1.05 s instead of 0.64 s beside a thread holding the GIL (the map a one-shot command makes meanwhile).
-BARE_DIGEST_BYTES = 16  # `records.content_digest`'s: the digests travel beside the JSON, as one blob, at fixed offsets
-_INSERT_BARE_ROWS = (
-    "INSERT OR REPLACE INTO files SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3,"
-    f" substr(?2, key * {BARE_DIGEST_BYTES} + 1, {BARE_DIGEST_BYTES}), value ->> 4, NULL, value ->> 5"
-    " FROM json_each(?1)"
-)
-# `->>` and `json_each` are built into SQLite from 3.38 (Python's own may be older).
-JSON_ROWS = sqlite3.sqlite_version_info >= (3, 38, 0)
-_INSERT_ROWS = "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
-
-
-def _write_rows(connection: sqlite3.Connection, ordered: list[StoredRow], deleted: list[tuple[str]]) -> None:
-    bare = [row for row in ordered if row[6] is None and len(row[4]) == BARE_DIGEST_BYTES]
-    rest = ordered if not bare else [row for row in ordered if row[6] is not None or len(row[4]) != BARE_DIGEST_BYTES]
-    connection.execute("BEGIN IMMEDIATE")
-    try:
-        if bare and not (JSON_ROWS and _insert_bare_rows(connection, bare)):
-            connection.executemany(_INSERT_ROWS, bare)
-        connection.executemany(_INSERT_ROWS, rest)
-        connection.executemany("DELETE FROM files WHERE path = ?", deleted)
-    except BaseException:
-        connection.execute("ROLLBACK")
-        raise
-    connection.execute("COMMIT")
-
-
-def _insert_bare_rows(connection: sqlite3.Connection, rows: list[StoredRow]) -> bool:
-    """Insert rows without results in one statement; False when this SQLite was built without its JSON functions,
-    or a path is not valid Unicode (an undecodable file name, which fails to bind one row at a time too, rather
-    than reaching SQLite as an escape it would decode into another path): then nothing was inserted."""
-    import orjson  # a sixth of json's time, which holds the GIL
-
-    columns = [(path, language, size, mtime, skip, count) for path, language, size, mtime, _d, skip, _e, count in rows]
-    try:
-        text = orjson.dumps(columns).decode()
-    except orjson.JSONEncodeError:
-        return False
-    digests = b"".join(row[4] for row in rows)
-    try:
-        connection.execute(_INSERT_BARE_ROWS, (text, digests))
-    except sqlite3.OperationalError as error:
-        if "no such" not in str(error):  # function or table: SQLite built without JSON
-            raise
-        return False
-    return True

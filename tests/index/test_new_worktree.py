@@ -4,7 +4,9 @@ again, and a ranking completed by one process keeps what it had for the next."""
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -14,6 +16,7 @@ import pytest
 from index_helpers import copy_beside, write
 
 from lsp_hub.index import store as store_module
+from lsp_hub.index import store_rows
 from lsp_hub.index.api import repo_map
 from lsp_hub.index.background import keep_graphs
 from lsp_hub.index.graph_store import StoredRanking, ranking, save_ranking
@@ -21,7 +24,8 @@ from lsp_hub.index.parse_worker import ParseJob, parse_batch
 from lsp_hub.index.ranking import reference_graph
 from lsp_hub.index.records import content_digest
 from lsp_hub.index.shared_records import LOOKUP_VARIABLES, SharedRecords, SharedRecordsLocation
-from lsp_hub.index.store import EXTRACTOR_VERSION, IndexStore, StoredFile, StoredRow
+from lsp_hub.index.store import EXTRACTOR_VERSION, IndexStore, StoredFile, database_path
+from lsp_hub.index.store_rows import StoredRow
 from lsp_hub.index.walk import REASON_BINARY
 from lsp_hub.index.workspace import WorkspaceIndex
 
@@ -118,14 +122,14 @@ def test_a_batch_sends_back_files_found_in_the_shared_records_and_parses_the_res
 def test_rows_written_beside_the_map_are_stored_before_a_later_write_and_at_close(
     copy_repo: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    original = store_module._write_rows
+    original = store_module.write_rows
 
     def slow_beside(connection: sqlite3.Connection, ordered: list[StoredRow], deleted: list[tuple[str]]) -> None:
         if threading.current_thread() is not threading.main_thread():
             time.sleep(0.3)  # still writing when the build returns, and when the next write comes
         original(connection, ordered, deleted)
 
-    monkeypatch.setattr(store_module, "_write_rows", slow_beside)
+    monkeypatch.setattr(store_module, "write_rows", slow_beside)
     root = copy_repo("pyapp")
     first = WorkspaceIndex(root)
     first.build()
@@ -237,7 +241,7 @@ def test_rows_without_results_written_in_one_statement_equal_rows_bound_one_by_o
         ),
     ]
     by_json = _rows_written(tmp_path / "json", rows)
-    monkeypatch.setattr(store_module, "JSON_ROWS", False)
+    monkeypatch.setattr(store_rows, "JSON_ROWS", False)
     one_by_one = _rows_written(tmp_path / "bound", rows)
     assert by_json == one_by_one
     assert len(by_json) == len(rows) and by_json[0][:8] == (
@@ -251,8 +255,8 @@ def test_rows_without_results_written_in_one_statement_equal_rows_bound_one_by_o
         bytes(range(16)),
     )
     # A SQLite without its JSON functions: the same rows, one by one.
-    monkeypatch.setattr(store_module, "JSON_ROWS", True)
-    monkeypatch.setattr(store_module, "_INSERT_BARE_ROWS", "INSERT INTO files SELECT * FROM no_json_each(?1, ?2)")
+    monkeypatch.setattr(store_rows, "JSON_ROWS", True)
+    monkeypatch.setattr(store_rows, "INSERT_BARE_ROWS", "INSERT INTO files SELECT * FROM no_json_each(?1, ?2)")
     assert _rows_written(tmp_path / "fallback", rows) == one_by_one
 
 
@@ -265,6 +269,25 @@ def test_a_path_that_is_not_unicode_is_never_written_as_one_statement(tmp_path: 
         " mtime_ns INTEGER NOT NULL, digest BLOB NOT NULL, skip_reason TEXT, data BLOB, definitions INTEGER)"
     )
     row: StoredRow = ("odd\udcff.py", "python", 1, 2, content_digest(b"odd"), None, None, 0)
-    assert not store_module._insert_bare_rows(connection, [row])
+    assert not store_rows.insert_bare_rows(connection, [row])
     assert connection.execute("SELECT count(*) FROM files").fetchone() == (0,)
     connection.close()
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="macOS and Windows file systems refuse names that are not Unicode")
+def test_a_file_name_that_is_not_unicode_leaves_only_its_own_row_out(tmp_path: Path) -> None:
+    """Such a name (a lone surrogate in Python) cannot be a TEXT key: the other rows are written, the write does
+    not fail, and the file is indexed again by the next process."""
+    root = tmp_path / "tree"
+    write(root, "good.py", "def ok():\n    return 1\n")
+    odd = os.fsdecode(b"caf\xe9.py")
+    write(root, odd, "def odd():\n    return ok()\n")
+    for store_beside in (False, True, False):
+        index = WorkspaceIndex(root, cache_dir=tmp_path / "cache", store_beside=store_beside)
+        index.build()
+        assert set(index.snapshot().files) == {"good.py", odd}
+        assert index.snapshot().files[odd].definitions[0][0] == "odd"
+        index.close()
+        connection = sqlite3.connect(database_path(root.resolve(), tmp_path / "cache"))
+        assert connection.execute("SELECT path FROM files").fetchall() == [("good.py",)]
+        connection.close()

@@ -195,8 +195,8 @@ import time
 from lsp_hub.index import store, walk_feed
 from lsp_hub.index.workspace import WorkspaceIndex
 walk_feed.STREAM_AFTER_FILES, walk_feed.STREAM_BATCH_FILES = 10, 7
-write_rows = store._write_rows
-store._write_rows = lambda *arguments: (time.sleep(0.5), write_rows(*arguments))  # still writing at the end
+write_rows = store.write_rows
+store.write_rows = lambda *arguments: (time.sleep(0.5), write_rows(*arguments))  # still writing at the end
 index = WorkspaceIndex({str(root)!r}, max_workers=2, in_process_limit=5, max_file_size=4096, store_beside=True)
 index.build()
 assert index.walk_count == 1 and len(index.snapshot().files) == 60
