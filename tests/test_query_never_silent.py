@@ -180,3 +180,40 @@ def test_a_clean_clone_without_the_servers_on_path_is_not_checked(tmp_path: Path
     assert done.returncode == 2, done
     assert "no issues" not in done.stdout
     assert "no python server ran — basedpyright is not installed; ruff is not installed" in done.stderr, done.stderr
+
+
+class _CannedHub:
+    """A query's connection to a hub that answers lspHub.languages and lspHub.status from canned replies."""
+
+    def __init__(self, replies: dict[str, Any]) -> None:
+        self.replies = replies
+
+    def request(self, method: str, params: dict[str, Any], timeout: float) -> Any:
+        assert method == "workspace/executeCommand"
+        return self.replies[params["command"]]
+
+
+def test_an_empty_answer_names_why_the_server_at_the_files_root_did_not_start(tmp_path: Path) -> None:
+    """The language's summary reads "not started" for a server that cannot start at this file's root (refused in
+    an untrusted workspace, say); the server's status there says why, and the answer says it."""
+    from types import SimpleNamespace
+
+    from lsp_hub.agents.query.hub_requests import why_empty
+
+    web, other = tmp_path / "web", tmp_path / "other"
+    refused = "lsp-hub: tsls was not started for web: the workspace is not trusted; run `lsp-hub trust web`"
+    hub = _CannedHub({
+        "lspHub.languages": {"languages": [{"language": "typescript", "extensions": ["ts"],
+                                            "servers": [{"name": "tsls", "state": "not started"}]}]},
+        "lspHub.status": {"servers": [
+            {"name": "tsls", "root": str(other), "state": "running"},
+            {"name": "tsls", "root": str(web), "state": "missing", "error": refused},
+        ]},
+    })
+    workspace: Any = SimpleNamespace(connection=hub, timeout=5.0)
+    assert why_empty(workspace, web / "src" / "main.ts") == (
+        "missing", f"no server answered: tsls could not be started ({refused})")
+    # A file under the other root: the server there runs, and found nothing.
+    assert why_empty(workspace, other / "main.ts") == ("nothing", "tsls found nothing here")
+    # A file under neither root: the language's summary, as before.
+    assert why_empty(workspace, tmp_path / "main.ts")[0] == "nothing"

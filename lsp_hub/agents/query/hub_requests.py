@@ -4,6 +4,7 @@ another client's unsaved text does not share)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -59,8 +60,10 @@ def why_empty(workspace: Workspace, path: Path) -> tuple[str, str]:
     if not servers:
         return "no_server", f"no language server is configured for {entry.get('language', path.suffix)}"
     states = {server["name"]: server.get("state", "") for server in servers}
-    statuses = {server["name"]: server for server in (hub_command(workspace, "lspHub.status") or {}).get(
-        "servers", []) if server.get("name") in states}
+    statuses, here = _statuses_for(path, states, (hub_command(workspace, "lspHub.status") or {}).get("servers", []))
+    # The server at this file's root says more than the language's summary, where one that cannot start here (its
+    # binary missing, or refused in an untrusted workspace) reads "not started".
+    states.update({name: statuses[name]["state"] for name in here if statuses[name].get("state")})
     busy = []
     for name, server in statuses.items():
         work, waiting = server.get("workInProgress") or [], server.get("requestsInFlight") or 0
@@ -78,8 +81,29 @@ def why_empty(workspace: Workspace, path: Path) -> tuple[str, str]:
         named = [name for name, server_state in states.items() if server_state == state]
         if named:
             error = statuses.get(named[0], {}).get("error")
+            if error and state == "missing":
+                sentence = "could not be started"  # the error says why: not found, or refused in this workspace
             return word, f"no server answered: {', '.join(named)} {sentence}" + (f" ({error})" if error else "")
     return "nothing", f"no server answered for {path.name} ({', '.join(f'{n}: {s}' for n, s in states.items())})"
+
+
+def _statuses_for(
+    path: Path, names: dict[str, str], servers: list[dict[str, Any]]
+) -> tuple[dict[str, dict[str, Any]], set[str]]:
+    """Per server name, its status at the root nearest above `path` (else any of its statuses), and the names
+    whose status is of a root holding `path`."""
+    chosen: dict[str, tuple[int, dict[str, Any]]] = {}
+    for server in servers:
+        name = server.get("name")
+        if name not in names:
+            continue
+        root = str(server.get("root") or "")
+        inside = bool(root) and (str(path) == root or str(path).startswith(root.rstrip("/\\") + os.sep))
+        depth = len(root) if inside else -1
+        if name not in chosen or depth > chosen[name][0]:
+            chosen[name] = (depth, server)
+    statuses = {name: server for name, (_depth, server) in chosen.items()}
+    return statuses, {name for name, (depth, _server) in chosen.items() if depth >= 0}
 
 
 def with_empty_reason(answer: Answer, workspace: Workspace, path: Path) -> Answer:
