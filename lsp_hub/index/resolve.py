@@ -81,6 +81,9 @@ class ImportResolver:
         self._by_suffix: dict[str, list[str]] = defaultdict(list)  # file name -> paths (for suffix matching)
         # A module's last name -> the Python files that are a module of that name under some import root.
         self._python_modules: dict[str, list[str]] = defaultdict(list)
+        # A module name -> (the files that are it under some root, those under a root that is no package): the same
+        # for every importer, and asked for by most of them (`import os`, `from typing import ...`).
+        self._module_files: dict[str, tuple[list[str], list[str]]] = {}
         for path in self.paths:
             directory, name = posixpath.split(path)
             self._directories[directory].append(path)
@@ -142,10 +145,14 @@ class ImportResolver:
         return "/".join(parts[: max(0, len(parts) - module.count(".") - 1)])
 
     def _python_module_files(self, importer: str, module: str) -> str | None:
-        candidates = self._python_modules_named(module)
+        found = self._module_files.get(module)
+        if found is None:
+            named = self._python_modules_named(module)
+            rooted = [path for path in named if not self._is_python_package(self._python_root_of(path, module))]
+            found = self._module_files[module] = (named, rooted)
+        candidates, valid = found
         if not candidates:
             return None
-        valid = [path for path in candidates if not self._is_python_package(self._python_root_of(path, module))]
         if not valid:
             # A script's own directory is on sys.path: `import helper` next to helper.py inside a package.
             importer_directory = posixpath.dirname(importer)

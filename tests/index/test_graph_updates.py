@@ -383,17 +383,12 @@ def test_graphs_prepared_over_a_stored_ranking_replace_it(corpus: Path, tmp_path
     second.close()
 
 
-@pytest.mark.parametrize("kept", [8192, 40])
-def test_a_map_from_a_stored_ranking_is_the_map_of_the_graph(
-    corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kept: int
-) -> None:
+def test_a_map_from_a_stored_ranking_is_the_map_of_the_graph(corpus: Path, tmp_path: Path) -> None:
     """A stored ranking lists its best nodes in order, and a map takes its files from them; the maps are those of
     the graph, whether the list covers what the map wants or is too short (the map sorts the ranks then)."""
-    from lsp_hub.index import graph_store
-    from lsp_hub.index.graph_store import StoredRanking, ranking
+    from lsp_hub.index.graph_store import STORED_BEST_NODES, StoredRanking, ranking
     from lsp_hub.index.pagerank import best_positions
 
-    monkeypatch.setattr(graph_store, "STORED_BEST_NODES", kept)
     cache = tmp_path / "cache"
     first = WorkspaceIndex(corpus, cache_dir=cache)
     first.build()
@@ -409,11 +404,12 @@ def test_a_map_from_a_stored_ranking_is_the_map_of_the_graph(
     snapshot = second.snapshot()
     stored_ranking = ranking(snapshot)
     assert isinstance(stored_ranking, StoredRanking)
-    assert stored_ranking.best_first == best_positions(graph.nodes, graph.base_vector, kept)
-    assert [repo_map(snapshot, **arguments) for arguments in asked] == built  # type: ignore[arg-type]
+    assert stored_ranking.best_first == best_positions(graph.nodes, graph.base_vector, STORED_BEST_NODES)
+    best_first = stored_ranking.best_first
+    for kept in (best_first, best_first[:40], None):  # the whole list; too short for a map; none (stored before)
+        stored_ranking.best_first = kept
+        assert [repo_map(snapshot, **arguments) for arguments in asked] == built  # type: ignore[arg-type]
     assert not snapshot.is_derived("reference_graph")
-    stored_ranking.best_first = None  # as a ranking stored before the list was kept
-    assert [repo_map(snapshot, **arguments) for arguments in asked] == built  # type: ignore[arg-type]
     second.close()
 
 
