@@ -148,3 +148,30 @@ async def test_a_shown_server_is_presumed_loading_until_its_progress_ends() -> N
     assert silent.loading
     assert await silent.wait_loaded(2.0)  # it reported nothing: presumed loaded once the time is up
     assert not silent.loading
+
+
+async def test_diagnostics_end_only_a_load_the_server_never_reports() -> None:
+    """tsserver's syntax-only server publishes diagnostics before the load of a configured project begins: for a
+    file with a tsconfig.json above it only the load's report (or the bound) ends the wait; for an inferred
+    project's file, whose load it never reports, its diagnostics do."""
+    from lsp_hub.proxy.backends.server_progress import ServerProgress
+
+    configured = ServerProgress()
+    configured.expect_load(5.0, reported=True)
+    configured.note_diagnostics()  # the syntax server's, early
+    assert configured.loading
+    configured.note("tsserver-1", "begin", "Initializing JS/TS language features")
+    configured.note_diagnostics()
+    assert configured.loading
+    configured.note("tsserver-1", "end")
+    assert not configured.loading
+
+    inferred = ServerProgress()
+    inferred.expect_load(5.0)
+    inferred.note_diagnostics()
+    assert not inferred.loading and await inferred.wait_loaded(0.1)
+
+    bounded = ServerProgress()
+    bounded.expect_load(0.2, reported=True)
+    bounded.note_diagnostics()
+    assert await bounded.wait_loaded(2.0)  # a report that never comes: the bound still ends the wait

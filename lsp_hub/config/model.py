@@ -48,6 +48,11 @@ class ServerSpec:
     # syntax-only server): project-wide requests answered during its first work-done progress are asked again once
     # that progress ends, bounded by the request timeout.
     wait_for_project_load: bool = False
+    # Files whose presence at or above a file means the server reports loading that file's project (tsserver: a
+    # tsconfig.json or jsconfig.json; a file with neither is an inferred project, whose load it never reports). For
+    # such a file only the report (or the bound) ends the wait: diagnostics do not, since its syntax-only server
+    # publishes them before the load begins.
+    load_reported_with: tuple[str, ...] = ()
     # After a document closes, tell the server the file exists (a "created" watched-file event): basedpyright
     # drops a file it had open from its project on close, so references from another file miss it until told.
     reannounce_closed_files: bool = False

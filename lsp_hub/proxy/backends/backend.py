@@ -16,9 +16,12 @@ import logging
 import os
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from lsp_hub.config.resolve import find_upward
 from lsp_hub.platform.children import CHILDREN, KILL
+from lsp_hub.platform.paths import uri_to_path
 from lsp_hub.proxy.backends.document_sync import send_did_change, send_did_close, send_did_open, send_did_save
 from lsp_hub.proxy.backends.pending import DIAGNOSTIC_PULLS, NotSupported, Pending
 from lsp_hub.proxy.backends.server_process import STREAM_LIMIT, ServerConnection, drain_stderr, signal_group
@@ -367,7 +370,7 @@ class Backend:
     def _send_did_open(self, document: OpenText) -> None:
         if self.protocol is not None:
             send_did_open(self.protocol, self.capabilities, document)
-            self._expect_project_load()
+            self._expect_project_load(document.uri)
 
     def show_file(self, uri: str, language_id: str, text: str) -> None:
         """Open and close a file no client has open (`prestart`): a server that loads its project for an open file
@@ -375,13 +378,23 @@ class Backend:
         self.notify("textDocument/didOpen",
                     {"textDocument": {"uri": uri, "languageId": language_id, "version": 0, "text": text}})
         self.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
-        self._expect_project_load()
+        self._expect_project_load(uri)
 
-    def _expect_project_load(self) -> None:
+    def _expect_project_load(self, uri: str) -> None:
         """Shown a file, a server waited for is loading from now: its report of the load may come a moment later,
         and a question meanwhile must not take its partial answer for the whole."""
         if self.spec.wait_for_project_load:
-            self.progress.expect_load()
+            self.progress.expect_load(reported=self._reports_load_of(uri))
+
+    def _reports_load_of(self, uri: str) -> bool:
+        """Whether one of the spec's `load_reported_with` files is at or above the file (a configured project)."""
+        if not self.spec.load_reported_with:
+            return False
+        path = uri_to_path(uri)
+        if path is None:
+            return False
+        directory = Path(path).parent
+        return any(find_upward(directory, name) is not None for name in self.spec.load_reported_with)
 
     def change_document(self, document: OpenText, changes: list[dict[str, Any]]) -> None:
         if self.state != State.RUNNING or document.uri not in self.open_documents or self.protocol is None:

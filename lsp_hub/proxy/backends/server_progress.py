@@ -22,6 +22,7 @@ class ServerProgress:
         self._loading_tokens: set[str] = set()
         self._loading_titles: set[str] = set()  # the titles of the progress that ran while the project loaded
         self._project_loaded = asyncio.Event()
+        self._load_reported = False  # the load expected is one the server reports (`expect_load`)
 
     def restart(self) -> None:
         """A new process: its project is not loaded yet."""
@@ -50,17 +51,20 @@ class ServerProgress:
             self._loading_tokens.clear()
             self._project_loaded.set()
 
-    def expect_load(self, seconds: float = EXPECTED_LOAD_SECONDS) -> None:
+    def expect_load(self, seconds: float = EXPECTED_LOAD_SECONDS, reported: bool = False) -> None:
         """The server has just been shown a file of its project: it is loading from now, though its progress may
-        come a moment later, until that progress ends, it publishes diagnostics, or `seconds` pass without either."""
+        come a moment later, until that progress ends, it publishes diagnostics, or `seconds` pass without either.
+        `reported`: the server reports this project's load, so diagnostics do not end the wait (tsserver's
+        syntax-only server publishes some before its progress begins)."""
         if self._project_loaded.is_set() or self._loading_tokens:
             return
         self._loading_tokens.add(EXPECTED)
+        self._load_reported = reported
         asyncio.get_running_loop().call_later(seconds, self._expectation_over)
 
     def note_diagnostics(self) -> None:
-        """It published diagnostics: a load it never reported is over (one it reported ends with its progress)."""
-        if self._loading_tokens == {EXPECTED} and not self._project_loaded.is_set():
+        """It published diagnostics: a load it never reports is over (one it reports ends with its progress)."""
+        if self._loading_tokens == {EXPECTED} and not self._project_loaded.is_set() and not self._load_reported:
             self._expectation_over()
 
     def _expectation_over(self) -> None:
