@@ -4,13 +4,13 @@ another client's unsaved text does not share)."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 from lsp_hub.agents.query.documents import Workspace
 from lsp_hub.agents.query.errors import QueryError
 from lsp_hub.agents.query.rendering import Answer
+from lsp_hub.platform.paths import is_within
 
 
 def hub_wait_ms(timeout: float) -> int:
@@ -98,8 +98,7 @@ def _statuses_for(
         if name not in names:
             continue
         root = str(server.get("root") or "")
-        inside = bool(root) and (str(path) == root or str(path).startswith(root.rstrip("/\\") + os.sep))
-        depth = len(root) if inside else -1
+        depth = len(root) if root and is_within(str(path), root) else -1
         if name not in chosen or depth > chosen[name][0]:
             chosen[name] = (depth, server)
     statuses = {name: server for name, (_depth, server) in chosen.items()}

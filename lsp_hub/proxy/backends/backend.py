@@ -383,7 +383,7 @@ class Backend:
     def _expect_project_load(self, uri: str) -> None:
         """Shown a file, a server waited for is loading from now: its report of the load may come a moment later,
         and a question meanwhile must not take its partial answer for the whole."""
-        if self.spec.wait_for_project_load:
+        if self.spec.wait_for_project_load and self.progress.load_expectable:  # else no file system lookup
             self.progress.expect_load(reported=self._reports_load_of(uri))
 
     def _reports_load_of(self, uri: str) -> bool:

@@ -56,11 +56,16 @@ class ServerProgress:
         come a moment later, until that progress ends, it publishes diagnostics, or `seconds` pass without either.
         `reported`: the server reports this project's load, so diagnostics do not end the wait (tsserver's
         syntax-only server publishes some before its progress begins)."""
-        if self._project_loaded.is_set() or self._loading_tokens:
+        if not self.load_expectable:
             return
         self._loading_tokens.add(EXPECTED)
         self._load_reported = reported
         asyncio.get_running_loop().call_later(seconds, self._expectation_over)
+
+    @property
+    def load_expectable(self) -> bool:
+        """Whether `expect_load` would take a new expectation: no load is known to be over or under way."""
+        return not self._project_loaded.is_set() and not self._loading_tokens
 
     def note_diagnostics(self) -> None:
         """It published diagnostics: a load it never reports is over (one it reports ends with its progress)."""
