@@ -7,6 +7,7 @@ status` import only the standard library and start fast."""
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import sys
 from pathlib import Path
@@ -179,8 +180,15 @@ def script() -> int:
     threads still running and flushes its output first, as an ordinary exit does; with child processes still
     there (a build's workers) it exits the ordinary way, which ends them."""
     argv = sys.argv[1:]
+    one_shot = bool(argv) and argv[0] in INDEX_VERBS
+    if one_shot:
+        # It builds, answers and ends. What a build makes (records, name tables, links, rows) forms no cycles and
+        # lives until the end; the cyclic collector would only scan it again and again as the heap grows: on the
+        # standard library 0.23-0.32 s of a cold build's main thread (taken from its parser workers' cores) and
+        # 0.10-0.17 s of the one-core graph phase after it, for 238 unreachable objects found at the end.
+        gc.disable()
     code = main(argv)
-    if argv and argv[0] in INDEX_VERBS:
+    if one_shot:
         _end_now(code)
     return code
 

@@ -3,10 +3,13 @@ ordinary exit would: its output whole, its exit code, the threads still running 
 
 from __future__ import annotations
 
+import gc
 import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from tests.index.index_helpers import write
 
@@ -17,6 +20,8 @@ REPOSITORY = Path(__file__).resolve().parent.parent
 PROGRAM = """
 import atexit, sys, threading, time
 from pathlib import Path
+
+import pytest
 atexit.register(lambda: print("ordinary exit", file=sys.stderr))
 marker = Path(sys.argv[1])
 threading.Thread(target=lambda: (time.sleep(0.3), marker.write_text("written"))).start()
@@ -60,3 +65,24 @@ def test_an_index_verb_failing_keeps_its_exit_code_and_message(tmp_path: Path) -
 def test_other_verbs_exit_the_ordinary_way(tmp_path: Path) -> None:
     done = run(tmp_path, "daemon", "status", "--json")
     assert "ordinary exit" in done.stderr
+
+
+def test_only_a_one_shot_verb_runs_without_the_cyclic_collector(monkeypatch: pytest.MonkeyPatch) -> None:
+    from lsp_hub import cli
+
+    collector_on: dict[str, bool] = {}
+
+    def main(argv: list[str]) -> int:
+        collector_on[argv[0]] = gc.isenabled()
+        return 0
+
+    monkeypatch.setattr(cli, "main", main)
+    monkeypatch.setattr(cli, "_end_now", lambda code: None)
+    try:
+        for verb in ("repomap", "daemon"):
+            gc.enable()
+            monkeypatch.setattr(sys, "argv", ["lsp-hub", verb, "."])
+            cli.script()
+    finally:
+        gc.enable()
+    assert collector_on == {"repomap": False, "daemon": True}
