@@ -19,7 +19,7 @@ import bisect
 import itertools
 import logging
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -131,19 +131,19 @@ class Passes:
         other.sources, other.name_positions, other.weights = self.sources, self.name_positions, self.weights
         return other
 
-    def fill(self, by_source: Iterable[tuple[int, Iterable[tuple[str, float]]]]) -> None:
-        """Set the entries of an empty instance, sources in ascending order."""
+    def fill(self, sources: Sequence[int], entries: Sequence[Sequence[tuple[str, float]]]) -> None:
+        """Set the entries of an empty instance: `entries[i]` are source `sources[i]`'s, sources ascending. Each
+        name's position is its first appearance's, as `_intern` gives them, all in C loops: a map fills the passes
+        into a hundred files (on the standard library, 40,000 sources' entries)."""
         import numpy as np
 
-        sources: list[int] = []
-        name_positions: list[int] = []
-        weights: list[float] = []
-        for source, entries in by_source:
-            count = len(weights)
-            self._intern(entries, name_positions, weights)
-            sources.extend([source] * (len(weights) - count))
-        self.sources = np.array(sources, dtype=np.intp)
-        self.name_positions = np.array(name_positions, dtype=np.intp)
+        flat = list(itertools.chain.from_iterable(entries))
+        names, weights = zip(*flat, strict=True) if flat else ((), ())
+        self.names = list(dict.fromkeys(names))
+        self.positions = {name: position for position, name in enumerate(self.names)}
+        counts = np.fromiter(map(len, entries), dtype=np.intp, count=len(entries))
+        self.sources = np.repeat(np.array(sources, dtype=np.intp), counts)
+        self.name_positions = np.fromiter(map(self.positions.__getitem__, names), dtype=np.intp, count=len(names))
         self.weights = np.array(weights, dtype=float)
 
     def _intern(self, entries: Iterable[tuple[str, float]], name_positions: list[int], weights: list[float]) -> None:
@@ -292,9 +292,9 @@ class ReferenceGraph:
         passes = self.passes_cache.get(path)
         if passes is None:
             passes = self.passes_cache[path] = Passes(path)
-            passes.fill(
-                [(self.index[source], self.rows[source].passes[path]) for source in self.incoming.get(path, ())]
-            )
+            sources = self.incoming.get(path, ())
+            rows = self.rows
+            passes.fill(list(map(self.index.__getitem__, sources)), [rows[source].passes[path] for source in sources])
         return passes
 
     def edge_arrays(self) -> tuple[list[int], list[int], list[float]]:

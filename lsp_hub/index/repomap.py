@@ -129,6 +129,7 @@ class _Renderer:
         self.snapshot = snapshot
         self.file_order = file_order
         self._blocks: dict[tuple[str, frozenset[int]], tuple[list[str], list[str]]] = {}
+        self._signatures: dict[str, tuple[str, ...]] = {}  # decoded once per file, not once per block
 
     def render(self, tags: Sequence[_Tag], bare_files: Sequence[str]) -> tuple[str, list[tuple[str, list[str]]]]:
         """The map text and, per listed file, the definition names shown."""
@@ -159,7 +160,9 @@ class _Renderer:
         lines = [f"{path}:"]
         record = self.snapshot.files[path]
         definitions = record.definitions
-        signatures = record.signatures()
+        signatures = self._signatures.get(path)
+        if signatures is None:
+            signatures = self._signatures[path] = record.signatures()
         shown = self._with_containers(definitions, positions)
         shown_names: list[str] = []
         containers_shown = {definitions[p][D_NAME] for p in shown}
@@ -253,8 +256,19 @@ def repo_map(
     def render(count: int) -> tuple[str, list[tuple[str, list[str]]]]:
         return renderer.render(tags[:count], bare[: max(0, count - len(tags))])
 
-    low, high = 0, len(tags) + len(bare)
+    # The largest prefix within the budget: found by doubling from one, then halving between the last prefix that
+    # fit and the first that did not. A search starting from the middle of thousands of tags made blocks for
+    # hundreds of files that could never fit (on the standard library, most of a map's time).
+    total = len(tags) + len(bare)
     best_text, best_listed = "", []
+    fitted, probe = 0, 1
+    while probe <= total:
+        text, listed = render(probe)
+        if estimate_tokens(text) > token_budget:
+            break
+        best_text, best_listed = text, listed
+        fitted, probe = probe, probe * 2
+    low, high = fitted + 1, min(probe - 1, total)
     while low <= high:
         middle = (low + high) // 2
         text, listed = render(middle)
