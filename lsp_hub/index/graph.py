@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from collections.abc import Mapping
+from typing import NamedTuple
 
 from lsp_hub.index.graph_inputs import import_bindings, import_renames, name_tables, resolved_imports
 from lsp_hub.index.model import COMPLEX_RECEIVER
@@ -46,6 +47,14 @@ class _Families(dict[str, str | None]):
         return family
 
 
+class _SourceContext(NamedTuple):
+    path: str
+    record: FileRecord
+    family: str
+    bindings: Mapping[str, tuple[str, ...]]
+    renames: Mapping[str, str]
+
+
 class UseResolver:
     """Which files a use of a name may refer to, by the language's scoping and the file's imports."""
 
@@ -56,25 +65,34 @@ class UseResolver:
         self.renames = import_renames(snapshot)
         self._star_sources: dict[str, tuple[str, ...]] = {}
         self._family_of = _Families(snapshot.files)
-        self._definers: dict[tuple[str, str], tuple[str, ...]] = {}
-        self._member_definers: dict[tuple[str, str], tuple[str, ...]] = {}
+        # Per family, name -> its definers (member definers) in that family: a dictionary per family, not one keyed
+        # by (name, family), saves making and hashing a tuple for each of the 100,000 uses of the standard library.
+        self._definers: dict[str, dict[str, tuple[str, ...]]] = {}
+        self._member_definers: dict[str, dict[str, tuple[str, ...]]] = {}
         self._made_outside: dict[str, frozenset[str]] = {}  # per file: module variables made by outside calls
         self._module_paths: dict[str, str] = {}  # "/" + module_path(path), asked for every chain receiver
+        # What `targets` reads of the file it was last asked about: a file's uses are asked about one after another.
+        # One immutable object, replaced whole: a thread asking about another file meanwhile cannot mix them.
+        self._source: _SourceContext | None = None
 
     def _in_family(
         self,
-        cache: dict[tuple[str, str], tuple[str, ...]],
+        caches: dict[str, dict[str, tuple[str, ...]]],
         table: Mapping[str, tuple[str, ...]],
         name: str,
         family: str,
     ) -> tuple[str, ...]:
         """The files of `table[name]` whose language a file of `family` can use: a Python `x.info()` never means a
-        TypeScript method, however the names match."""
-        key = (name, family)
-        found = cache.get(key)
+        TypeScript method, however the names match. The table's own tuple when all of them can (no copy)."""
+        cache = caches.get(family)
+        if cache is None:
+            cache = caches[family] = {}
+        found = cache.get(name)
         if found is None:
             family_of = self._family_of
-            found = cache[key] = tuple(path for path in table.get(name, ()) if family_of[path] == family)
+            files = table.get(name, ())
+            found = tuple(path for path in files if family_of[path] == family)
+            cache[name] = found = files if len(found) == len(files) else found
         return found
 
     def star_sources(self, path: str) -> tuple[str, ...]:
@@ -92,11 +110,12 @@ class UseResolver:
 
     def targets(self, source: str, name: str, receiver: str | None) -> tuple[str, ...]:
         """The files among those defining `name` that `receiver.name` (or plain `name`) in `source` may mean."""
-        record = self.snapshot.files[source]
-        family = self._family_of[source] or language_family(record.language)
-        source_bindings = self.bindings.get(source, {})
+        context = self._source
+        if context is None or context.path != source:
+            context = self._source = self._context_of(source)
+        record, family, source_bindings = context.record, context.family, context.bindings
         if receiver is None:
-            exported = self.renames.get(source, {}).get(name)
+            exported = context.renames.get(name)
             if exported is not None:  # `b` after `from m import a as b`: m's a
                 definers = self._in_family(self._definers, self.tables.definers, exported, family)
                 return self._bound_targets(source_bindings.get(name, ()), exported, definers)
@@ -136,6 +155,11 @@ class UseResolver:
         if self._from_outside(source, receiver):
             return ()  # `log.info()` after `log = logging.getLogger(...)`: a method of an outside object
         return definers
+
+    def _context_of(self, source: str) -> _SourceContext:
+        record = self.snapshot.files[source]
+        family = self._family_of[source] or language_family(record.language)
+        return _SourceContext(source, record, family, self.bindings.get(source, {}), self.renames.get(source, {}))
 
     def _from_outside(self, source: str, receiver: str) -> bool:
         """Whether `receiver` is a module-level variable of `source` made by calling into an import from outside

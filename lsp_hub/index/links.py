@@ -70,14 +70,18 @@ def _file_links(snapshot: Snapshot) -> Mapping[str, FileLinks]:
 
 def links_of(resolver: UseResolver, inputs: GraphInputs, source: str) -> FileLinks:
     definers_of = inputs.tables.definers
+    renames = resolver.renames.get(source, {})  # an alias counts for the name it imports (`imported_name`)
+    targets_of = resolver.targets
     links: list[Link] = []
     for name, by_receiver in resolver.snapshot.files[source].reference_uses().items():
         for receiver, uses in by_receiver.items():
-            used = resolver.imported_name(source, name, receiver)  # an alias counts for the name it imports
+            used = renames.get(name, name) if receiver is None else name
             definers = definers_of.get(used)
             if not definers or len(definers) > MAX_DEFINERS:
                 continue
-            targets = tuple(target for target in resolver.targets(source, name, receiver) if target != source)
+            targets = targets_of(source, name, receiver)
+            if source in targets:  # else the resolver's tuple itself, shared by every link to the same files
+                targets = tuple(target for target in targets if target != source)
             if targets:
                 links.append((used, uses, targets))
     return tuple(links)

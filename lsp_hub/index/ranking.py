@@ -87,20 +87,22 @@ def _row(links: FileLinks, factor: Any, unreachable: frozenset[str] = frozenset(
     targets: dict[str, float] = {}
     passes: dict[str, list[tuple[str, float]]] = {}
     sqrt = math.sqrt
+    target_weight, passes_into = targets.get, passes.get
     for used, uses, link_targets in links:
         multiplier = factor(used)
         if multiplier is None:
             continue
         weight = multiplier * sqrt(uses)
+        entry = (used, weight)  # one tuple for every target of the link (366,000 entries on the standard library)
         for target in link_targets:
             if target in unreachable:
                 continue
-            targets[target] = targets.get(target, 0.0) + weight
-            entry = passes.get(target)
-            if entry is None:
-                passes[target] = [(used, weight)]
+            targets[target] = target_weight(target, 0.0) + weight
+            entries = passes_into(target)
+            if entries is None:
+                passes[target] = [entry]
             else:
-                entry.append((used, weight))
+                entries.append(entry)
     total = sum(targets.values())
     threshold = PRUNE_SHARE * total
     kept = tuple((target, weight) for target, weight in targets.items() if weight >= threshold) if total > 0 else ()
