@@ -801,10 +801,11 @@ def worker_counts() -> list[int]:
 
 def bench_scaling(scratch: Path) -> None:
     """The cold build of the standard library with 1, 2 and all cores, in this process, each into an empty cache,
-    then the map as `lsp-hub repomap` makes it (the cyclic collector off, as that program runs a one-shot verb): parsing (in workers; beside it, the CPU the building thread spends
-    taking their results in, which runs while they parse), then the serial part in one thread — the graphs and
-    the map, the graphs stored in a thread beside them (`background.keep_graphs_beside`), and what is left of the save
-    after the map. The target: the whole cold map within parse time on one core / cores + 0.5 s."""
+    then the map as `lsp-hub repomap` makes it (the cyclic collector off, as that program runs a one-shot verb):
+    parsing (in workers; beside it, the CPU the building thread spends taking their results in, which runs while
+    they parse), then the serial part in one thread — the graphs and the map, the graphs stored in a thread beside
+    them (`background.keep_graphs_beside`), and what is left of the save after the map. The target: the whole cold
+    map within parse time on one core / cores + 0.5 s."""
     root = Path(sysconfig.get_paths()["stdlib"])
     print(f"\nscaling of the cold build ({root}), in one process, the cyclic collector off as in `lsp-hub repomap`")
     gc.disable()
