@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -152,6 +153,7 @@ def test_the_best_files_break_ties_at_the_cut_by_path() -> None:
     ranks = {path: (1.0 if number % 3 == 0 else 0.5) for number, path in enumerate(sorted(paths))}
     full = sorted(paths, key=lambda path: (-ranks[path], path))
     vector = np.array([ranks[path] for path in paths])
+
     def best(vector: np.ndarray, wanted: int, left_out: frozenset[str]) -> list[str]:
         return [paths[position] for position in _best_files(paths, vector, wanted, left_out, None)]
 
@@ -160,3 +162,28 @@ def test_the_best_files_break_ties_at_the_cut_by_path() -> None:
     assert best(vector, 250, left_out) == full[5:255]
     assert best(np.zeros(len(paths)), 7, frozenset()) == sorted(paths)[:7]  # all tied
     assert [paths[position] for position in best_positions(paths, list(vector), 600)] == full  # without numpy
+
+
+@pytest.mark.parametrize("budget", [12, 30, 64, 100, 200, 400, 1000])
+def test_the_map_is_the_longest_run_of_ranked_definitions_within_the_budget(
+    copy_repo: Callable[[str], Path], budget: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The budget's search (doubling from one, then halving) returns the longest run of ranked definitions whose
+    map fits: the run one longer was tried and did not fit (or there is none)."""
+    from lsp_hub.index import repomap as repomap_module
+
+    tried: dict[int, tuple[bool, str]] = {}  # run length -> (fits, text)
+    original = repomap_module._Renderer.render
+
+    def render(self: Any, tags: Any, bare_files: Any) -> tuple[str, list[tuple[str, list[str]]]]:
+        text, listed_files = original(self, tags, bare_files)
+        tried[len(tags) + len(bare_files)] = (math.ceil(len(text) / 4) <= budget, text)
+        return text, listed_files
+
+    monkeypatch.setattr(repomap_module._Renderer, "render", render)
+    result = repo_map(snapshot_of(copy_repo("pyapp")), token_budget=budget)
+    longest = max(length for length, (fits, _text) in tried.items() if fits)
+    assert result["text"] == tried[longest][1]
+    failed = [length for length, (fits, _text) in tried.items() if not fits]
+    assert not failed or min(failed) == longest + 1
+    assert len(tried) <= 2 * math.ceil(math.log2(longest + 2)) + 2  # a search, not a scan
