@@ -11,6 +11,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING
 
+from lsp_hub.index.import_parts import ImportParts
 from lsp_hub.index.parse_pool import ParseRunning, WorkerPrestart
 from lsp_hub.index.parse_worker import (
     BatchResult,
@@ -163,6 +164,9 @@ class IndexBuilding(ParseRunning):
         # A cold build gathers the name tables while its workers parse (table_parts.py); a warm one has its graphs
         # stored, or most of its records' names undecoded, so gathering would only add work.
         parts = TableParts() if first_build and (feed is not None or len(jobs) >= self.in_process_limit) else None
+        imports = ImportParts() if parts is not None else None
+        if imports is not None and walk is not None:
+            imports.walked([walked.path for walked in walk.files], {walked.language for walked in walk.files}, markers)
         last_publish = last_write = time.perf_counter()
 
         def take(result: BatchResult) -> None:
@@ -178,6 +182,8 @@ class IndexBuilding(ParseRunning):
                         unstored.append(record)
                     if parts is not None and record.holds_head:  # else its bytes are elsewhere: added at the end
                         parts.add(record)
+                        if imports is not None:
+                            imports.add(record)
                 if record is not None and outcome.parsed:
                     shared_puts.append((record.digest, outcome.language, record.encoded, record.definition_count))
                 elif outcome.from_shared and SharedRecords.due_for_touch(outcome.shared_used):
@@ -197,6 +203,9 @@ class IndexBuilding(ParseRunning):
             if walk is None and feed is not None and feed.finished:
                 walk = feed.result()
                 markers = self._read_markers(walk.marker_files)
+                if imports is not None:  # the paths to resolve against are known now
+                    found = walk.files
+                    imports.walked([walked.path for walked in found], {walked.language for walked in found}, markers)
             if progress is not None:
                 total = len(walk.files) if walk is not None else max(feed.found if feed else 0, done)
                 progress(done, total)
@@ -247,6 +256,7 @@ class IndexBuilding(ParseRunning):
             self._markers = markers
             self._publish(new_disk, frozenset(), self._skipped, self._skip_counts, markers)
             self._snapshot.table_parts = parts
+            self._snapshot.import_parts = imports
 
     def _stored_now(
         self,

@@ -168,8 +168,16 @@ def _built_inputs(snapshot: Snapshot) -> GraphInputs:
     gathered = parts.tables_for(snapshot.files) if parts is not None else None
     definers, referencers, member_definers, dependents = gathered or _built_tables(snapshot)
     tables = NameTables(definers, referencers, member_definers)
-    resolver = ImportResolver(snapshot.files, snapshot.markers)
-    resolved = {path: resolver.resolve_file(path) for path in snapshot.files}
+    import_parts = snapshot.import_parts
+    snapshot.import_parts = None
+    if import_parts is not None:  # a cold build resolved most files' imports while its workers parsed
+        resolver, resolved_early = import_parts.taken(snapshot.files, snapshot.markers)
+    else:
+        resolver, resolved_early = ImportResolver(snapshot.files, snapshot.markers), {}
+    resolved = {}
+    for path in snapshot.files:
+        early = resolved_early.get(path)
+        resolved[path] = early if early is not None else resolver.resolve_file(path)
     bindings: dict[str, Mapping[str, tuple[str, ...]]] = {}
     renames: dict[str, Mapping[str, str]] = {}
     for path, imports in resolved.items():

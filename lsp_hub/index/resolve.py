@@ -73,9 +73,13 @@ def _nearest(importer: str, candidates: Iterable[str]) -> str | None:
 class ImportResolver:
     """Resolution against one set of workspace files (a snapshot); cheap to query, built once per snapshot."""
 
-    def __init__(self, files: Mapping[str, FileRecord], markers: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self, files: Mapping[str, FileRecord], markers: Mapping[str, str] | None = None, paths: Iterable[str] = ()
+    ) -> None:
+        """`paths`: more paths than `files` holds records of (a build's walk, before its records come: only the
+        records' C# namespaces are then missing)."""
         self.files = files
-        self.paths = frozenset(files)
+        self.paths = frozenset(files).union(paths)
         markers = markers or {}
         self._directories: dict[str, list[str]] = defaultdict(list)  # directory -> files directly in it
         self._by_suffix: dict[str, list[str]] = defaultdict(list)  # file name -> paths (for suffix matching)
@@ -437,9 +441,11 @@ class ImportResolver:
     def resolve_file(self, path: str) -> list[ResolvedImport]:
         """All imports of one indexed file, resolved."""
         record = self.files.get(path)
-        if record is None:
-            return []
-        language = record.language
+        return [] if record is None else self.resolve_record(record)
+
+    def resolve_record(self, record: FileRecord) -> list[ResolvedImport]:
+        """All imports of a record of one of the paths, resolved."""
+        path, language = record.path, record.language
         return [
             self.resolve(path, language, entry[I_MODULE], tuple(entry[I_NAMES]), entry[I_LEVEL])
             for entry in record.imports

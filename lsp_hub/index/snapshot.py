@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import unquote, urlparse
 
+from lsp_hub.index.import_parts import ImportParts
 from lsp_hub.index.records import FileRecord
 from lsp_hub.index.store import IndexStore
 from lsp_hub.index.table_parts import TableParts
@@ -52,6 +53,7 @@ class Snapshot:
         self.store: IndexStore | None = None  # where graphs computed on this snapshot may be kept (files on disk)
         self.stopped: Callable[[], bool] = lambda: False  # the index is stopping: long computations give up
         self.table_parts: TableParts | None = None  # name tables a cold build gathered as its results came
+        self.import_parts: ImportParts | None = None  # and its imports, resolved
         self._derived: dict[str, Any] = {}
         self._computing: set[str] = set()
         self._derived_lock = threading.RLock()

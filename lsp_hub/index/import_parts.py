@@ -1,0 +1,78 @@
+"""Every file's imports of a cold build, resolved while the build's results arrive: the building process waits on
+its parser workers most of that time, and resolved them after the workers, alone, in the serial tail of a cold map
+(100,000 files: 4 s of CPU). Resolution reads the other files' paths and the markers (go.mod, tsconfig.json...),
+which the build's walk gives before most results come; C# namespaces are read from the records, so a tree with C#
+files is resolved after the build, as before.
+
+`graph_inputs` takes what was resolved here for exactly the records resolved, when the snapshot has the paths and
+markers resolved against, and resolves the rest itself; the result is the same either way (a test compares).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Collection, Iterable, Mapping
+
+from lsp_hub.index.records import FileRecord
+from lsp_hub.index.resolve import ImportResolver, ResolvedImport
+
+Resolved = dict[str, list[ResolvedImport]]
+
+
+class ImportParts:
+    """Imports resolved one record at a time (`add`) once the walk's paths are known (`walked`), handed out once for
+    a snapshot's files (`taken`)."""
+
+    def __init__(self) -> None:
+        self._resolver: ImportResolver | None = None
+        self._markers: Mapping[str, str] = {}
+        self._waiting: list[FileRecord] = []  # records that came before the walk ended
+        self._resolved: dict[str, tuple[FileRecord, list[ResolvedImport]]] = {}
+        self._spent = False
+        self._lock = threading.Lock()
+
+    def walked(self, paths: Iterable[str], languages: Collection[str], markers: Mapping[str, str]) -> None:
+        """The walk ended with these files (and their languages) and markers: resolve against them from now on."""
+        with self._lock:
+            if self._spent or self._resolver is not None:
+                return
+            if "csharp" in languages:
+                self._spend()
+                return
+            self._resolver = ImportResolver({}, markers, paths)
+            self._markers = markers
+            waiting, self._waiting = self._waiting, []
+            for record in waiting:
+                self._resolve(record)
+
+    def add(self, record: FileRecord) -> None:
+        """Resolve one record's imports (or keep it until the walk ends)."""
+        with self._lock:
+            if self._spent:
+                return
+            if self._resolver is None:
+                self._waiting.append(record)
+            else:
+                self._resolve(record)
+
+    def _resolve(self, record: FileRecord) -> None:
+        assert self._resolver is not None
+        self._resolved[record.path] = (record, self._resolver.resolve_record(record))
+
+    def taken(self, files: Mapping[str, FileRecord], markers: Mapping[str, str]) -> tuple[ImportResolver, Resolved]:
+        """A resolver for `files` and the imports resolved here of those of its records that were, when `files`
+        has exactly the paths and `markers` resolved against; else a new resolver and nothing (a file the walk found
+        was left out after all, or the markers changed). The parts are spent either way."""
+        with self._lock:
+            resolver, resolved, known_markers = self._resolver, self._resolved, self._markers
+            self._spend()
+        if resolver is None or markers != known_markers or resolver.paths != files.keys():
+            return ImportResolver(files, markers), {}
+        taken = {path: imports for path, (record, imports) in resolved.items() if files.get(path) is record}
+        return resolver.with_files(files), taken
+
+    def _spend(self) -> None:
+        self._spent = True
+        self._resolver = None
+        self._waiting = []
+        self._resolved = {}
