@@ -166,7 +166,7 @@ class IndexBuilding(ParseRunning):
         parts = TableParts() if first_build and (feed is not None or len(jobs) >= self.in_process_limit) else None
         imports = ImportParts() if parts is not None else None
         if imports is not None and walk is not None:
-            imports.walked([walked.path for walked in walk.files], {walked.language for walked in walk.files}, markers)
+            imports.walked(walk.files, markers)
         last_publish = last_write = time.perf_counter()
 
         def take(result: BatchResult) -> None:
@@ -204,8 +204,7 @@ class IndexBuilding(ParseRunning):
                 walk = feed.result()
                 markers = self._read_markers(walk.marker_files)
                 if imports is not None:  # the paths to resolve against are known now
-                    found = walk.files
-                    imports.walked([walked.path for walked in found], {walked.language for walked in found}, markers)
+                    imports.walked(walk.files, markers)
             if progress is not None:
                 total = len(walk.files) if walk is not None else max(feed.found if feed else 0, done)
                 progress(done, total)

@@ -11,10 +11,11 @@ markers resolved against, and resolves the rest itself; the result is the same e
 from __future__ import annotations
 
 import threading
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Mapping, Sequence
 
 from lsp_hub.index.records import FileRecord
 from lsp_hub.index.resolve import ImportResolver, ResolvedImport
+from lsp_hub.index.walk import WalkedFile
 
 Resolved = dict[str, list[ResolvedImport]]
 
@@ -31,15 +32,15 @@ class ImportParts:
         self._spent = False
         self._lock = threading.Lock()
 
-    def walked(self, paths: Iterable[str], languages: Collection[str], markers: Mapping[str, str]) -> None:
-        """The walk ended with these files (and their languages) and markers: resolve against them from now on."""
+    def walked(self, files: Sequence[WalkedFile], markers: Mapping[str, str]) -> None:
+        """The walk ended with these files and markers: resolve against them from now on."""
         with self._lock:
             if self._spent or self._resolver is not None:
                 return
-            if "csharp" in languages:
+            if any(walked.language == "csharp" for walked in files):
                 self._spend()
                 return
-            self._resolver = ImportResolver({}, markers, paths)
+            self._resolver = ImportResolver({}, markers, [walked.path for walked in files])
             self._markers = markers
             waiting, self._waiting = self._waiting, []
             for record in waiting:

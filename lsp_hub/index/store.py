@@ -153,8 +153,6 @@ class StoredFile:
 
 WRITE_BESIDE_CACHE_KB = 64 * 1024
 
-# A row of the files table: path, language, size, mtime_ns, digest, skip_reason, encoded results, definitions.
-
 
 class IndexStore:
     """Thread-safe (one connection behind a lock); every method swallows database errors after recovering."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 
+# A row of the files table: path, language, size, mtime_ns, digest, skip_reason, encoded results, definitions.
 StoredRow = tuple[str, str, int, int, bytes, str | None, bytes | None, int | None]
 
 # Rows without results (files found in the shared records, files left out) go in as one JSON text through one

@@ -13,6 +13,7 @@ import pytest
 from lsp_hub.index.graph_inputs import graph_inputs
 from lsp_hub.index.import_parts import ImportParts
 from lsp_hub.index.resolve import ImportResolver
+from lsp_hub.index.walk import WalkedFile
 from lsp_hub.index.workspace import Snapshot, WorkspaceIndex
 from tests.index.test_graph_updates import _graph_state, corpus  # noqa: F401 (corpus is a fixture)
 from tests.index.test_table_parts import _record
@@ -70,15 +71,20 @@ def test_a_tree_with_csharp_resolves_after_the_build(
     assert len(resolved_late) == file_count
 
 
+def _walked(path: str) -> WalkedFile:
+    return WalkedFile(path, "python", 10, 1)
+
+
 def test_parts_give_imports_only_for_the_paths_markers_and_records_they_resolved_against() -> None:
     a = _record("pkg/a.py", "from pkg import b\nb.g()\n")
     b = _record("pkg/b.py", "def g():\n    pass\n")
     init = _record("pkg/__init__.py", "")
     files = {"pkg/a.py": a, "pkg/b.py": b, "pkg/__init__.py": init}
+    walk = [_walked(path) for path in files]
 
     parts = ImportParts()
     parts.add(a)  # before the walk ends: kept until it does
-    parts.walked(list(files), {"python"}, {})
+    parts.walked(walk, {})
     parts.add(b)
     resolver, resolved = parts.taken(files, {})
     assert resolver.paths == frozenset(files) and resolver.files is files
@@ -87,18 +93,18 @@ def test_parts_give_imports_only_for_the_paths_markers_and_records_they_resolved
     assert parts.taken(files, {})[1] == {}  # handed out once: spent
 
     for walked, markers, record in (
-        ([*files, "pkg/left_out.py"], {}, a),  # a file the walk found is not in the snapshot
-        (list(files), {"go.mod": "module x\n"}, a),  # other markers
-        (list(files), {}, _record("pkg/a.py", "import os\n")),  # the snapshot holds another record of a.py
+        ([*walk, _walked("pkg/left_out.py")], {}, a),  # a file the walk found is not in the snapshot
+        (walk, {"go.mod": "module x\n"}, a),  # other markers
+        (walk, {}, _record("pkg/a.py", "import os\n")),  # the snapshot holds another record of a.py
     ):
         other = ImportParts()
-        other.walked(walked, {"python"}, markers)
+        other.walked(walked, markers)
         other.add(record)
         resolver, resolved = other.taken(files, {})
         assert resolved.get("pkg/a.py") is None
         assert resolver.paths == frozenset(files)
 
     csharp = ImportParts()
-    csharp.walked(list(files), {"python", "csharp"}, {})
+    csharp.walked([*walk, WalkedFile("Tools/Clock.cs", "csharp", 10, 1)], {})
     csharp.add(a)
     assert csharp.taken(files, {})[1] == {}
