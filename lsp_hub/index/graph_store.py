@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import marshal
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -191,13 +191,23 @@ def save_graphs(snapshot: Snapshot, min_interval: float = 0.0) -> None:
     """Keep the snapshot's graphs for the next process, when they are built and its files are as on disk; not
     again within `min_interval` seconds of the last save (a hub whose files an agent rewrites would otherwise
     store ten megabytes after every map)."""
+    write = graphs_to_save(snapshot, min_interval)
+    if write is not None:
+        write()
+
+
+def graphs_to_save(snapshot: Snapshot, min_interval: float = 0.0) -> Callable[[], None] | None:
+    """`save_graphs` in two steps: the state serialized now, and the function that stores it (None: nothing to
+    store). The storing holds Python's lock only briefly (SQLite, the checksum), so a thread can do it beside other
+    work; serializing holds it throughout, and in a thread it only stretched the work beside it by as much."""
     store = storable(snapshot)
     if store is None or not snapshot.is_derived("reference_graph"):
-        return
+        return None
     fingerprint = snapshot.fingerprint()
     if store.graph_saved(STATE_KEY) == fingerprint or store.seconds_since_saved(STATE_KEY) < min_interval:
-        return
-    store.save_graph(STATE_KEY, fingerprint, marshal.dumps(_shared_state(snapshot)))
+        return None
+    data = marshal.dumps(_shared_state(snapshot))
+    return lambda: store.save_graph(STATE_KEY, fingerprint, data)
 
 
 def _shared_state(snapshot: Snapshot) -> dict[str, Any]:
