@@ -257,3 +257,35 @@ def test_repomap_verb_stores_the_graphs_it_built_beside_the_map(copy_repo: Calla
     finally:
         index.close()
     assert run_cli(["repomap", str(root), "--budget", "200"]) == (0, cold)
+
+
+def test_graphs_kept_beside_a_map_are_serialized_before_the_thread_starts(
+    copy_repo: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The thread beside the map only writes: serializing holds Python's lock, and in the thread it held it from
+    the map for as long."""
+    import threading
+
+    from lsp_hub.index import graph_store
+    from lsp_hub.index.graph_store import STATE_KEY
+
+    serialized_on: list[str] = []
+    shared_state = graph_store._shared_state
+
+    def recording(snapshot: object) -> object:
+        serialized_on.append(threading.current_thread().name)
+        return shared_state(snapshot)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(graph_store, "_shared_state", recording)
+    index = WorkspaceIndex(copy_repo("pyapp"))
+    index.build()
+    try:
+        saving = background.keep_graphs_beside(index)
+        assert saving is not None
+        saving.join()
+        assert serialized_on == [threading.current_thread().name]
+        assert index.store is not None
+        assert index.store.load_graph(STATE_KEY, index.snapshot().fingerprint()) is not None
+        assert background.keep_graphs_beside(index) is None  # stored already: nothing to write again
+    finally:
+        index.close()
