@@ -230,7 +230,8 @@ def _shared_state(snapshot: Snapshot) -> dict[str, Any]:
         return found
 
     def paths(group: tuple[str, ...]) -> tuple[str, ...]:
-        return known(group) or made(group)
+        found = known(group)  # not `known(group) or made(group)`: most imports bind no alias, and `()` is falsy
+        return found if found is not None else made(group)
 
     for files in tables.definers.values():  # most groups the resolver makes are a name's definers: share those
         if len(files) == 1:
