@@ -19,8 +19,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from lsp_hub.index.graph_cache import graph_state
+from lsp_hub.index.import_parts import import_names
 from lsp_hub.index.layered_table import LayeredTable
-from lsp_hub.index.records import D_NAME, I_ALIASES, FileRecord
+from lsp_hub.index.records import D_NAME, FileRecord
 from lsp_hub.index.resolve import ImportResolver, ResolvedImport
 from lsp_hub.index.snapshot import changed_files
 from lsp_hub.index.table_parts import SortedTables, dependency_names, member_names
@@ -171,17 +172,24 @@ def _built_inputs(snapshot: Snapshot) -> GraphInputs:
     import_parts = snapshot.import_parts
     snapshot.import_parts = None
     if import_parts is not None:  # a cold build resolved most files' imports while its workers parsed
-        resolver, resolved_early = import_parts.taken(snapshot.files, snapshot.markers)
+        resolver, resolved_early, names_early = import_parts.taken(snapshot.files, snapshot.markers)
     else:
-        resolver, resolved_early = ImportResolver(snapshot.files, snapshot.markers), {}
+        resolver, resolved_early, names_early = ImportResolver(snapshot.files, snapshot.markers), {}, {}
     resolved = {}
-    for path in snapshot.files:
-        early = resolved_early.get(path)
-        resolved[path] = early if early is not None else resolver.resolve_file(path)
     bindings: dict[str, Mapping[str, tuple[str, ...]]] = {}
     renames: dict[str, Mapping[str, str]] = {}
-    for path, imports in resolved.items():
-        _set_import_names(bindings, renames, path, snapshot.files[path], imports)
+    for path, record in snapshot.files.items():
+        imports = resolved_early.get(path)
+        if imports is None:
+            imports = resolver.resolve_file(path)
+            file_bindings, file_renames = import_names(record, imports)
+        else:
+            file_bindings, file_renames = names_early[path]
+        resolved[path] = imports
+        if file_bindings:
+            bindings[path] = file_bindings
+        if file_renames:
+            renames[path] = file_renames
     return GraphInputs(tables, dependents, resolver, resolved, bindings, renames, None)
 
 
@@ -328,23 +336,7 @@ def _set_import_names(
     imports: list[ResolvedImport],
 ) -> None:
     """The local names `path`'s imports bind (and rename), into the per-file tables."""
-    bindings: dict[str, tuple[str, ...]] = {}
-    renames: dict[str, str] = {}
-    for raw, resolved in zip(record.imports, imports, strict=False):
-        aliases = raw[I_ALIASES]
-        renamed = {imported for _local, imported in aliases}
-        for name, files in resolved.names:
-            if name not in renamed:  # `from m import a as b` binds b, not a
-                bindings[name] = files
-        if "*" not in renamed:  # `import a.b as z` binds z, not a.b
-            for alias in resolved.aliases:
-                bindings[alias] = resolved.files
-        for local, imported in aliases:
-            if imported == "*":
-                bindings[local] = resolved.files
-            else:
-                bindings[local] = dict(resolved.names).get(imported, resolved.files)
-                renames[local] = imported
+    bindings, renames = import_names(record, imports)
     if bindings:
         all_bindings[path] = bindings
     if renames:

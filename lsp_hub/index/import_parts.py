@@ -13,11 +13,35 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping, Sequence
 
-from lsp_hub.index.records import FileRecord
+from lsp_hub.index.records import I_ALIASES, FileRecord
 from lsp_hub.index.resolve import ImportResolver, ResolvedImport
 from lsp_hub.index.walk import WalkedFile
 
 Resolved = dict[str, list[ResolvedImport]]
+ImportNames = tuple[dict[str, tuple[str, ...]], dict[str, str]]  # a file's (bindings, renames)
+
+
+def import_names(record: FileRecord, imports: list[ResolvedImport]) -> ImportNames:
+    """The local names a file's imports bind (name -> the files it comes from), and those that rename an imported
+    name (local -> imported)."""
+    bindings: dict[str, tuple[str, ...]] = {}
+    renames: dict[str, str] = {}
+    for raw, resolved in zip(record.imports, imports, strict=False):
+        aliases = raw[I_ALIASES]
+        renamed = {imported for _local, imported in aliases}
+        for name, files in resolved.names:
+            if name not in renamed:  # `from m import a as b` binds b, not a
+                bindings[name] = files
+        if "*" not in renamed:  # `import a.b as z` binds z, not a.b
+            for alias in resolved.aliases:
+                bindings[alias] = resolved.files
+        for local, imported in aliases:
+            if imported == "*":
+                bindings[local] = resolved.files
+            else:
+                bindings[local] = dict(resolved.names).get(imported, resolved.files)
+                renames[local] = imported
+    return bindings, renames
 
 
 class ImportParts:
@@ -28,7 +52,7 @@ class ImportParts:
         self._resolver: ImportResolver | None = None
         self._markers: Mapping[str, str] = {}
         self._waiting: list[FileRecord] = []  # records that came before the walk ended
-        self._resolved: dict[str, tuple[FileRecord, list[ResolvedImport]]] = {}
+        self._resolved: dict[str, tuple[FileRecord, list[ResolvedImport], ImportNames]] = {}
         self._spent = False
         self._lock = threading.Lock()
 
@@ -58,19 +82,28 @@ class ImportParts:
 
     def _resolve(self, record: FileRecord) -> None:
         assert self._resolver is not None
-        self._resolved[record.path] = (record, self._resolver.resolve_record(record))
+        imports = self._resolver.resolve_record(record)
+        self._resolved[record.path] = (record, imports, import_names(record, imports))
 
-    def taken(self, files: Mapping[str, FileRecord], markers: Mapping[str, str]) -> tuple[ImportResolver, Resolved]:
-        """A resolver for `files` and the imports resolved here of those of its records that were, when `files`
-        has exactly the paths and `markers` resolved against; else a new resolver and nothing (a file the walk found
-        was left out after all, or the markers changed). The parts are spent either way."""
+    def taken(
+        self, files: Mapping[str, FileRecord], markers: Mapping[str, str]
+    ) -> tuple[ImportResolver, Resolved, dict[str, ImportNames]]:
+        """A resolver for `files`, and the imports resolved here of those of its records that were and the names
+        they bind, when `files` has exactly the paths and `markers` resolved against; else a new resolver and
+        nothing (a file the walk found was left out after all, or the markers changed). The parts are spent either
+        way."""
         with self._lock:
             resolver, resolved, known_markers = self._resolver, self._resolved, self._markers
             self._spend()
         if resolver is None or markers != known_markers or resolver.paths != files.keys():
-            return ImportResolver(files, markers), {}
-        taken = {path: imports for path, (record, imports) in resolved.items() if files.get(path) is record}
-        return resolver.with_files(files), taken
+            return ImportResolver(files, markers), {}, {}
+        imports: Resolved = {}
+        names: dict[str, ImportNames] = {}
+        for path, (record, file_imports, file_names) in resolved.items():
+            if files.get(path) is record:
+                imports[path] = file_imports
+                names[path] = file_names
+        return resolver.with_files(files), imports, names
 
     def _spend(self) -> None:
         self._spent = True

@@ -86,10 +86,11 @@ def test_parts_give_imports_only_for_the_paths_markers_and_records_they_resolved
     parts.add(a)  # before the walk ends: kept until it does
     parts.walked(walk, {})
     parts.add(b)
-    resolver, resolved = parts.taken(files, {})
+    resolver, resolved, names = parts.taken(files, {})
     assert resolver.paths == frozenset(files) and resolver.files is files
     assert resolved == {path: ImportResolver(files).resolve_file(path) for path in ("pkg/a.py", "pkg/b.py")}
     assert resolved["pkg/a.py"][0].names == (("b", ("pkg/b.py",)),)
+    assert names == {"pkg/a.py": ({"b": ("pkg/b.py",)}, {}), "pkg/b.py": ({}, {})}  # the names they bind
     assert parts.taken(files, {})[1] == {}  # handed out once: spent
 
     for walked, markers, record in (
@@ -100,8 +101,8 @@ def test_parts_give_imports_only_for_the_paths_markers_and_records_they_resolved
         other = ImportParts()
         other.walked(walked, markers)
         other.add(record)
-        resolver, resolved = other.taken(files, {})
-        assert resolved.get("pkg/a.py") is None
+        resolver, resolved, names = other.taken(files, {})
+        assert resolved.get("pkg/a.py") is None and names.get("pkg/a.py") is None
         assert resolver.paths == frozenset(files)
 
     csharp = ImportParts()
