@@ -11,7 +11,14 @@ from bisect import bisect_left
 from collections.abc import Mapping
 from typing import NamedTuple
 
-from lsp_hub.index.graph_inputs import import_bindings, import_renames, name_tables, resolved_imports
+from lsp_hub.index.graph_inputs import (
+    GraphInputs,
+    graph_inputs,
+    import_bindings,
+    import_renames,
+    name_tables,
+    resolved_imports,
+)
 from lsp_hub.index.model import COMPLEX_RECEIVER
 from lsp_hub.index.records import D_CONTAINER, D_NAME, D_SIGNATURE, I_NAMES, FileRecord
 from lsp_hub.index.workspace import Snapshot
@@ -299,19 +306,24 @@ def name_origins(snapshot: Snapshot, files: tuple[str, ...], name: str) -> froze
     if cached is not None:
         return cached
     found: set[str] = set()
-    _collect_origins(snapshot, files, name, found, set(), 0)
+    _collect_origins(snapshot, graph_inputs(snapshot), files, name, found, set(), 0)
     result = frozenset(found) if found else frozenset(files)
     cache[key] = result
     return result
 
 
 def _collect_origins(
-    snapshot: Snapshot, files: tuple[str, ...], name: str, found: set[str], seen: set[str], depth: int
+    snapshot: Snapshot,
+    inputs: GraphInputs,
+    files: tuple[str, ...],
+    name: str,
+    found: set[str],
+    seen: set[str],
+    depth: int,
 ) -> None:
     if depth > MAX_REEXPORT_DEPTH:
         return
-    bindings = import_bindings(snapshot)
-    definers = name_tables(snapshot).definers
+    bindings, definers, resolved_of = inputs.bindings, inputs.tables.definers, inputs.resolved
     for path in files:
         if path in seen:
             continue
@@ -324,10 +336,10 @@ def _collect_origins(
             continue
         bound = bindings.get(path, {}).get(name)
         if bound:
-            _collect_origins(snapshot, bound, name, found, seen, depth + 1)
+            _collect_origins(snapshot, inputs, bound, name, found, seen, depth + 1)
             continue
         ecma = record.language in _ECMA
-        for raw, resolved in zip(record.imports, resolved_imports(snapshot).get(path, ()), strict=False):
+        for raw, resolved in zip(record.imports, resolved_of.get(path, ()), strict=False):
             imported_names = raw[I_NAMES]
             if resolved.files and ("*" in imported_names or (ecma and not imported_names)):
-                _collect_origins(snapshot, resolved.files, name, found, seen, depth + 1)
+                _collect_origins(snapshot, inputs, resolved.files, name, found, seen, depth + 1)

@@ -19,6 +19,7 @@ import bisect
 import itertools
 import logging
 import math
+from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -433,10 +434,10 @@ def _built_graph(snapshot: Snapshot, links: Mapping[str, FileLinks], tables: Nam
     factor = _factor_lookup(factors, tables, len(nodes))
     tests = test_files(nodes)
     rows = {node: _row(links[node], factor, _unreachable(node, tests)) for node in nodes}
-    incoming: dict[str, list[str]] = {}
+    incoming: dict[str, list[str]] = defaultdict(list)  # not setdefault(target, []): a new list for each edge
     for node in nodes:
         for target in rows[node].passes:
-            incoming.setdefault(target, []).append(node)
+            incoming[target].append(node)
     return ReferenceGraph(
         nodes, rows, {target: tuple(sources) for target, sources in incoming.items()}, factors, len(nodes), tests
     )
