@@ -1,0 +1,101 @@
+"""The serial part of a cold map (issue 25), each sample in a fresh process, alternated with another checkout.
+
+A sample builds the tree cold into an empty cache with its workers (the cyclic collector off, as `lsp-hub repomap`
+runs), then times what that program does after the build on one thread: the graphs, the map (1,024 tokens) and the
+graphs stored in a thread beside it, joined. A fresh process per sample, as the program runs: `index_speed.py`'s
+scaling part measures it after a one-worker build in the same process, which moves it by a third.
+
+    python bench/serial_part.py [--against OTHER_CHECKOUT] [--pairs 10] [--workers 2] [--root DIR]
+
+With `--against`, each round runs this checkout and the other in turns (first one, then the other, swapping the
+order each round): this machine's speed moves by a third from one minute to the next, and only alternated samples
+compare. Prints each sample, then the median and fastest of each, and the median of the per-round ratios.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import statistics
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import time
+from pathlib import Path
+
+REPOSITORY = Path(__file__).resolve().parent.parent
+
+
+def sample(root: Path, workers: int) -> dict[str, float]:
+    """One cold build and its serial part, in this process (run as the child)."""
+    gc.disable()
+    from lsp_hub.index import api, background
+    from lsp_hub.index.workspace import WorkspaceIndex
+
+    with tempfile.TemporaryDirectory(prefix="lsp-hub-serial-") as cache:
+        index = WorkspaceIndex(root, cache_dir=Path(cache), max_workers=workers)
+        started = time.perf_counter()
+        index.build()
+        parse = time.perf_counter() - started
+        started, cpu = time.perf_counter(), time.thread_time()
+        saving = background.keep_graphs_beside(index)
+        api.repo_map(index, {"tokenBudget": 1024})
+        if saving is not None:
+            saving.join()
+        serial, serial_cpu = time.perf_counter() - started, time.thread_time() - cpu
+        index.close()
+    return {"parse": parse, "serial": serial, "serial_cpu": serial_cpu}
+
+
+def run_sample(checkout: Path, root: Path, workers: int) -> dict[str, float]:
+    environment = {**os.environ, "PYTHONPATH": str(checkout)}
+    command = [sys.executable, str(Path(__file__).resolve()), "--child", "--root", str(root), "--workers", str(workers)]
+    done = subprocess.run(command, env=environment, cwd=tempfile.gettempdir(), capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"a sample of {checkout} failed ({done.returncode}): {done.stderr[-2000:]}")
+    figures: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
+    return figures
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
+    parser.add_argument("--root", type=Path, default=Path(sysconfig.get_paths()["stdlib"]))
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--pairs", type=int, default=10)
+    parser.add_argument("--against", type=Path, help="another checkout of lsp-hub, run in turns with this one")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    options = parser.parse_args()
+    if options.child:
+        print(json.dumps(sample(options.root, options.workers)))
+        return
+    checkouts = {"this": REPOSITORY}
+    if options.against is not None:
+        checkouts["other"] = options.against.resolve()
+    print(f"serial part of a cold map of {options.root}, {options.workers} workers, fresh processes")
+    for label, checkout in checkouts.items():
+        print(f"  {label}: {checkout}")
+    serial: dict[str, list[float]] = {label: [] for label in checkouts}
+    labels = list(checkouts)
+    for round_number in range(options.pairs):
+        order = labels if round_number % 2 == 0 else labels[::-1]
+        for label in order:
+            figures = run_sample(checkouts[label], options.root, options.workers)
+            serial[label].append(figures["serial"])
+            print(
+                f"  {label:<6} parse {figures['parse']:6.2f} s  serial {figures['serial']:.3f} s"
+                f" (this thread's CPU {figures['serial_cpu']:.3f} s)",
+                flush=True,
+            )
+    for label, values in serial.items():
+        print(f"{label:<6} serial part: median {statistics.median(values):.3f} s, fastest {min(values):.3f} s")
+    if len(labels) == 2:
+        ratios = [this / other for this, other in zip(serial["this"], serial["other"], strict=True)]
+        print(f"this / other, per round: median {statistics.median(ratios):.2f}")
+    print("target: 0.5 s (issue 25)")
+
+
+if __name__ == "__main__":
+    main()
