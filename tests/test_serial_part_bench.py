@@ -16,9 +16,20 @@ def test_the_serial_part_is_sampled_in_turns_with_another_checkout(tmp_path: Pat
     root = tmp_path / "sample"
     shutil.copytree(EXAMPLES_DIR / "sample", root, ignore=shutil.ignore_patterns(".ruff_cache", "node_modules"))
     done = subprocess.run(
-        [sys.executable, str(REPO_ROOT / "bench" / "serial_part.py"), "--root", str(root), "--pairs", "2",
-         "--against", str(REPO_ROOT)],
-        capture_output=True, text=True, timeout=240, check=False,
+        [
+            sys.executable,
+            str(REPO_ROOT / "bench" / "serial_part.py"),
+            "--root",
+            str(root),
+            "--pairs",
+            "2",
+            "--against",
+            str(REPO_ROOT),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
     )
     assert done.returncode == 0, done.stderr[-2000:]
     samples = re.findall(r"^  (this|other) +parse +[\d.]+ s  serial ([\d.]+) s", done.stdout, re.MULTILINE)
