@@ -78,9 +78,9 @@ def keep_graphs_beside(index: WorkspaceIndex) -> threading.Thread | None:
     """Start storing the current snapshot's graphs in the cache when this process builds them (None when it
     answers from a stored ranking and builds nothing), in a thread beside what the caller does next: a map's
     ranking and rendering run while SQLite writes (one transaction: a process ended mid-save leaves the previous
-    entry). The graphs are built and serialized here, before the thread starts: serialized in the thread, they took
-    Python's lock from the map for as long (the map's 0.1 s stretched to 0.2-0.3 s on the standard library). Join
-    the thread before exit."""
+    entry). The graphs are built and serialized here, before the thread starts: serializing holds Python's lock, and
+    in the thread it only took it from the map (whose 0.1 s stretched to 0.2-0.3 s on the standard library; map and
+    save together now take 235 ms against 251 ms, median of 12 alternated). Join the thread before exit."""
     from lsp_hub.index.graph_store import graphs_to_save, ranking
     from lsp_hub.index.ranking import ReferenceGraph
 
