@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from lsp_hub.index.graph_cache import graph_state
-from lsp_hub.index.import_parts import import_names
+from lsp_hub.index.import_parts import ImportNames, import_names
 from lsp_hub.index.layered_table import LayeredTable
 from lsp_hub.index.records import D_NAME, FileRecord
 from lsp_hub.index.resolve import ImportResolver, ResolvedImport
@@ -182,14 +182,11 @@ def _built_inputs(snapshot: Snapshot) -> GraphInputs:
         imports = resolved_early.get(path)
         if imports is None:
             imports = resolver.resolve_file(path)
-            file_bindings, file_renames = import_names(record, imports)
+            names = import_names(record, imports)
         else:
-            file_bindings, file_renames = names_early[path]
+            names = names_early[path]
         resolved[path] = imports
-        if file_bindings:
-            bindings[path] = file_bindings
-        if file_renames:
-            renames[path] = file_renames
+        _set_import_names(bindings, renames, path, names)
     return GraphInputs(tables, dependents, resolver, resolved, bindings, renames, None)
 
 
@@ -293,7 +290,7 @@ def _updated_inputs(base: GraphInputs, anchor: Snapshot, snapshot: Snapshot, cha
     for path in rewired:
         bindings.pop(path, None)
         renames.pop(path, None)
-        _set_import_names(bindings, renames, path, new_files[path], resolved[path])
+        _set_import_names(bindings, renames, path, import_names(new_files[path], resolved[path]))
     # A changed file whose imports read and resolve as before binds the same names: no other file's uses move.
     rewired = {path for path in rewired if path not in changed or _rewires(old_files.get(path), new_files[path])}
     changes = GraphChanges(
@@ -332,11 +329,10 @@ def _set_import_names(
     all_bindings: dict[str, Mapping[str, tuple[str, ...]]],
     all_renames: dict[str, Mapping[str, str]],
     path: str,
-    record: FileRecord,
-    imports: list[ResolvedImport],
+    names: ImportNames,
 ) -> None:
-    """The local names `path`'s imports bind (and rename), into the per-file tables."""
-    bindings, renames = import_names(record, imports)
+    """The local names `path`'s imports bind (and rename), `import_names`, into the per-file tables."""
+    bindings, renames = names
     if bindings:
         all_bindings[path] = bindings
     if renames:
