@@ -23,6 +23,9 @@ from lsp_hub.index.model import COMPLEX_RECEIVER
 from lsp_hub.index.records import D_CONTAINER, D_NAME, D_SIGNATURE, I_NAMES, FileRecord
 from lsp_hub.index.workspace import Snapshot
 
+Link = tuple[str, int, tuple[str, ...]]  # (name used, uses, target files): `links.py`
+FileLinks = tuple[Link, ...]  # a file's links (`links.py`); its row (`rows.py`) is made from them
+
 SELF_RECEIVERS = frozenset(("self", "this", "cls", "super", "Self"))
 # `name = callee(`, `name: T = callee(`, `const name = callee(`, `let name = new callee(`: a variable made by a call.
 _MADE_BY_CALL = re.compile(r"(?:(?:const|let|var)\s+)?[\w$]+\s*(?::[^=]*)?=\s*(?:new\s+)?([\w$.]+)\s*\(")

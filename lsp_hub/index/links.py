@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping
 
-from lsp_hub.index.graph import MAX_REEXPORT_DEPTH, UseResolver, use_resolver
+from lsp_hub.index.graph import MAX_REEXPORT_DEPTH, FileLinks, Link, UseResolver, use_resolver
 from lsp_hub.index.graph_cache import graph_state
 from lsp_hub.index.graph_inputs import MAX_DEFINERS, GraphChanges, GraphInputs, graph_inputs
 from lsp_hub.index.walk import IndexingCancelled
@@ -23,8 +23,7 @@ from lsp_hub.index.workspace import GRAPH_ANCHOR_KEY, Snapshot
 
 STOP_CHECK_FILES = 64  # files linked between checks for a stopping index
 
-Link = tuple[str, int, tuple[str, ...]]  # (name used, uses, target files)
-FileLinks = tuple[Link, ...]
+__all__ = ["FileLinks", "Link", "affected_files", "file_links", "links_of"]
 
 
 def file_links(snapshot: Snapshot) -> Mapping[str, FileLinks]:

@@ -18,96 +18,21 @@ from __future__ import annotations
 import bisect
 import itertools
 import logging
-import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from lsp_hub.index.file_kinds import is_test_file
 from lsp_hub.index.graph_cache import graph_state
-from lsp_hub.index.graph_inputs import (
-    COMMON_NAMES,
-    MAX_DEFINERS,
-    GraphChanges,
-    GraphInputs,
-    NameTables,
-    graph_inputs,
-)
+from lsp_hub.index.graph_inputs import GraphChanges, GraphInputs, NameTables, graph_inputs
 from lsp_hub.index.links import FileLinks, file_links
 from lsp_hub.index.pagerank import DAMPING, MAX_ITERATIONS, TOLERANCE, rank_vector, ranks_by_node, transition_matrix
+from lsp_hub.index.rows import Row, factor_lookup, file_row, name_factor, test_files, unreachable_from
 from lsp_hub.index.workspace import Snapshot
 
 log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     import networkx as nx
-
-# Edges carrying less than this share of their source's outgoing weight are dropped from the power iteration (about
-# half of all edges on the standard library, 2-3% of the weight): they cannot change a ranking, only slow it down.
-PRUNE_SHARE = 0.002
-COMMON_DEFINER_COUNT = 5  # defined in more files than this: a common name
-COMMON_REFERENCER_SHARE = 0.05  # referenced by more than this share of all files (and at least 10): a common name
-PRIVATE_OR_COMMON_FACTOR = 0.1
-
-
-def name_multiplier(name: str, definer_count: int, referencer_count: int, file_count: int) -> float:
-    """How much one name says about the files that define it (1 for a distinctive name)."""
-    multiplier = 1.0
-    if name in COMMON_NAMES:
-        multiplier *= PRIVATE_OR_COMMON_FACTOR
-    if name.startswith("_"):
-        multiplier *= PRIVATE_OR_COMMON_FACTOR
-    if definer_count > COMMON_DEFINER_COUNT:
-        multiplier *= PRIVATE_OR_COMMON_FACTOR
-    if referencer_count >= 10 and referencer_count > COMMON_REFERENCER_SHARE * file_count:
-        multiplier *= PRIVATE_OR_COMMON_FACTOR
-    return multiplier
-
-
-def name_factor(name: str, tables: NameTables, file_count: int) -> float | None:
-    """multiplier / sqrt(definer count) for a name, or None for names left out of the graph."""
-    definers = tables.definers.get(name)
-    if not definers or len(definers) > MAX_DEFINERS:
-        return None
-    multiplier = name_multiplier(name, len(definers), len(tables.referencers.get(name, ())), file_count)
-    return multiplier / math.sqrt(len(definers))
-
-
-@dataclass(frozen=True, slots=True)
-class Row:
-    """One file's part of the graph."""
-
-    out_weight: float  # the summed weight of all its links
-    kept: tuple[tuple[str, float], ...]  # (target, weight) of the edges kept for ranking, in link order
-    passes: Mapping[str, tuple[tuple[str, float], ...]]  # target -> (name, weight) of each link reaching it
-
-
-def _row(links: FileLinks, factor: Any, unreachable: frozenset[str] = frozenset()) -> Row:
-    """A file's row; links into `unreachable` files (tests, for a file that is not one) pass nothing on."""
-    targets: dict[str, float] = {}
-    passes: dict[str, list[tuple[str, float]]] = {}
-    sqrt = math.sqrt
-    target_weight, passes_into = targets.get, passes.get
-    for used, uses, link_targets in links:
-        multiplier = factor(used)
-        if multiplier is None:
-            continue
-        weight = multiplier * sqrt(uses)
-        entry = (used, weight)  # one tuple for every target of the link (366,000 entries on the standard library)
-        for target in link_targets:
-            if target in unreachable:
-                continue
-            targets[target] = target_weight(target, 0.0) + weight
-            entries = passes_into(target)
-            if entries is None:
-                passes[target] = [entry]
-            else:
-                entries.append(entry)
-    total = sum(targets.values())
-    threshold = PRUNE_SHARE * total
-    kept = tuple((target, weight) for target, weight in targets.items() if weight >= threshold) if total > 0 else ()
-    return Row(total, kept, {target: tuple(entries) for target, entries in passes.items()})
 
 
 class Passes:
@@ -407,33 +332,12 @@ def _stored_graph(snapshot: Snapshot) -> ReferenceGraph | None:
         return None
 
 
-def _factor_lookup(factors: dict[str, float | None], tables: NameTables, file_count: int) -> Any:
-    def factor(name: str) -> float | None:
-        try:
-            return factors[name]
-        except KeyError:
-            value = factors[name] = name_factor(name, tables, file_count)
-            return value
-
-    return factor
-
-
-def test_files(nodes: Iterable[str]) -> frozenset[str]:
-    return frozenset(node for node in nodes if is_test_file(node))
-
-
-def _unreachable(node: str, tests: frozenset[str]) -> frozenset[str]:
-    """Code does not use its tests: a name a non-test file uses never passes rank to a test that defines it too
-    (otherwise a test file defining many common type names opens the map)."""
-    return frozenset() if node in tests else tests
-
-
 def _built_graph(snapshot: Snapshot, links: Mapping[str, FileLinks], tables: NameTables) -> ReferenceGraph:
     nodes = sorted(snapshot.files)
     factors: dict[str, float | None] = {}
-    factor = _factor_lookup(factors, tables, len(nodes))
+    factor = factor_lookup(factors, tables, len(nodes))
     tests = test_files(nodes)
-    rows = {node: _row(links[node], factor, _unreachable(node, tests)) for node in nodes}
+    rows = {node: file_row(links[node], factor, unreachable_from(node, tests)) for node in nodes}
     incoming: dict[str, list[str]] = defaultdict(list)  # not setdefault(target, []): a new list for each edge
     for node in nodes:
         for target in rows[node].passes:
@@ -464,14 +368,14 @@ def _updated_graph(
             del factors[name]
             redo.update(tables.referencers.get(name, ()))  # the files that can use it: by its name...
             redo.update(inputs.dependents.get(name, ()))  # ...or under an alias
-    factor = _factor_lookup(factors, tables, file_count)
+    factor = factor_lookup(factors, tables, file_count)
     tests = previous.tests
     rows = dict(previous.rows)
     incoming = dict(previous.incoming)
     touched: dict[str, set[str]] = {}  # file -> the files whose links into it changed
     for path in sorted(redo):
         old_targets = set(rows[path].passes)
-        row = rows[path] = _row(links[path], factor, _unreachable(path, tests))
+        row = rows[path] = file_row(links[path], factor, unreachable_from(path, tests))
         new_targets = set(row.passes)
         for target in old_targets | new_targets:
             touched.setdefault(target, set()).add(path)

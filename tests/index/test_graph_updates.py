@@ -21,8 +21,9 @@ from lsp_hub.index.graph_cache import STATE_FORMAT, STATE_KEY, stored
 from lsp_hub.index.graph_inputs import COMMON_NAMES, graph_inputs, import_graph, name_tables
 from lsp_hub.index.graph_store import save_graphs, save_ranking, stored_graphs
 from lsp_hub.index.links import file_links
-from lsp_hub.index.ranking import COMMON_REFERENCER_SHARE, ReferenceGraph, reference_graph
+from lsp_hub.index.ranking import ReferenceGraph, reference_graph
 from lsp_hub.index.repomap import repo_map
+from lsp_hub.index.rows import COMMON_REFERENCER_SHARE
 from lsp_hub.index.workspace import Snapshot, WorkspaceIndex
 
 STDLIB = Path(sysconfig.get_paths()["stdlib"])

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from index_helpers import write
 
-from lsp_hub.index import api, ranking, records
+from lsp_hub.index import api, records, rows
 from lsp_hub.index.background import keep_graphs, prepare_graphs
 from lsp_hub.index.graph_store import RANKING_KEY
 from lsp_hub.index.ranking import reference_graph
@@ -103,7 +103,7 @@ def test_the_test_files_are_kept_with_the_stored_graphs(copy_repo: Callable[[str
     prepare_graphs(second)  # assembled from what the first kept
     stored = reference_graph(second.snapshot())
     assert stored._tests is not None  # taken from the store, not judged again path by path
-    assert stored.tests == built.tests == ranking.test_files(stored.nodes)
+    assert stored.tests == built.tests == rows.test_files(stored.nodes)
     second.close()
 
 
