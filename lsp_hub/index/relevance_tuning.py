@@ -10,8 +10,9 @@ commits, they rank the newest third at least as well as the defaults do (else th
 MIN_QUERIES usable commits the defaults stay too.
 
 The result is stored with the index (`IndexStore.save_graph` under WEIGHTS_KEY, fingerprinted by this code's
-version) with the HEAD it was fitted at, and kept in memory per root: `weights_for(snapshot)` answers the last
-fitted weights of the root (also after later commits, until the next tuning replaces them) or the defaults.
+version, in this root's cache only: never in the records every root shares) with the HEAD it was fitted at, and
+kept in memory per root: `weights_for(snapshot)` answers the last fitted weights of the root (also after later
+commits, until the next tuning replaces them) or the defaults.
 """
 
 from __future__ import annotations
@@ -101,7 +102,8 @@ def forget(root: Path | str) -> None:
 def _load(snapshot: Snapshot) -> tuple[str, Weights] | None:
     """(HEAD fitted at, weights) from the store, when this code version stored them."""
     store = snapshot.store
-    data = store.load_graph(WEIGHTS_KEY, code_version()) if store is not None else None
+    # This root's own: weights fitted to another repository's history must not come from the shared store.
+    data = store.load_graph(WEIGHTS_KEY, code_version(), across_roots=False) if store is not None else None
     if data is None:
         return None
     try:
@@ -140,7 +142,7 @@ def tune(snapshot: Snapshot, budget: float = TUNING_SECONDS) -> Weights:
                 "queries": weights.queries,
                 "weights": dict(weights.values),
             }
-            snapshot.store.save_graph(WEIGHTS_KEY, code_version(), json.dumps(record).encode())
+            snapshot.store.save_graph(WEIGHTS_KEY, code_version(), json.dumps(record).encode(), across_roots=False)
     with _lock:
         _fitted[str(root)] = weights
         _tuned_at[str(root)] = history.head

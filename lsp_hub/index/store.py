@@ -403,9 +403,9 @@ class IndexStore:
         if writing is not None:
             writing.join()
 
-    def load_graph(self, key: str, fingerprint: str) -> bytes | None:
+    def load_graph(self, key: str, fingerprint: str, across_roots: bool = True) -> bytes | None:
         """Stored graph data under `key`, when it was computed on files with this fingerprint by this version of
-        the graph code."""
+        the graph code; from another root's (the shared store) only when `across_roots`."""
         saved_fingerprint = fingerprint
         fingerprint = f"{fingerprint}:{graph_code_fingerprint()}"
         with self._lock:
@@ -419,7 +419,7 @@ class IndexStore:
                 except sqlite3.Error as error:
                     log.warning("index cache %s: stored graphs unreadable (%s)", self.path, error)
         data = bytes(row[0]) if row is not None else None
-        if data is None and self.shared is not None:
+        if data is None and across_roots and self.shared is not None:
             data = self.shared.get_graph(key, fingerprint)  # another root's, kept where every root looks
         if data is not None:
             # Stored already: saving the same graphs again would encode and write them whole for nothing (on a
@@ -428,7 +428,10 @@ class IndexStore:
             self._saved_graphs[key] = (saved_fingerprint, last_saved[1] if last_saved else -math.inf)
         return data
 
-    def save_graph(self, key: str, fingerprint: str, data: bytes) -> None:
+    def save_graph(self, key: str, fingerprint: str, data: bytes, across_roots: bool = True) -> None:
+        """Keep `data` under `key` for these files; also where every root looks (the shared store) when
+        `across_roots`: not for what depends on more than the files' content (weights fitted to this root's
+        history), which the fingerprint does not tell apart."""
         saved_fingerprint = fingerprint
         fingerprint = f"{fingerprint}:{graph_code_fingerprint()}"
         with self._lock:
@@ -440,7 +443,7 @@ class IndexStore:
                 self._saved_graphs[key] = (saved_fingerprint, time.monotonic())
             except sqlite3.Error as error:
                 log.warning("index cache %s: could not store graphs (%s)", self.path, error)
-        if self.shared is not None:
+        if across_roots and self.shared is not None:
             self.shared.put_graph(key, fingerprint, data)
 
     def seconds_since_saved(self, key: str) -> float:

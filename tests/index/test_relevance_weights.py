@@ -113,6 +113,28 @@ def test_a_repository_with_history_gets_its_own_weights_and_keeps_them(tmp_path:
         relevance_tuning.forget(repository.root)
 
 
+def test_another_repository_sharing_the_cache_does_not_get_these_weights(tmp_path: Path) -> None:
+    """Fitted weights belong to one repository's history: the records and graphs every root shares by content must
+    not carry them to another root (before, `weights_for` fell back to the shared store and answered with them)."""
+    repository = paired_repository(tmp_path / "paired", rounds=3)
+    other = paired_repository(tmp_path / "other", rounds=1)
+    cache = tmp_path / "cache"
+    index = WorkspaceIndex(repository.root, cache_dir=cache)
+    try:
+        index.build()
+        assert background.tune_relevance(index)["weights"] == "repository"
+    finally:
+        index.close()
+        relevance_tuning.forget(repository.root)
+    index = WorkspaceIndex(other.root, cache_dir=cache)
+    try:
+        index.build()
+        assert relevant(index, "core/m3.py")["weights"] == "default"
+    finally:
+        index.close()
+        relevance_tuning.forget(other.root)
+
+
 def test_too_little_history_keeps_the_defaults(tmp_path: Path) -> None:
     repository = paired_repository(tmp_path / "young", rounds=1)  # 10 usable commits: fewer than MIN_QUERIES
     index = WorkspaceIndex(repository.root, use_cache=False)
