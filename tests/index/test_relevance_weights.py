@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -86,12 +87,23 @@ def relevant(index: WorkspaceIndex, target: str) -> dict[str, object]:
     return api.relevant_files(index, {"description": "", "targets": [target]})
 
 
+@contextmanager
+def built_index(root: Path, cache: Path) -> Iterator[WorkspaceIndex]:
+    """A built index of `root` with its cache in `cache`, as one process has it: closed and its weights forgotten
+    after (the next process reads them from the cache, or not at all)."""
+    index = WorkspaceIndex(root, cache_dir=cache)
+    try:
+        index.build()
+        yield index
+    finally:
+        index.close()
+        relevance_tuning.forget(root)
+
+
 def test_a_repository_with_history_gets_its_own_weights_and_keeps_them(tmp_path: Path) -> None:
     repository = paired_repository(tmp_path / "paired", rounds=3)
     cache = tmp_path / "cache"
-    index = WorkspaceIndex(repository.root, cache_dir=cache)
-    try:
-        index.build()
+    with built_index(repository.root, cache) as index:
         assert relevant(index, "core/m3.py")["weights"] == "default"  # not tuned yet
         tuned = background.tune_relevance(index)
         assert tuned["weights"] == "repository" and tuned["queries"] >= relevance_tuning.MIN_QUERIES
@@ -100,17 +112,8 @@ def test_a_repository_with_history_gets_its_own_weights_and_keeps_them(tmp_path:
         first = result["files"][0]  # type: ignore[index]
         assert first["path"] == "extras/p3.py"
         assert first["reasons"][0].startswith("changed together with core/m3.py")
-    finally:
-        index.close()
-    # Another process on the same files reads them from the index's store.
-    relevance_tuning.forget(repository.root)
-    index = WorkspaceIndex(repository.root, cache_dir=cache)
-    try:
-        index.build()
+    with built_index(repository.root, cache) as index:  # another process on the same files: from the store
         assert relevant(index, "core/m3.py")["weights"] == "repository"
-    finally:
-        index.close()
-        relevance_tuning.forget(repository.root)
 
 
 def test_another_repository_sharing_the_cache_does_not_get_these_weights(tmp_path: Path) -> None:
@@ -119,20 +122,10 @@ def test_another_repository_sharing_the_cache_does_not_get_these_weights(tmp_pat
     repository = paired_repository(tmp_path / "paired", rounds=3)
     other = paired_repository(tmp_path / "other", rounds=1)
     cache = tmp_path / "cache"
-    index = WorkspaceIndex(repository.root, cache_dir=cache)
-    try:
-        index.build()
+    with built_index(repository.root, cache) as index:
         assert background.tune_relevance(index)["weights"] == "repository"
-    finally:
-        index.close()
-        relevance_tuning.forget(repository.root)
-    index = WorkspaceIndex(other.root, cache_dir=cache)
-    try:
-        index.build()
+    with built_index(other.root, cache) as index:
         assert relevant(index, "core/m3.py")["weights"] == "default"
-    finally:
-        index.close()
-        relevance_tuning.forget(other.root)
 
 
 def test_too_little_history_keeps_the_defaults(tmp_path: Path) -> None:
