@@ -1,12 +1,13 @@
-"""A configurable fake language server built on pygls 2: the deterministic backend behind the hub's tests.
+"""A configurable fake language server: the deterministic backend behind the hub's tests.
 
 Run it as::
 
     python tests/fake_server.py --spec '<json>'     # or --spec-file PATH
                                 [--name NAME] [--record PATH] [--verbose]
 
-pygls reads and writes the frames and parses the JSON; every payload stays a plain dict (no lsprotocol classes),
-so unknown fields and non-standard methods pass through untouched.
+It frames and dispatches JSON-RPC itself (`StdioEndpoint`, as pygls frames it) and every payload stays a plain dict,
+so unknown fields and non-standard methods pass through untouched. It imports neither pygls nor lsprotocol: their
+import took 0.45-0.55 s of CPU at every start, and the suite starts a fake hundreds of times.
 
 Spec format (a JSON object; every key is optional)
 ==================================================
@@ -147,6 +148,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import concurrent.futures
+import contextlib
 import json
 import logging
 import os
@@ -158,19 +161,7 @@ import traceback
 from collections.abc import Awaitable
 from concurrent.futures import Future
 from pathlib import Path
-from typing import Any, TextIO
-
-import cattrs
-from lsprotocol.types import METHOD_TO_TYPES, ResponseError
-from pygls.exceptions import (
-    JsonRpcException,
-    JsonRpcInternalError,
-    JsonRpcInvalidRequest,
-    JsonRpcMethodNotFound,
-    JsonRpcRequestCancelled,
-)
-from pygls.protocol import JsonRPCProtocol
-from pygls.server import JsonRPCServer
+from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
 
 FAKE_SERVER_PATH = Path(__file__).resolve()
 
@@ -189,7 +180,37 @@ DEFAULT_CAPABILITIES: dict[str, Any] = {
 # A frame whose header is right and whose body is not JSON: a reader skips it and stays in step.
 DEFAULT_GARBAGE_FRAME = "Content-Length: 12\r\n\r\n{not json!!}"
 
-STANDARD_METHODS = frozenset(METHOD_TO_TYPES)
+# Every method of the LSP specification (lsprotocol's METHOD_TO_TYPES, which tests/test_fake_server.py checks this
+# against): written out, because importing lsprotocol (as pygls does) costs a fake half a second of CPU at start.
+STANDARD_METHODS = frozenset((
+    "$/cancelRequest", "$/logTrace", "$/progress", "$/setTrace", "callHierarchy/incomingCalls",
+    "callHierarchy/outgoingCalls", "client/registerCapability", "client/unregisterCapability", "codeAction/resolve",
+    "codeLens/resolve", "completionItem/resolve", "documentLink/resolve", "exit", "initialize", "initialized",
+    "inlayHint/resolve", "notebookDocument/didChange", "notebookDocument/didClose", "notebookDocument/didOpen",
+    "notebookDocument/didSave", "shutdown", "telemetry/event", "textDocument/codeAction", "textDocument/codeLens",
+    "textDocument/colorPresentation", "textDocument/completion", "textDocument/declaration",
+    "textDocument/definition", "textDocument/diagnostic", "textDocument/didChange", "textDocument/didClose",
+    "textDocument/didOpen", "textDocument/didSave", "textDocument/documentColor", "textDocument/documentHighlight",
+    "textDocument/documentLink", "textDocument/documentSymbol", "textDocument/foldingRange",
+    "textDocument/formatting", "textDocument/hover", "textDocument/implementation", "textDocument/inlayHint",
+    "textDocument/inlineCompletion", "textDocument/inlineValue", "textDocument/linkedEditingRange",
+    "textDocument/moniker", "textDocument/onTypeFormatting", "textDocument/prepareCallHierarchy",
+    "textDocument/prepareRename", "textDocument/prepareTypeHierarchy", "textDocument/publishDiagnostics",
+    "textDocument/rangeFormatting", "textDocument/rangesFormatting", "textDocument/references",
+    "textDocument/rename", "textDocument/selectionRange", "textDocument/semanticTokens/full",
+    "textDocument/semanticTokens/full/delta", "textDocument/semanticTokens/range", "textDocument/signatureHelp",
+    "textDocument/typeDefinition", "textDocument/willSave", "textDocument/willSaveWaitUntil",
+    "typeHierarchy/subtypes", "typeHierarchy/supertypes", "window/logMessage", "window/showDocument",
+    "window/showMessage", "window/showMessageRequest", "window/workDoneProgress/cancel",
+    "window/workDoneProgress/create", "workspace/applyEdit", "workspace/codeLens/refresh", "workspace/configuration",
+    "workspace/diagnostic", "workspace/diagnostic/refresh", "workspace/didChangeConfiguration",
+    "workspace/didChangeWatchedFiles", "workspace/didChangeWorkspaceFolders", "workspace/didCreateFiles",
+    "workspace/didDeleteFiles", "workspace/didRenameFiles", "workspace/executeCommand",
+    "workspace/foldingRange/refresh", "workspace/inlayHint/refresh", "workspace/inlineValue/refresh",
+    "workspace/semanticTokens/refresh", "workspace/symbol", "workspace/textDocumentContent",
+    "workspace/textDocumentContent/refresh", "workspace/willCreateFiles", "workspace/willDeleteFiles",
+    "workspace/willRenameFiles", "workspace/workspaceFolders", "workspaceSymbol/resolve",
+))
 ANSWER_KEYS = ("result", "error", "echo", "generate_items")
 SYNC_KIND_NAMES = {0: "none", 1: "full", 2: "incremental"}
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
@@ -198,9 +219,60 @@ _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 logger = logging.getLogger("fake_server")
 
 
-# ------------------------------------------------------------------------------------------------ raw protocol
+# ------------------------------------------------------------------------------------------------ JSON-RPC
+class JsonRpcException(Exception):
+    """An error answer: pygls' exception classes, with their codes and messages, without importing pygls."""
+
+    CODE = -32603
+    MESSAGE = ""
+
+    def __init__(self, message: str | None = None, code: int | None = None, data: Any | None = None) -> None:
+        message = message or self.MESSAGE
+        super().__init__(message)
+        self.message: str = message
+        self.code: int = code or self.CODE
+        self.data = data
+
+    @classmethod
+    def of(cls, detail: Any) -> JsonRpcException:
+        return cls(message=f"{cls.MESSAGE}: {detail}")
+
+    def as_error(self) -> dict[str, Any]:
+        error: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            error["data"] = self.data
+        return error
+
+
+class JsonRpcInternalError(JsonRpcException):
+    CODE = -32603
+    MESSAGE = "Internal Error"
+
+    @classmethod
+    def of(cls, detail: Any) -> JsonRpcException:
+        """From `sys.exc_info()`: the exception's line, its traceback as data."""
+        kind, value, trace = detail
+        line = "".join(traceback.format_exception_only(kind, value)).strip()
+        return cls(message=line, data={"traceback": traceback.format_tb(trace)})
+
+
+class JsonRpcInvalidRequest(JsonRpcException):
+    CODE = -32600
+    MESSAGE = "Invalid Request"
+
+
+class JsonRpcMethodNotFound(JsonRpcException):
+    CODE = -32601
+    MESSAGE = "Method Not Found"
+
+
+class JsonRpcRequestCancelled(JsonRpcException):
+    CODE = -32800
+    MESSAGE = "Request Cancelled"
+
+
 class RawMessageHandler:
-    """What a RawJsonRpcProtocol calls; the defaults do nothing and answer every request with MethodNotFound."""
+    """What a JsonRpcDispatch calls; the defaults do nothing and answer every request with MethodNotFound."""
 
     def on_message(self, message: dict[str, Any], response_to: str | None) -> None:
         """Every well-formed message, before it is dispatched (response_to: the method of our request)."""
@@ -219,16 +291,23 @@ class RawMessageHandler:
         """A $/cancelRequest stopped the handling of request msg_id."""
 
 
-class RawJsonRpcProtocol(JsonRPCProtocol):
-    """pygls' JSON-RPC protocol with plain-dict payloads and one handler object instead of registered features.
+class JsonRpcDispatch:
+    """JSON-RPC over plain dicts with one handler object: the fake's own endpoint (`StdioEndpoint`), and mixed into
+    pygls' protocol for the tests' client (tests/test_fake_server.py). Outgoing requests get integer ids and live
+    apart from the handler tasks of incoming requests, so the peer's ids and ours never collide.
 
-    pygls reads the frames and parses the JSON; this class only dispatches the parsed dicts. Outgoing requests
-    get integer ids and live apart from the handler tasks of incoming requests, so the peer's ids and ours
-    never collide in pygls' single futures table.
-    """
+    Needs `_send_data(message)`, `_request_futures` (incoming id -> its handler task) and
+    `_handle_cancel_notification(id)` from the class it is mixed into."""
 
-    def __init__(self, server: Any, converter: cattrs.Converter) -> None:
-        super().__init__(server, converter)
+    VERSION = "2.0"
+    _request_futures: dict[Any, Any]
+    if TYPE_CHECKING:  # what the class it is mixed into provides
+
+        def _send_data(self, data: Any) -> None: ...
+
+        def _handle_cancel_notification(self, msg_id: Any) -> None: ...
+
+    def _dispatch_init(self) -> None:
         self.handler: RawMessageHandler = RawMessageHandler()
         self._incoming_methods: dict[Any, str] = {}
         self._outgoing: dict[Any, tuple[str, Future[Any]]] = {}
@@ -240,7 +319,7 @@ class RawJsonRpcProtocol(JsonRPCProtocol):
         return data
 
     def handle_message(self, message: Any) -> None:
-        if not isinstance(message, dict) or message.get("jsonrpc") != JsonRPCProtocol.VERSION:
+        if not isinstance(message, dict) or message.get("jsonrpc") != self.VERSION:
             logger.warning("not a JSON-RPC 2.0 message: %r", message)
             return
         method = message.get("method")
@@ -253,7 +332,7 @@ class RawJsonRpcProtocol(JsonRPCProtocol):
         self.handler.on_message(message, None)
         if not isinstance(method, str):
             if "id" in message:
-                self._send_response(msg_id, error=JsonRpcInvalidRequest("method must be a string").to_response_error())
+                self._send_response(msg_id, error=JsonRpcInvalidRequest("method must be a string"))
             return
         params = message.get("params")
         if "id" in message:
@@ -266,37 +345,36 @@ class RawJsonRpcProtocol(JsonRPCProtocol):
         try:
             outcome = self.handler.on_request(msg_id, method_name, params)
         except JsonRpcException as error:
-            self._send_response(msg_id, error=error.to_response_error())
+            self._send_response(msg_id, error=error)
             return
         except Exception:
-            self._send_response(msg_id, error=JsonRpcInternalError.of(sys.exc_info()).to_response_error())
+            self._send_response(msg_id, error=JsonRpcInternalError.of(sys.exc_info()))
             return
         if not isinstance(outcome, Awaitable):
             self._send_response(msg_id, result=outcome)
             return
-        # Registered in pygls' table so that its $/cancelRequest handling can cancel the task.
+        # In the table of handler tasks, so that a $/cancelRequest can cancel it.
         task = asyncio.ensure_future(outcome)
-        self._request_futures[msg_id] = task  # type: ignore[assignment]
-        task.add_done_callback(lambda done: self._send_handler_result(done, msg_id=msg_id))  # type: ignore[arg-type]
+        self._request_futures[msg_id] = task
+        task.add_done_callback(lambda done: self._send_handler_result(done, msg_id=msg_id))
 
-    def _send_handler_result(self, future: Future[Any], *, msg_id: Any) -> None:
+    def _send_handler_result(self, future: asyncio.Future[Any], *, msg_id: Any) -> None:
         self._request_futures.pop(msg_id, None)
         if future.cancelled():
             if msg_id not in self._cancel_requested:
                 return  # cancelled by the event loop shutting down, not by the peer: nobody is listening
             self._cancel_requested.discard(msg_id)
             self.handler.on_cancelled(msg_id)
-            error = JsonRpcRequestCancelled(f'Request with id "{msg_id}" is canceled').to_response_error()
-            self._send_response(msg_id, error=error)
+            self._send_response(msg_id, error=JsonRpcRequestCancelled(f'Request with id "{msg_id}" is canceled'))
             return
         exception = future.exception()
         if exception is None:
             self._send_response(msg_id, result=future.result())
         elif isinstance(exception, JsonRpcException):
-            self._send_response(msg_id, error=exception.to_response_error())
+            self._send_response(msg_id, error=exception)
         else:
             info = (type(exception), exception, exception.__traceback__)
-            self._send_response(msg_id, error=JsonRpcInternalError.of(info).to_response_error())
+            self._send_response(msg_id, error=JsonRpcInternalError.of(info))
 
     def _handle_notification(self, method_name: str, params: Any) -> None:
         if method_name == "$/cancelRequest":
@@ -306,12 +384,10 @@ class RawJsonRpcProtocol(JsonRPCProtocol):
             return
         self.handler.on_notification(method_name, params)
 
-    def _send_response(self, msg_id: Any, result: Any | None = None, error: ResponseError | None = None) -> None:
-        response: dict[str, Any] = {"jsonrpc": JsonRPCProtocol.VERSION, "id": msg_id}
+    def _send_response(self, msg_id: Any, result: Any | None = None, error: JsonRpcException | None = None) -> None:
+        response: dict[str, Any] = {"jsonrpc": self.VERSION, "id": msg_id}
         if error is not None:
-            response["error"] = {"code": error.code, "message": error.message}
-            if error.data is not None:
-                response["error"]["data"] = error.data
+            response["error"] = error.as_error()
         else:
             response["result"] = result
         self._send_data(response)
@@ -320,7 +396,7 @@ class RawJsonRpcProtocol(JsonRPCProtocol):
             self.handler.after_answer(msg_id, method)
 
     def notify(self, method: str, params: Any | None = None) -> None:
-        message: dict[str, Any] = {"jsonrpc": JsonRPCProtocol.VERSION, "method": method}
+        message: dict[str, Any] = {"jsonrpc": self.VERSION, "method": method}
         if params is not None:
             message["params"] = params
         self._send_data(message)
@@ -332,7 +408,7 @@ class RawJsonRpcProtocol(JsonRPCProtocol):
         if msg_id is None:
             msg_id = self._next_outgoing_id
             self._next_outgoing_id += 1
-        message: dict[str, Any] = {"jsonrpc": JsonRPCProtocol.VERSION, "id": msg_id, "method": method}
+        message: dict[str, Any] = {"jsonrpc": self.VERSION, "id": msg_id, "method": method}
         if params is not None:
             message["params"] = params
         future: Future[Any] = Future()
@@ -361,6 +437,73 @@ class RawJsonRpcProtocol(JsonRPCProtocol):
         for _method, future in pending.values():
             if not future.done():
                 future.set_exception(ConnectionError(reason))
+
+
+class _StdoutWriter:
+    def __init__(self, stream: BinaryIO) -> None:
+        self._stream = stream
+
+    def write(self, data: bytes) -> None:
+        self._stream.write(data)
+        self._stream.flush()
+
+
+class StdioEndpoint(JsonRpcDispatch):
+    """The fake's side of stdio, framed as pygls frames it (`Content-Length`, then `Content-Type`), read by a
+    thread so that the event loop keeps running (timers, delayed answers) while it waits."""
+
+    CONTENT_LENGTH = re.compile(rb"^Content-Length: (\d+)\r\n$")
+
+    def __init__(self) -> None:
+        self._dispatch_init()
+        self._request_futures: dict[Any, Any] = {}
+        self.writer: _StdoutWriter | None = None
+
+    def _handle_cancel_notification(self, msg_id: Any) -> None:
+        future = self._request_futures.pop(msg_id, None)
+        if future is None:
+            logger.warning('cancel notification for unknown message id "%s"', msg_id)
+            return
+        future.cancel()  # only a task not done yet is cancelled
+
+    def _send_data(self, data: Any) -> None:
+        if self.writer is None:
+            return
+        try:
+            body = json.dumps(data)  # ASCII: its length in characters is its length in bytes
+            header = f"Content-Length: {len(body)}\r\nContent-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n"
+            self.writer.write((header + body).encode("utf-8"))
+        except Exception as error:  # as pygls: logged, and the fake goes on (a client gone, a result not JSON)
+            logger.error("could not send %r: %s", data, error)
+
+    def serve(self, stdin: BinaryIO, stdout: BinaryIO) -> None:
+        """Read and dispatch messages until stdin ends (handler tasks still running are cancelled then)."""
+        self.writer = _StdoutWriter(stdout)
+        with contextlib.suppress(BrokenPipeError, KeyboardInterrupt, SystemExit):
+            asyncio.run(self._read_all(stdin))
+
+    async def _read_all(self, stdin: BinaryIO) -> None:
+        loop = asyncio.get_running_loop()
+        with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="fake-stdin") as reader:
+            content_length = 0
+            while True:
+                header = await loop.run_in_executor(reader, stdin.readline)
+                if not header:
+                    return
+                if not content_length:
+                    match = self.CONTENT_LENGTH.fullmatch(header)
+                    if match:
+                        content_length = int(match.group(1))
+                if content_length and not header.strip():
+                    body = await loop.run_in_executor(reader, stdin.read, content_length)
+                    if not body:
+                        return
+                    try:
+                        self.handle_message(json.loads(body))
+                    except Exception:
+                        logger.exception("unable to handle message")
+                    finally:
+                        content_length = 0
 
 
 # ------------------------------------------------------------------------------------------------ templating
@@ -432,7 +575,7 @@ def apply_change(text: str, change: dict[str, Any], encoding: str, problems: lis
 
 # ------------------------------------------------------------------------------------------------ the fake
 class FakeLanguageServer(RawMessageHandler):
-    def __init__(self, spec: dict[str, Any], protocol: RawJsonRpcProtocol) -> None:
+    def __init__(self, spec: dict[str, Any], protocol: JsonRpcDispatch) -> None:
         self.spec = spec
         self.name = str(spec.get("name", "fake"))
         self.protocol = protocol
@@ -870,7 +1013,7 @@ def load_spec(argv: list[str] | None = None) -> tuple[dict[str, Any], bool]:
     parser.add_argument("--spec-file", help="read the spec from this JSON file instead")
     parser.add_argument("--name", help="the server's name (overrides the spec's)")
     parser.add_argument("--record", help="append every received message to this JSON-lines file")
-    parser.add_argument("--verbose", "-v", action="store_true", help="pygls debug logging on stderr")
+    parser.add_argument("--verbose", "-v", action="store_true", help="debug logging on stderr")
     args = parser.parse_args(argv)
     spec = json.loads(Path(args.spec_file).read_text(encoding="utf-8") if args.spec_file else args.spec)
     if not isinstance(spec, dict):
@@ -901,13 +1044,10 @@ def main(argv: list[str] | None = None) -> None:
     if spec.get("ignore_sigterm"):
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
     write_start_faults(spec)
-    # The converter is never used for payloads (they stay dicts); a bare one avoids lsprotocol's costly set-up.
-    server = JsonRPCServer(protocol_cls=RawJsonRpcProtocol, converter_factory=cattrs.Converter)
-    protocol = server.protocol
-    assert isinstance(protocol, RawJsonRpcProtocol)
-    fake = FakeLanguageServer(spec, protocol)
-    protocol.handler = fake
-    server.start_io()
+    endpoint = StdioEndpoint()
+    fake = FakeLanguageServer(spec, endpoint)
+    endpoint.handler = fake
+    endpoint.serve(sys.stdin.buffer, sys.stdout.buffer)
     if spec.get("ignore_stdin_close"):
         fake.record({"event": "stdin_closed_ignored"})
         while True:

@@ -13,11 +13,13 @@ import cattrs
 import pytest
 import pytest_asyncio
 from pygls.client import JsonRPCClient
-from pygls.exceptions import JsonRpcException
+from pygls.protocol import JsonRPCProtocol
 
 from tests.fake_server import (
     DEFAULT_CAPABILITIES,
-    RawJsonRpcProtocol,
+    STANDARD_METHODS,
+    JsonRpcDispatch,
+    JsonRpcException,
     RawMessageHandler,
     fake_server_command,
     read_record,
@@ -26,6 +28,14 @@ from tests.fake_server import (
 
 TIMEOUT = 5.0
 URI = "file:///ws/a.alpha"
+
+
+class RawJsonRpcProtocol(JsonRpcDispatch, JsonRPCProtocol):  # type: ignore[misc]
+    """pygls' protocol dispatching plain dicts as the fake does: pygls reads and writes the frames."""
+
+    def __init__(self, server: Any, converter: cattrs.Converter) -> None:
+        JsonRPCProtocol.__init__(self, server, converter)
+        self._dispatch_init()
 
 
 class _ProcessClient(JsonRPCClient):
@@ -619,3 +629,10 @@ async def test_initialize_trigger_runs_before_the_answer(start_fake: StartFake) 
     assert result["serverInfo"]["name"] == "slowpoke"
     # Notifications and the answer come in order on one stream: the log arrived first.
     assert client.notifications == [("window/logMessage", {"type": 4, "message": "slowpoke starting"})]
+
+
+def test_the_standard_methods_are_those_of_the_lsp_specification() -> None:
+    """The fake writes the list out (importing lsprotocol cost every start half a second): it must stay lsprotocol's."""
+    from lsprotocol.types import METHOD_TO_TYPES
+
+    assert frozenset(METHOD_TO_TYPES) == STANDARD_METHODS
