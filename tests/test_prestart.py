@@ -175,3 +175,27 @@ async def test_diagnostics_end_only_a_load_the_server_never_reports() -> None:
     bounded.expect_load(0.2, reported=True)
     bounded.note_diagnostics()
     assert await bounded.wait_loaded(2.0)  # a report that never comes: the bound still ends the wait
+
+
+async def test_a_load_reported_after_the_bound_is_waited_for_all_the_same() -> None:
+    """On a busy machine tsserver may begin reporting its project's load after the bound on the wait ran out: that
+    load is the one expected, and answers wait for its end again (a definition meanwhile landed on the import line:
+    seen once in the suite, under load). A load that ended in time does not make later progress a load."""
+    from lsp_hub.proxy.backends.server_progress import ServerProgress
+
+    late = ServerProgress()
+    late.expect_load(0.1, reported=True)
+    assert await late.wait_loaded(2.0)  # the bound ran out: presumed loaded
+    late.note("tsserver-1", "begin", "Initializing JS/TS language features")
+    assert late.loading
+    late.note("tsserver-1", "end")
+    assert not late.loading and await late.wait_loaded(0.1)
+    late.note("tsserver-2", "begin", "Something else")
+    assert not late.loading  # the late load came and ended: other progress is not one
+
+    in_time = ServerProgress()
+    in_time.expect_load(5.0, reported=True)
+    in_time.note("tsserver-1", "begin", "Initializing JS/TS language features")
+    in_time.note("tsserver-1", "end")
+    in_time.note("tsserver-2", "begin", "Something else")
+    assert not in_time.loading

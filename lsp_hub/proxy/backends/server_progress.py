@@ -4,7 +4,7 @@ from its start until its first progress ends, and again whenever it begins a pro
 partial view meanwhile). A server shown a file is presumed loading until it reports the load or publishes
 diagnostics: tsserver reports no load for a file outside any tsconfig.json (an inferred project), and, as VS Code's
 router for it assumes, its first diagnostics come from the server that has the whole project. Bounded: a server may
-begin what it never ends."""
+begin what it never ends; a load a busy server begins only after that bound is still the load, and waited for."""
 
 from __future__ import annotations
 
@@ -23,12 +23,16 @@ class ServerProgress:
         self._loading_titles: set[str] = set()  # the titles of the progress that ran while the project loaded
         self._project_loaded = asyncio.Event()
         self._load_reported = False  # the load expected is one the server reports (`expect_load`)
+        # The expected load's bound ran out before any report: a progress the server begins later is that load,
+        # late (tsserver on a busy machine), and is waited for like one reported in time.
+        self._late_load_possible = False
 
     def restart(self) -> None:
         """A new process: its project is not loaded yet."""
         self._loading_tokens.clear()
         self._loading_titles.clear()
         self._project_loaded.clear()
+        self._late_load_possible = False
 
     def note(self, token: Any, kind: Any, title: Any = None) -> None:
         key = str(token)
@@ -39,9 +43,12 @@ class ServerProgress:
         elif kind == "end":
             self.work_in_progress.pop(key, None)
         if self._project_loaded.is_set():
-            if kind == "begin" and isinstance(title, str) and title in self._loading_titles:
-                self._project_loaded.clear()  # loading (a project) again
+            loading_again = isinstance(title, str) and (title in self._loading_titles or self._late_load_possible)
+            if kind == "begin" and loading_again:
+                self._project_loaded.clear()  # loading (a project) again, or the expected load, late
                 self._loading_tokens = {key}
+                self._loading_titles.add(title)
+                self._late_load_possible = False
             return
         if kind == "begin":
             self._loading_tokens.add(key)
@@ -60,7 +67,7 @@ class ServerProgress:
             return
         self._loading_tokens.add(EXPECTED)
         self._load_reported = reported
-        asyncio.get_running_loop().call_later(seconds, self._expectation_over)
+        asyncio.get_running_loop().call_later(seconds, self._bound_reached)
 
     @property
     def load_expectable(self) -> bool:
@@ -71,6 +78,11 @@ class ServerProgress:
         """It published diagnostics: a load it never reports is over (one it reports ends with its progress)."""
         if self._loading_tokens == {EXPECTED} and not self._project_loaded.is_set() and not self._load_reported:
             self._expectation_over()
+
+    def _bound_reached(self) -> None:
+        if self._loading_tokens == {EXPECTED} and not self._project_loaded.is_set():
+            self._late_load_possible = True
+        self._expectation_over()
 
     def _expectation_over(self) -> None:
         if self._loading_tokens == {EXPECTED} and not self._project_loaded.is_set():
