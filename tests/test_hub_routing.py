@@ -378,35 +378,6 @@ async def test_a_server_loading_its_project_again_is_waited_for_again(start_hub:
     assert len(hub.received("fakeA", "textDocument/definition")) == 2
 
 
-async def test_a_reload_reported_after_the_answer_is_waited_for(start_hub: StartHub) -> None:
-    """Reopened with no file of it open, tsserver loads the project again, but reports that only after a round trip
-    (`window/workDoneProgress/create`), by which time its syntax-only server may have answered a definition with
-    the import line: the answer given then is asked again once the reload ends (seen in the suite: a TypeScript
-    definition landed on main.ts)."""
-    load = [{"request": "window/workDoneProgress/create", "params": {"token": "load"}, "delay": 0.5},
-            {"notify": "$/progress", "params": {"token": "load", "value": {"kind": "begin", "title": "Loading"}}},
-            {"notify": "$/progress", "params": {"token": "load", "value": {"kind": "end"}}, "delay": 0.5}]
-    hub = await start_hub({
-        "fakeA": {"on_request": {"textDocument/didOpen": load},
-                  "responses": {"textDocument/definition": [{"result": [PARTIAL]}, {"result": [COMPLETE]}]},
-                  "_config": {"wait_for_project_load": True}},
-        "fakeB": {},
-    })
-
-    def ended() -> int:
-        return sum(1 for method, params in hub.client.notifications if method == "$/progress"
-                   and str(params["token"]).endswith("/load") and params["value"].get("kind") == "end")
-
-    path = hub.file("main.alpha", "a\n")
-    uri = hub.client.open(path, "alpha")
-    await hub.client.wait_for(lambda: ended() == 1, what="the first load to end")
-    hub.client.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
-    uri = hub.client.open(path, "alpha")
-    assert await hub.client.request("textDocument/definition", at(uri)) == [COMPLETE]  # asked at once
-    assert len(hub.received("fakeA", "textDocument/definition")) == 2
-    assert ended() == 2
-
-
 async def test_a_server_that_reports_no_load_is_presumed_loading_until_it_publishes_diagnostics(
     start_hub: StartHub,
 ) -> None:

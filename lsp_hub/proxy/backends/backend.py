@@ -370,7 +370,7 @@ class Backend:
     def _send_did_open(self, document: OpenText) -> None:
         if self.protocol is not None:
             send_did_open(self.protocol, self.capabilities, document)
-            self._expect_project_load(document.uri, reopened=self.open_documents == {document.uri})
+            self._expect_project_load(document.uri)
 
     def show_file(self, uri: str, language_id: str, text: str) -> None:
         """Open and close a file no client has open (`prestart`): a server that loads its project for an open file
@@ -378,19 +378,13 @@ class Backend:
         self.notify("textDocument/didOpen",
                     {"textDocument": {"uri": uri, "languageId": language_id, "version": 0, "text": text}})
         self.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
-        self._expect_project_load(uri, reopened=not self.open_documents)
+        self._expect_project_load(uri)
 
-    def _expect_project_load(self, uri: str, reopened: bool) -> None:
+    def _expect_project_load(self, uri: str) -> None:
         """Shown a file, a server waited for is loading from now: its report of the load may come a moment later,
-        and a question meanwhile must not take its partial answer for the whole. `reopened`: no other file is open
-        there, and tsserver loads a project again when a file of one left with none open is opened (after
-        `prestart` showed it a file and closed it): that reload is expected too, its report being as late."""
-        if not self.spec.wait_for_project_load:
-            return
-        if self.progress.load_expectable:  # else no file system lookup
+        and a question meanwhile must not take its partial answer for the whole."""
+        if self.spec.wait_for_project_load and self.progress.load_expectable:  # else no file system lookup
             self.progress.expect_load(reported=self._reports_load_of(uri))
-        elif reopened and self.progress.reload_expectable:
-            self.progress.expect_reload(reported=self._reports_load_of(uri))
 
     def _reports_load_of(self, uri: str) -> bool:
         """Whether one of the spec's `load_reported_with` files is at or above the file (a configured project)."""

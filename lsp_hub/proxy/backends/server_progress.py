@@ -14,7 +14,6 @@ from typing import Any
 MAX_WORK_IN_PROGRESS = 64  # progress begun and not ended that a backend remembers
 EXPECTED = "lsp-hub/expected-load"  # the token of a load the hub asked for and the server has not reported yet
 EXPECTED_LOAD_SECONDS = 10.0  # a server shown a file that reports nothing for this long is no longer presumed loading
-EXPECTED_RELOAD_SECONDS = 3.0  # the same for a project loaded before and opened again (its reload reports at once)
 
 
 class ServerProgress:
@@ -69,20 +68,6 @@ class ServerProgress:
         self._loading_tokens.add(EXPECTED)
         self._load_reported = reported
         asyncio.get_running_loop().call_later(seconds, self._bound_reached)
-
-    def expect_reload(self, seconds: float = EXPECTED_RELOAD_SECONDS, reported: bool = False) -> None:
-        """Its project loaded before, and a file of it is opened with none open since: tsserver loads the project
-        again, and reports that only after its syntax-only server may have answered. Loading from now, as for
-        `expect_load`, with a shorter bound (a server that kept its project reports nothing)."""
-        if not self.reload_expectable:
-            return
-        self._project_loaded.clear()
-        self.expect_load(seconds, reported)
-
-    @property
-    def reload_expectable(self) -> bool:
-        """Whether `expect_reload` would take a new expectation: a load is over and none is under way."""
-        return self._project_loaded.is_set() and not self._loading_tokens
 
     @property
     def load_expectable(self) -> bool:
