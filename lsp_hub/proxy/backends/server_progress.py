@@ -43,8 +43,7 @@ class ServerProgress:
         elif kind == "end":
             self.work_in_progress.pop(key, None)
         if self._project_loaded.is_set():
-            loading_again = isinstance(title, str) and (title in self._loading_titles or self._late_load_possible)
-            if kind == "begin" and loading_again:
+            if kind == "begin" and isinstance(title, str) and self._a_load(title):
                 self._project_loaded.clear()  # loading (a project) again, or the expected load, late
                 self._loading_tokens = {key}
                 self._loading_titles.add(title)
@@ -76,18 +75,26 @@ class ServerProgress:
 
     def note_diagnostics(self) -> None:
         """It published diagnostics: a load it never reports is over (one it reports ends with its progress)."""
-        if self._loading_tokens == {EXPECTED} and not self._project_loaded.is_set() and not self._load_reported:
+        if self._awaiting_report and not self._load_reported:
             self._expectation_over()
 
+    def _a_load(self, title: str) -> bool:
+        """Whether progress of this title, begun once the project counts as loaded, is a load of it."""
+        return title in self._loading_titles or self._late_load_possible
+
+    @property
+    def _awaiting_report(self) -> bool:
+        """An expected load (`expect_load`) is presumed and the server has reported nothing of it yet."""
+        return self._loading_tokens == {EXPECTED} and not self._project_loaded.is_set()
+
     def _bound_reached(self) -> None:
-        if self._loading_tokens == {EXPECTED} and not self._project_loaded.is_set():
-            self._late_load_possible = True
-        self._expectation_over()
+        if self._awaiting_report:
+            self._late_load_possible = True  # a progress it begins later is this load, late
+            self._expectation_over()
 
     def _expectation_over(self) -> None:
-        if self._loading_tokens == {EXPECTED} and not self._project_loaded.is_set():
-            self._loading_tokens.clear()
-            self._project_loaded.set()  # it reported nothing: no longer presumed loading
+        self._loading_tokens.clear()
+        self._project_loaded.set()  # it reported nothing: no longer presumed loading
 
     @property
     def loading(self) -> bool:
