@@ -398,6 +398,28 @@ async def test_a_server_that_reports_no_load_is_presumed_loading_until_it_publis
     assert len(hub.received("fakeA", "textDocument/definition")) == 3
 
 
+async def test_an_answer_asked_while_loading_that_comes_after_the_load_is_asked_again(start_hub: StartHub) -> None:
+    """typescript-language-server routes a question asked while its project loads to its syntax-only server, which on
+    a busy machine can answer after the load has ended (seen: the import line, 150 ms after the load's end): the
+    server's state when the question went out decides, not when the answer came."""
+    load = [{"request": "window/workDoneProgress/create", "params": {"token": "load"}},
+            {"notify": "$/progress", "params": {"token": "load", "value": {"kind": "begin", "title": "Loading"}}},
+            {"notify": "$/progress", "params": {"token": "load", "value": {"kind": "end"}}, "delay": 0.5}]
+    hub = await start_hub({
+        "fakeA": {"on_request": {"textDocument/didOpen": load},
+                  "responses": {"textDocument/definition": [{"result": [PARTIAL], "delay": 1.5},
+                                                            {"result": [COMPLETE]}]},
+                  "_config": {"wait_for_project_load": True}},
+        "fakeB": {},
+    })
+    uri = hub.client.open(hub.file("main.alpha", "a\n"), "alpha")
+    assert await hub.client.request("textDocument/definition", at(uri)) == [COMPLETE]
+    assert any(method == "$/progress" and params["value"].get("kind") == "end"
+               and str(params["token"]).endswith("/load")
+               for method, params in hub.client.notifications), "the load ended before the first answer came"
+    assert len(hub.received("fakeA", "textDocument/definition")) == 2
+
+
 @pytest.mark.parametrize("wait", [True, False])
 async def test_a_loading_server_is_asked_again_once_its_project_has_loaded(start_hub: StartHub, wait: bool) -> None:
     """typescript-language-server answers from a syntax-only server until its project has loaded."""

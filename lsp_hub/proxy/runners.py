@@ -110,12 +110,15 @@ async def gather(pendings: list[Pending], *, raw: bool = False) -> list[Outcome]
 
 
 async def _asked_again_after_project_load(pendings: list[Pending]) -> list[Pending]:
-    """Answers a server gave from a partial view while loading its project are replaced by its answer once the
-    project has loaded (bounded by its request timeout); if it does not load in time, the first answer stands."""
+    """Answers a server may have given from a partial view, asked or answered while it loaded its project, are
+    replaced by its answer once the project has loaded (bounded by its request timeout); if it does not load in
+    time, the first answer stands. Asked while loading counts even when the answer comes after the load: a busy
+    syntax-only server answered typescript-language-server's definition 150 ms after the load's end."""
     answered: list[Pending] = []
     for pending in pendings:
         backend = pending.backend
-        if backend.loading_project and spec_for(pending.method).project_wide and not pending.cancelled and \
+        partial = backend.loading_project or pending.sent_while_loading
+        if partial and spec_for(pending.method).project_wide and not pending.cancelled and \
                 await backend.wait_project_loaded(backend.request_timeout):
             again = backend.request(pending.method, pending.params)
             try:

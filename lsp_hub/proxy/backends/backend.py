@@ -288,6 +288,7 @@ class Backend:
             if protocol is None:
                 future.set_exception(ResponseFailure(REQUEST_FAILED, f"{self.name} is not running"))
                 return
+            pending.sent_while_loading = self.loading_project
             pending.msg_id, _ = protocol.request(method, params, future)
             pending.timer = asyncio.get_running_loop().call_later(deadline, self._time_out, pending, deadline)
 

@@ -26,7 +26,17 @@ class NotSupported(ResponseFailure):
 class Pending:
     """A request to a backend: queued while it starts, then in flight with a deadline."""
 
-    __slots__ = ("backend", "cancelled", "counted", "future", "method", "msg_id", "params", "timer")
+    __slots__ = (
+        "backend",
+        "cancelled",
+        "counted",
+        "future",
+        "method",
+        "msg_id",
+        "params",
+        "sent_while_loading",
+        "timer",
+    )
 
     def __init__(self, backend: Backend, method: str, params: Any, future: asyncio.Future[Any]) -> None:
         self.backend = backend
@@ -37,6 +47,9 @@ class Pending:
         self.timer: asyncio.TimerHandle | None = None
         self.cancelled = False
         self.counted = False  # in the backend's requests_in_flight
+        # Sent while the server loaded its project: its answer may come from a partial view even when it arrives
+        # after the load has ended (typescript-language-server routes it to its syntax-only server when sent).
+        self.sent_while_loading = False
 
     def settled(self, future: asyncio.Future[Any]) -> None:
         if self.counted:
