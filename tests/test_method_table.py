@@ -57,6 +57,8 @@ def test_every_spec_can_be_carried_out() -> None:
 
 # ---------------------------------------------------------------------------------------------- a new method
 class StandInPending:
+    sent_while_loading = False
+
     def __init__(self, backend: StandInServer, method: str, params: Any, answer: Any) -> None:
         self.backend, self.method, self.params, self.cancelled = backend, method, params, False
         self.future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
