@@ -44,8 +44,7 @@ def test_the_path_check_catches_a_moved_module() -> None:
 
 
 MAX_MODULE_LINES = 520
-# The extractor is one table of per-language queries and walks, long by nature. callers.py is being split by its
-# owner's change (issue #23); remove it from here when that lands.
+# The extractor is one table of per-language queries and walks, long by nature.
 LONG_MODULES_ALLOWED = {"lsp_hub/index/extract.py"}
 
 

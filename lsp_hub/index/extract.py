@@ -151,6 +151,26 @@ def _pattern_role(capture_names: Iterable[str]) -> tuple[int, str, str]:
     return _IGNORED, "", ""
 
 
+# Braces keep their spaces: an object type written on one line is `{ a: string }`.
+_OPENING_BRACKETS = (b"(", b"[", b"<")
+_CLOSING_BRACKETS = (b")", b"]", b">")
+
+
+def _joined_lines(lines: list[bytes]) -> bytes:
+    """A wrapped header's lines on one: a space between them, none inside brackets (`f(\n a\n) -> T` is `f(a) ->
+    T`, black's wrapping without a trailing comma), and a trailing comma before a closing bracket dropped."""
+    joined = lines[0]
+    for line in lines[1:]:
+        closing = line[:1] in _CLOSING_BRACKETS
+        if closing and joined.endswith(b","):
+            joined = joined[:-1] + line
+        elif closing or joined[-1:] in _OPENING_BRACKETS:
+            joined += line
+        else:
+            joined += b" " + line
+    return joined
+
+
 class _Scope:
     """A definition or scope region during the container sweep."""
 
@@ -551,7 +571,7 @@ class _Extractor:
         if b"\n" in header:
             stripped = header.strip()
             if b"\n" in stripped:
-                header = b" ".join(line.strip() for line in stripped.split(b"\n") if line.strip())
+                header = _joined_lines([line.strip() for line in stripped.split(b"\n") if line.strip()])
             else:  # one line and the indentation of the body (most definitions): the same as joining the lines
                 header = stripped
             signature = decode(header)

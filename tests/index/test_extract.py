@@ -131,6 +131,29 @@ def test_python_spans_and_signatures() -> None:
     assert klass.signature == "class A:"
 
 
+def test_a_signature_black_wrapped_without_a_trailing_comma_collapses_cleanly() -> None:
+    """black wraps a long header as `def f(\n    a, b\n) -> T:` (no trailing comma when the parameters fit one line),
+    and a TypeScript formatter does the same with generics: no space is left inside the brackets."""
+    source = """\
+        def complete(
+            ctx: Context, incomplete: str
+        ) -> Iterator[tuple[str, Command]]:
+            pass
+
+
+        def pair[
+            T
+        ](first: T) -> T:
+            pass
+        """
+    result = extract("python", source)
+    signatures = {d.name: d.signature for d in result.definitions}
+    assert signatures["complete"] == "def complete(ctx: Context, incomplete: str) -> Iterator[tuple[str, Command]]:"
+    assert signatures["pair"] == "def pair[T](first: T) -> T:"
+    typescript = extract("typescript", "function keep<\n  T\n>(\n  value: T\n): T {\n  return value;\n}\n")
+    assert typescript.definitions[0].signature == "function keep<T>(value: T): T"
+
+
 def test_long_signatures_are_truncated() -> None:
     parameters = ", ".join(f"parameter_{index}: int" for index in range(40))
     result = extract("python", f"def long({parameters}):\n    pass\n")
