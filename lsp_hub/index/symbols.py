@@ -126,6 +126,18 @@ def definitions_named(
     return found
 
 
+MEMBER_OWNER_KINDS = frozenset(("class", "interface", "enum", "struct"))  # what a plain name cannot reach into
+
+
+def member_of_a_class(snapshot: Snapshot, path: str, definition: Definition) -> bool:
+    """Whether `definition` is a member of a class-like definition of its file (a method, an attribute): what a
+    plain name in Python or TypeScript never means, unlike a function of a TypeScript namespace."""
+    container = definition.container
+    return container is not None and any(
+        owner.kind in MEMBER_OWNER_KINDS for _, owner in definitions_named(snapshot, container, (path,))
+    )
+
+
 def definition_targets(snapshot: Snapshot, path: str, line: int, character: int) -> list[tuple[str, Definition]]:
     """The definitions the name at a position refers to, narrowed by the file's imports and the language's scoping
     (an empty list when the name is not indexed or comes from outside the workspace)."""

@@ -293,3 +293,22 @@ def test_functools_partial_counts_as_a_call_of_the_function_it_wraps(tmp_path: P
     assert [(caller, line) for _path, caller, line, _depth in
             caller_sites(find_callers(snapshot, resolve_targets_by_name(snapshot, "Mailer.deliver")))] == [
         ("schedule", 15)]
+
+
+def test_a_plain_call_is_no_caller_of_a_class_attribute(tmp_path: Path) -> None:
+    """Seen on click: `type(self)(...)` (the builtin) counted as a caller of the attribute `Option.type`. A plain
+    name in Python never reaches a class's member, attribute or method; `self.type(...)` does."""
+    write(
+        tmp_path,
+        "cli/core.py",
+        "class Option:\n"
+        "    type: object\n\n"
+        "    def convert(self, value):\n"
+        "        return self.type(value)\n\n\n"
+        "class Context:\n"
+        "    def copy(self):\n"
+        "        return type(self)()\n",
+    )
+    snapshot = snapshot_of(tmp_path)
+    result = find_callers(snapshot, resolve_targets_by_name(snapshot, "Option.type"))
+    assert caller_sites(result) == [("cli/core.py", "Option.convert", 4, 1)]

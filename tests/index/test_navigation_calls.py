@@ -177,3 +177,33 @@ def test_typescript_locals_made_by_new_or_annotated_type_their_calls(tmp_path: P
     assert calls["cart.add"]["definition"] == "src/cart.ts:2"
     assert calls["later.add"]["definition"] == "src/cart.ts:6"
     assert calls["seen.add"] == {"name": "seen.add", "count": 1}  # a Map: outside the workspace
+
+
+def test_a_plain_call_in_python_never_means_a_class_member(tmp_path: Path) -> None:
+    """Seen on click: `callback(...)` in `Context.invoke` (a parameter) went to the attribute `Command.callback`, and
+    `type(self)(...)` (the builtin) to the attribute `Option.type`. A name called without a receiver in Python or
+    TypeScript is a local, a module-level definition, an import or a builtin, never a class's member; a function
+    nested in the caller still is one."""
+    write(
+        tmp_path,
+        "cli/core.py",
+        "class Command:\n"
+        "    callback: object\n"
+        "    def run(self) -> None:\n"
+        "        pass\n\n\n"
+        "class Option:\n"
+        "    type: object\n\n\n"
+        "class Context:\n"
+        "    def invoke(self, callback, *args):\n"
+        "        def helper() -> None:\n"
+        "            pass\n"
+        "        helper()\n"
+        "        made = type(self)()\n"
+        "        run()\n"
+        "        return callback(*args)\n",
+    )
+    index = WorkspaceIndex(tmp_path, use_cache=False)
+    index.build()
+    data = api.call_tree(index, "Context.invoke").to_json()
+    assert {call["name"]: call["definition"] for call in data["calls"]} == {"helper": "cli/core.py:13"}
+    assert set(data["unresolved"]) == {"type", "run", "callback"}
