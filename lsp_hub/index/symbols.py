@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from lsp_hub.index.graph import use_resolver
+from lsp_hub.index.graph import MODULE_SCOPED_LANGUAGES, use_resolver
 from lsp_hub.index.graph_inputs import name_tables
 from lsp_hub.index.model import Definition, FileIndex, Reference, Span
 from lsp_hub.index.records import D_KIND, D_NAME
@@ -155,6 +155,12 @@ def definition_targets(snapshot: Snapshot, path: str, line: int, character: int)
     resolver = use_resolver(snapshot)
     targets = resolver.targets(path, found.name, receiver)
     results = definitions_named(snapshot, resolver.imported_name(path, found.name, receiver), targets)
+    if receiver is None and record.language in MODULE_SCOPED_LANGUAGES:  # `type(self)` is not `Option.type`
+        results = [
+            (target, definition)
+            for target, definition in results
+            if not member_of_a_class(snapshot, target, definition)
+        ]
     if receiver in ("self", "this", "cls") and results:
         caller = enclosing_definition(file_index, found.reference.span)
         if caller is not None and caller.container is not None:

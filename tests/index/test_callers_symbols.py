@@ -312,3 +312,23 @@ def test_a_plain_call_is_no_caller_of_a_class_attribute(tmp_path: Path) -> None:
     snapshot = snapshot_of(tmp_path)
     result = find_callers(snapshot, resolve_targets_by_name(snapshot, "Option.type"))
     assert caller_sites(result) == [("cli/core.py", "Option.convert", 4, 1)]
+
+
+def test_the_index_definition_of_a_plain_name_is_no_class_attribute(tmp_path: Path) -> None:
+    """The index's stand-in definition (no server answered) of `type` in `type(self)()` is the builtin: nothing in
+    the workspace, not the attribute `Option.type`; of `self.type` it is that attribute."""
+    write(
+        tmp_path,
+        "cli/core.py",
+        "class Option:\n"
+        "    type: object\n\n"
+        "    def convert(self, value):\n"
+        "        return self.type(value)\n\n\n"
+        "class Context:\n"
+        "    def copy(self):\n"
+        "        return type(self)()\n",
+    )
+    snapshot = snapshot_of(tmp_path)
+    assert definition_locations(snapshot, "cli/core.py", 9, 16) == []
+    [attribute] = definition_locations(snapshot, "cli/core.py", 4, 21)
+    assert attribute["range"]["start"]["line"] == 1
