@@ -24,6 +24,7 @@ from lsp_hub.agents.query import (
     query_main,
     spawn_hub,
 )
+from lsp_hub.agents.query.documents import distinct_definitions
 from tests.hubclient import fake_server_config
 
 LANGUAGES = {"python": {"extensions": ["py"], "language_ids": ["python"], "servers": ["fakeA"]}}
@@ -38,6 +39,23 @@ def definitions(root: Path) -> list[dict[str, Any]]:
     ]
 
 
+# A method with two `@overload` signatures and its implementation (as click's Context.invoke): one symbol.
+OVERLOADED = """\
+from typing import overload
+
+
+class Shape:
+    @overload
+    def area(self, scale: int) -> int: ...
+
+    @overload
+    def area(self, scale: float) -> float: ...
+
+    def area(self, scale):
+        return scale
+"""
+
+
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, HubConnection]]:
     base = tmp_path_factory.mktemp("query-options")
@@ -46,6 +64,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Hu
     (root / "pkg").mkdir()
     (root / "pkg" / "core.py").write_text("def use():\n    return many\n")
     (root / "pkg" / "many.py").write_text("".join(f"def f{line:02d}(): pass\n" for line in range(DEFINITIONS)))
+    (root / "pkg" / "shapes.py").write_text(OVERLOADED)
     config = base / "config" / "lsp-hub" / "config.toml"
     config.parent.mkdir(parents=True)
     config.write_text(
@@ -236,3 +255,24 @@ def test_a_query_imports_only_the_rooms_of_its_action() -> None:
         cwd=repository,
     )
     assert completed.stdout.strip() == "[]"
+
+
+def test_overloads_of_one_method_are_one_symbol(project: tuple[Path, HubConnection]) -> None:
+    """Seen on click: `references --symbol Context.invoke` answered "ambiguous; 3 definitions", two of them its
+    `@overload` signatures, where zoom, impact and call-tree took the implementation."""
+    _, connection = project
+    code, out, err = ask(connection, "definition", "--symbol", "Shape.area", "--json")
+    assert code == 0 and err == "", (code, err)
+    assert json.loads(out)["locations"]
+
+
+def test_distinct_definitions_keep_the_last_of_a_name_per_file() -> None:
+    def named(uri: str, line: int, name: str | None) -> dict[str, Any]:
+        place = {"uri": uri, "range": {"start": {"line": line, "character": 8}, "end": {"line": line, "character": 12}}}
+        return {**place, "name": name} if name is not None else place
+
+    overloads = [named("file:///a.py", line, "Shape.area") for line in (5, 8, 10)]
+    other_file = named("file:///b.py", 1, "Shape.area")
+    assert distinct_definitions([*overloads, other_file]) == [overloads[-1], other_file]
+    unnamed = [named("file:///a.py", 1, None), named("file:///a.py", 2, None)]
+    assert distinct_definitions(unnamed) == unnamed  # an older hub's answer: nothing to go by

@@ -114,7 +114,6 @@ class _CallJudge:
         # By the caller's identity: callers come from the files' cached indexes, held by `_CallSites` for the query.
         self._inferred: dict[tuple[str, str, int, int | None], WorkspaceClass | TypeCloud | str | None] = {}
         self._squashed: dict[str, str] = {}
-        self._members: dict[tuple[str, str | None], bool] = {}  # (path, container) -> a class's member
 
     def counts(
         self,
@@ -156,7 +155,9 @@ class _CallJudge:
         if receiver is None:
             # A plain `name()` reaches a class's member (a method, an attribute: `type(self)` is not `Option.type`)
             # only from inside its class, which these languages do not allow.
-            return file_index.language not in _MODULE_SCOPED or not self._member_of_a_class(target)
+            return file_index.language not in _MODULE_SCOPED or not member_of_a_class(
+                self.snapshot, target.path, definition
+            )
         if receiver in SELF_RECEIVERS:
             if caller is None or caller.container is None or definition.container is None:
                 return True
@@ -195,13 +196,6 @@ class _CallJudge:
                 if reached is not None:  # `res.json()` on the typed client's response: the one cloud class with json
                     return reached == container
         return definition_count == 1 and definition.name not in COMMON_NAMES
-
-    def _member_of_a_class(self, target: _Target) -> bool:
-        key = (target.path, target.definition.container)
-        found = self._members.get(key)
-        if found is None:
-            found = self._members[key] = member_of_a_class(self.snapshot, target.path, target.definition)
-        return found
 
     def _squash(self, text: str) -> str:
         squashed = self._squashed.get(text)
@@ -378,7 +372,10 @@ def find_callers(
         completeness["truncated"] = f"stopped after {max_callers} callers"
     return {
         "symbol": symbol,
-        "definitions": [location(snapshot, target.path, target.definition.name_span) for target in initial],
+        "definitions": [
+            {**location(snapshot, target.path, target.definition.name_span), "name": qualified_name(target.definition)}
+            for target in initial
+        ],
         "callers": result_callers,
         **completeness,
     }

@@ -133,9 +133,14 @@ def member_of_a_class(snapshot: Snapshot, path: str, definition: Definition) -> 
     """Whether `definition` is a member of a class-like definition of its file (a method, an attribute): what a
     plain name in Python or TypeScript never means, unlike a function of a TypeScript namespace."""
     container = definition.container
-    return container is not None and any(
-        owner.kind in MEMBER_OWNER_KINDS for _, owner in definitions_named(snapshot, container, (path,))
-    )
+    if container is None:
+        return False
+    cache: dict[tuple[str, str], bool] = snapshot.derived("class_members", lambda _s: {})  # callers ask per site
+    found = cache.get((path, container))
+    if found is None:
+        owners = definitions_named(snapshot, container, (path,))
+        found = cache[path, container] = any(owner.kind in MEMBER_OWNER_KINDS for _, owner in owners)
+    return found
 
 
 def definition_targets(snapshot: Snapshot, path: str, line: int, character: int) -> list[tuple[str, Definition]]:

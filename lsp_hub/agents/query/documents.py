@@ -139,13 +139,24 @@ class Target:
     position: dict[str, int]  # LSP
 
 
+def distinct_definitions(definitions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One definition per name per file: a function's `@overload` signatures (TypeScript's overload list) and its
+    implementation, a property's getter and setter, are one symbol, and the last of them (the implementation) is
+    where a question about it goes. Definitions without a name stay apart."""
+    distinct: dict[tuple[str, str] | int, dict[str, Any]] = {}
+    for position, definition in enumerate(definitions):
+        name = definition.get("name")
+        distinct[(definition["uri"], name) if isinstance(name, str) else position] = definition
+    return list(distinct.values())
+
+
 def resolve_target(workspace: Workspace, place: Location | str | None, symbol: str | None) -> Target:
     """FILE:LINE:COL, or --symbol NAME through the hub's index (lspHub.callers names its definitions)."""
     if symbol is not None:
         result = workspace.connection.request("workspace/executeCommand", {
             "command": "lspHub.callers", "arguments": [{"symbol": symbol, "depth": 1, "servers": False}]},
             workspace.timeout)
-        definitions = (result or {}).get("definitions") or []
+        definitions = distinct_definitions((result or {}).get("definitions") or [])
         if not definitions:
             raise QueryError(f"lsp-hub query: unknown symbol {symbol!r} (no definition in the index of "
                              f"{workspace.root})")
