@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from lsp_hub.index import api
+from lsp_hub.index.callers import find_callers, resolve_targets_by_name
 from lsp_hub.index.workspace import WorkspaceIndex
 from tests.index.index_helpers import write
 
@@ -207,3 +208,24 @@ def test_a_plain_call_in_python_never_means_a_class_member(tmp_path: Path) -> No
     data = api.call_tree(index, "Context.invoke").to_json()
     assert {call["name"]: call["definition"] for call in data["calls"]} == {"helper": "cli/core.py:13"}
     assert set(data["unresolved"]) == {"type", "run", "callback"}
+
+
+@pytest.mark.parametrize("extension", ["ts", "js"])
+def test_calls_of_a_private_method_are_known(tmp_path: Path, extension: str) -> None:
+    """Seen on ky: `this.#calculateDelay()` was no call at all to the index (the grammar names `#x` a
+    private_property_identifier), so the call tree of its caller left it out and only a server found its callers."""
+    write(
+        tmp_path,
+        f"src/ky.{extension}",
+        "export class Ky {\n"
+        "  #delay() {\n    return 1;\n  }\n\n"
+        "  retry() {\n    return this.#delay() + this.#delay();\n  }\n}\n",
+    )
+    index = WorkspaceIndex(tmp_path, use_cache=False)
+    index.build()
+    assert calls_of(index, "Ky.retry")["this.#delay"] == {
+        "name": "this.#delay", "count": 2, "definition": f"src/ky.{extension}:2"}
+    snapshot = index.snapshot()
+    found = find_callers(snapshot, resolve_targets_by_name(snapshot, "Ky.#delay"))
+    assert [(entry["caller"], entry["location"]["range"]["start"]["line"]) for entry in found["callers"]] == [
+        ("Ky.retry", 6), ("Ky.retry", 6)]

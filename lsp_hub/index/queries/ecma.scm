@@ -60,6 +60,12 @@
     object: (_) @receiver
     property: (property_identifier) @name)) @reference.call
 
+; `this.#delay()`: a private method (`#delay`, named with its `#` as its definition is).
+(call_expression
+  function: (member_expression
+    object: (_) @receiver
+    property: (private_property_identifier) @name)) @reference.call
+
 (new_expression
   constructor: (identifier) @name) @reference.call
 
