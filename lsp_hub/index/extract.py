@@ -416,8 +416,10 @@ class _Extractor:
                 stack.append(_Scope(-negative_end, kind, intern(text(name_node))))
                 continue
             node, name_node, kind, container_node = definition_list[index]
-            name = intern(text(name_node))
             parent = stack[-1] if stack else None
+            if parent is not None and parent.is_function and node.type == "declaration":
+                continue  # a C prototype inside a function body declares a local name, defines nothing
+            name = intern(text(name_node))
             container: str | None = None
             if container_node is not None:
                 container = intern(_last_name_segment(text(container_node)))
@@ -565,6 +567,9 @@ class _Extractor:
                 comments = [c for c in node.children if "comment" in c.type and c.end_byte <= body.start_byte]
                 for comment in reversed(comments):
                     header = header[: comment.start_byte - start] + header[comment.end_byte - start :]
+        elif node_type == "declaration":  # a C prototype or variable: the whole statement, however wrapped
+            statement_end = source.find(b";", start, limit)
+            header = source[start : statement_end + 1 if statement_end >= 0 else limit]
         else:
             line_end = source.find(b"\n", start, limit)
             header = source[start : line_end if line_end >= 0 else limit]

@@ -118,12 +118,28 @@ def definitions_named(
             cached = cache[name] = tuple(definitions_named(snapshot, name, definers))
         return list(cached)
     found: list[tuple[str, Definition]] = []
+    prototypes: list[tuple[str, Definition]] = []
     for path in files:
         record = snapshot.files.get(path)
         if record is None or name not in record.defined_names():
             continue
-        found.extend((path, definition) for definition in record.outline().definitions if definition.name == name)
+        for definition in record.outline().definitions:
+            if definition.name == name:
+                found.append((path, definition))
+                if record.language in _PROTOTYPE_LANGUAGES and _prototype(definition):
+                    prototypes.append((path, definition))
+    if prototypes and len(prototypes) < len(found):
+        # A C function's prototypes (in its header, or before its first use) and its body are one symbol: the body.
+        found = [entry for entry in found if entry not in prototypes]
     return found
+
+
+_PROTOTYPE_LANGUAGES = frozenset(("c", "cpp"))
+
+
+def _prototype(definition: Definition) -> bool:
+    """A C or C++ function declared and not defined here (its signature is the whole declaration, `;` included)."""
+    return definition.kind in ("function", "method") and definition.signature.endswith(";")
 
 
 MEMBER_OWNER_KINDS = frozenset(("class", "interface", "enum", "struct"))  # what a plain name cannot reach into

@@ -332,3 +332,29 @@ def test_the_index_definition_of_a_plain_name_is_no_class_attribute(tmp_path: Pa
     assert definition_locations(snapshot, "cli/core.py", 9, 16) == []
     [attribute] = definition_locations(snapshot, "cli/core.py", 4, 21)
     assert attribute["range"]["start"]["line"] == 1
+
+
+def test_a_c_function_is_its_body_not_its_prototypes(tmp_path: Path) -> None:
+    """A header declares what a .c file defines, and a .c file may declare its own functions before using them (as
+    kilo.c does): the symbol is one, its body. `callers --symbol gcd` names one definition, and a call tree goes to
+    the body, not to the prototype with the body as an alternative."""
+    write(tmp_path, "math.h", "#ifndef MATH_H\n#define MATH_H\nint gcd(int a, int b);\n#endif\n")
+    write(tmp_path, "math.c", '#include "math.h"\nint gcd(int a, int b) {\n  return b ? gcd(b, a % b) : a;\n}\n')
+    write(tmp_path, "main.c", '#include "math.h"\nvoid report(void);\nint main(void) {\n  report();\n'
+                              "  return gcd(4, 6);\n}\nvoid report(void) {\n}\n")
+    snapshot = snapshot_of(tmp_path)
+    [(path, definition)] = resolve_targets_by_name(snapshot, "gcd")
+    assert (path, definition.span.start_line) == ("math.c", 1)
+    sites = caller_sites(find_callers(snapshot, [(path, definition)]))
+    assert [(where.rsplit("/", 1)[-1], caller, line) for where, caller, line, _ in sites] == [
+        ("main.c", "main", 4), ("math.c", "gcd", 2)]
+    index = WorkspaceIndex(tmp_path, use_cache=False)
+    index.build()
+    from lsp_hub.index import api
+
+    calls = {call["name"]: call for call in api.call_tree(index, "main").to_json()["calls"]}
+    assert calls["report"] == {"name": "report", "count": 1, "definition": "main.c:7"}
+    assert calls["gcd"]["definition"] == "math.c:2" and "alternatives" not in calls["gcd"]
+    [header] = api.outline(index, "math.h").to_json()["files"]
+    outline = [entry["name"] for entry in header["symbols"]]
+    assert "gcd" in outline  # the header's outline still shows its API

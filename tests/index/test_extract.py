@@ -457,6 +457,33 @@ def test_c_symbols_and_includes_keep_delimiters() -> None:
     assert imports(result) == [('"util.h"', (), 0), ("<stdio.h>", (), 0)]
 
 
+def test_a_headers_declarations_inside_its_include_guard_are_definitions() -> None:
+    """Nearly every header wraps its API in `#ifndef X_H` (or `extern "C" {` in C++): the outline of
+    examples/sample's math.h showed only its guard's `#define`, not `gcd` and `lcm`. A prototype's signature is
+    the whole declaration, however it is wrapped."""
+    source = """\
+        #ifndef MATH_H
+        #define MATH_H
+        int gcd(int a, int b);
+        #if defined(WIDE)
+        long lcm(long a,
+                 long b);
+        #else
+        int lcm(int a, int b);
+        #endif
+        extern int calls;
+        #endif
+        """
+    result = extract("c", source)
+    assert {("gcd", "function", None), ("lcm", "function", None), ("calls", "variable", None)} <= definitions(result)
+    signatures = {d.signature for d in result.definitions if d.name == "lcm"}
+    assert signatures == {"long lcm(long a, long b);", "int lcm(int a, int b);"}
+    cpp = extract("cpp", 'extern "C" {\nint gcd(int a, int b);\n}\nnamespace m {\nint twice(int x);\n}\n')
+    assert {("gcd", "function", None), ("twice", "function", "m")} <= definitions(cpp)
+    local = extract("c", "int main(void) {\n#ifdef X\n  int helper(int);\n  int level = 1;\n#endif\n  return 0;\n}\n")
+    assert definitions(local) == {("main", "function", None)}  # local declarations define nothing
+
+
 def test_cpp_symbols() -> None:
     source = """\
         #include "shape.hpp"

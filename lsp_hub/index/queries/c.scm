@@ -19,13 +19,14 @@
       declarator: (function_declarator
         declarator: (identifier) @name)))) @definition.function
 
-; Prototypes at file level (headers declare the API the .c files define).
-(translation_unit
-  (declaration
-    declarator: [
-      (function_declarator declarator: (identifier) @name)
-      (pointer_declarator declarator: (function_declarator declarator: (identifier) @name))
-    ]) @definition.function)
+; Prototypes (headers declare the API the .c files define): at file level, inside an include guard or any other
+; `#if`, in C++'s `extern "C" {` and namespaces. One inside a function body is a local declaration, which the
+; extractor leaves out (a parent pattern cannot say "not in a function").
+(declaration
+  declarator: [
+    (function_declarator declarator: (identifier) @name)
+    (pointer_declarator declarator: (function_declarator declarator: (identifier) @name))
+  ]) @definition.function
 
 (struct_specifier
   name: (type_identifier) @name
@@ -55,6 +56,7 @@
 (preproc_function_def
   name: (identifier) @name) @definition.function
 
+; File-level variables, also those inside a file-level `#ifndef` guard or `#if` (`extern int count;` in a header).
 (translation_unit
   (declaration
     declarator: [
@@ -65,6 +67,28 @@
       (init_declarator declarator: (pointer_declarator declarator: (array_declarator declarator: (identifier) @name)))
       (array_declarator declarator: (identifier) @name)
     ]) @definition.variable)
+
+(translation_unit (preproc_ifdef
+  (declaration
+    declarator: [
+      (identifier) @name
+      (init_declarator declarator: (identifier) @name)
+      (init_declarator declarator: (pointer_declarator declarator: (identifier) @name))
+      (init_declarator declarator: (array_declarator declarator: (identifier) @name))
+      (init_declarator declarator: (pointer_declarator declarator: (array_declarator declarator: (identifier) @name)))
+      (array_declarator declarator: (identifier) @name)
+    ]) @definition.variable))
+
+(translation_unit (preproc_if
+  (declaration
+    declarator: [
+      (identifier) @name
+      (init_declarator declarator: (identifier) @name)
+      (init_declarator declarator: (pointer_declarator declarator: (identifier) @name))
+      (init_declarator declarator: (array_declarator declarator: (identifier) @name))
+      (init_declarator declarator: (pointer_declarator declarator: (array_declarator declarator: (identifier) @name)))
+      (array_declarator declarator: (identifier) @name)
+    ]) @definition.variable))
 
 ; --- references --------------------------------------------------------------------------------------------
 
