@@ -88,6 +88,8 @@ class Dependents:
                     "complete": False, "error": _sentence(error)}
         checked, pending, not_checked = [], [], []
         new: list[dict[str, Any]] = []
+        unknown_age: list[dict[str, Any]] = []  # from a server with no verdict on the file from before the write
+        unchecked_before: list[dict[str, Any]] = []
         resolved: list[dict[str, Any]] = []
         for path in self.paths:
             shown = self.writer.display(path)
@@ -108,22 +110,49 @@ class Dependents:
                     pending.append(shown)
             before_keys = {_key(diagnostic) for diagnostic in was.get("diagnostics", [])}
             after_keys = {_key(diagnostic) for diagnostic in now.get("diagnostics", [])}
-            new.extend({**diagnostic, "path": shown} for diagnostic in now.get("diagnostics", [])
-                       if _key(diagnostic) not in before_keys)
+            # A server that checks the file now but had given no verdict on it before the write (still starting
+            # or loading on a cold daemon): its issues may be old, and are not called new.
+            had_verdict = {name.lower() for name in was.get("checkedBy") or []}
+            no_baseline = sorted(set(now.get("checkedBy") or []) - set(was.get("checkedBy") or []))
+            if no_baseline:
+                unchecked_before.append({"path": shown, "servers": no_baseline})
+            for diagnostic in now.get("diagnostics", []):
+                if _key(diagnostic) in before_keys:
+                    continue
+                known = not no_baseline or str(diagnostic.get("source") or "").lower() in had_verdict
+                (new if known else unknown_age).append({**diagnostic, "path": shown})
             resolved.extend({**diagnostic, "path": shown} for diagnostic in was.get("diagnostics", [])
                             if _key(diagnostic) not in after_keys)
-        report = {"checked": checked, "new": new, "resolved": resolved, "pending": pending,
-                  "complete": not pending and not not_checked and bool(after.get("complete")) and bool(
-                      self.found.get("complete", True)),
+        report = {"checked": checked, "new": new, "unknownAge": unknown_age, "resolved": resolved, "pending": pending,
+                  "complete": not pending and not not_checked and not unknown_age and bool(after.get("complete"))
+                  and bool(self.found.get("complete", True)),
                   "files": [{"path": self.writer.display(path), "reasons": entry.get("reasons", [])}
                             for path, entry in zip(self.paths, self.found.get("files", []), strict=False)]}
         if not_checked:
             report["notChecked"] = not_checked
+        if unchecked_before:
+            report["uncheckedBefore"] = unchecked_before
         if self.found.get("capped"):
             report["notCheckedBeyondLimit"] = self.found["capped"]
         if after.get("pending"):
             report["pendingServers"] = after["pending"]
         return report
+
+
+def _issue_lines(diagnostics: list[dict[str, Any]], quote: Quote) -> list[str]:
+    """The first DEPENDENT_LINES issues, errors first, as `path:line:col — message [source]`."""
+    rank = {"error": 0, "warning": 1, "information": 2, "hint": 3}
+    ordered = sorted(diagnostics, key=lambda d: (rank.get(d.get("severity", "error"), 0), d["path"], d["line"]))
+    lines = []
+    for diagnostic in ordered[:DEPENDENT_LINES]:
+        message = " ".join(diagnostic["message"].split())
+        source = f" [{diagnostic['source']}]" if diagnostic.get("source") else ""
+        severity = "" if diagnostic.get("severity", "error") == "error" else f"{diagnostic['severity']}: "
+        lines.append(f"  {diagnostic['path']}:{diagnostic['line']}:{diagnostic['column']} — {severity}"
+                     f"{quote(message)}{source}")
+    if len(diagnostics) > DEPENDENT_LINES:
+        lines.append(f"  ... {len(diagnostics) - DEPENDENT_LINES} more")
+    return lines
 
 
 def _key(diagnostic: dict[str, Any]) -> tuple[Any, ...]:
@@ -136,24 +165,23 @@ def dependents_text(report: dict[str, Any], quote: Quote) -> str:
     if report.get("error"):
         return f"[dependents] not checked: {report['error']}"
     checked, new, resolved = report["checked"], report["new"], report["resolved"]
+    unknown_age = report.get("unknownAge") or []
     lines: list[str] = []
     if new:
         files = {diagnostic["path"] for diagnostic in new}
         lines.append(f"[dependents] {len(new)} new issue(s) in {len(files)} other file(s):")
-        rank = {"error": 0, "warning": 1, "information": 2, "hint": 3}
-        ordered = sorted(new, key=lambda d: (rank.get(d.get("severity", "error"), 0), d["path"], d["line"]))
-        for diagnostic in ordered[:DEPENDENT_LINES]:
-            message = " ".join(diagnostic["message"].split())
-            source = f" [{diagnostic['source']}]" if diagnostic.get("source") else ""
-            severity = "" if diagnostic.get("severity", "error") == "error" else f"{diagnostic['severity']}: "
-            lines.append(f"  {diagnostic['path']}:{diagnostic['line']}:{diagnostic['column']} — {severity}"
-                         f"{quote(message)}{source}")
-        if len(new) > DEPENDENT_LINES:
-            lines.append(f"  ... {len(new) - DEPENDENT_LINES} more")
-    elif checked:
-        lines.append(f"[dependents] no new issues in {len(checked)} other file(s) that depend on this")
-    elif not report.get("pending") and not report.get("notChecked"):
-        lines.append("[dependents] no other file depends on this (by the index)")
+        lines.extend(_issue_lines(new, quote))
+    if unknown_age:
+        files = {diagnostic["path"] for diagnostic in unknown_age}
+        servers = sorted({server for entry in report.get("uncheckedBefore", []) for server in entry["servers"]})
+        lines.append(f"[dependents] {len(unknown_age)} issue(s) in {len(files)} other file(s) that "
+                     f"{', '.join(servers)} had not checked before the write (new or old):")
+        lines.extend(_issue_lines(unknown_age, quote))
+    if not new and not unknown_age:
+        if checked:
+            lines.append(f"[dependents] no new issues in {len(checked)} other file(s) that depend on this")
+        elif not report.get("pending") and not report.get("notChecked"):
+            lines.append("[dependents] no other file depends on this (by the index)")
     if resolved:
         lines.append(f"[dependents] {len(resolved)} issue(s) resolved in other files")
     if report.get("pending"):
