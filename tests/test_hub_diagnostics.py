@@ -195,3 +195,33 @@ async def test_a_pulled_report_too_large_to_parse_on_the_way_is_still_read(start
     uri = hub.client.open(hub.file("big.alpha", "abc\n"), "alpha")
     merged = await hub.client.wait_diagnostics(uri, lambda d: len(d) == 1)
     assert merged[0]["message"] == long_message
+
+
+async def test_a_pull_answered_after_its_document_closed_does_not_make_the_next_pull_unchanged(
+    start_hub: StartHub,
+) -> None:
+    """A pull in flight when its document closes answers with a resultId of a document that is gone. Kept, the
+    reopened document's next pull sent it as previousResultId and was answered "unchanged" against diagnostics the
+    close had cleared: a clean verdict from a server that never checked it (basedpyright on click: `query
+    diagnostics` said complete with no issue in core.py, whose ten issues came on the next call)."""
+    pull = {"capabilities": {"textDocumentSync": 2,
+                             "diagnosticProvider": {"interFileDependencies": True, "workspaceDiagnostics": False}},
+            "pull_diagnostics": [diag("old issue")], "pull_report_unchanged": True,
+            # the first pull answers late, after a close and a reopen; the second (the reopened one's) never
+            "responses": {"textDocument/diagnostic": [{"delay": 1.0}, {"hang": True}, {}]},
+            "_config": {"request_timeout_seconds": 1.5}}
+    hub = await start_hub({"fakeA": pull, "fakeB": {}}, hub={"diagnostics_debounce_seconds": 0.05})
+    path, other = hub.file("p.alpha", "abc\n"), hub.file("q.alpha", "x\n")
+    pulls = lambda: len(hub.received("fakeA", "textDocument/diagnostic"))  # noqa: E731
+    uri = hub.client.open(path, "alpha")
+    await hub.client.wait_for(lambda: pulls() >= 1, what="the first pull")
+    hub.client.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+    uri = hub.client.open(path, "alpha")
+    await hub.client.wait_for(lambda: pulls() >= 2, what="the reopened document's pull")
+    await asyncio.sleep(2.0)  # the first pull's answer has come; the second has timed out
+    other_uri = hub.client.open(other, "alpha")
+    hub.client.notify("textDocument/didChange", {"textDocument": {"uri": other_uri, "version": 2},
+                                                 "contentChanges": [{"text": "y\n"}]})
+    answer = await hub.client.request("workspace/executeCommand", {
+        "command": "lspHub.diagnostics", "arguments": [{"uri": uri, "timeoutMs": 5000}]})
+    assert [d["message"] for d in answer["diagnostics"]] == ["old issue"], answer

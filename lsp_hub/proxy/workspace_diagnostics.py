@@ -125,10 +125,14 @@ class DiagnosticsPulling:
             return
         if not isinstance(report, dict) or uri not in backend.open_documents:
             return
+        if document is not self._documents.get(uri):
+            # Closed (and maybe opened again) meanwhile: this report is about a document that is gone, and so is
+            # its resultId. Kept, it let the next pull of the reopened document be answered "unchanged" against
+            # diagnostics the close had cleared: a clean verdict from a server that had not checked it (seen with
+            # basedpyright on click, whose pulls outlast a short `query diagnostics`).
+            return
         if isinstance(report.get("resultId"), str):
             self._pull_result_ids[key] = report["resultId"]
-        if document is not self._documents.get(uri):
-            return  # closed (and maybe opened again) meanwhile: this report is about a document that is gone
         if pulled_version is not None:
             self.reports.reported(backend.uid, uri, pulled_version, when=pulled_when)
         if report.get("kind") == "full":
