@@ -225,3 +225,4 @@ async def test_a_pull_answered_after_its_document_closed_does_not_make_the_next_
     answer = await hub.client.request("workspace/executeCommand", {
         "command": "lspHub.diagnostics", "arguments": [{"uri": uri, "timeoutMs": 5000}]})
     assert [d["message"] for d in answer["diagnostics"]] == ["old issue"], answer
+    assert answer["sourcesOf"] == {"fakeA": ["fakeA"]}  # who said what: a verified write's dependents ask

@@ -71,9 +71,28 @@ def test_issues_of_a_server_that_had_not_checked_the_file_before_are_not_called_
     assert result["uncheckedBefore"] == [{"path": "user.py", "servers": ["basedpyright"]}]
     text = dependents_text(result, lambda message: message)
     assert "[dependents] 1 new issue(s) in 1 other file(s):" in text
-    assert ("[dependents] 2 issue(s) in 1 other file(s) that basedpyright had not checked before the write "
-            "(new or old):") in text
+    assert ("[dependents] 2 issue(s) in 1 other file(s) from basedpyright, which did not check them both before "
+            "and after the write in time (new or old):") in text
     assert "user.py:1:1 — \"make_str\" is unknown import symbol [basedpyright]" in text
+
+
+def test_issues_of_a_server_that_gave_no_verdict_after_the_write_are_not_called_new(tmp_path: Path) -> None:
+    """Seen on click: basedpyright answered a pull sent before the write only after it, and had not checked the
+    file again in time: its issues, about the old text, were listed as the write's."""
+    before = report(["ruff"], [], pending=["basedpyright"])
+    after = report(["ruff"], [OLD, LINT], pending=["basedpyright"])
+    result = dependents_after(tmp_path, before, after)
+    assert result["new"] == [LINT] and [entry["line"] for entry in result["unknownAge"]] == [9]
+    assert result["uncheckedBefore"] == [{"path": "user.py", "servers": ["basedpyright"]}]
+
+
+def test_the_hub_says_which_server_a_source_label_is(tmp_path: Path) -> None:
+    broken = issue("user.ts", 1, "ts", "Module has no exported member 'price'")
+    sources = {"sourcesOf": {"typescript-language-server": ["ts"]}}
+    before = {**report(["typescript-language-server"], []), **sources}
+    after = {**report(["typescript-language-server"], [broken]), **sources}
+    result = dependents_after(tmp_path, before, after)
+    assert result["new"] == [{**broken, "path": "user.py"}] and result["unknownAge"] == []
 
 
 def test_with_every_server_checked_before_only_the_difference_is_new(tmp_path: Path) -> None:

@@ -110,17 +110,24 @@ class Dependents:
                     pending.append(shown)
             before_keys = {_key(diagnostic) for diagnostic in was.get("diagnostics", [])}
             after_keys = {_key(diagnostic) for diagnostic in now.get("diagnostics", [])}
-            # A server that checks the file now but had given no verdict on it before the write (still starting
-            # or loading on a cold daemon): its issues may be old, and are not called new.
-            had_verdict = {name.lower() for name in was.get("checkedBy") or []}
-            no_baseline = sorted(set(now.get("checkedBy") or []) - set(was.get("checkedBy") or []))
-            if no_baseline:
-                unchecked_before.append({"path": shown, "servers": no_baseline})
+            # An issue is new only from a server that gave its verdict on the file both before and after the write:
+            # one still starting or loading on a cold daemon may have had none before (its issues may be old), or
+            # none yet after (what it shows is about the old text).
+            both = {name.lower() for name in set(was.get("checkedBy") or []) & set(now.get("checkedBy") or [])}
+            server_of = _servers_by_source(was, now)
+            without_verdict: set[str] = set()
             for diagnostic in now.get("diagnostics", []):
                 if _key(diagnostic) in before_keys:
                     continue
-                known = not no_baseline or str(diagnostic.get("source") or "").lower() in had_verdict
-                (new if known else unknown_age).append({**diagnostic, "path": shown})
+                source = str(diagnostic.get("source") or "")
+                server = server_of.get(source, source)
+                if server.lower() in both:
+                    new.append({**diagnostic, "path": shown})
+                else:
+                    unknown_age.append({**diagnostic, "path": shown})
+                    without_verdict.add(server)
+            if without_verdict:
+                unchecked_before.append({"path": shown, "servers": sorted(without_verdict)})
             resolved.extend({**diagnostic, "path": shown} for diagnostic in was.get("diagnostics", [])
                             if _key(diagnostic) not in after_keys)
         report = {"checked": checked, "new": new, "unknownAge": unknown_age, "resolved": resolved, "pending": pending,
@@ -155,6 +162,13 @@ def _issue_lines(diagnostics: list[dict[str, Any]], quote: Quote) -> list[str]:
     return lines
 
 
+def _servers_by_source(*reports: dict[str, Any]) -> dict[str, str]:
+    """`source` label -> the server that published it (the hub's `sourcesOf`): "Ruff" is ruff's, "ts" may be
+    typescript-language-server's. A label no report names is taken for the server's own name."""
+    return {source: server for report in reports for server, sources in (report.get("sourcesOf") or {}).items()
+            for source in sources}
+
+
 def _key(diagnostic: dict[str, Any]) -> tuple[Any, ...]:
     return (diagnostic.get("path"), diagnostic.get("line"), diagnostic.get("column"), diagnostic.get("source"),
             diagnostic.get("code"), diagnostic.get("message"))
@@ -174,8 +188,9 @@ def dependents_text(report: dict[str, Any], quote: Quote) -> str:
     if unknown_age:
         files = {diagnostic["path"] for diagnostic in unknown_age}
         servers = sorted({server for entry in report.get("uncheckedBefore", []) for server in entry["servers"]})
-        lines.append(f"[dependents] {len(unknown_age)} issue(s) in {len(files)} other file(s) that "
-                     f"{', '.join(servers)} had not checked before the write (new or old):")
+        lines.append(f"[dependents] {len(unknown_age)} issue(s) in {len(files)} other file(s) from "
+                     f"{', '.join(servers)}, which did not check them both before and after the write in time "
+                     "(new or old):")
         lines.extend(_issue_lines(unknown_age, quote))
     if not new and not unknown_age:
         if checked:

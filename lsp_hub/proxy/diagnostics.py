@@ -91,6 +91,13 @@ class DiagnosticStore:
     def uris(self) -> list[str]:
         return list(self._parts)
 
+    def sources(self, uri: str) -> dict[int, set[str]]:
+        """Per backend (owner), the `source` labels of its diagnostics of `uri`: who said what."""
+        found: dict[int, set[str]] = {}
+        for part, diagnostics in self._parts.get(uri, {}).items():
+            found.setdefault(part.owner, set()).update(str(d.get("source") or "") for d in diagnostics)
+        return found
+
     def clear_owner(self, owner: int) -> None:
         """A backend stopped or crashed: its parts go, everywhere."""
         for uri, parts in list(self._parts.items()):

@@ -122,9 +122,13 @@ async def _complete_diagnostics_of(session: Session, args: dict[str, Any]) -> di
                 f" within {timeout_ms / 1000:g} s"})
     checked_by = list(dict.fromkeys(checked_by))
     diagnostics, left_out = session.diagnostics_for_client(uri)
+    # Which server said what (by the diagnostics' `source`): a verified write counts an issue as new only from a
+    # server that checked the file both before and after it.
+    labels = session.workspace.diagnostics.sources(uri)
+    sources_of = {backend.name: sorted(labels[backend.uid]) for backend in servers if backend.uid in labels}
     answer = {"uri": uri, "version": version, "language": coverage.language,
               "diagnostics": diagnostics, "complete": not pending and bool(checked_by),
-              "pending": pending, "checkedBy": checked_by, "notChecked": not_checked}
+              "pending": pending, "checkedBy": checked_by, "notChecked": not_checked, "sourcesOf": sources_of}
     if left_out:
         leader = session.workspace.leader(uri)
         reason = ("on lines with unsaved changes in another client"
