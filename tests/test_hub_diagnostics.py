@@ -208,9 +208,10 @@ async def test_a_pull_answered_after_its_document_closed_does_not_make_the_next_
                              "diagnosticProvider": {"interFileDependencies": True, "workspaceDiagnostics": False}},
             "pull_diagnostics": [diag("old issue")], "pull_report_unchanged": True,
             # the first pull answers late, after a close and a reopen; the second (the reopened one's) never
-            "responses": {"textDocument/diagnostic": [{"delay": 1.0}, {"hang": True}, {}]},
-            "_config": {"request_timeout_seconds": 1.5}}
-    hub = await start_hub({"fakeA": pull, "fakeB": {}}, hub={"diagnostics_debounce_seconds": 0.05})
+            "responses": {"textDocument/diagnostic": [{"delay": 0.5}, {"hang": True}, {}]},
+            "_config": {"request_timeout_seconds": 0.8}}
+    hub = await start_hub({"fakeA": pull, "fakeB": {"diagnostics_on_open_and_change": []}},
+                          hub={"diagnostics_debounce_seconds": 0.05})
     path, other = hub.file("p.alpha", "abc\n"), hub.file("q.alpha", "x\n")
     pulls = lambda: len(hub.received("fakeA", "textDocument/diagnostic"))  # noqa: E731
     uri = hub.client.open(path, "alpha")
@@ -218,7 +219,7 @@ async def test_a_pull_answered_after_its_document_closed_does_not_make_the_next_
     hub.client.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
     uri = hub.client.open(path, "alpha")
     await hub.client.wait_for(lambda: pulls() >= 2, what="the reopened document's pull")
-    await asyncio.sleep(2.0)  # the first pull's answer has come; the second has timed out
+    await asyncio.sleep(1.0)  # the first pull's answer has come; the second has timed out
     other_uri = hub.client.open(other, "alpha")
     hub.client.notify("textDocument/didChange", {"textDocument": {"uri": other_uri, "version": 2},
                                                  "contentChanges": [{"text": "y\n"}]})
