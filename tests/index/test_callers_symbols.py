@@ -295,20 +295,25 @@ def test_functools_partial_counts_as_a_call_of_the_function_it_wraps(tmp_path: P
         ("schedule", 15)]
 
 
+# A class attribute `type`, used through `self`, and the builtin `type` called plainly beside it (as click's core.py).
+OPTION_AND_CONTEXT = """\
+class Option:
+    type: object
+
+    def convert(self, value):
+        return self.type(value)
+
+
+class Context:
+    def copy(self):
+        return type(self)()
+"""
+
+
 def test_a_plain_call_is_no_caller_of_a_class_attribute(tmp_path: Path) -> None:
     """Seen on click: `type(self)(...)` (the builtin) counted as a caller of the attribute `Option.type`. A plain
     name in Python never reaches a class's member, attribute or method; `self.type(...)` does."""
-    write(
-        tmp_path,
-        "cli/core.py",
-        "class Option:\n"
-        "    type: object\n\n"
-        "    def convert(self, value):\n"
-        "        return self.type(value)\n\n\n"
-        "class Context:\n"
-        "    def copy(self):\n"
-        "        return type(self)()\n",
-    )
+    write(tmp_path, "cli/core.py", OPTION_AND_CONTEXT)
     snapshot = snapshot_of(tmp_path)
     result = find_callers(snapshot, resolve_targets_by_name(snapshot, "Option.type"))
     assert caller_sites(result) == [("cli/core.py", "Option.convert", 4, 1)]
@@ -317,17 +322,7 @@ def test_a_plain_call_is_no_caller_of_a_class_attribute(tmp_path: Path) -> None:
 def test_the_index_definition_of_a_plain_name_is_no_class_attribute(tmp_path: Path) -> None:
     """The index's stand-in definition (no server answered) of `type` in `type(self)()` is the builtin: nothing in
     the workspace, not the attribute `Option.type`; of `self.type` it is that attribute."""
-    write(
-        tmp_path,
-        "cli/core.py",
-        "class Option:\n"
-        "    type: object\n\n"
-        "    def convert(self, value):\n"
-        "        return self.type(value)\n\n\n"
-        "class Context:\n"
-        "    def copy(self):\n"
-        "        return type(self)()\n",
-    )
+    write(tmp_path, "cli/core.py", OPTION_AND_CONTEXT)
     snapshot = snapshot_of(tmp_path)
     assert definition_locations(snapshot, "cli/core.py", 9, 16) == []
     [attribute] = definition_locations(snapshot, "cli/core.py", 4, 21)
