@@ -68,7 +68,7 @@ def test_issues_of_a_server_that_had_not_checked_the_file_before_are_not_called_
     assert result["new"] == [LINT]  # ruff checked it before: its issue is the write's
     assert [entry["line"] for entry in result["unknownAge"]] == [9, 1]
     assert result["complete"] is False
-    assert result["uncheckedBefore"] == [{"path": "user.py", "servers": ["basedpyright"]}]
+    assert result["withoutVerdict"] == [{"path": "user.py", "servers": ["basedpyright"]}]
     text = dependents_text(result, lambda message: message)
     assert "[dependents] 1 new issue(s) in 1 other file(s):" in text
     assert ("[dependents] 2 issue(s) in 1 other file(s) from basedpyright, which did not check them both before "
@@ -83,7 +83,7 @@ def test_issues_of_a_server_that_gave_no_verdict_after_the_write_are_not_called_
     after = report(["ruff"], [OLD, LINT], pending=["basedpyright"])
     result = dependents_after(tmp_path, before, after)
     assert result["new"] == [LINT] and [entry["line"] for entry in result["unknownAge"]] == [9]
-    assert result["uncheckedBefore"] == [{"path": "user.py", "servers": ["basedpyright"]}]
+    assert result["withoutVerdict"] == [{"path": "user.py", "servers": ["basedpyright"]}]
 
 
 def test_the_hub_says_which_server_a_source_label_is(tmp_path: Path) -> None:

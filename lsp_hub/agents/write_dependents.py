@@ -88,8 +88,8 @@ class Dependents:
                     "complete": False, "error": _sentence(error)}
         checked, pending, not_checked = [], [], []
         new: list[dict[str, Any]] = []
-        unknown_age: list[dict[str, Any]] = []  # from a server with no verdict on the file from before the write
-        unchecked_before: list[dict[str, Any]] = []
+        unknown_age: list[dict[str, Any]] = []  # from a server without a verdict on the file both before and after
+        without_verdict_files: list[dict[str, Any]] = []
         resolved: list[dict[str, Any]] = []
         for path in self.paths:
             shown = self.writer.display(path)
@@ -127,7 +127,7 @@ class Dependents:
                     unknown_age.append({**diagnostic, "path": shown})
                     without_verdict.add(server)
             if without_verdict:
-                unchecked_before.append({"path": shown, "servers": sorted(without_verdict)})
+                without_verdict_files.append({"path": shown, "servers": sorted(without_verdict)})
             resolved.extend({**diagnostic, "path": shown} for diagnostic in was.get("diagnostics", [])
                             if _key(diagnostic) not in after_keys)
         report = {"checked": checked, "new": new, "unknownAge": unknown_age, "resolved": resolved, "pending": pending,
@@ -137,8 +137,8 @@ class Dependents:
                             for path, entry in zip(self.paths, self.found.get("files", []), strict=False)]}
         if not_checked:
             report["notChecked"] = not_checked
-        if unchecked_before:
-            report["uncheckedBefore"] = unchecked_before
+        if without_verdict_files:
+            report["withoutVerdict"] = without_verdict_files
         if self.found.get("capped"):
             report["notCheckedBeyondLimit"] = self.found["capped"]
         if after.get("pending"):
@@ -187,7 +187,7 @@ def dependents_text(report: dict[str, Any], quote: Quote) -> str:
         lines.extend(_issue_lines(new, quote))
     if unknown_age:
         files = {diagnostic["path"] for diagnostic in unknown_age}
-        servers = sorted({server for entry in report.get("uncheckedBefore", []) for server in entry["servers"]})
+        servers = sorted({server for entry in report.get("withoutVerdict", []) for server in entry["servers"]})
         lines.append(f"[dependents] {len(unknown_age)} issue(s) in {len(files)} other file(s) from "
                      f"{', '.join(servers)}, which did not check them both before and after the write in time "
                      "(new or old):")
