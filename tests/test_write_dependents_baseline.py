@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from lsp_hub.agents.write_dependents import Dependents, dependents_text
+from lsp_hub.agents.write_dependents import Dependents, changed_names, dependents_text
 from lsp_hub.platform.confined_files import ConfinedRoot
 
 
@@ -101,3 +101,21 @@ def test_with_every_server_checked_before_only_the_difference_is_new(tmp_path: P
     result = dependents_after(tmp_path, before, after)
     assert result["new"] == [BROKEN] and result["unknownAge"] == [] and result["complete"] is True
     assert "new or old" not in dependents_text(result, lambda message: message)
+
+
+def test_the_names_on_the_changed_lines_rank_the_dependents(tmp_path: Path) -> None:
+    old = "def make_str(value):\n    return str(value)\n\n\ndef other():\n    pass\n"
+    new = old.replace("make_str", "make_string")
+    assert set(changed_names([(old, new)])) == {"def", "make_str", "make_string", "value"}
+    assert changed_names([(None, "x = 1\n")]) == ["x"]  # a new file: every line is changed
+    asked: list[dict[str, Any]] = []
+
+    class Recording(StandInWriter):
+        def command(self, command: str, arguments: dict[str, Any] | None = None, *,
+                    timeout: float | None = None) -> Any:
+            asked.append(arguments or {})
+            return super().command(command, arguments, timeout=timeout)
+
+    writer = Recording(tmp_path, [report(["ruff"], []), report(["ruff"], [])])
+    Dependents(writer, [tmp_path / "lib.py"], deadline=1e12, changed=["make_str"]).before()
+    assert asked[0]["names"] == ["make_str"]

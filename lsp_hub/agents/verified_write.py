@@ -34,7 +34,7 @@ from lsp_hub.agents.query import HubTimeout, QueryError, path_uri
 from lsp_hub.agents.undo_journal import UndoJournal
 
 # The parts of a verified write, in their own modules; every name stays importable from here.
-from lsp_hub.agents.write_dependents import DEPENDENT_LINES, Dependents, dependents_text
+from lsp_hub.agents.write_dependents import DEPENDENT_LINES, Dependents, changed_names, dependents_text
 from lsp_hub.agents.write_fixes import AUTO_FIX_KINDS, auto_fixes
 from lsp_hub.agents.write_format import FORMAT_TIMEOUT_SECONDS, format_written
 from lsp_hub.agents.write_outcome import (
@@ -124,7 +124,8 @@ class VerifiedWriter:
             if plan.old is not None and not plan.too_large and not plan.outcome.unchanged:
                 self.workspace.texts[str(plan.request.target)] = plan.old
                 self.workspace.open(plan.request.target)
-        dependents = Dependents(self, [plan.request.target for plan in planned], deadline)
+        dependents = Dependents(self, [plan.request.target for plan in planned], deadline,
+                                changed_names([(plan.old, plan.content) for plan in planned]))
         dependents.before()
         # 3. The servers see the new texts; a formatting server may reformat them (in memory).
         for plan in planned:

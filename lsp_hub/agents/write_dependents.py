@@ -4,6 +4,7 @@ library only, like `query`."""
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 from typing import Any, Protocol
@@ -15,6 +16,18 @@ from lsp_hub.agents.write_outcome import sentence as _sentence
 from lsp_hub.platform.confined_files import ConfinedRoot
 
 DEPENDENT_LINES = 20  # new dependents' diagnostics shown in a write's text
+MAX_CHANGED_NAMES = 500  # identifiers of the changed lines sent to rank the dependents (a new file's are many)
+_IDENTIFIER = re.compile(r"[A-Za-z_$][\w$]*")
+
+
+def changed_names(texts: list[tuple[str | None, str]]) -> list[str]:
+    """The identifiers on the lines a write changes, removed or added ((old, new) text per file; old None for a new
+    file): the dependents that use one of them are checked first (`lspHub.dependents` {names})."""
+    names: dict[str, None] = {}
+    for old, new in texts:
+        for line in set((old or "").splitlines()).symmetric_difference(new.splitlines()):
+            names.update(dict.fromkeys(_IDENTIFIER.findall(line)))
+    return list(names)[:MAX_CHANGED_NAMES]
 
 
 class DependentsWriter(Protocol):
@@ -37,9 +50,11 @@ class DependentsWriter(Protocol):
 class Dependents:
     """What a write broke or fixed in the files that depend on the written ones."""
 
-    def __init__(self, writer: DependentsWriter, targets: list[Path], deadline: float) -> None:
+    def __init__(self, writer: DependentsWriter, targets: list[Path], deadline: float,
+                 changed: list[str] | None = None) -> None:
         self.writer = writer
         self.targets = targets
+        self.changed = changed or []  # identifiers on the changed lines: their users are checked first
         self.deadline = deadline
         self.paths: list[str] = []
         self.found: dict[str, Any] = {}
@@ -57,8 +72,10 @@ class Dependents:
             self.skipped = "off"
             return
         try:
-            self.found = self.writer.command("lspHub.dependents", {
-                "files": [str(target) for target in self.targets], "limit": limit}) or {}
+            asked: dict[str, Any] = {"files": [str(target) for target in self.targets], "limit": limit}
+            if self.changed:
+                asked["names"] = self.changed
+            self.found = self.writer.command("lspHub.dependents", asked) or {}
         except QueryError as error:
             self.skipped = _sentence(error)
             return

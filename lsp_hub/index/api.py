@@ -146,8 +146,9 @@ DEFAULT_DEPENDENTS_LIMIT = 20
 
 
 def dependents(index: WorkspaceIndex, arguments: Arguments, wait: float = 0.0) -> dict[str, Any]:
-    """`lspHub.dependents` {files: [uri or path], limit?=20} -> {files: [{path, uri, score, reasons}], total,
-    complete}: the files that import the given files or use names they define, best first."""
+    """`lspHub.dependents` {files: [uri or path], limit?=20, names?: [changed names]} -> {files: [{path, uri, score,
+    reasons}], total, complete}: the files that import the given files or use names they define, best first (the
+    users of `names` before the others)."""
     from lsp_hub.index import dependents as dependents_module
 
     args = _object(arguments, "dependents")
@@ -156,7 +157,7 @@ def dependents(index: WorkspaceIndex, arguments: Arguments, wait: float = 0.0) -
         raise ValueError("dependents needs files: a list of file URIs or paths")
     limit = _integer(args, "limit", DEFAULT_DEPENDENTS_LIMIT, 0, 1000)
     snapshot = _snapshot(index, wait)
-    found, total = dependents_module.dependents(snapshot, written, limit)
+    found, total = dependents_module.dependents(snapshot, written, limit, _strings(args, "names"))
     result: dict[str, Any] = {
         "files": [{"path": dependent.path, "uri": (index.root / dependent.path).as_uri(),
                    "score": round(dependent.score, 4), "reasons": dependent.reasons()} for dependent in found],

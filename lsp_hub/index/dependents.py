@@ -8,6 +8,7 @@ agent sees why a file was checked."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from lsp_hub.index.graph_inputs import import_graph
@@ -25,8 +26,11 @@ class Dependent:
     imports: list[str] = field(default_factory=list)  # written files it imports
     names: dict[str, float] = field(default_factory=dict)  # names of the written files it uses -> their weight
 
+    changed: list[str] = field(default_factory=list)  # the names it uses that the write changes
+
     def reasons(self) -> list[str]:
-        reasons = [f"imports {target}" for target in self.imports]
+        reasons = [f"uses {', '.join(self.changed[:MAX_NAMES_SHOWN])}, which the write changes"] if self.changed else []
+        reasons += [f"imports {target}" for target in self.imports]
         if self.names:
             ranked = sorted(self.names, key=lambda name: (-self.names[name], name))
             shown = ", ".join(ranked[:MAX_NAMES_SHOWN])
@@ -35,9 +39,12 @@ class Dependent:
         return reasons
 
 
-def dependents(snapshot: Snapshot, written: list[str], limit: int) -> tuple[list[Dependent], int]:
+def dependents(
+    snapshot: Snapshot, written: list[str], limit: int, changed: Collection[str] = ()
+) -> tuple[list[Dependent], int]:
     """The files depending on `written` (workspace-relative paths; themselves excluded), best first, at most
-    `limit`; and how many there were in all."""
+    `limit`; and how many there were in all. Those using one of the `changed` names (on the lines a write changes)
+    come first: they are the likeliest to break, however little else of the written files they use."""
     targets = [path for path in dict.fromkeys(written) if path in snapshot.files]
     excluded = set(targets)
     found: dict[str, Dependent] = {}
@@ -65,5 +72,8 @@ def dependents(snapshot: Snapshot, written: list[str], limit: int) -> tuple[list
                 dependent = entry(source)
                 dependent.score += IMPORT_WEIGHT
                 dependent.imports.append(target)
-    ranked = sorted(found.values(), key=lambda dependent: (-dependent.score, dependent.path))
+    changed_names = set(changed)
+    for dependent in found.values():
+        dependent.changed = sorted(name for name in dependent.names if name in changed_names)
+    ranked = sorted(found.values(), key=lambda dependent: (not dependent.changed, -dependent.score, dependent.path))
     return ranked[:max(0, limit)], len(ranked)

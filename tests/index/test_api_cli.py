@@ -239,6 +239,18 @@ def test_dependents_are_the_importers_and_users_of_a_file_ranked(pyapp_index: Wo
         api.dependents(pyapp_index, {"files": []})
 
 
+def test_dependents_using_a_name_the_write_changes_come_first(pyapp_index: WorkspaceIndex) -> None:
+    """A write to a file that many others depend on (click's utils.py: 55) checks the 20 that use it the most,
+    whichever names they use; a user of the one name the write changed could be left out. The names on the lines
+    a write changes (`names`) put their users first, whatever else they use."""
+    plain = api.dependents(pyapp_index, {"files": ["pyapp/models.py"], "limit": 1})
+    assert [entry["path"] for entry in plain["files"]] == ["pyapp/storage.py"]
+    changed = api.dependents(pyapp_index, {"files": ["pyapp/models.py"], "limit": 1, "names": ["make_user", "def"]})
+    [first] = changed["files"]
+    assert first["path"] == "pyapp/service.py"
+    assert first["reasons"][0] == "uses make_user, which the write changes"
+
+
 def test_repomap_verb_stores_the_graphs_it_built_beside_the_map(copy_repo: Callable[[str], Path]) -> None:
     from lsp_hub.index.graph_store import RANKING_KEY, STATE_KEY
 
