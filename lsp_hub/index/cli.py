@@ -177,6 +177,8 @@ def _relevant(options: argparse.Namespace, out: TextIO) -> int:
 
 def _syntax(options: argparse.Namespace, out: TextIO, syntax_checkers_for: SyntaxCheckersFor | None) -> int:
     path = Path(options.file)
+    if path.is_dir():
+        raise ValueError(f"{options.file} is a directory; give one file")
     if not path.is_file():
         raise ValueError(f"{options.file}: no such file")
     checkers = syntax_checkers_for(path.resolve()) if syntax_checkers_for is not None else None

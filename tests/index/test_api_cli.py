@@ -222,6 +222,14 @@ def test_cli_verbs(copy_repo: Callable[[str], Path], tmp_path: Path, monkeypatch
     assert run_cli(["bogus"])[0] == 2
 
 
+def test_syntax_of_a_directory_says_it_checks_one_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`lsp-hub syntax app` said "app: no such file" of a directory that exists."""
+    assert run_cli(["syntax", str(tmp_path)])[0] == 2
+    assert capsys.readouterr().err == f"lsp-hub syntax: {tmp_path} is a directory; give one file\n"
+    assert run_cli(["syntax", str(tmp_path / "gone.py")])[0] == 2
+    assert capsys.readouterr().err == f"lsp-hub syntax: {tmp_path / 'gone.py'}: no such file\n"
+
+
 def test_dependents_are_the_importers_and_users_of_a_file_ranked(pyapp_index: WorkspaceIndex) -> None:
     result = api.dependents(pyapp_index, {"files": [(pyapp_index.root / "pyapp" / "models.py").as_uri()]})
     paths = [entry["path"] for entry in result["files"]]
