@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
 
-from lsp_hub.index.graph import SELF_RECEIVERS, chain_head, language_family, use_resolver
+from lsp_hub.index.graph import MODULE_SCOPED_LANGUAGES, SELF_RECEIVERS, chain_head, language_family, use_resolver
 from lsp_hub.index.graph_inputs import COMMON_NAMES, alias_users, name_tables
 from lsp_hub.index.model import Definition, FileIndex, Reference, Span
 from lsp_hub.index.receiver_types import (
@@ -35,7 +35,7 @@ from lsp_hub.index.symbols import (
     enclosing_definition,
     has_parameter,
     location,
-    member_of_a_class,
+    plain_name_can_mean,
     qualified_name,
 )
 from lsp_hub.index.type_clouds import TypeCloud
@@ -93,7 +93,6 @@ def resolve_targets_by_name(snapshot: Snapshot, symbol: str) -> list[tuple[str, 
     return found
 
 
-_MODULE_SCOPED = frozenset(("python", "typescript", "tsx", "javascript"))
 # Where `TypeInference` types a receiver from its function's variables and parameters.
 _INFERRED_LANGUAGES = frozenset(("python", "typescript", "tsx"))
 
@@ -155,9 +154,7 @@ class _CallJudge:
         if receiver is None:
             # A plain `name()` reaches a class's member (a method, an attribute: `type(self)` is not `Option.type`)
             # only from inside its class, which these languages do not allow.
-            return file_index.language not in _MODULE_SCOPED or not member_of_a_class(
-                self.snapshot, target.path, definition
-            )
+            return plain_name_can_mean(self.snapshot, file_index.language, target.path, definition)
         if receiver in SELF_RECEIVERS:
             if caller is None or caller.container is None or definition.container is None:
                 return True
@@ -176,7 +173,7 @@ class _CallJudge:
         if not is_member and head is not None and head not in SELF_RECEIVERS:
             return True  # `package.module.name()`: the resolver matched the module path
         container = definition.container
-        if definition.kind == "function" and container is None and file_index.language in _MODULE_SCOPED:
+        if definition.kind == "function" and container is None and file_index.language in MODULE_SCOPED_LANGUAGES:
             # `app.use()` is not the module function `use`: that is reached through its module (bound above)
             return False
         if container is not None and self._squash(receiver) == self._squash(container):

@@ -25,7 +25,6 @@ class Dependent:
     score: float = 0.0
     imports: list[str] = field(default_factory=list)  # written files it imports
     names: dict[str, float] = field(default_factory=dict)  # names of the written files it uses -> their weight
-
     changed: list[str] = field(default_factory=list)  # the names it uses that the write changes
 
     def reasons(self) -> list[str]:

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from lsp_hub.index.graph import MODULE_SCOPED_LANGUAGES, use_resolver
+from lsp_hub.index.graph import MODULE_SCOPED_LANGUAGES, language_family, use_resolver
 from lsp_hub.index.graph_inputs import name_tables
 from lsp_hub.index.model import Definition, FileIndex, Reference, Span
 from lsp_hub.index.records import D_KIND, D_NAME
@@ -126,15 +126,12 @@ def definitions_named(
         for definition in record.outline().definitions:
             if definition.name == name:
                 found.append((path, definition))
-                if record.language in _PROTOTYPE_LANGUAGES and _prototype(definition):
+                if language_family(record.language) == "c" and _prototype(definition):
                     prototypes.append((path, definition))
     if prototypes and len(prototypes) < len(found):
         # A C function's prototypes (in its header, or before its first use) and its body are one symbol: the body.
         found = [entry for entry in found if entry not in prototypes]
     return found
-
-
-_PROTOTYPE_LANGUAGES = frozenset(("c", "cpp"))
 
 
 def _prototype(definition: Definition) -> bool:
@@ -159,6 +156,12 @@ def member_of_a_class(snapshot: Snapshot, path: str, definition: Definition) -> 
     return found
 
 
+def plain_name_can_mean(snapshot: Snapshot, language: str, path: str, definition: Definition) -> bool:
+    """Whether a name used without a receiver in a file of `language` may mean `definition` (of `path`): in
+    Python and TypeScript never a class's member (`type(self)` is not `Option.type`), elsewhere any definition."""
+    return language not in MODULE_SCOPED_LANGUAGES or not member_of_a_class(snapshot, path, definition)
+
+
 def definition_targets(snapshot: Snapshot, path: str, line: int, character: int) -> list[tuple[str, Definition]]:
     """The definitions the name at a position refers to, narrowed by the file's imports and the language's scoping
     (an empty list when the name is not indexed or comes from outside the workspace)."""
@@ -176,12 +179,8 @@ def definition_targets(snapshot: Snapshot, path: str, line: int, character: int)
     resolver = use_resolver(snapshot)
     targets = resolver.targets(path, found.name, receiver)
     results = definitions_named(snapshot, resolver.imported_name(path, found.name, receiver), targets)
-    if receiver is None and record.language in MODULE_SCOPED_LANGUAGES:  # `type(self)` is not `Option.type`
-        results = [
-            (target, definition)
-            for target, definition in results
-            if not member_of_a_class(snapshot, target, definition)
-        ]
+    if receiver is None:
+        results = [entry for entry in results if plain_name_can_mean(snapshot, record.language, *entry)]
     if receiver in ("self", "this", "cls") and results:
         caller = enclosing_definition(file_index, found.reference.span)
         if caller is not None and caller.container is not None:

@@ -19,7 +19,7 @@ from lsp_hub.index.graph_inputs import COMMON_NAMES
 from lsp_hub.index.model import COMPLEX_RECEIVER, Definition, FileIndex, Reference, Span
 from lsp_hub.index.navigation.common import SymbolRef
 from lsp_hub.index.receiver_types import OUTSIDE, TypeInference, WorkspaceClass, declared_class
-from lsp_hub.index.symbols import definitions_named, enclosing_definition, member_of_a_class
+from lsp_hub.index.symbols import definitions_named, enclosing_definition, plain_name_can_mean
 from lsp_hub.index.type_clouds import TypeCloud
 from lsp_hub.index.workspace import Snapshot
 
@@ -113,10 +113,11 @@ class _CallResolver:
         if receiver is None:
             files = self.resolver.targets(path, name, None)
             found = definitions_named(self.snapshot, self.resolver.imported_name(path, name, None), files)
-            if self.file_index.language in MODULE_SCOPED_LANGUAGES:
+            language = self.file_index.language
+            if language in MODULE_SCOPED_LANGUAGES:
                 # A plain name in Python or TypeScript is a local, a module-level definition, an import or a
                 # builtin: never a class's member (`callback(...)` of a parameter is not `Command.callback`).
-                return [entry for entry in found if not member_of_a_class(self.snapshot, *entry)], "", 0
+                return [entry for entry in found if plain_name_can_mean(self.snapshot, language, *entry)], "", 0
             # A plain call means a function or a class (its constructor), not a method of some class.
             free = [entry for entry in found if entry[1].kind != "method" or entry[0] != path]
             return free or found, "", 0
