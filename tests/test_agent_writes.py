@@ -35,10 +35,13 @@ class Agents:
         self.root.mkdir()
         self.made: list[AgentTools] = []
 
-    def tools(self, servers: dict[str, dict[str, Any]], *, timeout: float = 20.0) -> AgentTools:
+    def tools(self, servers: dict[str, dict[str, Any]], *, timeout: float = 20.0,
+              language: tuple[str, str] = ("alpha", "alpha")) -> AgentTools:
+        """Tools whose hub serves `language` (name, extension) with the fake `servers`."""
         config_home = self.tmp_path / "config"
         (config_home / "lsp-hub").mkdir(parents=True, exist_ok=True)
-        languages = {"alpha": {"extensions": ["alpha"], "language_ids": ["alpha"], "servers": list(servers)}}
+        name, extension = language
+        languages = {name: {"extensions": [extension], "language_ids": [name], "servers": list(servers)}}
         (config_home / "lsp-hub" / "config.toml").write_text(fake_server_config(servers, languages))
         env = {"XDG_CONFIG_HOME": str(config_home), "XDG_CACHE_HOME": str(self.tmp_path / "cache")}
 
@@ -195,3 +198,26 @@ def test_a_file_over_the_check_limit_is_written_and_says_why_it_was_not_checked(
         "([hub] max_document_bytes)"
     assert "syntax not checked (big.py is 1.2 MB" in answer.text
     assert answer.data["complete"] is False and "not sent to the servers" in answer.text
+
+
+def test_an_import_a_write_breaks_in_another_file_is_reported_at_once_by_the_index(agents: Agents) -> None:
+    """The fake server finds nothing anywhere: the break is the index's (lspHub.dependents before the write,
+    lspHub.importedNames after), known without any server checking the importer."""
+    (agents.root / "pyproject.toml").write_text("[project]\nname = 'pkg'\n")
+    (agents.root / "pkg").mkdir()
+    (agents.root / "pkg" / "__init__.py").write_text("")
+    (agents.root / "pkg" / "utils.py").write_text("def make_str(value):\n    return str(value)\n")
+    (agents.root / "pkg" / "core.py").write_text("from pkg.utils import make_str\n\nprint(make_str(1))\n")
+    tools = agents.tools({"fakeA": REPORTS}, language=("python", "py"))
+    answer = tools.edit_file("pkg/utils.py", "def make_str(", "def make_string(")
+    new = answer.data["dependents"]["new"]
+    assert new == [{"path": "pkg/core.py", "line": 1, "column": 1, "end_line": 1, "end_column": 31,
+                    "severity": "error", "source": "lsp-hub", "code": "broken-import",
+                    "message": "imports make_str from pkg/utils.py, which no longer provides it"}], answer.text
+    assert ("[dependents] 1 new issue(s) in 1 other file(s):\n  pkg/core.py:1:1 — imports make_str from "
+            "pkg/utils.py, which no longer provides it [lsp-hub]") in answer.text
+    fixed = tools.edit_file("pkg/core.py", "import make_str", "import make_string as make_str")
+    assert fixed.data["dependents"]["new"] == []
+    back = tools.edit_file("pkg/utils.py", "def make_string(", "def make_str(")
+    assert back.data["dependents"]["new"][0]["message"] == (
+        "imports make_string from pkg/utils.py, which no longer provides it")

@@ -119,3 +119,85 @@ def test_the_names_on_the_changed_lines_rank_the_dependents(tmp_path: Path) -> N
     writer = Recording(tmp_path, [report(["ruff"], []), report(["ruff"], [])])
     Dependents(writer, [tmp_path / "lib.py"], deadline=1e12, changed=["make_str"]).before()
     assert asked[0]["names"] == ["make_str"]
+
+
+def imported(provided: bool, module: bool = False, dynamic: bool = False) -> dict[str, Any]:
+    return {"path": "user.py", "line": 1, "column": 1, "endLine": 1, "endColumn": 27, "name": "make_str",
+            "from": "lib.py", "provided": provided, "module": module, "dynamic": dynamic}
+
+
+class IndexedWriter(StandInWriter):
+    """The stand-in, with the index's imported names of lib.py before the write and after it."""
+
+    def __init__(self, root: Path, reports: list[dict[str, Any]], after: list[dict[str, Any]],
+                 importer_after: str = "v1") -> None:
+        super().__init__(root, reports)
+        self.after_names = after
+        self.importer_after = importer_after
+
+    def command(self, command: str, arguments: dict[str, Any] | None = None, *,
+                timeout: float | None = None) -> Any:
+        if command == "lspHub.importedNames":
+            assert arguments == {"files": [str(self.files.root / "lib.py")], "importers": ["user.py"]}
+            return {"importedNames": self.after_names, "importerVersions": {"user.py": self.importer_after}}
+        return {**super().command(command, arguments, timeout=timeout), "importedNames": [imported(True)],
+                "importerVersions": {"user.py": "v1"}}
+
+
+def indexed_after(tmp_path: Path, before: dict[str, Any], after: dict[str, Any],
+                  names_after: list[dict[str, Any]], importer_after: str = "v1") -> dict[str, Any]:
+    (tmp_path / "lib.py").write_text("def make_string(value):\n    return str(value)\n")
+    writer = IndexedWriter(tmp_path, [before, after], names_after, importer_after)
+    dependents = Dependents(writer, [tmp_path / "lib.py"], deadline=1e12)
+    dependents.before()
+    result = dependents.after()
+    assert result is not None
+    return result
+
+
+def test_an_import_the_write_broke_is_new_by_the_index_whatever_the_servers_said(tmp_path: Path) -> None:
+    """On click, renaming make_str within the 8 s budget: basedpyright gave no verdict before the write, and the one
+    real break (core.py's import) was not reported at all; the index knows it at once."""
+    quiet = report([], [], pending=["basedpyright"])
+    result = indexed_after(tmp_path, quiet, quiet, [imported(False)])
+    assert result["new"] == [{"path": "user.py", "line": 1, "column": 1, "end_line": 1, "end_column": 27,
+                              "severity": "error", "source": "lsp-hub", "code": "broken-import",
+                              "message": "imports make_str from lib.py, which no longer provides it"}]
+    assert result["complete"] is False  # the servers still said nothing
+    text = dependents_text(result, lambda message: message)
+    assert ("[dependents] 1 new issue(s) in 1 other file(s):\n  user.py:1:1 — imports make_str from lib.py, which no "
+            "longer provides it [lsp-hub]") in text
+
+
+def test_a_server_reporting_the_same_import_is_not_repeated(tmp_path: Path) -> None:
+    unknown = report([], [], pending=["basedpyright"])
+    result = indexed_after(tmp_path, unknown, report(["basedpyright"], [BROKEN, OLD]), [imported(False)])
+    assert result["new"] == [BROKEN]  # the server's own words, known new by the index
+    assert [entry["line"] for entry in result["unknownAge"]] == [9]
+    checked = report(["basedpyright"], [])
+    result = indexed_after(tmp_path, checked, report(["basedpyright"], [BROKEN]), [imported(False)])
+    assert result["new"] == [BROKEN] and result["complete"] is True
+
+
+def test_imports_still_provided_or_in_a_changed_importer_are_no_break(tmp_path: Path) -> None:
+    checked = report(["basedpyright"], [])
+    assert indexed_after(tmp_path, checked, checked, [imported(True)])["new"] == []
+    # Not found after, in an importer that changed meanwhile (another client edited it): not judged.
+    assert indexed_after(tmp_path, checked, checked, [], importer_after="v2")["new"] == []
+    # Not found after in an unchanged importer: its import finds the file no more.
+    [gone] = indexed_after(tmp_path, checked, checked, [])["new"]
+    assert gone["message"] == "imports make_str from lib.py, which no longer provides it"
+    (tmp_path / "lib.py").unlink()
+    writer = IndexedWriter(tmp_path, [checked, checked], [])
+    dependents = Dependents(writer, [tmp_path / "lib.py"], deadline=1e12)
+    dependents.before()
+    result = dependents.after()
+    assert result is not None and result["new"][0]["message"] == "imports make_str from lib.py, which no longer exists"
+
+
+def test_a_name_a_module_getattr_may_still_serve_is_a_warning(tmp_path: Path) -> None:
+    checked = report(["basedpyright"], [])
+    [issue] = indexed_after(tmp_path, checked, checked, [imported(False, dynamic=True)])["new"]
+    assert issue["severity"] == "warning"
+    assert issue["message"] == ("imports make_str from lib.py, which no longer defines it (only its module "
+                                "__getattr__ could still provide it)")

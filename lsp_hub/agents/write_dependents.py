@@ -93,9 +93,55 @@ class Dependents:
         if self.skipped is not None:
             return {"checked": [], "new": [], "resolved": [], "pending": [], "complete": False,
                     "error": self.skipped}
-        if not self.paths:
-            return {"checked": [], "new": [], "resolved": [], "pending": [], "complete": bool(
+        broken = self._broken_imports()
+        if self.paths:
+            report = self._servers_report()
+        else:
+            report = {"checked": [], "new": [], "resolved": [], "pending": [], "complete": bool(
                 self.found.get("complete", True)), "files": []}
+        _merge_broken_imports(report, broken)
+        return report
+
+    def _broken_imports(self) -> list[dict[str, Any]]:
+        """The imports of the written files' names that the write broke, by the index (`lspHub.importedNames`,
+        asked before and after): a name the file provided before and not after, or whose import no longer finds the
+        file at all in an importer that did not change. Certain, and known at once: no server needs to finish."""
+        before = [entry for entry in self.found.get("importedNames") or [] if entry.get("provided")]
+        versions = self.found.get("importerVersions") or {}
+        if not before:
+            return []
+        try:
+            answer = self.writer.command("lspHub.importedNames", {
+                "files": [str(target) for target in self.targets], "importers": sorted(versions)}) or {}
+        except QueryError:  # a hub without the command, or one that failed: the servers' verdicts stand alone
+            return []
+        now = {(entry["path"], entry["line"], entry["name"]): entry for entry in answer.get("importedNames") or []}
+        unchanged = {path for path, version in (answer.get("importerVersions") or {}).items()
+                     if versions.get(path) == version}
+        broken = []
+        for entry in before:
+            after = now.get((entry["path"], entry["line"], entry["name"]))
+            if after is None and entry["path"] not in unchanged:
+                continue  # another client changed the importer meanwhile: not the write's doing to judge
+            if after is not None and after.get("provided"):
+                continue
+            root = self.writer.files.root
+            what = entry["from"] if entry.get("module") else f"{entry['name']} from {entry['from']}"
+            if not (root / entry["from"]).exists():
+                message, severity = f"imports {what}, which no longer exists", "error"
+            elif after is not None and after.get("dynamic"):  # a module __getattr__ may serve it: not certain
+                message, severity = (f"imports {what}, which no longer defines it (only its module __getattr__ "
+                                     "could still provide it)"), "warning"
+            else:
+                message, severity = f"imports {what}, which no longer provides it", "error"
+            broken.append({"path": self.writer.display(root / entry["path"]), "line": entry["line"],
+                           "column": entry["column"], "end_line": entry["endLine"],
+                           "end_column": entry.get("endColumn", entry["column"]), "severity": severity,
+                           "source": "lsp-hub", "code": "broken-import", "message": message,
+                           "name": entry["name"]})
+        return broken
+
+    def _servers_report(self) -> dict[str, Any]:
         remaining = self.budget - (time.monotonic() - self.started)
         try:
             after = self.writer.diagnostics_of(self.paths, self.deadline, budget=max(0.0, remaining))
@@ -161,6 +207,29 @@ class Dependents:
         if after.get("pending"):
             report["pendingServers"] = after["pending"]
         return report
+
+
+def _merge_broken_imports(report: dict[str, Any], broken: list[dict[str, Any]]) -> None:
+    """Add the index's broken imports to `new`, once: where a server reported the same import (on its lines,
+    naming the name), the server's own issue stands, moved to `new` from `unknownAge` if it was there, since the
+    index knows it is new."""
+    unknown_age = report.get("unknownAge") or []
+
+    def same(diagnostic: dict[str, Any], issue: dict[str, Any]) -> bool:
+        return (diagnostic["path"] == issue["path"] and issue["line"] <= diagnostic["line"] <= issue["end_line"]
+                and issue["name"] in diagnostic["message"])
+
+    for issue in broken:
+        if any(same(diagnostic, issue) for diagnostic in report["new"]):
+            continue
+        known = [diagnostic for diagnostic in unknown_age if same(diagnostic, issue)]
+        if known:
+            report["new"].extend(known)
+            unknown_age[:] = [diagnostic for diagnostic in unknown_age if diagnostic not in known]
+        else:
+            report["new"].append({key: value for key, value in issue.items() if key != "name"})
+    if "unknownAge" in report and not unknown_age and report.get("withoutVerdict"):
+        report.pop("withoutVerdict")
 
 
 def _issue_lines(diagnostics: list[dict[str, Any]], quote: Quote) -> list[str]:

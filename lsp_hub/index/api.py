@@ -150,6 +150,7 @@ def dependents(index: WorkspaceIndex, arguments: Arguments, wait: float = 0.0) -
     reasons}], total, complete}: the files that import the given files or use names they define, best first (the
     users of `names` before the others)."""
     from lsp_hub.index import dependents as dependents_module
+    from lsp_hub.index import imported_names as imported_names_module
 
     args = _object(arguments, "dependents")
     written = [_workspace_path(index, value, "files") for value in _strings(args, "files")]
@@ -163,11 +164,52 @@ def dependents(index: WorkspaceIndex, arguments: Arguments, wait: float = 0.0) -
                    "score": round(dependent.score, 4), "reasons": dependent.reasons()} for dependent in found],
         "total": total,
     }
+    importers = imported_names_module.importers_of(snapshot, written)
+    result["importedNames"] = _imported_names(imported_names_module.imported_names(snapshot, written, importers))
+    result["importerVersions"] = _versions(snapshot, importers)
     result.update(_completeness(index, snapshot))
     if total > len(found):
         result["complete"] = False
         result["capped"] = total - len(found)
     return result
+
+
+def imported_names(index: WorkspaceIndex, arguments: Arguments, wait: float = 0.0) -> dict[str, Any]:
+    """`lspHub.importedNames` {files: [uri or path], importers?: [uri or path]} -> {importedNames: [{path, line,
+    column, endLine, endColumn, name, from, provided, module, dynamic}], importerVersions: {path: digest},
+    complete}: the names the importers (default: every file importing one of the files) import by name from those
+    files, and whether each file still provides each (`module`: an import of the file itself, provided while it is
+    there; `dynamic`: not provided, but the file has a module `__getattr__` that may provide it). A verified write
+    asks before and after: a name provided before and not after is an import the write broke."""
+    from lsp_hub.index import imported_names as imported_names_module
+
+    args = _object(arguments, "importedNames")
+    written = [_workspace_path(index, value, "files") for value in _strings(args, "files")]
+    if not written:
+        raise ValueError("importedNames needs files: a list of file URIs or paths")
+    snapshot = _snapshot(index, wait)
+    if "importers" in args:
+        importers = [_workspace_path(index, value, "importers") for value in _strings(args, "importers")]
+    else:
+        importers = imported_names_module.importers_of(snapshot, written)
+    result: dict[str, Any] = {
+        "importedNames": _imported_names(imported_names_module.imported_names(snapshot, written, importers)),
+        "importerVersions": _versions(snapshot, importers),
+    }
+    result.update(_completeness(index, snapshot))
+    return result
+
+
+def _versions(snapshot: Snapshot, paths: Sequence[str]) -> dict[str, str]:
+    """Each file's content digest (hex), for telling whether it changed between two answers."""
+    return {path: snapshot.files[path].digest.hex() for path in paths if path in snapshot.files}
+
+
+def _imported_names(found: Sequence[ImportedName]) -> list[dict[str, Any]]:
+    """As JSON: 1-based lines and columns, as a write's diagnostics give them."""
+    return [{"path": entry.path, "line": entry.line + 1, "column": entry.column + 1, "endLine": entry.end_line + 1,
+             "endColumn": entry.end_column + 1, "name": entry.name, "from": entry.source, "provided": entry.provided,
+             "module": entry.module, "dynamic": entry.dynamic} for entry in found]
 
 
 def _path_of_uri(uri: str) -> Path:
@@ -387,6 +429,7 @@ COMMANDS: dict[str, Callable[[WorkspaceIndex, Arguments], dict[str, Any]]] = {
 # FILE:LINE:COL, 1-based. Each loads its module when first called.
 
 if TYPE_CHECKING:
+    from lsp_hub.index.imported_names import ImportedName
     from lsp_hub.index.navigation.call_tree import CallTreeResult, TraceResult
     from lsp_hub.index.navigation.fuzzy_symbols import SymbolsResult
     from lsp_hub.index.navigation.impact import ImpactResult

@@ -93,6 +93,7 @@ class IndexExtension(SessionExtension):
             "lspHub.repoMap": self._command("repo_map", ("focusFiles",)),
             "lspHub.relevantFiles": self._command("relevant_files", ("targets",)),
             "lspHub.dependents": self._dependents,
+            "lspHub.importedNames": self._command("imported_names", ("files",)),
             "lspHub.callers": self._callers,
             "lspHub.references": self._references,
             "lspHub.syntaxCheck": self._syntax_check,
