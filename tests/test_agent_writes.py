@@ -208,16 +208,22 @@ def test_an_import_a_write_breaks_in_another_file_is_reported_at_once_by_the_ind
     (agents.root / "pkg" / "__init__.py").write_text("")
     (agents.root / "pkg" / "utils.py").write_text("def make_str(value):\n    return str(value)\n")
     (agents.root / "pkg" / "core.py").write_text("from pkg.utils import make_str\n\nprint(make_str(1))\n")
+    (agents.root / "pkg" / "cli.py").write_text("from pkg import utils\n\nprint(utils.make_str(2))\n")
     tools = agents.tools({"fakeA": REPORTS}, language=("python", "py"))
     answer = tools.edit_file("pkg/utils.py", "def make_str(", "def make_string(")
-    new = answer.data["dependents"]["new"]
-    assert new == [{"path": "pkg/core.py", "line": 1, "column": 1, "end_line": 1, "end_column": 31,
+    new = sorted(answer.data["dependents"]["new"], key=lambda issue: issue["path"])
+    assert new == [{"path": "pkg/cli.py", "line": 3, "column": 13, "end_line": 3, "end_column": 21,
+                    "severity": "error", "source": "lsp-hub", "code": "broken-import",
+                    "message": "uses utils.make_str from pkg/utils.py, which no longer provides it"},
+                   {"path": "pkg/core.py", "line": 1, "column": 1, "end_line": 1, "end_column": 31,
                     "severity": "error", "source": "lsp-hub", "code": "broken-import",
                     "message": "imports make_str from pkg/utils.py, which no longer provides it"}], answer.text
-    assert ("[dependents] 1 new issue(s) in 1 other file(s):\n  pkg/core.py:1:1 — imports make_str from "
+    assert ("[dependents] 2 new issue(s) in 2 other file(s):\n  pkg/cli.py:3:13 — uses utils.make_str from "
+            "pkg/utils.py, which no longer provides it [lsp-hub]\n  pkg/core.py:1:1 — imports make_str from "
             "pkg/utils.py, which no longer provides it [lsp-hub]") in answer.text
     fixed = tools.edit_file("pkg/core.py", "import make_str", "import make_string as make_str")
     assert fixed.data["dependents"]["new"] == []
+    (agents.root / "pkg" / "cli.py").unlink()
     back = tools.edit_file("pkg/utils.py", "def make_string(", "def make_str(")
     assert back.data["dependents"]["new"][0]["message"] == (
         "imports make_string from pkg/utils.py, which no longer provides it")

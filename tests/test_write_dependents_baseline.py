@@ -121,26 +121,33 @@ def test_the_names_on_the_changed_lines_rank_the_dependents(tmp_path: Path) -> N
     assert asked[0]["names"] == ["make_str"]
 
 
-def imported(provided: bool, module: bool = False, dynamic: bool = False) -> dict[str, Any]:
-    return {"path": "user.py", "line": 1, "column": 1, "endLine": 1, "endColumn": 27, "name": "make_str",
-            "from": "lib.py", "provided": provided, "module": module, "dynamic": dynamic}
+def imported(provided: bool, module: bool = False, dynamic: bool = False, via: str | None = None
+             ) -> dict[str, Any]:
+    entry = {"path": "user.py", "line": 1, "column": 1, "endLine": 1, "endColumn": 27, "name": "make_str",
+             "from": "lib.py", "provided": provided, "module": module, "dynamic": dynamic}
+    if module:
+        entry["name"] = "lib"
+    if via:
+        entry.update(line=3, column=5, via=via)
+    return entry
 
 
 class IndexedWriter(StandInWriter):
     """The stand-in, with the index's imported names of lib.py before the write and after it."""
 
     def __init__(self, root: Path, reports: list[dict[str, Any]], after: list[dict[str, Any]],
-                 importer_after: str = "v1") -> None:
+                 importer_after: str = "v1", before: list[dict[str, Any]] | None = None) -> None:
         super().__init__(root, reports)
         self.after_names = after
         self.importer_after = importer_after
+        self.before_names = before or [imported(True)]
 
     def command(self, command: str, arguments: dict[str, Any] | None = None, *,
                 timeout: float | None = None) -> Any:
         if command == "lspHub.importedNames":
             assert arguments == {"files": [str(self.files.root / "lib.py")], "importers": ["user.py"]}
             return {"importedNames": self.after_names, "importerVersions": {"user.py": self.importer_after}}
-        return {**super().command(command, arguments, timeout=timeout), "importedNames": [imported(True)],
+        return {**super().command(command, arguments, timeout=timeout), "importedNames": self.before_names,
                 "importerVersions": {"user.py": "v1"}}
 
 
@@ -201,3 +208,24 @@ def test_a_name_a_module_getattr_may_still_serve_is_a_warning(tmp_path: Path) ->
     assert issue["severity"] == "warning"
     assert issue["message"] == ("imports make_str from lib.py, which no longer defines it (only its module "
                                 "__getattr__ could still provide it)")
+
+
+def test_a_use_through_a_module_import_is_judged_and_a_removed_module_is_one_issue(tmp_path: Path) -> None:
+    checked = report(["basedpyright"], [])
+    writer = IndexedWriter(tmp_path, [checked, checked], [imported(False, via="lib")],
+                           before=[imported(True, via="lib")])
+    (tmp_path / "lib.py").write_text("")
+    dependents = Dependents(writer, [tmp_path / "lib.py"], deadline=1e12)
+    dependents.before()
+    result = dependents.after()
+    assert result is not None
+    assert [(issue["line"], issue["message"]) for issue in result["new"]] == [
+        (3, "uses lib.make_str from lib.py, which no longer provides it")]
+    (tmp_path / "lib.py").unlink()  # removed: `import lib` broke, and its uses with it: one issue, not one per use
+    writer = IndexedWriter(tmp_path, [checked, checked], [], before=[imported(True, module=True),
+                                                                     imported(True, via="lib")])
+    dependents = Dependents(writer, [tmp_path / "lib.py"], deadline=1e12)
+    dependents.before()
+    result = dependents.after()
+    assert result is not None
+    assert [issue["message"] for issue in result["new"]] == ["imports lib.py, which no longer exists"]

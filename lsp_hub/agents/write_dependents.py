@@ -104,8 +104,9 @@ class Dependents:
 
     def _broken_imports(self) -> list[dict[str, Any]]:
         """The imports of the written files' names that the write broke, by the index (`lspHub.importedNames`,
-        asked before and after): a name the file provided before and not after, or whose import no longer finds the
-        file at all in an importer that did not change. Certain, and known at once: no server needs to finish."""
+        asked before and after): a name imported from a written file, or used through an import of it (`lib.price`),
+        that it provided before and not after, or whose import no longer finds the file at all in an importer that
+        did not change. Certain, and known at once: no server needs to finish."""
         before = [entry for entry in self.found.get("importedNames") or [] if entry.get("provided")]
         versions = self.found.get("importerVersions") or {}
         if not before:
@@ -115,25 +116,33 @@ class Dependents:
                 "files": [str(target) for target in self.targets], "importers": sorted(versions)}) or {}
         except QueryError:  # a hub without the command, or one that failed: the servers' verdicts stand alone
             return []
-        now = {(entry["path"], entry["line"], entry["name"]): entry for entry in answer.get("importedNames") or []}
+        now = {(entry["path"], entry["line"], entry["column"], entry["name"]): entry
+               for entry in answer.get("importedNames") or []}
         unchanged = {path for path, version in (answer.get("importerVersions") or {}).items()
                      if versions.get(path) == version}
         broken = []
+        modules_gone = set()  # (importer, file) whose module import broke: its uses through it are that one issue
         for entry in before:
-            after = now.get((entry["path"], entry["line"], entry["name"]))
+            after = now.get((entry["path"], entry["line"], entry["column"], entry["name"]))
             if after is None and entry["path"] not in unchanged:
                 continue  # another client changed the importer meanwhile: not the write's doing to judge
             if after is not None and after.get("provided"):
                 continue
+            if entry.get("module"):
+                modules_gone.add((entry["path"], entry["from"]))
+            elif entry.get("via") and (entry["path"], entry["from"]) in modules_gone:
+                continue
             root = self.writer.files.root
-            what = entry["from"] if entry.get("module") else f"{entry['name']} from {entry['from']}"
+            verb, what = "imports", entry["from"] if entry.get("module") else f"{entry['name']} from {entry['from']}"
+            if entry.get("via"):
+                verb, what = "uses", f"{entry['via']}.{entry['name']} from {entry['from']}"
             if not (root / entry["from"]).exists():
-                message, severity = f"imports {what}, which no longer exists", "error"
+                message, severity = f"{verb} {what}, which no longer exists", "error"
             elif after is not None and after.get("dynamic"):  # a module __getattr__ may serve it: not certain
-                message, severity = (f"imports {what}, which no longer defines it (only its module __getattr__ "
+                message, severity = (f"{verb} {what}, which no longer defines it (only its module __getattr__ "
                                      "could still provide it)"), "warning"
             else:
-                message, severity = f"imports {what}, which no longer provides it", "error"
+                message, severity = f"{verb} {what}, which no longer provides it", "error"
             broken.append({"path": self.writer.display(root / entry["path"]), "line": entry["line"],
                            "column": entry["column"], "end_line": entry["endLine"],
                            "end_column": entry.get("endColumn", entry["column"]), "severity": severity,

@@ -179,7 +179,8 @@ def imported_names(index: WorkspaceIndex, arguments: Arguments, wait: float = 0.
     column, endLine, endColumn, name, from, provided, module, dynamic}], importerVersions: {path: digest},
     complete}: the names the importers (default: every file importing one of the files) import by name from those
     files, and whether each file still provides each (`module`: an import of the file itself, provided while it is
-    there; `dynamic`: not provided, but the file has a module `__getattr__` that may provide it). A verified write
+    there; `dynamic`: not provided, but the file has a module `__getattr__` that may provide it; `via`: a use
+    `via.name` through a module import, at the use). A verified write
     asks before and after: a name provided before and not after is an import the write broke."""
     from lsp_hub.index import imported_names as imported_names_module
 
@@ -209,7 +210,8 @@ def _imported_names(found: Sequence[ImportedName]) -> list[dict[str, Any]]:
     """As JSON: 1-based lines and columns, as a write's diagnostics give them."""
     return [{"path": entry.path, "line": entry.line + 1, "column": entry.column + 1, "endLine": entry.end_line + 1,
              "endColumn": entry.end_column + 1, "name": entry.name, "from": entry.source, "provided": entry.provided,
-             "module": entry.module, "dynamic": entry.dynamic} for entry in found]
+             "module": entry.module, "dynamic": entry.dynamic, **({"via": entry.via} if entry.via else {})}
+            for entry in found]
 
 
 def _path_of_uri(uri: str) -> Path:

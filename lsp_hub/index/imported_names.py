@@ -13,10 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from lsp_hub.index.graph import MODULE_SCOPED_LANGUAGES, module_path
 from lsp_hub.index.graph_inputs import import_bindings, import_graph, resolved_imports
-from lsp_hub.index.records import D_CONTAINER, D_NAME, I_ALIASES, I_NAMES
+from lsp_hub.index.records import D_CONTAINER, D_NAME, I_ALIASES, I_NAMES, R_COL, R_LINE, R_NAME, R_RECEIVER
 from lsp_hub.index.workspace import Snapshot
 
 MAX_IMPORTED_NAMES = 2000  # entries in one answer: a module imported everywhere still answers in milliseconds
@@ -34,6 +35,7 @@ class ImportedName:
     provided: bool  # whether `source` provides `name` in this snapshot (a module: whether it is there)
     module: bool = False  # an import of the module `source` itself (`name` as written), not of a name in it
     dynamic: bool = False  # `source` has a module `__getattr__`, which may provide names it does not define
+    via: str | None = None  # a use `via.name` through a module import, not an import of the name
 
 
 def importers_of(snapshot: Snapshot, files: Iterable[str]) -> list[str]:
@@ -45,9 +47,9 @@ def importers_of(snapshot: Snapshot, files: Iterable[str]) -> list[str]:
 
 
 def imported_names(snapshot: Snapshot, files: Collection[str], importers: Iterable[str]) -> list[ImportedName]:
-    """Each name that one of `importers` imports by name from one of `files`, with whether it is provided now; and
-    each import of one of `files` as a module (`import a.b`, `from a import b` naming the module b itself, `import *
-    as b from "./b"`), with whether the file is still there."""
+    """Each name that one of `importers` imports by name from one of `files`, with whether it is provided now; each
+    import of one of `files` as a module (`import a.b`, `from a import b` naming the module b itself, `import * as b
+    from "./b"`), with whether the file is still there; and each use of a name through such a module (`b.name`)."""
     written = set(files)
     resolved_of = resolved_imports(snapshot)
     found: list[ImportedName] = []
@@ -55,9 +57,8 @@ def imported_names(snapshot: Snapshot, files: Collection[str], importers: Iterab
         record = snapshot.files.get(path)
         if record is None or record.language not in MODULE_SCOPED_LANGUAGES:
             continue
+        modules: dict[str, str] = {}  # local name (or dotted module) -> the written file it means
         for raw, resolved in zip(record.imports, resolved_of.get(path, ()), strict=False):
-            if len(found) >= MAX_IMPORTED_NAMES:
-                return found
             position = _position(raw[3])
             named = False
             for name, sources in resolved.names:
@@ -67,14 +68,49 @@ def imported_names(snapshot: Snapshot, files: Collection[str], importers: Iterab
                     named = True
                     if _is_module_itself(source, name):  # `from pkg import utils`: the module utils.py
                         found.append(ImportedName(path, *position, name, source, source in snapshot.files, True))
+                        modules[_local_name(raw, name)] = source
                     else:
-                        provided = provides(snapshot, source, name)
-                        dynamic = not provided and has_module_getattr(snapshot, source)
-                        found.append(ImportedName(path, *position, name, source, provided, False, dynamic))
+                        found.append(_name_entry(snapshot, path, position, name, source))
             if not named:
                 for source in resolved.files:
                     if source in written:
                         found.append(ImportedName(path, *position, raw[0], source, source in snapshot.files, True))
+                        modules[_local_name(raw, "*", raw[0])] = source
+        if modules:
+            found.extend(_attribute_uses(snapshot, path, record.references, modules))
+        if len(found) >= MAX_IMPORTED_NAMES:
+            return found[:MAX_IMPORTED_NAMES]
+    return found
+
+
+def _name_entry(
+    snapshot: Snapshot, path: str, position: tuple[int, int, int, int], name: str, source: str, via: str | None = None
+) -> ImportedName:
+    provided = provides(snapshot, source, name)
+    dynamic = not provided and has_module_getattr(snapshot, source)
+    return ImportedName(path, *position, name, source, provided, False, dynamic, via)
+
+
+def _local_name(raw: tuple[Any, ...], imported: str, default: str | None = None) -> str:
+    """The name a module import binds in the importing file: its alias (`import a.b as z`, `import * as z`, `from a
+    import b as z`), else the name imported, else the dotted module (`import a.b` is used as `a.b.name`)."""
+    for local, aliased in raw[I_ALIASES]:
+        if aliased == imported:
+            return str(local)
+    return default if default is not None else imported
+
+
+def _attribute_uses(
+    snapshot: Snapshot, path: str, references: tuple[tuple[Any, ...], ...], modules: dict[str, str]
+) -> list[ImportedName]:
+    """The uses `module.name` in `path` of a name of a written module it imports."""
+    found = []
+    for reference in references:
+        receiver = reference[R_RECEIVER]
+        source = modules.get(receiver) if receiver is not None else None
+        if source is not None and reference[R_NAME].isidentifier():
+            position = (reference[R_LINE], reference[R_COL], reference[3], reference[4])
+            found.append(_name_entry(snapshot, path, position, reference[R_NAME], source, receiver))
     return found
 
 

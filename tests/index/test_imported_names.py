@@ -116,3 +116,18 @@ def test_the_commands_answer_with_one_based_positions(index: WorkspaceIndex) -> 
     assert after["complete"] is True
     with pytest.raises(ValueError, match="importedNames needs files"):
         api.imported_names(index, {"files": []})
+
+
+def test_uses_through_a_module_import_are_judged_at_the_use(index: WorkspaceIndex) -> None:
+    write(index.root, "pkg/cli.py", "import pkg.utils\nfrom pkg import utils as u\n\nu.echo(pkg.utils.make_str(1))\n")
+    write(index.root, "web/two.ts", 'import * as lib from "./lib";\n\nexport const two = lib.price(2);\n')
+    index.update_file("pkg/cli.py")
+    index.update_file("web/two.ts")
+    uses = {(entry.path, entry.line, entry.column, entry.via, entry.name)
+            for entry in imported_names(index.snapshot(), ["pkg/utils.py", "web/lib.ts"], ["pkg/cli.py", "web/two.ts"])
+            if entry.via}
+    assert uses == {("pkg/cli.py", 3, 2, "u", "echo"), ("pkg/cli.py", 3, 17, "pkg.utils", "make_str"),
+                    ("web/two.ts", 2, 23, "lib", "price")}
+    after = provided_after(index, "pkg/utils.py", UTILS.replace("def make_str(", "def make_string("))
+    assert after[("pkg/cli.py", "make_str")] is False and after[("pkg/cli.py", "echo")] is True
+    assert provided_after(index, "web/lib.ts", LIB_TS.replace("price", "cost"))[("web/two.ts", "price")] is False
