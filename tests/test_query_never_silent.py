@@ -217,3 +217,16 @@ def test_an_empty_answer_names_why_the_server_at_the_files_root_did_not_start(tm
     assert why_empty(workspace, other / "main.ts") == ("nothing", "tsls found nothing here")
     # A file under neither root: the language's summary, as before.
     assert why_empty(workspace, tmp_path / "main.ts")[0] == "nothing"
+
+
+def test_empty_index_answers_say_why_once(project: Project) -> None:
+    """`callers` of an unknown name printed nothing at all and exited 1; `search` said "no match" on stdout and
+    again on stderr."""
+    project.configure({"fakeA": CHECKER}, {"python": {"extensions": ["py"], "servers": ["fakeA"]}})
+    project.file("app.py", "def pay() -> int:\n    return 1\n")
+    code, out, err = project.ask("callers", "--symbol", "nope")
+    assert (code, out) == (2, "") and err.startswith("lsp-hub query callers: unknown symbol 'nope' (no definition"), err
+    code, out, err = project.ask("callers", "--symbol", "pay")
+    assert (code, out) == (1, "") and err == "lsp-hub query callers: no callers found by the index, fakeA\n", err
+    code, out, err = project.ask("search", "zzz_nothing")
+    assert (code, out, err) == (1, "no match for 'zzz_nothing' (literal)\n", "")

@@ -267,8 +267,9 @@ def query_main(
             else (answer.text + "\n" if answer.text else "")
         )
         out.flush()
-        if answer.empty and answer.data.get("empty_detail") and not options.json:
-            err.write(f"lsp-hub query {options.action}: {answer.data['empty_detail']}\n")
+        detail = answer.data.get("empty_detail")
+        if answer.empty and detail and not options.json and str(detail) not in answer.text:  # said once
+            err.write(f"lsp-hub query {options.action}: {detail}\n")
         if answer.warning:
             err.write(f"lsp-hub query {options.action}: {answer.warning}\n")
         if answer.exit_code is not None:

@@ -72,8 +72,15 @@ def index_action(workspace: Workspace, action: str, options: QueryOptions) -> An
                          f"{caller.get('caller') or '(top level)'}{origin}")
         late = [server["name"] for server in result.get("servers", []) if not server.get("complete")]
         notes = [f"(incomplete: no answer from {', '.join(late)} in time; the index's callers only)"] if late else []
+        if not result.get("definitions"):
+            where = f"unknown symbol {options.symbol!r}" if options.symbol is not None else "no function here"
+            raise QueryError(f"lsp-hub query callers: {where} (no definition in the index of {workspace.root})")
+        if not lines:  # an empty answer says why: who looked
+            asked = list(dict.fromkeys(["the index"] + [server["name"] for server in result.get("servers", [])]))
+            result["empty_reason"] = "nothing"
+            result["empty_detail"] = f"no callers found by {', '.join(asked)}" + (f" {notes[0]}" if notes else "")
         text = "\n".join(capped(lines, options.limit) + notes)
-        return Answer(result, text, not lines)
+        return Answer(result, text if lines else "", not lines)
     if len(files) != 1:
         raise QueryError("lsp-hub query syntax: give one FILE")
     result = hub_command(workspace, "lspHub.syntaxCheck", {"uri": path_uri(files[0])})
