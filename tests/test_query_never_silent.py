@@ -230,3 +230,17 @@ def test_empty_index_answers_say_why_once(project: Project) -> None:
     assert (code, out) == (1, "") and err == "lsp-hub query callers: no callers found by the index, fakeA\n", err
     code, out, err = project.ask("search", "zzz_nothing")
     assert (code, out, err) == (1, "no match for 'zzz_nothing' (literal)\n", "")
+
+
+def test_diagnostics_and_writes_in_an_uninstalled_project_say_what_it_lacks(project: Project) -> None:
+    project.configure({"fakeA": CHECKER}, {"typescript": {"extensions": ["ts"], "servers": ["fakeA"]}})
+    project.file("tsconfig.json", '{"extends": "@tsconfig/node20"}')
+    checked = project.file("src/a.ts", "bad\n")
+    note = ('tsconfig.json extends "@tsconfig/node20", which is not installed: TypeScript checks with its default '
+            "options, so expect errors a set-up project would not have; install the project's dependencies")
+    code, out, err = project.ask("diagnostics", str(checked))
+    assert code == 1 and out.endswith(f"\n(setup: {note})\n"), (code, out, err)
+    code, out, _ = project.ask("diagnostics", str(checked), "--json")
+    assert json.loads(out)["setupNotes"] == [note]
+    written = project.agent().write_file("src/b.ts", "export const b = 1;\n")
+    assert written.data["setupNotes"] == [note] and f"(setup: {note})" in written.text

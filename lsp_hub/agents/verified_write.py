@@ -31,6 +31,7 @@ from typing import Any
 
 from lsp_hub.agents import query, write_lock
 from lsp_hub.agents.query import HubTimeout, QueryError, path_uri
+from lsp_hub.agents.query.project_setup import setup_notes
 from lsp_hub.agents.undo_journal import UndoJournal
 
 # The parts of a verified write, in their own modules; every name stays importable from here.
@@ -336,6 +337,8 @@ class VerifiedWriter:
             lines.append(f"diagnostics not checked: {planned[0].outcome.diagnostics_error}")
         else:
             lines.append(self.diagnostics_text(report))
+        notes = setup_notes(self.files.root, [plan.request.target for plan in planned if not plan.request.remove])
+        lines.extend(f"(setup: {note})" for note in notes)  # what the project lacks, so that diagnostics mislead
         if dependents is not None:
             lines.append(dependents_text(dependents, self.quote))
         if len(planned) == 1:
@@ -349,6 +352,8 @@ class VerifiedWriter:
                 data["diagnostics_error"] = report["error"]
         if dependents is not None:
             data["dependents"] = dependents
+        if notes:
+            data["setupNotes"] = notes
         if fixes:
             data["applied_fixes"] = fixes
         return WriteAnswer("\n".join(line for line in lines if line), data)

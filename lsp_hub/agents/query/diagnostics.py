@@ -12,6 +12,7 @@ from lsp_hub.agents.query.documents import Workspace
 from lsp_hub.agents.query.errors import EXIT_ANSWER, EXIT_EMPTY, EXIT_USAGE, QueryError
 from lsp_hub.agents.query.hub_requests import hub_command, hub_wait_ms, language_entry, languages_of
 from lsp_hub.agents.query.options import QueryOptions
+from lsp_hub.agents.query.project_setup import setup_notes
 from lsp_hub.agents.query.rendering import Answer, DiagnosticsSummary, coverage_notes, diagnostics_answer_text
 
 # A directory's files: these directories are not entered (as the index's walk: dependencies, virtual environments,
@@ -103,6 +104,10 @@ def diagnostics_action(workspace: Workspace, options: QueryOptions) -> Answer:
         data["complete"] = False
         data["skippedFiles"] = {"limit": left_over, "too_large": too_large}
     text_out = diagnostics_answer_text(data, options.limit)
+    notes = setup_notes(workspace.root, paths)
+    if notes:  # what the project lacks, so that these diagnostics mislead (a fresh clone nobody installed)
+        data["setupNotes"] = notes
+        text_out += "".join(f"\n(setup: {note})" for note in notes)
     if left_over:
         text_out += f"\n(not checked: {left_over} more file(s) past --limit {options.limit})"
     if too_large:
