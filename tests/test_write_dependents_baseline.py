@@ -229,3 +229,11 @@ def test_a_use_through_a_module_import_is_judged_and_a_removed_module_is_one_iss
     result = dependents.after()
     assert result is not None
     assert [issue["message"] for issue in result["new"]] == ["imports lib.py, which no longer exists"]
+
+
+def test_issues_of_unknown_age_in_files_using_a_changed_name_come_first(tmp_path: Path) -> None:
+    report_files = [{"path": "a.py", "reasons": []}, {"path": "z.py", "reasons": [], "changed": ["make_str"]}]
+    unknown = [issue("a.py", 1, "basedpyright", "old"), issue("z.py", 9, "basedpyright", "likely new")]
+    text = dependents_text({"checked": [], "new": [], "resolved": [], "unknownAge": unknown, "files": report_files,
+                            "withoutVerdict": [{"path": "a.py", "servers": ["basedpyright"]}]}, lambda m: m)
+    assert text.splitlines()[1:3] == ["  z.py:9:1 — likely new [basedpyright]", "  a.py:1:1 — old [basedpyright]"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -205,7 +206,8 @@ class Dependents:
         report = {"checked": checked, "new": new, "unknownAge": unknown_age, "resolved": resolved, "pending": pending,
                   "complete": not pending and not not_checked and not unknown_age and bool(after.get("complete"))
                   and bool(self.found.get("complete", True)),
-                  "files": [{"path": self.writer.display(path), "reasons": entry.get("reasons", [])}
+                  "files": [{"path": self.writer.display(path), "reasons": entry.get("reasons", []),
+                             **({"changed": entry["changed"]} if entry.get("changed") else {})}
                             for path, entry in zip(self.paths, self.found.get("files", []), strict=False)]}
         if not_checked:
             report["notChecked"] = not_checked
@@ -241,10 +243,12 @@ def _merge_broken_imports(report: dict[str, Any], broken: list[dict[str, Any]]) 
         report.pop("withoutVerdict")
 
 
-def _issue_lines(diagnostics: list[dict[str, Any]], quote: Quote) -> list[str]:
-    """The first DEPENDENT_LINES issues, errors first, as `path:line:col — message [source]`."""
+def _issue_lines(diagnostics: list[dict[str, Any]], quote: Quote, first: Collection[str] = ()) -> list[str]:
+    """The first DEPENDENT_LINES issues as `path:line:col — message [source]`: those in the files `first` ahead,
+    then errors first."""
     rank = {"error": 0, "warning": 1, "information": 2, "hint": 3}
-    ordered = sorted(diagnostics, key=lambda d: (rank.get(d.get("severity", "error"), 0), d["path"], d["line"]))
+    ordered = sorted(diagnostics, key=lambda d: (d["path"] not in first, rank.get(d.get("severity", "error"), 0),
+                                                 d["path"], d["line"]))
     lines = []
     for diagnostic in ordered[:DEPENDENT_LINES]:
         message = " ".join(diagnostic["message"].split())
@@ -286,7 +290,9 @@ def dependents_text(report: dict[str, Any], quote: Quote) -> str:
         lines.append(f"[dependents] {len(unknown_age)} issue(s) in {len(files)} other file(s) from "
                      f"{', '.join(servers)}, which did not check them both before and after the write in time "
                      "(new or old):")
-        lines.extend(_issue_lines(unknown_age, quote))
+        # Of unknown age, the likeliest new ones first: in the files using a name the write changes.
+        using_changed = {entry["path"] for entry in report.get("files", []) if entry.get("changed")}
+        lines.extend(_issue_lines(unknown_age, quote, using_changed))
     if not new and not unknown_age:
         if checked:
             lines.append(f"[dependents] no new issues in {len(checked)} other file(s) that depend on this")

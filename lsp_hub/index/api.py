@@ -147,8 +147,9 @@ DEFAULT_DEPENDENTS_LIMIT = 20
 
 def dependents(index: WorkspaceIndex, arguments: Arguments, wait: float = 0.0) -> dict[str, Any]:
     """`lspHub.dependents` {files: [uri or path], limit?=20, names?: [changed names]} -> {files: [{path, uri, score,
-    reasons}], total, complete}: the files that import the given files or use names they define, best first (the
-    users of `names` before the others)."""
+    reasons, changed}], total, complete, importedNames, importerVersions}: the files that import the given files or
+    use names they define, best first (the users of `names` before the others; `changed`: which they use); and the
+    names they import from those files (as `imported_names` answers)."""
     from lsp_hub.index import dependents as dependents_module
     from lsp_hub.index import imported_names as imported_names_module
 
@@ -161,7 +162,8 @@ def dependents(index: WorkspaceIndex, arguments: Arguments, wait: float = 0.0) -
     found, total = dependents_module.dependents(snapshot, written, limit, _strings(args, "names"))
     result: dict[str, Any] = {
         "files": [{"path": dependent.path, "uri": (index.root / dependent.path).as_uri(),
-                   "score": round(dependent.score, 4), "reasons": dependent.reasons()} for dependent in found],
+                   "score": round(dependent.score, 4), "reasons": dependent.reasons(), "changed": dependent.changed}
+                  for dependent in found],
         "total": total,
     }
     importers = imported_names_module.importers_of(snapshot, written)
