@@ -145,7 +145,10 @@ class IndexedWriter(StandInWriter):
     def command(self, command: str, arguments: dict[str, Any] | None = None, *,
                 timeout: float | None = None) -> Any:
         if command == "lspHub.importedNames":
-            assert arguments == {"files": [str(self.files.root / "lib.py")], "importers": ["user.py"]}
+            assert arguments is not None
+            assert {key: arguments[key] for key in ("files", "importers")} == {
+                "files": [str(self.files.root / "lib.py")], "importers": ["user.py"]}
+            self.asked_uses = arguments.get("uses")
             return {"importedNames": self.after_names, "importerVersions": {"user.py": self.importer_after}}
         return {**super().command(command, arguments, timeout=timeout), "importedNames": self.before_names,
                 "importerVersions": {"user.py": "v1"}}
@@ -237,3 +240,17 @@ def test_issues_of_unknown_age_in_files_using_a_changed_name_come_first(tmp_path
     text = dependents_text({"checked": [], "new": [], "resolved": [], "unknownAge": unknown, "files": report_files,
                             "withoutVerdict": [{"path": "a.py", "servers": ["basedpyright"]}]}, lambda m: m)
     assert text.splitlines()[1:3] == ["  z.py:9:1 — likely new [basedpyright]", "  a.py:1:1 — old [basedpyright]"]
+
+
+def test_a_use_in_c_or_go_that_no_file_defines_after_the_write_is_new(tmp_path: Path) -> None:
+    used = {**imported(True), "use": True, "line": 4, "column": 9}
+    checked = report(["gopls"], [])
+    writer = IndexedWriter(tmp_path, [checked, checked], [{**used, "provided": False, "from": ""}], before=[used])
+    (tmp_path / "lib.py").write_text("")
+    dependents = Dependents(writer, [tmp_path / "lib.py"], deadline=1e12)
+    dependents.before()
+    result = dependents.after()
+    assert result is not None and writer.asked_uses == {"user.py": ["make_str"]}
+    [issue] = result["new"]
+    assert (issue["line"], issue["code"], issue["message"]) == (
+        4, "unresolved-use", "uses make_str, which no file defines any more (lib.py did)")

@@ -112,9 +112,15 @@ class Dependents:
         versions = self.found.get("importerVersions") or {}
         if not before:
             return []
+        uses: dict[str, list[str]] = {}
+        for entry in before:
+            if entry.get("use"):
+                uses.setdefault(entry["path"], []).append(entry["name"])
         try:
-            answer = self.writer.command("lspHub.importedNames", {
-                "files": [str(target) for target in self.targets], "importers": sorted(versions)}) or {}
+            asked: dict[str, Any] = {"files": [str(target) for target in self.targets], "importers": sorted(versions)}
+            if uses:
+                asked["uses"] = uses
+            answer = self.writer.command("lspHub.importedNames", asked) or {}
         except QueryError:  # a hub without the command, or one that failed: the servers' verdicts stand alone
             return []
         now = {(entry["path"], entry["line"], entry["column"], entry["name"]): entry
@@ -134,21 +140,12 @@ class Dependents:
             elif entry.get("via") and (entry["path"], entry["from"]) in modules_gone:
                 continue
             root = self.writer.files.root
-            verb, what = "imports", entry["from"] if entry.get("module") else f"{entry['name']} from {entry['from']}"
-            if entry.get("via"):
-                verb, what = "uses", f"{entry['via']}.{entry['name']} from {entry['from']}"
-            if not (root / entry["from"]).exists():
-                message, severity = f"{verb} {what}, which no longer exists", "error"
-            elif after is not None and after.get("dynamic"):  # a module __getattr__ may serve it: not certain
-                message, severity = (f"{verb} {what}, which no longer defines it (only its module __getattr__ "
-                                     "could still provide it)"), "warning"
-            else:
-                message, severity = f"{verb} {what}, which no longer provides it", "error"
+            message, severity = _break_message(entry, after, root)
             broken.append({"path": self.writer.display(root / entry["path"]), "line": entry["line"],
                            "column": entry["column"], "end_line": entry["endLine"],
                            "end_column": entry.get("endColumn", entry["column"]), "severity": severity,
-                           "source": "lsp-hub", "code": "broken-import", "message": message,
-                           "name": entry["name"]})
+                           "source": "lsp-hub", "code": "unresolved-use" if entry.get("use") else "broken-import",
+                           "message": message, "name": entry["name"]})
         return broken
 
     def _servers_report(self) -> dict[str, Any]:
@@ -218,6 +215,22 @@ class Dependents:
         if after.get("pending"):
             report["pendingServers"] = after["pending"]
         return report
+
+
+def _break_message(entry: dict[str, Any], after: dict[str, Any] | None, root: Path) -> tuple[str, str]:
+    """The sentence and severity of one broken import or use (`lspHub.importedNames`' entry before the write)."""
+    name, source = entry["name"], entry["from"]
+    shown = f"{entry['via']}.{name}" if entry.get("via") else name
+    if entry.get("use"):  # C, Go...: the use means whichever file defines the name, and none does now
+        return f"uses {shown}, which no file defines any more ({source} did)", "error"
+    verb, what = ("uses", f"{shown} from {source}") if entry.get("via") else (
+        "imports", source if entry.get("module") else f"{name} from {source}")
+    if not (root / source).exists():
+        return f"{verb} {what}, which no longer exists", "error"
+    if after is not None and after.get("dynamic"):  # a module __getattr__ may serve it: not certain
+        return f"{verb} {what}, which no longer defines it (only its module __getattr__ could still provide it)", \
+            "warning"
+    return f"{verb} {what}, which no longer provides it", "error"
 
 
 def _merge_broken_imports(report: dict[str, Any], broken: list[dict[str, Any]]) -> None:

@@ -166,9 +166,7 @@ def dependents(index: WorkspaceIndex, arguments: Arguments, wait: float = 0.0) -
                   for dependent in found],
         "total": total,
     }
-    importers = imported_names_module.importers_of(snapshot, written)
-    result["importedNames"] = _imported_names(imported_names_module.imported_names(snapshot, written, importers))
-    result["importerVersions"] = _versions(snapshot, importers)
+    result.update(imported_names_module.answer(snapshot, written))
     result.update(_completeness(index, snapshot))
     if total > len(found):
         result["complete"] = False
@@ -177,43 +175,31 @@ def dependents(index: WorkspaceIndex, arguments: Arguments, wait: float = 0.0) -
 
 
 def imported_names(index: WorkspaceIndex, arguments: Arguments, wait: float = 0.0) -> dict[str, Any]:
-    """`lspHub.importedNames` {files: [uri or path], importers?: [uri or path]} -> {importedNames: [{path, line,
-    column, endLine, endColumn, name, from, provided, module, dynamic}], importerVersions: {path: digest},
-    complete}: the names the importers (default: every file importing one of the files) import by name from those
-    files, and whether each file still provides each (`module`: an import of the file itself, provided while it is
-    there; `dynamic`: not provided, but the file has a module `__getattr__` that may provide it; `via`: a use
-    `via.name` through a module import, at the use). A verified write
-    asks before and after: a name provided before and not after is an import the write broke."""
+    """`lspHub.importedNames` {files: [uri or path], importers?: [uri or path], uses?: {path: [names]}} ->
+    {importedNames: [{path, line, column, endLine, endColumn, name, from, provided, module, dynamic, via?, use?}],
+    importerVersions: {path: digest}, complete}: the names the importers (default: every file importing one of the
+    files) import by name from those files, and whether each file still provides each (`module`: an import of the
+    file itself, provided while it is there; `dynamic`: not provided, but the file has a module `__getattr__` that
+    may provide it; `via`: a use `via.name` through a module import, at the use); in languages without imports of
+    names, the uses of the files' names (`use`; after a write, those `uses` names: provided while they resolve to
+    a file). A verified write asks before and after: provided before and not after is what the write broke."""
     from lsp_hub.index import imported_names as imported_names_module
 
     args = _object(arguments, "importedNames")
     written = [_workspace_path(index, value, "files") for value in _strings(args, "files")]
     if not written:
         raise ValueError("importedNames needs files: a list of file URIs or paths")
+    uses = args.get("uses") or {}
+    if not isinstance(uses, dict) or not all(isinstance(names, list) for names in uses.values()):
+        raise ValueError("uses must be an object of file paths to lists of names")
     snapshot = _snapshot(index, wait)
+    importers = None
     if "importers" in args:
         importers = [_workspace_path(index, value, "importers") for value in _strings(args, "importers")]
-    else:
-        importers = imported_names_module.importers_of(snapshot, written)
-    result: dict[str, Any] = {
-        "importedNames": _imported_names(imported_names_module.imported_names(snapshot, written, importers)),
-        "importerVersions": _versions(snapshot, importers),
-    }
+    result = imported_names_module.answer(snapshot, written, importers,
+                                          {_workspace_path(index, path, "uses"): names for path, names in uses.items()})
     result.update(_completeness(index, snapshot))
     return result
-
-
-def _versions(snapshot: Snapshot, paths: Sequence[str]) -> dict[str, str]:
-    """Each file's content digest (hex), for telling whether it changed between two answers."""
-    return {path: snapshot.files[path].digest.hex() for path in paths if path in snapshot.files}
-
-
-def _imported_names(found: Sequence[ImportedName]) -> list[dict[str, Any]]:
-    """As JSON: 1-based lines and columns, as a write's diagnostics give them."""
-    return [{"path": entry.path, "line": entry.line + 1, "column": entry.column + 1, "endLine": entry.end_line + 1,
-             "endColumn": entry.end_column + 1, "name": entry.name, "from": entry.source, "provided": entry.provided,
-             "module": entry.module, "dynamic": entry.dynamic, **({"via": entry.via} if entry.via else {})}
-            for entry in found]
 
 
 def _path_of_uri(uri: str) -> Path:
@@ -433,7 +419,6 @@ COMMANDS: dict[str, Callable[[WorkspaceIndex, Arguments], dict[str, Any]]] = {
 # FILE:LINE:COL, 1-based. Each loads its module when first called.
 
 if TYPE_CHECKING:
-    from lsp_hub.index.imported_names import ImportedName
     from lsp_hub.index.navigation.call_tree import CallTreeResult, TraceResult
     from lsp_hub.index.navigation.fuzzy_symbols import SymbolsResult
     from lsp_hub.index.navigation.impact import ImpactResult

@@ -6,7 +6,11 @@ breaks for certain, whatever a language server has had time to say.
 writes before and after the write (`lspHub.dependents`, `lspHub.importedNames`); a name provided before and not
 after is a break. The rule for "provided" errs towards yes (a star import or a module `__getattr__` may provide
 anything), and before and after are judged by the same rule, so only what the write changed can show as a break.
-Module-scoped languages only (Python, TypeScript, JavaScript): elsewhere an import names a package or a header.
+Imports by name are of module-scoped languages (Python, TypeScript, JavaScript). In the others (C, Go, Java...) a
+file uses a name another file defines without naming that file: there a use is judged, plain (`gcd(a, b)`) or
+through an imported package (`util.Helper()`), by what it resolves to (`UseResolver`): to a written file before,
+to no file at all after, is a break (`plain_uses`, `uses_now`). A use through an object (`x.price()`) is not
+judged: what it means is a guess.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from lsp_hub.index.graph import MODULE_SCOPED_LANGUAGES, module_path
+from lsp_hub.index.graph import MODULE_SCOPED_LANGUAGES, module_path, use_resolver
 from lsp_hub.index.graph_inputs import import_bindings, import_graph, resolved_imports
 from lsp_hub.index.records import D_CONTAINER, D_NAME, I_ALIASES, I_NAMES, R_COL, R_LINE, R_NAME, R_RECEIVER
 from lsp_hub.index.workspace import Snapshot
@@ -36,6 +40,27 @@ class ImportedName:
     module: bool = False  # an import of the module `source` itself (`name` as written), not of a name in it
     dynamic: bool = False  # `source` has a module `__getattr__`, which may provide names it does not define
     via: str | None = None  # a use `via.name` through a module import, not an import of the name
+    use: bool = False  # a use in a language without imports of names (`plain_uses`), at the use
+
+    def as_json(self) -> dict[str, Any]:
+        """1-based lines and columns, as a write's diagnostics give them."""
+        entry: dict[str, Any] = {
+            "path": self.path,
+            "line": self.line + 1,
+            "column": self.column + 1,
+            "endLine": self.end_line + 1,
+            "endColumn": self.end_column + 1,
+            "name": self.name,
+            "from": self.source,
+            "provided": self.provided,
+            "module": self.module,
+            "dynamic": self.dynamic,
+        }
+        if self.via:
+            entry["via"] = self.via
+        if self.use:
+            entry["use"] = True
+        return entry
 
 
 def importers_of(snapshot: Snapshot, files: Iterable[str]) -> list[str]:
@@ -160,3 +185,92 @@ def has_module_getattr(snapshot: Snapshot, path: str) -> bool:
         and record.language == "python"
         and any(d[D_NAME] == "__getattr__" and d[D_CONTAINER] is None for d in record.definitions)
     )
+
+
+def answer(
+    snapshot: Snapshot,
+    files: Collection[str],
+    importers: Collection[str] | None = None,
+    uses: dict[str, list[str]] | None = None,
+) -> dict[str, Any]:
+    """`importedNames` and `importerVersions` (each importer's content digest: whether it changed between two
+    answers) for `files`: before a write (`importers` None) every importer's imports and every dependent's plain
+    uses; after it, those of the `importers` and the `uses` ({path: names}) the answer before named."""
+    if importers is None:
+        found = imported_names(snapshot, files, importers_of(snapshot, files))
+        found += plain_uses(snapshot, files)
+    else:
+        found = imported_names(snapshot, files, importers) + uses_now(snapshot, uses or {})
+    paths = sorted({entry.path for entry in found} | set(importers or ()))
+    return {
+        "importedNames": [entry.as_json() for entry in found[:MAX_IMPORTED_NAMES]],
+        "importerVersions": {path: snapshot.files[path].digest.hex() for path in paths if path in snapshot.files},
+    }
+
+
+def plain_uses(snapshot: Snapshot, files: Collection[str]) -> list[ImportedName]:
+    """In the files of languages without imports of names that use one of `files` (the reference graph's links
+    into them), each name used plainly or through an imported package that resolves to one of `files`: at its
+    first use."""
+    from lsp_hub.index.ranking import reference_graph  # the graph is built for the dependents already
+
+    written = set(files)
+    incoming = reference_graph(snapshot).incoming
+    users = sorted({source for target in written for source in incoming.get(target, ())} - written)
+    resolver = use_resolver(snapshot)
+    found: list[ImportedName] = []
+    for path in users:
+        record = snapshot.files.get(path)
+        if record is None or record.language in MODULE_SCOPED_LANGUAGES:
+            continue
+        wanted: dict[tuple[str, str | None], tuple[str, bool]] = {}
+        for name, receiver in _judged_uses(snapshot, path, None):
+            targets = [target for target in resolver.targets(path, name, receiver) if target in written]
+            if targets:
+                wanted[(name, receiver)] = (targets[0], True)
+        found.extend(_at_first_use(record.references, path, wanted))
+    return found[:MAX_IMPORTED_NAMES]
+
+
+def uses_now(snapshot: Snapshot, uses: dict[str, list[str]]) -> list[ImportedName]:
+    """For each file's names (as `plain_uses` found them before a write): whether each use still resolves to a
+    file, provided when it does."""
+    resolver = use_resolver(snapshot)
+    found: list[ImportedName] = []
+    for path, names in uses.items():
+        record = snapshot.files.get(path)
+        if record is None:
+            continue
+        wanted = {
+            (name, receiver): ("", bool(resolver.targets(path, name, receiver)))
+            for name, receiver in _judged_uses(snapshot, path, set(names))
+        }
+        found.extend(_at_first_use(record.references, path, wanted))
+    return found
+
+
+def _judged_uses(snapshot: Snapshot, path: str, names: set[str] | None) -> list[tuple[str, str | None]]:
+    """The file's uses (name, receiver) of `names` (None: all) that are plain or through a name its imports bind to
+    workspace files (Go's `util` in `util.F()`)."""
+    bound = {local for local, files in import_bindings(snapshot).get(path, {}).items() if files}
+    return [
+        (name, receiver)
+        for name, by_receiver in snapshot.files[path].reference_uses().items()
+        if names is None or name in names
+        for receiver in by_receiver
+        if receiver is None or receiver in bound
+    ]
+
+
+def _at_first_use(
+    references: tuple[tuple[Any, ...], ...], path: str, wanted: dict[tuple[str, str | None], tuple[str, bool]]
+) -> list[ImportedName]:
+    """An entry for each wanted (name, receiver), at its first reference: (written file, provided) each."""
+    found = []
+    for reference in references:
+        key = (reference[R_NAME], reference[R_RECEIVER])
+        judged = wanted.pop(key, None)
+        if judged is not None:
+            position = (reference[R_LINE], reference[R_COL], reference[3], reference[4])
+            found.append(ImportedName(path, *position, key[0], judged[0], judged[1], via=key[1], use=True))
+    return found

@@ -131,3 +131,36 @@ def test_uses_through_a_module_import_are_judged_at_the_use(index: WorkspaceInde
     after = provided_after(index, "pkg/utils.py", UTILS.replace("def make_str(", "def make_string("))
     assert after[("pkg/cli.py", "make_str")] is False and after[("pkg/cli.py", "echo")] is True
     assert provided_after(index, "web/lib.ts", LIB_TS.replace("price", "cost"))[("web/two.ts", "price")] is False
+
+
+def test_in_c_and_go_a_use_that_resolves_to_nothing_after_the_write_is_judged(tmp_path: Path) -> None:
+    """No imports of names there: `gcd(a, b)` in main.c means whichever file defines gcd; Go's `Helper()` any file
+    of its package, and `pkg.Helper()` one of the imported package's."""
+    write(tmp_path, "native/math.c", "int gcd(int a, int b) { return b ? gcd(b, a % b) : a; }\n")
+    write(tmp_path, "native/math.h", "int gcd(int a, int b);\n")
+    write(tmp_path, "native/main.c", '#include "math.h"\nint main(void) { return gcd(4, 6); }\n')
+    write(tmp_path, "go.mod", "module example.com/m\n\ngo 1.21\n")
+    write(tmp_path, "pkg/a.go", "package pkg\n\nfunc Helper() int { return 1 }\n")
+    write(tmp_path, "pkg/b.go", "package pkg\n\nfunc Twice() int { return Helper() * 2 }\n")
+    write(tmp_path, "cmd/main.go", 'package main\n\nimport "example.com/m/pkg"\n\nfunc main() { pkg.Helper() }\n')
+    index = WorkspaceIndex(tmp_path, use_cache=False)
+    index.build()
+    before = api.dependents(index, {"files": ["pkg/a.go"]})
+    uses = {(entry["path"], entry["line"], entry["column"], entry.get("via"), entry["name"]): entry["provided"]
+            for entry in before["importedNames"] if entry.get("use")}
+    assert uses == {("pkg/b.go", 3, 27, None, "Helper"): True, ("cmd/main.go", 5, 19, "pkg", "Helper"): True}
+    index.update_file("pkg/a.go", "package pkg\n\nfunc Helped() int { return 1 }\n")
+    after = api.imported_names(index, {"files": ["pkg/a.go"], "importers": ["cmd/main.go", "pkg/b.go"],
+                                       "uses": {"pkg/b.go": ["Helper"], "cmd/main.go": ["Helper"]}})
+    assert {(entry["path"], entry["provided"]) for entry in after["importedNames"]} == {
+        ("pkg/b.go", False), ("cmd/main.go", False)}
+    # C: gcd renamed in math.c and math.h at once (one write) leaves main.c's call meaning nothing.
+    both = ["native/math.c", "native/math.h"]
+    [c_use] = [entry for entry in api.dependents(index, {"files": both})["importedNames"] if entry.get("use")]
+    assert (c_use["path"], c_use["line"], c_use["name"], c_use["provided"]) == ("native/main.c", 2, "gcd", True)
+    index.update_file("native/math.c", "int gcd2(int a, int b) { return b ? gcd2(b, a % b) : a; }\n")
+    assert api.imported_names(index, {"files": both, "importers": [], "uses": {"native/main.c": ["gcd"]}})[
+        "importedNames"][0]["provided"] is True  # math.h still declares it: a link error is not judged
+    index.update_file("native/math.h", "int gcd2(int a, int b);\n")
+    assert api.imported_names(index, {"files": both, "importers": [], "uses": {"native/main.c": ["gcd"]}})[
+        "importedNames"][0]["provided"] is False
