@@ -218,13 +218,22 @@ def plain_uses(snapshot: Snapshot, files: Collection[str]) -> list[ImportedName]
     incoming = reference_graph(snapshot).incoming
     users = sorted({source for target in written for source in incoming.get(target, ())} - written)
     resolver = use_resolver(snapshot)
+    # Only a name a written file defines at its top level can resolve to it plainly: a header included by
+    # thousands of files costs their few uses of its names, not every use they make.
+    defined = {
+        definition[D_NAME]
+        for path in written
+        if path in snapshot.files
+        for definition in snapshot.files[path].definitions
+        if definition[D_CONTAINER] is None
+    }
     found: list[ImportedName] = []
     for path in users:
         record = snapshot.files.get(path)
         if record is None or record.language in MODULE_SCOPED_LANGUAGES:
             continue
         wanted: dict[tuple[str, str | None], tuple[str, bool]] = {}
-        for name, receiver in _judged_uses(snapshot, path, None):
+        for name, receiver in _judged_uses(snapshot, path, defined):
             targets = [target for target in resolver.targets(path, name, receiver) if target in written]
             if targets:
                 wanted[(name, receiver)] = (targets[0], True)
