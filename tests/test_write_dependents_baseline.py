@@ -136,8 +136,9 @@ class IndexedWriter(StandInWriter):
     """The stand-in, with the index's imported names of lib.py before the write and after it."""
 
     def __init__(self, root: Path, reports: list[dict[str, Any]], after: list[dict[str, Any]],
-                 importer_after: str = "v1", before: list[dict[str, Any]] | None = None) -> None:
+                 importer_after: str = "v1", before: list[dict[str, Any]] | None = None, capped: bool = False) -> None:
         super().__init__(root, reports)
+        self.capped = capped
         self.after_names = after
         self.importer_after = importer_after
         self.before_names = before or [imported(True)]
@@ -151,7 +152,7 @@ class IndexedWriter(StandInWriter):
             self.asked_uses = arguments.get("uses")
             return {"importedNames": self.after_names, "importerVersions": {"user.py": self.importer_after}}
         return {**super().command(command, arguments, timeout=timeout), "importedNames": self.before_names,
-                "importerVersions": {"user.py": "v1"}}
+                "importerVersions": {"user.py": "v1"}, **({"importedNamesCapped": True} if self.capped else {})}
 
 
 def indexed_after(tmp_path: Path, before: dict[str, Any], after: dict[str, Any],
@@ -254,3 +255,15 @@ def test_a_use_in_c_or_go_that_no_file_defines_after_the_write_is_new(tmp_path: 
     [issue] = result["new"]
     assert (issue["line"], issue["code"], issue["message"]) == (
         4, "unresolved-use", "uses make_str, which no file defines any more (lib.py did)")
+
+
+def test_a_capped_answer_judges_only_the_entries_given_both_times(tmp_path: Path) -> None:
+    """Past 2,000 entries (a module imported everywhere) the answers leave entries out: one left out after the write
+    is not one gone."""
+    checked = report(["basedpyright"], [])
+    writer = IndexedWriter(tmp_path, [checked, checked], [], capped=True)
+    (tmp_path / "lib.py").write_text("")
+    dependents = Dependents(writer, [tmp_path / "lib.py"], deadline=1e12)
+    dependents.before()
+    result = dependents.after()
+    assert result is not None and result["new"] == []

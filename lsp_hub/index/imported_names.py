@@ -202,10 +202,13 @@ def answer(
     else:
         found = imported_names(snapshot, files, importers) + uses_now(snapshot, uses or {})
     paths = sorted({entry.path for entry in found} | set(importers or ()))
-    return {
+    result: dict[str, Any] = {
         "importedNames": [entry.as_json() for entry in found[:MAX_IMPORTED_NAMES]],
         "importerVersions": {path: snapshot.files[path].digest.hex() for path in paths if path in snapshot.files},
     }
+    if len(found) >= MAX_IMPORTED_NAMES:
+        result["importedNamesCapped"] = True  # an entry left out here is not one gone: only those given are judged
+    return result
 
 
 def plain_uses(snapshot: Snapshot, files: Collection[str]) -> list[ImportedName]:
