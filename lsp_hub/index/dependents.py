@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass, field
 
-from lsp_hub.index.graph_inputs import import_graph
+from lsp_hub.index.graph_inputs import importers
 from lsp_hub.index.ranking import reference_graph
 from lsp_hub.index.workspace import Snapshot
 
@@ -55,7 +55,7 @@ def dependents(
         return dependent
 
     graph = reference_graph(snapshot)
-    imports = import_graph(snapshot)
+    imported_by = importers(snapshot, targets)
     for target in targets:
         for source in graph.incoming.get(target, ()):
             if source in excluded:
@@ -64,8 +64,8 @@ def dependents(
             for name, weight in graph.rows[source].passes.get(target, ()):
                 dependent.score += weight
                 dependent.names[name] = dependent.names.get(name, 0.0) + weight
-        if target in imports:
-            for source in imports.predecessors(target):
+        if target in imported_by:
+            for source in imported_by[target]:
                 if source in excluded:
                     continue
                 dependent = entry(source)

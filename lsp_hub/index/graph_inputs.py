@@ -352,6 +352,24 @@ def alias_users(snapshot: Snapshot) -> Mapping[str, tuple[tuple[str, str], ...]]
     return snapshot.derived("alias_users", build)
 
 
+def importers(snapshot: Snapshot, targets: Iterable[str]) -> dict[str, list[str]]:
+    """target -> the files importing it (a module, or a submodule named in a from-import), in path order: the
+    predecessors `import_graph` gives, found by one pass over the resolved imports instead of a graph of every
+    file (which a write's dependents made again after each change: 18 ms on the standard library)."""
+    wanted = set(targets)
+    found: dict[str, set[str]] = {target: set() for target in wanted}
+    for path, imports in resolved_imports(snapshot).items():
+        for resolved in imports:
+            for target in resolved.files:
+                if target in wanted:
+                    found[target].add(path)
+            for _name, files in resolved.names:
+                for target in files:
+                    if target in wanted:
+                        found[target].add(path)
+    return {target: sorted(sources - {target}) for target, sources in found.items()}
+
+
 def import_graph(snapshot: Snapshot) -> nx.DiGraph:
     """Files as nodes; an edge A -> B when A imports B (a module, or a submodule named in a from-import)."""
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lsp_hub.index.graph import MODULE_SCOPED_LANGUAGES, module_path, use_resolver
-from lsp_hub.index.graph_inputs import import_bindings, import_graph, resolved_imports
+from lsp_hub.index.graph_inputs import import_bindings, importers, resolved_imports
 from lsp_hub.index.records import D_CONTAINER, D_NAME, I_ALIASES, I_NAMES, R_COL, R_LINE, R_NAME, R_RECEIVER
 from lsp_hub.index.workspace import Snapshot
 
@@ -66,8 +66,7 @@ class ImportedName:
 def importers_of(snapshot: Snapshot, files: Iterable[str]) -> list[str]:
     """The files that import any of `files` (themselves left out), in path order."""
     written = set(files)
-    graph = import_graph(snapshot)
-    found = {source for target in written if target in graph for source in graph.predecessors(target)}
+    found = {source for sources in importers(snapshot, written).values() for source in sources}
     return sorted(found - written)
 
 
