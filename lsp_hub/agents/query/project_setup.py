@@ -43,13 +43,17 @@ def _notes_for(root: Path, directory: Path) -> list[str]:
             if not _resolves(config.parent, extended):
                 relative = extended.startswith((".", "/"))
                 missing = "does not exist" if relative else "is not installed"
-                notes.append(f"{_shown(root, config)} extends \"{extended}\", which {missing}: TypeScript checks "
-                             "with its default options, so expect errors a set-up project would not have"
-                             + ("" if relative else "; install the project's dependencies"))
+                notes.append(
+                    f'{_shown(root, config)} extends "{extended}", which {missing}: TypeScript checks '
+                    "with its default options, so expect errors a set-up project would not have"
+                    + ("" if relative else "; install the project's dependencies")
+                )
     manifest = _nearest(root, directory, ("package.json",))
     if manifest is not None and _declares_dependencies(manifest) and _node_modules(manifest.parent) is None:
-        notes.append(f"{_shown(root, manifest)} declares dependencies, but there is no node_modules: imports of "
-                     "packages cannot be resolved; install the project's dependencies")
+        notes.append(
+            f"{_shown(root, manifest)} declares dependencies, but there is no node_modules: imports of "
+            "packages cannot be resolved; install the project's dependencies"
+        )
     return notes
 
 
@@ -124,7 +128,7 @@ def _without_comments(text: str) -> str:
             end = index + 1
             while end < length and text[end] != '"':
                 end += 2 if text[end] == "\\" else 1
-            out.append(text[index:end + 1])
+            out.append(text[index : end + 1])
             index = end + 1
         elif text.startswith("//", index):
             newline = text.find("\n", index)
