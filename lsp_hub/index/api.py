@@ -152,6 +152,7 @@ def dependents(index: WorkspaceIndex, arguments: Arguments, wait: float = 0.0) -
     names they import from those files (as `imported_names` answers)."""
     from lsp_hub.index import dependents as dependents_module
     from lsp_hub.index import imported_names as imported_names_module
+    from lsp_hub.index.graph_inputs import importers
 
     args = _object(arguments, "dependents")
     written = [_workspace_path(index, value, "files") for value in _strings(args, "files")]
@@ -159,14 +160,16 @@ def dependents(index: WorkspaceIndex, arguments: Arguments, wait: float = 0.0) -
         raise ValueError("dependents needs files: a list of file URIs or paths")
     limit = _integer(args, "limit", DEFAULT_DEPENDENTS_LIMIT, 0, 1000)
     snapshot = _snapshot(index, wait)
-    found, total = dependents_module.dependents(snapshot, written, limit, _strings(args, "names"))
+    imported_by = importers(snapshot, written)  # one pass over every file's imports, for both parts of the answer
+    found, total = dependents_module.dependents(snapshot, written, limit, _strings(args, "names"), imported_by)
     result: dict[str, Any] = {
         "files": [{"path": dependent.path, "uri": (index.root / dependent.path).as_uri(),
                    "score": round(dependent.score, 4), "reasons": dependent.reasons(), "changed": dependent.changed}
                   for dependent in found],
         "total": total,
     }
-    result.update(imported_names_module.answer(snapshot, written))
+    result.update(imported_names_module.answer_before(
+        snapshot, written, imported_names_module.importers_of(snapshot, written, imported_by)))
     result.update(_completeness(index, snapshot))
     if total > len(found):
         result["complete"] = False
@@ -193,11 +196,13 @@ def imported_names(index: WorkspaceIndex, arguments: Arguments, wait: float = 0.
     if not isinstance(uses, dict) or not all(isinstance(names, list) for names in uses.values()):
         raise ValueError("uses must be an object of file paths to lists of names")
     snapshot = _snapshot(index, wait)
-    importers = None
     if "importers" in args:
         importers = [_workspace_path(index, value, "importers") for value in _strings(args, "importers")]
-    result = imported_names_module.answer(snapshot, written, importers,
-                                          {_workspace_path(index, path, "uses"): names for path, names in uses.items()})
+        named = {_workspace_path(index, path, "uses"): names for path, names in uses.items()}
+        result = imported_names_module.answer_after(snapshot, written, importers, named)
+    else:
+        result = imported_names_module.answer_before(snapshot, written, imported_names_module.importers_of(
+            snapshot, written))
     result.update(_completeness(index, snapshot))
     return result
 

@@ -8,7 +8,7 @@ agent sees why a file was checked."""
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from lsp_hub.index.graph_inputs import importers
@@ -39,11 +39,16 @@ class Dependent:
 
 
 def dependents(
-    snapshot: Snapshot, written: list[str], limit: int, changed: Collection[str] = ()
+    snapshot: Snapshot,
+    written: list[str],
+    limit: int,
+    changed: Collection[str] = (),
+    imported_by: Mapping[str, Sequence[str]] | None = None,
 ) -> tuple[list[Dependent], int]:
     """The files depending on `written` (workspace-relative paths; themselves excluded), best first, at most
     `limit`; and how many there were in all. Those using one of the `changed` names (on the lines a write changes)
-    come first: they are the likeliest to break, however little else of the written files they use."""
+    come first: they are the likeliest to break, however little else of the written files they use. `imported_by`:
+    graph_inputs' `importers` of `written`, when the caller has it."""
     targets = [path for path in dict.fromkeys(written) if path in snapshot.files]
     excluded = set(targets)
     found: dict[str, Dependent] = {}
@@ -55,7 +60,8 @@ def dependents(
         return dependent
 
     graph = reference_graph(snapshot)
-    imported_by = importers(snapshot, targets)
+    if imported_by is None:
+        imported_by = importers(snapshot, targets)
     for target in targets:
         for source in graph.incoming.get(target, ()):
             if source in excluded:
@@ -64,13 +70,12 @@ def dependents(
             for name, weight in graph.rows[source].passes.get(target, ()):
                 dependent.score += weight
                 dependent.names[name] = dependent.names.get(name, 0.0) + weight
-        if target in imported_by:
-            for source in imported_by[target]:
-                if source in excluded:
-                    continue
-                dependent = entry(source)
-                dependent.score += IMPORT_WEIGHT
-                dependent.imports.append(target)
+        for source in imported_by.get(target, ()):
+            if source in excluded:
+                continue
+            dependent = entry(source)
+            dependent.score += IMPORT_WEIGHT
+            dependent.imports.append(target)
     changed_names = set(changed)
     for dependent in found.values():
         dependent.changed = sorted(name for name in dependent.names if name in changed_names)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import bisect
 import logging
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, MutableMapping
+from collections.abc import Iterable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -360,14 +360,17 @@ def importers(snapshot: Snapshot, targets: Iterable[str]) -> dict[str, list[str]
     found: dict[str, set[str]] = {target: set() for target in wanted}
     for path, imports in resolved_imports(snapshot).items():
         for resolved in imports:
-            for target in resolved.files:
+            for target in imported_files(resolved):
                 if target in wanted:
                     found[target].add(path)
-            for _name, files in resolved.names:
-                for target in files:
-                    if target in wanted:
-                        found[target].add(path)
     return {target: sorted(sources - {target}) for target, sources in found.items()}
+
+
+def imported_files(resolved: ResolvedImport) -> Iterator[str]:
+    """The files one import imports: its module's, then each from-imported name's (a submodule, say)."""
+    yield from resolved.files
+    for _name, files in resolved.names:
+        yield from files
 
 
 def import_graph(snapshot: Snapshot) -> nx.DiGraph:
@@ -380,10 +383,7 @@ def import_graph(snapshot: Snapshot) -> nx.DiGraph:
         graph.add_nodes_from(s.files)
         for path, imports in resolved_imports(s).items():
             for resolved in imports:
-                targets = set(resolved.files)
-                for _name, files in resolved.names:
-                    targets.update(files)
-                for target in targets:
+                for target in set(imported_files(resolved)):
                     if target != path:
                         graph.add_edge(path, target)
         return graph

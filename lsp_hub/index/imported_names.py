@@ -15,13 +15,24 @@ judged: what it means is a guess.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from lsp_hub.index.graph import MODULE_SCOPED_LANGUAGES, module_path, use_resolver
 from lsp_hub.index.graph_inputs import import_bindings, importers, resolved_imports
-from lsp_hub.index.records import D_CONTAINER, D_NAME, I_ALIASES, I_NAMES, R_COL, R_LINE, R_NAME, R_RECEIVER
+from lsp_hub.index.records import (
+    D_CONTAINER,
+    D_NAME,
+    I_ALIASES,
+    I_NAMES,
+    R_COL,
+    R_END_COL,
+    R_END_LINE,
+    R_LINE,
+    R_NAME,
+    R_RECEIVER,
+)
 from lsp_hub.index.workspace import Snapshot
 
 MAX_IMPORTED_NAMES = 2000  # entries in one answer: a module imported everywhere still answers in milliseconds
@@ -63,11 +74,14 @@ class ImportedName:
         return entry
 
 
-def importers_of(snapshot: Snapshot, files: Iterable[str]) -> list[str]:
-    """The files that import any of `files` (themselves left out), in path order."""
+def importers_of(
+    snapshot: Snapshot, files: Iterable[str], imported_by: Mapping[str, Sequence[str]] | None = None
+) -> list[str]:
+    """The files that import any of `files` (themselves left out), in path order; from `imported_by` (graph_inputs'
+    `importers` of those files) when the caller has it."""
     written = set(files)
-    found = {source for sources in importers(snapshot, written).values() for source in sources}
-    return sorted(found - written)
+    by_target = imported_by if imported_by is not None else importers(snapshot, written)
+    return sorted({source for sources in by_target.values() for source in sources} - written)
 
 
 def imported_names(snapshot: Snapshot, files: Collection[str], importers: Iterable[str]) -> list[ImportedName]:
@@ -133,7 +147,7 @@ def _attribute_uses(
         receiver = reference[R_RECEIVER]
         source = modules.get(receiver) if receiver is not None else None
         if source is not None and reference[R_NAME].isidentifier():
-            position = (reference[R_LINE], reference[R_COL], reference[3], reference[4])
+            position = _reference_position(reference)
             found.append(_name_entry(snapshot, path, position, reference[R_NAME], source, receiver))
     return found
 
@@ -144,6 +158,11 @@ def _position(span: tuple[int, int, int, int] | None) -> tuple[int, int, int, in
         return (0, 0, 0, 0)
     line, column, end_line, end_column = span
     return (line, column, end_line, end_column)
+
+
+def _reference_position(reference: tuple[Any, ...]) -> tuple[int, int, int, int]:
+    """A packed reference's span (0-based line, column, end line, end column: `records.unpack_reference`)."""
+    return (reference[R_LINE], reference[R_COL], reference[R_END_LINE], reference[R_END_COL])
 
 
 def _is_module_itself(source: str, name: str) -> bool:
@@ -186,21 +205,23 @@ def has_module_getattr(snapshot: Snapshot, path: str) -> bool:
     )
 
 
-def answer(
-    snapshot: Snapshot,
-    files: Collection[str],
-    importers: Collection[str] | None = None,
-    uses: dict[str, list[str]] | None = None,
+def answer_before(snapshot: Snapshot, files: Collection[str], importers: Collection[str]) -> dict[str, Any]:
+    """Before a write: the imports of `files` by their `importers` (`importers_of`) and every dependent's plain
+    uses of them (`_answer`)."""
+    return _answer(snapshot, imported_names(snapshot, files, importers) + plain_uses(snapshot, files), importers)
+
+
+def answer_after(
+    snapshot: Snapshot, files: Collection[str], importers: Collection[str], uses: dict[str, list[str]]
 ) -> dict[str, Any]:
-    """`importedNames` and `importerVersions` (each importer's content digest: whether it changed between two
-    answers) for `files`: before a write (`importers` None) every importer's imports and every dependent's plain
-    uses; after it, those of the `importers` and the `uses` ({path: names}) the answer before named."""
-    if importers is None:
-        found = imported_names(snapshot, files, importers_of(snapshot, files))
-        found += plain_uses(snapshot, files)
-    else:
-        found = imported_names(snapshot, files, importers) + uses_now(snapshot, uses or {})
-    paths = sorted({entry.path for entry in found} | set(importers or ()))
+    """After it: the same `importers`' imports, and the `uses` ({path: names}) the answer before named."""
+    return _answer(snapshot, imported_names(snapshot, files, importers) + uses_now(snapshot, uses), importers)
+
+
+def _answer(snapshot: Snapshot, found: list[ImportedName], importers: Collection[str]) -> dict[str, Any]:
+    """`importedNames` and `importerVersions`: each importer's content digest, whether it changed between two
+    answers."""
+    paths = sorted({entry.path for entry in found} | set(importers))
     result: dict[str, Any] = {
         "importedNames": [entry.as_json() for entry in found[:MAX_IMPORTED_NAMES]],
         "importerVersions": {path: snapshot.files[path].digest.hex() for path in paths if path in snapshot.files},
@@ -282,6 +303,6 @@ def _at_first_use(
         key = (reference[R_NAME], reference[R_RECEIVER])
         judged = wanted.pop(key, None)
         if judged is not None:
-            position = (reference[R_LINE], reference[R_COL], reference[3], reference[4])
+            position = _reference_position(reference)
             found.append(ImportedName(path, *position, key[0], judged[0], judged[1], via=key[1], use=True))
     return found

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 
 from lsp_hub.index.graph import MAX_REEXPORT_DEPTH, FileLinks, Link, UseResolver, use_resolver
 from lsp_hub.index.graph_cache import graph_state
-from lsp_hub.index.graph_inputs import MAX_DEFINERS, GraphChanges, GraphInputs, graph_inputs
+from lsp_hub.index.graph_inputs import MAX_DEFINERS, GraphChanges, GraphInputs, graph_inputs, imported_files
 from lsp_hub.index.walk import IndexingCancelled
 from lsp_hub.index.workspace import GRAPH_ANCHOR_KEY, Snapshot
 
@@ -107,11 +107,8 @@ def _importers(inputs: GraphInputs, files: frozenset[str]) -> set[str]:
     imported_by: dict[str, set[str]] = defaultdict(set)
     for path, imports in inputs.resolved.items():
         for resolved in imports:
-            for target in resolved.files:
+            for target in imported_files(resolved):
                 imported_by[target].add(path)
-            for _name, targets in resolved.names:
-                for target in targets:
-                    imported_by[target].add(path)
     found: set[str] = set()
     frontier = set(files)
     for _depth in range(MAX_REEXPORT_DEPTH + 2):

@@ -56,7 +56,7 @@ PACKED_LENGTH = 10
 # A definition as `FileRecord.definitions` gives it: what the graphs and maps read, without the spans (those come
 # from `file_index()`), which are most of a packed definition's objects.
 D_NAME, D_KIND, D_START_LINE, D_SIGNATURE, D_CONTAINER = range(5)
-R_NAME, R_LINE, R_COL, R_IS_CALL, R_CALLER, R_RECEIVER = 0, 1, 2, 5, 6, 7
+R_NAME, R_LINE, R_COL, R_END_LINE, R_END_COL, R_IS_CALL, R_CALLER, R_RECEIVER = range(8)
 I_MODULE, I_NAMES, I_LEVEL, I_ALIASES = 0, 1, 2, 4
 
 
