@@ -147,6 +147,7 @@ class Dependents:
                      if versions.get(path) == version}
         if self.found.get("importedNamesCapped") or answer.get("importedNamesCapped"):
             unchanged = set()  # capped answers may leave out different entries: judge only those in both
+        root = self.writer.files.root
         broken = []
         modules_gone = set()  # (importer, file) whose module import broke: its uses through it are that one issue
         for entry in before:
@@ -159,7 +160,6 @@ class Dependents:
                 modules_gone.add((entry["path"], entry["from"]))
             elif entry.get("via") and (entry["path"], entry["from"]) in modules_gone:
                 continue
-            root = self.writer.files.root
             message, severity = _break_message(entry, after, root)
             broken.append({"path": self.writer.display(root / entry["path"]), "line": entry["line"],
                            "column": entry["column"], "end_line": entry["endLine"],

@@ -49,7 +49,7 @@ def _notes_for(root: Path, directory: Path) -> list[str]:
                     + ("" if relative else "; install the project's dependencies")
                 )
     manifest = _nearest(root, directory, ("package.json",))
-    if manifest is not None and _declares_dependencies(manifest) and _node_modules(manifest.parent) is None:
+    if manifest is not None and _declares_dependencies(manifest) and not _in_node_modules(manifest.parent):
         notes.append(
             f"{_shown(root, manifest)} declares dependencies, but there is no node_modules: imports of "
             "packages cannot be resolved; install the project's dependencies"
@@ -88,8 +88,7 @@ def _resolves(directory: Path, specifier: str) -> bool:
         target = (directory / specifier).resolve()
         return target.is_file() or target.with_name(target.name + ".json").is_file()
     parts = specifier.split("/")
-    package = "/".join(parts[:2]) if specifier.startswith("@") else parts[0]
-    return any((ancestor / "node_modules" / package).exists() for ancestor in (directory, *directory.parents))
+    return _in_node_modules(directory, "/".join(parts[:2]) if specifier.startswith("@") else parts[0])
 
 
 def _declares_dependencies(manifest: Path) -> bool:
@@ -97,11 +96,14 @@ def _declares_dependencies(manifest: Path) -> bool:
     return isinstance(data, dict) and any(isinstance(data.get(key), dict) and data[key] for key in _DEPENDENCY_KEYS)
 
 
-def _node_modules(directory: Path) -> Path | None:
+def _in_node_modules(directory: Path, package: str | None = None) -> bool:
+    """Whether a `node_modules` directory of `directory` or an ancestor (Node's resolution) holds `package`, or
+    (None) is there at all."""
     for ancestor in (directory, *directory.parents):
-        if (ancestor / "node_modules").is_dir():
-            return ancestor / "node_modules"
-    return None
+        modules = ancestor / "node_modules"
+        if (modules / package).exists() if package is not None else modules.is_dir():
+            return True
+    return False
 
 
 def _read_json(path: Path) -> object:
