@@ -253,7 +253,7 @@ def _print_servers(reports: list[ServerReport], out: TextIO, *, verbose: bool) -
             _emit(f"note: {report.launch.refused.removeprefix('lsp-hub: ')}", out)
         for key, file in report.launch.pinned.items() if report.launch is not None else ():
             _emit(f"note: {report.spec.name}: {report.root} is not trusted, so {key} = {file} "
-                  "(the hub's own, not the workspace's)", out)
+                  "(not the workspace's own)", out)
 
 
 @attrs.define(frozen=True)

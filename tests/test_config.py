@@ -697,3 +697,19 @@ def test_a_trusted_project_may_still_reassign_an_extension(tmp_path: Path, works
     assert loaded.problems == []
     language = loaded.config.language_for(language_id=None, path="/w/a.py")
     assert language is not None and language.name == "snake"
+
+
+def test_python_and_rust_are_guarded_for_untrusted_roots_and_a_project_cannot_lift_it(
+        workspace: Path, xdg_config: Path) -> None:
+    servers = load_config(workspace_roots=[workspace]).config.servers
+    assert servers["basedpyright"].pin_untrusted_programs == {"settings.python.pythonPath": ("python3", "python")}
+    assert servers["rust-analyzer"].trusted_only is True
+    project = project_file(workspace, '[server.basedpyright]\npin_untrusted_programs = {}\n'
+                                      '[server.rust-analyzer]\ntrusted_only = false\n')
+    loaded = load_config(workspace_roots=[workspace])
+    hint = f"ignored: workspace not trusted; run `lsp-hub trust {workspace}`"
+    assert problem_lines(loaded) == [f"{project}: server.basedpyright.pin_untrusted_programs: {hint}",
+                                     f"{project}: server.rust-analyzer.trusted_only: {hint}"]
+    guarded = loaded.config.servers["basedpyright"]
+    assert guarded.pin_untrusted_programs == servers["basedpyright"].pin_untrusted_programs
+    assert loaded.config.servers["rust-analyzer"].trusted_only is True

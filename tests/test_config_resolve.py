@@ -293,3 +293,54 @@ def test_a_pin_outside_initialization_options_and_settings_refuses(tmp_path: Pat
     plan = prepare_launch(pinned_spec(**{"env.PATH": TSSERVER}), str(npm_install / "bin" / "server"),
                           tmp_path / "ws", trusted=False)
     assert plan.refused is not None and "'env.PATH'" in plan.refused
+
+
+# ============================================================================================ pin_untrusted_programs
+def python_spec(*names: str) -> ServerSpec:
+    return ServerSpec(name="py", command="server", settings={"python": {"analysis": {}}},
+                      pin_untrusted_programs={"settings.python.pythonPath": names})
+
+
+def test_untrusted_root_gets_the_python_outside_it_not_its_venv(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = tmp_path / "ws"
+    planted = executable(root / ".venv" / "bin" / "python3")  # what the server would run on its own
+    outside = executable(tmp_path / "usr" / "bin" / "python3")
+    command = executable(tmp_path / "tools" / "bin" / "server")
+    # The workspace's own venv first on PATH (a project shell that activated it): passed over.
+    monkeypatch.setenv("PATH", os.pathsep.join((str(planted.parent), str(outside.parent))))
+    plan = prepare_launch(python_spec("python3", "python"), str(command), root, trusted=False)
+    assert plan.refused is None
+    assert plan.spec.settings == {"python": {"analysis": {}, "pythonPath": str(outside)}}
+    assert plan.pinned == {"settings.python.pythonPath": str(outside)}
+    trusted = prepare_launch(python_spec("python3", "python"), str(command), root, trusted=True)
+    assert trusted.spec.settings == {"python": {"analysis": {}}} and trusted.pinned == {}
+
+
+def test_the_first_program_found_wins_and_none_found_refuses(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = tmp_path / "ws"
+    command = executable(tmp_path / "tools" / "bin" / "server")
+    plain = executable(tmp_path / "usr" / "bin" / "lsp-hub-test-python")
+    monkeypatch.setenv("PATH", str(plain.parent))
+    plan = prepare_launch(python_spec("lsp-hub-test-python3", "lsp-hub-test-python"), str(command), root,
+                          trusted=False)
+    assert plan.pinned == {"settings.python.pythonPath": str(plain)}
+    plain.unlink()
+    refused = prepare_launch(python_spec("lsp-hub-test-python3", "lsp-hub-test-python"), str(command), root,
+                             trusted=False)
+    assert refused.refused is not None
+    assert "lsp-hub-test-python3 or lsp-hub-test-python" in refused.refused
+    assert f"lsp-hub trust {root}" in refused.refused
+    off = prepare_launch(python_spec(), str(command), root, trusted=False)  # an empty list turns the pin off
+    assert off.refused is None and off.pinned == {}
+
+
+def test_a_trusted_only_server_starts_only_for_a_trusted_root(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    command = executable(tmp_path / "tools" / "bin" / "server")
+    spec = ServerSpec(name="rust", command="server", trusted_only=True)
+    refused = prepare_launch(spec, str(command), root, trusted=False)
+    assert refused.refused is not None
+    assert "project's own code" in refused.refused and f"lsp-hub trust {root}" in refused.refused
+    assert prepare_launch(spec, str(command), root, trusted=True).refused is None

@@ -64,7 +64,7 @@ def test_doctor_shows_what_an_untrusted_root_is_pinned_to_or_why_a_server_will_n
     out = io.StringIO()
     run_doctor(root, cli_config=config, out=out, version_timeout=5.0)
     assert (f"note: fake: {root} is not trusted, so initialization_options.tsserver.path = {tsserver} "
-            "(the hub's own, not the workspace's)") in flat(out.getvalue())
+            "(not the workspace's own)") in flat(out.getvalue())
 
     tsserver.unlink()
     out = io.StringIO()

@@ -75,6 +75,13 @@ class ServerSpec:
     # prefer the workspace's copy of a tool runs the hub's own. No such file outside the workspace: not started.
     # An empty value turns a pin off.
     pin_untrusted: dict[str, str] = attrs.field(factory=dict)
+    # For a root that is not trusted: dotted keys (as above) set to the first of these programs found where lsp-hub
+    # looks for a server's command there (PATH's absolute entries outside the workspace, then its own tool
+    # directories). basedpyright otherwise runs the workspace's `.venv/bin/python` to learn its search paths.
+    pin_untrusted_programs: dict[str, tuple[str, ...]] = attrs.field(factory=dict)
+    # Started only for a trusted root: loading a project runs the project's own code (rust-analyzer builds and runs
+    # build scripts and procedural macros; cargo runs a `rustc-wrapper` that the repository's .cargo/config names).
+    trusted_only: bool = False
 
     def allows(self, feature: str) -> bool:
         """Whether only_features/except_features let this server serve `feature`."""

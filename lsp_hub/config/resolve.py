@@ -23,6 +23,7 @@ import os
 import site
 import sys
 import sysconfig
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -218,7 +219,7 @@ class LaunchPlan:
 
     spec: ServerSpec
     refused: str | None = None
-    pinned: dict[str, str] = attrs.field(factory=dict)  # pin_untrusted keys applied, with the file each got
+    pinned: dict[str, str] = attrs.field(factory=dict)  # pins applied (pin_untrusted, programs), with each file
     # What starts the program, before its arguments: the program itself, or (Windows) node and the script of an
     # npm shim, or cmd.exe for another batch file (`platform.commands.launch_for`).
     program_argv: list[str] = attrs.field(factory=list)
@@ -256,26 +257,45 @@ def _pin(spec: ServerSpec, command_path: str, root: Path, workspace: Path) -> La
                                                 "settings": spec.settings}
     pinned: dict[str, str] = {}
     hint = f"run `lsp-hub trust {root}` to let it use the workspace's own"
-    for key, relative in sorted(spec.pin_untrusted.items()):
-        if not relative:
-            continue  # turned off by a trusted layer
+    pins: list[tuple[str, str, str | tuple[str, ...]]] = [
+        (key, "pin_untrusted", relative) for key, relative in spec.pin_untrusted.items() if relative]
+    pins += [(key, "pin_untrusted_programs", programs) for key, programs in spec.pin_untrusted_programs.items()
+             if programs]  # an empty value: turned off by a trusted layer
+    for key, kind, wanted in sorted(pins):
         table, _, inner_key = key.partition(".")
         if table not in PINNABLE_TABLES or not inner_key:
             return LaunchPlan(spec, refused=(
-                f"lsp-hub: {spec.name} was not started for {root}: its pin_untrusted key {key!r} must start with "
+                f"lsp-hub: {spec.name} was not started for {root}: its {kind} key {key!r} must start with "
                 f"{' or '.join(name + '.' for name in PINNABLE_TABLES)}; {hint}"))
-        found = find_upward(command_home, relative)
-        if found is None or is_within(str(found), workspace):
-            return LaunchPlan(spec, refused=(
-                f"lsp-hub: {spec.name} was not started for {root}: the workspace is not trusted, so it must not run "
-                f"the workspace's {relative}, and none was found outside the workspace next to {command_home} "
-                f"to use instead; {hint}"))
-        file = os.path.realpath(found)
+        if isinstance(wanted, str):
+            found = find_upward(command_home, wanted)
+            if found is None or is_within(str(found), workspace):
+                return LaunchPlan(spec, refused=(
+                    f"lsp-hub: {spec.name} was not started for {root}: the workspace is not trusted, so it must not "
+                    f"run the workspace's {wanted}, and none was found outside the workspace next to {command_home} "
+                    f"to use instead; {hint}"))
+            file = os.path.realpath(found)
+        else:
+            program = _program_outside(wanted, root, workspace)
+            if program is None:
+                return LaunchPlan(spec, refused=(
+                    f"lsp-hub: {spec.name} was not started for {root}: the workspace is not trusted, so {key} must "
+                    f"name a {' or '.join(wanted)} outside it, and none was found on PATH or beside lsp-hub; {hint}"))
+            file = program
         tables[table] = _with_value_at(tables[table], inner_key.split("."), file)
         pinned[key] = file
     spec = attrs.evolve(spec, initialization_options=tables["initialization_options"],
                         settings=tables["settings"] or {})
     return LaunchPlan(spec, pinned=pinned)
+
+
+def _program_outside(names: Iterable[str], root: Path, workspace: Path) -> str | None:
+    """The first of `names` found as an untrusted root's server command is (never the workspace's own)."""
+    for name in names:
+        found = resolve_program(name, root, trusted=False, workspace=workspace).path
+        if found is not None:
+            return found
+    return None
 
 
 def prepare_launch(spec: ServerSpec, command_path: str, root: Path, *, trusted: bool,
@@ -296,7 +316,12 @@ def prepare_launch(spec: ServerSpec, command_path: str, root: Path, *, trusted: 
                         find_node=lambda: resolve_program("node", root, trusted=trusted, workspace=workspace).path)
     if launch.refused is not None:
         return LaunchPlan(spec, refused=f"lsp-hub: {spec.name} was not started for {root}: {launch.refused}")
-    if trusted or not spec.pin_untrusted:
+    if not trusted and spec.trusted_only:
+        return LaunchPlan(spec, refused=(
+            f"lsp-hub: {spec.name} was not started for {root}: loading a project runs the project's own code "
+            f"(build scripts, macros), and the workspace is not trusted; run `lsp-hub trust {root}` if you trust "
+            "it"))
+    if trusted or not (spec.pin_untrusted or spec.pin_untrusted_programs):
         return LaunchPlan(spec, program_argv=launch.argv)
     plan = _pin(spec, command_path, root, workspace if workspace is not None else root)
     return attrs.evolve(plan, program_argv=launch.argv)
