@@ -244,3 +244,21 @@ def test_diagnostics_and_writes_in_an_uninstalled_project_say_what_it_lacks(proj
     assert json.loads(out)["setupNotes"] == [note]
     written = project.agent().write_file("src/b.ts", "export const b = 1;\n")
     assert written.data["setupNotes"] == [note] and f"(setup: {note})" in written.text
+
+
+def test_a_python_project_without_its_dependencies_says_so(project: Project) -> None:
+    """basedpyright's missing imports of a declared package: one note, with where the package would be found."""
+    unresolved = {"range": RANGE, "message": 'Import "urllib3.exceptions" could not be resolved',
+                  "code": "reportMissingImports", "when_text_contains": "urllib3"}
+    project.configure({"fakeA": {"diagnostics_on_open_and_change": [unresolved]}},
+                      {"python": {"extensions": ["py"], "servers": ["fakeA"]}})
+    project.file("pyproject.toml", '[project]\nname = "p"\ndependencies = ["urllib3>=2"]\n')
+    checked = project.file("src/p/adapters.py", "from urllib3.exceptions import HTTPError\n")
+    note = (f"fakeA cannot import urllib3, which pyproject.toml declares: no environment it uses has them; install "
+            f"the project's dependencies into .venv and run `lsp-hub trust {project.root}`: it uses a workspace's "
+            ".venv only once the workspace is trusted; expect errors that follow from these imports (unknown "
+            "types), not from the code")
+    code, out, err = project.ask("diagnostics", str(checked), "--json")
+    assert code == 1 and json.loads(out)["setupNotes"] == [note], (out, err)
+    written = project.agent().write_file("src/p/more.py", "import urllib3\n")
+    assert written.data["setupNotes"] == [note] and f"(setup: {note})" in written.text

@@ -337,7 +337,8 @@ class VerifiedWriter:
             lines.append(f"diagnostics not checked: {planned[0].outcome.diagnostics_error}")
         else:
             lines.append(self.diagnostics_text(report))
-        notes = setup_notes(self.files.root, [plan.request.target for plan in planned if not plan.request.remove])
+        notes = setup_notes(self.files.root, [plan.request.target for plan in planned if not plan.request.remove],
+                            report.get("diagnostics") or [])
         lines.extend(f"(setup: {note})" for note in notes)  # what the project lacks, so that diagnostics mislead
         if dependents is not None:
             lines.append(dependents_text(dependents, self.quote))

@@ -104,7 +104,7 @@ def diagnostics_action(workspace: Workspace, options: QueryOptions) -> Answer:
         data["complete"] = False
         data["skippedFiles"] = {"limit": left_over, "too_large": too_large}
     text_out = diagnostics_answer_text(data, options.limit)
-    notes = setup_notes(workspace.root, paths)
+    notes = setup_notes(workspace.root, paths, data["diagnostics"])
     if notes:  # what the project lacks, so that these diagnostics mislead (a fresh clone nobody installed)
         data["setupNotes"] = notes
         text_out += "".join(f"\n(setup: {note})" for note in notes)

@@ -4,14 +4,18 @@ A fresh clone that nobody installed is where agents work. TypeScript there reads
 package from `node_modules` (`"extends": "@sindresorhus/tsconfig"`); without it the compiler checks with its default
 options, and on ky that gave 441 errors such as "An async function or method in ES5 requires the 'Promise'
 constructor", none of them the code's. Imports of packages fail the same way when `node_modules` is missing. The
-note says so once, instead of leaving an agent to chase them. Standard library only, like `query`.
+note says so once, instead of leaving an agent to chase them; `python_setup` does the same for Python. Standard
+library only, like `query`.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
+
+from lsp_hub.agents.query.python_setup import python_setup_notes
 
 _ECMA_SUFFIXES = frozenset((".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs"))
 _CONFIG_NAMES = ("tsconfig.json", "jsconfig.json")
@@ -19,9 +23,10 @@ _DEPENDENCY_KEYS = ("dependencies", "devDependencies", "peerDependencies")
 MAX_CONFIG_BYTES = 1 << 20  # a larger tsconfig.json or package.json is not read
 
 
-def setup_notes(root: Path, paths: Iterable[Path]) -> list[str]:
-    """One sentence per problem of the projects of `paths` (TypeScript and JavaScript files), each once."""
-    notes: dict[str, None] = {}
+def setup_notes(root: Path, paths: Iterable[Path], diagnostics: Iterable[Mapping[str, Any]] = ()) -> list[str]:
+    """One sentence per problem of the projects of `paths` (TypeScript and JavaScript files), each once; then what
+    the `diagnostics` say a Python environment lacks (`python_setup`)."""
+    notes: dict[str, None] = dict.fromkeys(python_setup_notes(root, diagnostics))
     seen: set[Path] = set()
     for path in paths:
         if path.suffix not in _ECMA_SUFFIXES:
