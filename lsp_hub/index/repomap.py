@@ -166,10 +166,16 @@ class _Renderer:
         shown = self._with_containers(definitions, positions)
         shown_names: list[str] = []
         containers_shown = {definitions[p][D_NAME] for p in shown}
+        beside = _beside_their_container(definitions)
         for position in sorted(shown, key=lambda p: (definitions[p][D_START_LINE], p)):
             definition = definitions[position]
-            nested = definition[D_CONTAINER] is not None and definition[D_CONTAINER] in containers_shown
-            lines.append(INDENT * (2 if nested else 1) + signatures[position])
+            container, signature = definition[D_CONTAINER], signatures[position]
+            if container is None:
+                lines.append(INDENT + signature)
+            elif container in containers_shown and position in beside:
+                lines.append(INDENT * 2 + signature)
+            else:  # a Go method or a Rust impl's function, away from its type: said whose it is, unless it says so
+                lines.append(INDENT + signature + ("" if _names_its_type(signature, container) else f" [{container}]"))
             if position in positions:
                 shown_names.append(definition[D_NAME])
         return lines, shown_names
@@ -185,6 +191,32 @@ class _Renderer:
                     shown.add(position)
                     wanted.discard(definition[D_NAME])
         return shown
+
+
+def _beside_their_container(definitions: Sequence[tuple[Any, ...]]) -> set[int]:
+    """The members that follow their container with no top-level definition between (inside a class, say), by
+    position: a Go method or a Rust impl's function may come after other types, and indented under the type above
+    it, it would read as that type's."""
+    beside: set[int] = set()
+    open_names: set[str] = set()  # the last top-level definition and its members drawn after it
+    for position in sorted(range(len(definitions)), key=lambda p: (definitions[p][D_START_LINE], p)):
+        definition = definitions[position]
+        container = definition[D_CONTAINER]
+        if container is None:
+            open_names = {definition[D_NAME]}
+            continue
+        if container in open_names:
+            beside.add(position)
+            open_names.add(definition[D_NAME])
+        else:  # drawn at the top level: what follows is not nested under the type above it either
+            open_names = set()
+    return beside
+
+
+def _names_its_type(signature: str, container: str) -> bool:
+    """Whether a member's signature names its type as the owner: a Go receiver `(c *Command)`, C++ `Type::name`."""
+    owner = re.escape(container)
+    return re.search(rf"^\s*func\s*\(\s*\w*\s*\*?\s*{owner}\b|\b{owner}::", signature) is not None
 
 
 def _candidate_files(nodes: list[str], ordered: Sequence[int], token_budget: int) -> Sequence[int]:

@@ -187,3 +187,40 @@ def test_the_map_is_the_longest_run_of_ranked_definitions_within_the_budget(
     failed = [length for length, (fits, _text) in tried.items() if not fits]
     assert not failed or min(failed) == longest + 1
     assert len(tried) <= 2 * math.ceil(math.log2(longest + 2)) + 2  # a search, not a scan
+
+
+def test_a_member_away_from_its_type_is_not_drawn_under_another(tmp_path: Path) -> None:
+    """A Go method or a Rust impl's function may follow other types; indented under the type above it, it read as
+    that type's (cobra's `Command` methods under `commandSorterByName`). A class's methods stay nested."""
+    write(
+        tmp_path,
+        "shapes.go",
+        "package shapes\n\ntype Point struct {\n\tX int\n}\n\ntype Other struct{}\n\n"
+        "func (p *Point) Norm() int {\n\treturn p.X\n}\n\nfunc (o Other) Len() int {\n"
+        "\treturn 0\n}\n",
+    )
+    write(tmp_path, "use.go", "package shapes\n\nfunc Use(p *Point, o Other) int {\n\treturn p.Norm() + o.Len()\n}\n")
+    write(
+        tmp_path,
+        "src/lib.rs",
+        "pub struct Point { x: i32 }\npub struct Other;\nimpl Point {\n    pub fn norm(&self) -> i32 { self.x }\n}\n",
+    )
+    write(tmp_path, "src/main.rs", "use x::Point;\nfn main() { let p = Point { x: 1 }; p.norm(); }\n")
+    write(
+        tmp_path, "app.py", "class Point:\n    def norm(self) -> int:\n        return 1\n\n\nclass Other:\n    pass\n"
+    )
+    write(tmp_path, "main.py", "from app import Other, Point\n\nPoint().norm()\nOther()\n")
+    lines = repo_map(snapshot_of(tmp_path), token_budget=4096)["text"].splitlines()
+    go, rust, python = lines.index("shapes.go:"), lines.index("src/lib.rs:"), lines.index("app.py:")
+    assert lines[go + 1 : go + 5] == [
+        "  type Point struct {",
+        "  type Other struct{}",
+        "  func (p *Point) Norm() int",
+        "  func (o Other) Len() int",
+    ]
+    assert lines[rust + 1 : rust + 4] == [
+        "  pub struct Point",
+        "  pub struct Other;",
+        "  pub fn norm(&self) -> i32 [Point]",
+    ]
+    assert lines[python + 1 : python + 4] == ["  class Point:", "    def norm(self) -> int:", "  class Other:"]
