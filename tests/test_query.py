@@ -218,7 +218,11 @@ def test_bad_input_gives_one_line(ask: Ask, sample: Path, tmp_path: Path) -> Non
         (("hover", f"{sample / 'pyproject.toml'}:1:1"), "no language server serves pyproject.toml"),
         (("hover", f"{outside}:1:1"), "is outside the workspace root"),
         (("rename", f"{service}:6:5"), "give TARGET NEW_NAME"),
-        (("status", "--apply"), "--apply only goes with rename, format, code-actions"),
+        (("status", "--apply"), "lsp-hub query status: --apply is not an option of status"),
+        # Another action's options were dropped without a word: `context --symbol X` answered the plain repo map.
+        (("context", "--symbol", "report"), "--symbol is not an option of context (its own: --description, "
+                                            "--target, --budget)"),
+        (("repomap", "--depth", "2", "--glob", "*.py"), "--depth, --glob are not options of repomap"),
         (("nonsense",), "invalid choice: 'nonsense'"),
     ]:
         code, out, err = ask(*argv)

@@ -17,7 +17,15 @@ from lsp_hub.agents.query.connection import HubConnection, connect_default, conn
 from lsp_hub.agents.query.documents import Workspace, find_root, resolve_target
 from lsp_hub.agents.query.errors import EXIT_ANSWER, EXIT_EMPTY, QueryError
 from lsp_hub.agents.query.navigation_actions import SYMBOL_ACTIONS
-from lsp_hub.agents.query.options import ACTIONS, DEFAULT_LIMIT, DEFAULT_TIMEOUT_SECONDS, TARGET_ACTIONS, QueryOptions
+from lsp_hub.agents.query.options import (
+    ACTION_OPTIONS,
+    ACTIONS,
+    DEFAULT_LIMIT,
+    DEFAULT_TIMEOUT_SECONDS,
+    OPTION_FLAGS,
+    TARGET_ACTIONS,
+    QueryOptions,
+)
 from lsp_hub.agents.query.positions import location, parse_location
 from lsp_hub.agents.query.rendering import cap_items
 
@@ -44,6 +52,10 @@ an unknown or ambiguous symbol -- and 3 the hub or a server failed, or no answer
   status            0
   outline, zoom, imports, impact, search, context, call-tree, trace
                     0 an answer, 1 an empty answer (the index's own: no server needed)"""
+
+
+# The argparse destinations that differ from QueryOptions' field names (repeatable flags, named in the singular).
+_DESTINATIONS = {"globs": "glob", "targets": "target"}
 
 
 def _parser() -> _UsageParser:
@@ -120,8 +132,10 @@ def _parser() -> _UsageParser:
 
 def options_from(argv: list[str]) -> QueryOptions:
     """The command line as a QueryOptions: the positional operands spread over what each action takes."""
-    arguments = _parser().parse_intermixed_args(argv)
+    parser = _parser()
+    arguments = parser.parse_intermixed_args(argv)
     action: str = arguments.action
+    _check_own_options(parser, arguments)
     operands: list[str] = list(arguments.operands)
     apply: bool | int | str | None = arguments.apply
     if action == "code-actions" and isinstance(apply, str) and not apply.isdigit() and not _looks_like_location(apply):
@@ -191,6 +205,24 @@ def options_from(argv: list[str]) -> QueryOptions:
     options.check_settings()
     options.location = location(target) if target is not None else None
     return options
+
+
+def _check_own_options(parser: argparse.ArgumentParser, arguments: argparse.Namespace) -> None:
+    """An option of another action is an error that names this action's own (not silently dropped)."""
+    action = arguments.action
+    own = ACTION_OPTIONS.get(action, ())
+    given = [
+        flag
+        for field, flag in OPTION_FLAGS.items()
+        if field not in own
+        and getattr(arguments, _DESTINATIONS.get(field, field)) != parser.get_default(_DESTINATIONS.get(field, field))
+    ]
+    if given:
+        takes = ", ".join(OPTION_FLAGS[field] for field in own)
+        raise QueryError(
+            f"lsp-hub query {action}: {', '.join(given)} {'is not an option' if len(given) == 1 else 'are not options'}"
+            f" of {action}" + (f" (its own: {takes})" if takes else "")
+        )
 
 
 def _looks_like_location(text: str) -> bool:

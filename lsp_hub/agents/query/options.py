@@ -20,6 +20,25 @@ NAVIGATION_ACTIONS = ("outline", "zoom", "imports", "impact", "search", "context
 ACTIONS = (*TARGET_ACTIONS, "symbols", "diagnostics", "format", "repomap", "relevant", "callers", "syntax",
            "status", "languages", "apply", "undo", *NAVIGATION_ACTIONS)
 APPLYING_ACTIONS = ("rename", "format", "code-actions")
+# The options of one action or a few, by QueryOptions field: an action given another's option says so rather than
+# answering as if it had not been given (`context --symbol X` gave the plain repo map).
+ACTION_OPTIONS: dict[str, tuple[str, ...]] = {
+    **{action: ("symbol",) for action in (*LOCATION_ACTIONS, "hover", "incoming-calls", "outgoing-calls")},
+    "rename": ("symbol", "apply"), "code-actions": ("symbol", "apply"), "format": ("apply",),
+    "symbols": ("query",), "diagnostics": ("text_file",), "repomap": ("budget", "mention"),
+    "relevant": ("description", "top"), "callers": ("symbol", "depth"), "apply": ("edits", "force"),
+    "zoom": ("symbol",), "imports": ("depth", "direction"), "impact": ("symbol", "depth"),
+    "search": ("regex", "ignore_case", "globs", "structural", "lang"), "context": ("description", "targets", "budget"),
+    "call-tree": ("symbol", "depth", "include_unresolved"), "trace": ("symbol", "depth"),
+}
+# Each of those fields' flag on the command line.
+OPTION_FLAGS: dict[str, str] = {
+    "symbol": "--symbol", "apply": "--apply", "query": "--query", "text_file": "--text-file", "budget": "--budget",
+    "mention": "--mention", "description": "--description", "top": "--top", "depth": "--depth",
+    "direction": "--direction", "regex": "--regex", "ignore_case": "--ignore-case", "globs": "--glob",
+    "structural": "--structural", "lang": "--lang", "targets": "--target",
+    "include_unresolved": "--include-unresolved", "edits": "--edits", "force": "--force",
+}
 
 
 @dataclass
