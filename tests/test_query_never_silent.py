@@ -262,3 +262,18 @@ def test_a_python_project_without_its_dependencies_says_so(project: Project) -> 
     assert code == 1 and json.loads(out)["setupNotes"] == [note], (out, err)
     written = project.agent().write_file("src/p/more.py", "import urllib3\n")
     assert written.data["setupNotes"] == [note] and f"(setup: {note})" in written.text
+
+
+def test_references_from_the_index_alone_say_which_server_did_not_run(project: Project) -> None:
+    """With gopls not installed, cobra's references came from the index with `complete: true` and "no server listed
+    anything in 2 file(s)", as if a server had looked."""
+    project.configure({"fakeA": MISSING}, {"python": {"extensions": ["py"], "servers": ["fakeA"]}})
+    project.file("lib.py", "def pay() -> int:\n    return 1\n")
+    project.file("app.py", "from lib import pay\n\npay()\n")
+    code, out, err = project.ask("references", "lib.py:1:5", "--json")
+    data = json.loads(out)
+    assert code == 0 and data["complete"] is False, (out, err)
+    assert len(data["locations"]) >= 2 and {entry["origin"] for entry in data["locations"]} == {"index"}
+    assert data["noServer"].startswith("no server answered: fakeA could not be started"), data["noServer"]
+    code, out, _ = project.ask("references", "lib.py:1:5")
+    assert out.rstrip("\n").endswith(f"(the index's uses by name only: {data['noServer']})"), out

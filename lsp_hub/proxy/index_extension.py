@@ -211,6 +211,8 @@ class IndexExtension(SessionExtension):
                 covered = {**cover_server_locations([], answer if isinstance(answer, list) else None),
                            "complete": False, "indexError": error.message}
             covered["servers"] = [{"name": name, "complete": failure is None} for name in asked]
+            if not asked:  # the index's uses by name alone: never a complete answer (no server of the language ran)
+                covered["complete"] = False
             if failure is not None:
                 covered["complete"] = False
                 covered["serverError"] = failure

@@ -5,6 +5,7 @@ An empty point answer says why (`hub_requests.why_empty`)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from lsp_hub.agents.query.documents import Workspace, resolve_target
@@ -14,6 +15,7 @@ from lsp_hub.agents.query.hub_requests import (
     covering_references,
     hub_command,
     hub_wait_ms,
+    why_empty,
     with_empty_reason,
 )
 from lsp_hub.agents.query.index_actions import index_action
@@ -51,7 +53,7 @@ def run_action(options: QueryOptions, workspace: Workspace) -> Answer:
             # (basedpyright's first references are the file's own): its first report on the file says it has.
             hub_command(workspace, "lspHub.diagnostics", {"uri": uri, "timeoutMs": hub_wait_ms(timeout)})
         if action == "references":
-            return with_empty_reason(_references(workspace, where, limit), workspace, target.path)
+            return with_empty_reason(_references(workspace, where, limit, target.path), workspace, target.path)
         if action in LOCATION_ACTIONS:
             params = where
             locations = locations_json(workspace, connection.request(LOCATION_ACTIONS[action], params, timeout))
@@ -138,16 +140,19 @@ def run_action(options: QueryOptions, workspace: Workspace) -> Answer:
     return Answer(languages, "\n".join(lines), not lines)
 
 
-def _references(workspace: Workspace, where: dict[str, Any], limit: int) -> Answer:
+def _references(workspace: Workspace, where: dict[str, Any], limit: int, path: Path) -> Answer:
     result = covering_references(workspace, where)
     locations = locations_json(workspace, result.get("locations"))
     uncovered = [uri_path(uri) for uri in result.get("uncovered") or []]
-    data = {
+    data: dict[str, Any] = {
         "locations": locations,
         "complete": bool(result.get("complete", True)),
         "uncovered": uncovered,
         "servers": result.get("servers") or [],
     }
+    if locations and not data["servers"]:  # the index alone: say which server did not run, and why
+        data["complete"] = False
+        data["noServer"] = why_empty(workspace, path)[1]
     text = "\n".join(part for part in (locations_text(locations, limit), uncovered_note(data)) if part)
     return Answer(data, text, not locations)
 
