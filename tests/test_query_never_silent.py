@@ -276,4 +276,11 @@ def test_references_from_the_index_alone_say_which_server_did_not_run(project: P
     assert len(data["locations"]) >= 2 and {entry["origin"] for entry in data["locations"]} == {"index"}
     assert data["noServer"].startswith("no server answered: fakeA could not be started"), data["noServer"]
     code, out, _ = project.ask("references", "lib.py:1:5")
-    assert out.rstrip("\n").endswith(f"(the index's uses by name only: {data['noServer']})"), out
+    assert out.rstrip("\n").endswith(f"(from the index alone, by name: {data['noServer']})"), out
+    # A definition and a file's symbols, which the index gives in place of the server, say so too.
+    code, out, _ = project.ask("definition", "app.py:3:1", "--json")
+    definition = json.loads(out)
+    assert code == 0 and definition["locations"][0]["path"].endswith("lib.py"), out
+    assert definition["complete"] is False and definition["noServer"] == data["noServer"]
+    code, out, _ = project.ask("symbols", "lib.py")
+    assert code == 0 and out.rstrip("\n").endswith(f"(from the index alone, by name: {data['noServer']})"), out

@@ -17,6 +17,7 @@ from lsp_hub.agents.query.hub_requests import (
     hub_wait_ms,
     why_empty,
     with_empty_reason,
+    with_stand_in_origin,
 )
 from lsp_hub.agents.query.index_actions import index_action
 from lsp_hub.agents.query.navigation_actions import NAVIGATION_ACTIONS, navigation_action, symbols_search
@@ -57,11 +58,8 @@ def run_action(options: QueryOptions, workspace: Workspace) -> Answer:
         if action in LOCATION_ACTIONS:
             params = where
             locations = locations_json(workspace, connection.request(LOCATION_ACTIONS[action], params, timeout))
-            return with_empty_reason(
-                Answer({"locations": locations, "complete": True}, locations_text(locations, limit), not locations),
-                workspace,
-                target.path,
-            )
+            answer = Answer({"locations": locations, "complete": True}, locations_text(locations, limit), not locations)
+            return with_empty_reason(with_stand_in_origin(answer, workspace, target.path), workspace, target.path)
         if action == "hover":
             text = hover_text(connection.request("textDocument/hover", where, timeout))
             return with_empty_reason(Answer({"text": text, "complete": True}, text, not text), workspace, target.path)
@@ -73,7 +71,8 @@ def run_action(options: QueryOptions, workspace: Workspace) -> Answer:
             from lsp_hub.agents.query.edit_actions import code_actions_action
 
             return code_actions_action(workspace, target, uri, options)
-        return with_empty_reason(_calls(workspace, action, where, limit), workspace, target.path)
+        calls = with_stand_in_origin(_calls(workspace, action, where, limit), workspace, target.path)
+        return with_empty_reason(calls, workspace, target.path)
     if action in NAVIGATION_ACTIONS:
         return navigation_action(workspace, options)
     if action == "symbols":
@@ -87,9 +86,8 @@ def run_action(options: QueryOptions, workspace: Workspace) -> Answer:
             uri = workspace.open(path)
             result = connection.request("textDocument/documentSymbol", {"textDocument": {"uri": uri}}, timeout)
             symbols = flatten_symbols(workspace, result, str(path))
-            return with_empty_reason(
-                Answer({"symbols": symbols}, symbols_text(symbols, limit), not symbols), workspace, path
-            )
+            answer = Answer({"symbols": symbols}, symbols_text(symbols, limit), not symbols)
+            return with_empty_reason(with_stand_in_origin(answer, workspace, path), workspace, path)
         return Answer({"symbols": symbols}, symbols_text(symbols, limit), not symbols)
     if action == "diagnostics":
         from lsp_hub.agents.query.diagnostics import diagnostics_action

@@ -120,6 +120,19 @@ def with_empty_reason(answer: Answer, workspace: Workspace, path: Path) -> Answe
     return answer
 
 
+def with_stand_in_origin(answer: Answer, workspace: Workspace, path: Path) -> Answer:
+    """A non-empty answer that the hub's index gave in place of a server (`textDocument/definition`,
+    `documentSymbol`, call hierarchy when no server of the language runs) says so: incomplete, with why no server
+    answered (`noServer`), and a line after the text."""
+    if answer.empty or answer.data.get("noServer"):
+        return answer
+    reason, detail = why_empty(workspace, path)
+    if reason in ("no_server", "missing", "failed", "disabled", "starting"):
+        answer.data["complete"], answer.data["noServer"] = False, detail
+        answer.text += f"\n(from the index alone, by name: {detail})"
+    return answer
+
+
 def covering_references(workspace: Workspace, where: dict[str, Any]) -> dict[str, Any]:
     """`lspHub.references`: the servers' references and the index's uses in the files they listed nothing in."""
     return hub_command(workspace, "lspHub.references", {

@@ -82,10 +82,10 @@ def locations_text(locations: list[dict[str, Any]], limit: int, quote: Quote = a
 
 
 def uncovered_note(data: dict[str, Any]) -> str:
-    """For references and renames: which files no server analysed, whose uses come from the index; or that no
-    server ran at all (`noServer`, why)."""
+    """For references and renames: which files no server analysed, whose uses come from the index; for any answer
+    of locations, that no server ran at all (`noServer`, why)."""
     if data.get("noServer"):
-        return f"(the index's uses by name only: {data['noServer']})"
+        return f"(from the index alone, by name: {data['noServer']})"
     uncovered = data.get("uncovered") or []
     if not uncovered:
         return ""
