@@ -157,6 +157,11 @@ def test_what_a_tool_cannot_do_is_one_sentence(mcp: McpClient, sample: Path) -> 
     assert "has 20 lines; line 99 does not exist" in mcp.error(
         "lsp", {"action": "hover", "file": "app/service.py", "line": 99, "column": 1})
     assert "needs file, line and column" in mcp.error("lsp", {"action": "definition", "file": "app/service.py"})
+    # Another action's field was dropped without a word (a definition asked with `query` answered as if not given).
+    assert mcp.error("lsp", {"action": "definition", "symbol": "report", "query": "report"}) == \
+        "definition: query does not go with definition"
+    assert mcp.error("lsp", {"action": "diagnostics", "file": "app/service.py", "line": 3, "column": 1,
+                             "new_name": "x"}) == "diagnostics: new_name, line, column do not go with diagnostics"
     assert mcp.error("lsp", {"action": "hover", "file": "app/service.py", "line": 0, "column": 1}) == \
         "lsp: invalid arguments: line: Input should be greater than or equal to 1"
     assert mcp.error("lsp", {"action": "nope"}).startswith("lsp: invalid arguments: action: Input should be ")

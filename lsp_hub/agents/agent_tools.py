@@ -24,6 +24,7 @@ from typing import Any
 
 from lsp_hub.agents import query
 from lsp_hub.agents.query import HubConnection, HubFailed, HubLost, Location, QueryError, QueryOptions
+from lsp_hub.agents.query.options import ACTION_OPTIONS
 from lsp_hub.agents.undo_journal import NothingToUndo, UndoJournal
 from lsp_hub.agents.verified_write import (
     FileWrite,
@@ -177,6 +178,15 @@ class AgentTools:
         if action not in LSP_ACTIONS:
             raise ToolFailure(f"unknown action {action!r}; one of: {', '.join(LSP_ACTIONS)}")
         name = action.replace("_", "-")
+        # Another action's field is an error, as on the command line: not an answer as if it had not been given.
+        given = {"symbol": symbol is not None, "query": query_text is not None, "new_name": new_name is not None,
+                 "line": line is not None, "column": column is not None}
+        own = {*ACTION_OPTIONS.get(name, ()), *(("new_name",) if name == "rename" else ()),
+               *(("line", "column") if name in query.TARGET_ACTIONS else ())}
+        stray = [field for field, present in given.items() if present and field not in own]
+        if stray:
+            raise ToolFailure(f"{action}: {', '.join(stray)} {'does' if len(stray) == 1 else 'do'} not go with "
+                              f"{action}")
         options = QueryOptions(name, symbol=symbol, query=query_text, new_name=new_name, limit=max(1, limit),
                                timeout=self.timeout)
         path = self.path(file) if file else None
