@@ -703,12 +703,15 @@ def test_python_and_rust_are_guarded_for_untrusted_roots_and_a_project_cannot_li
         workspace: Path, xdg_config: Path) -> None:
     servers = load_config(workspace_roots=[workspace]).config.servers
     assert servers["basedpyright"].pin_untrusted_programs == {"settings.python.pythonPath": ("python3", "python")}
+    assert servers["basedpyright"].untrusted_venv_packages == "settings.python.analysis.extraPaths"
     assert servers["rust-analyzer"].trusted_only is True
     project = project_file(workspace, '[server.basedpyright]\npin_untrusted_programs = {}\n'
+                                      'untrusted_venv_packages = ""\n'
                                       '[server.rust-analyzer]\ntrusted_only = false\n')
     loaded = load_config(workspace_roots=[workspace])
     hint = f"ignored: workspace not trusted; run `lsp-hub trust {workspace}`"
     assert problem_lines(loaded) == [f"{project}: server.basedpyright.pin_untrusted_programs: {hint}",
+                                     f"{project}: server.basedpyright.untrusted_venv_packages: {hint}",
                                      f"{project}: server.rust-analyzer.trusted_only: {hint}"]
     guarded = loaded.config.servers["basedpyright"]
     assert guarded.pin_untrusted_programs == servers["basedpyright"].pin_untrusted_programs

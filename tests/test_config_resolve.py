@@ -344,3 +344,24 @@ def test_a_trusted_only_server_starts_only_for_a_trusted_root(tmp_path: Path) ->
     assert refused.refused is not None
     assert "project's own code" in refused.refused and f"lsp-hub trust {root}" in refused.refused
     assert prepare_launch(spec, str(command), root, trusted=True).refused is None
+
+
+def test_an_untrusted_roots_venv_packages_are_read_not_its_interpreter_run(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    command = executable(tmp_path / "tools" / "bin" / "server")
+    spec = ServerSpec(name="py", command="server", settings={"python": {"analysis": {"extraPaths": ["/opt/x"]}}},
+                      untrusted_venv_packages="settings.python.analysis.extraPaths")
+    assert prepare_launch(spec, str(command), root, trusted=False).venv_packages == []  # no .venv
+    packages = root / ".venv" / "lib" / "python3.11" / "site-packages"
+    packages.mkdir(parents=True)
+    (root / ".venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    elsewhere = tmp_path / "elsewhere" / "site-packages"  # a site-packages linked from outside is not read
+    elsewhere.mkdir(parents=True)
+    (root / ".venv" / "lib" / "python3.12").mkdir()
+    (root / ".venv" / "lib" / "python3.12" / "site-packages").symlink_to(elsewhere)
+    plan = prepare_launch(spec, str(command), root, trusted=False)
+    real = os.path.realpath(packages)
+    assert plan.venv_packages == [real]
+    assert plan.spec.settings == {"python": {"analysis": {"extraPaths": ["/opt/x", real]}}}
+    trusted = prepare_launch(spec, str(command), root, trusted=True)
+    assert trusted.venv_packages == [] and trusted.spec.settings == spec.settings

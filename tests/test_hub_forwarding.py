@@ -39,6 +39,30 @@ async def test_server_requests_reach_the_client_and_answers_come_back(start_hub:
     assert ("workspace/applyEdit", {**EDIT, "label": "from fakeA"}) in hub.client.server_requests
 
 
+async def test_a_configured_table_is_laid_over_the_clients(start_hub: StartHub) -> None:
+    """A section the configuration holds as a table (an untrusted root's pinned `python.pythonPath`) still gets the
+    editor's other keys: it was answered from the configuration alone, and the editor's settings were lost."""
+    actions = [{"request": "workspace/configuration",
+                "params": {"items": [{"section": "python"}, {"section": "python.analysis"}]}}]
+    hub = await start_hub({
+        "fakeA": {"capabilities": {"textDocumentSync": 2, "executeCommandProvider": {"commands": ["fake.trigger"]}},
+                  "on_command": {"fake.trigger": actions},
+                  "_config": {"settings": {"python": {"pythonPath": "/usr/bin/python3",
+                                                      "analysis": {"extraPaths": ["/ws/.venv/site"]}}}}},
+        "fakeB": {},
+    })
+    editor = {"python": {"pythonPath": "/elsewhere/python", "venvPath": "/x",
+                         "analysis": {"typeCheckingMode": "strict", "extraPaths": ["/mine"]}}}
+    hub.client.answers["workspace/configuration"] = lambda params: [
+        editor["python"] if item["section"] == "python" else editor["python"]["analysis"] for item in params["items"]]
+    hub.client.open(hub.file("f.alpha", "x\n"), "alpha")
+    await hub.client.wait_for(lambda: hub.received("fakeA", "initialized"), what="fakeA running")
+    [answers] = await hub.client.request("workspace/executeCommand", {"command": "fake.trigger"})
+    assert answers[0] == {"pythonPath": "/usr/bin/python3", "venvPath": "/x",
+                          "analysis": {"typeCheckingMode": "strict", "extraPaths": ["/ws/.venv/site"]}}
+    assert answers[1] == {"typeCheckingMode": "strict", "extraPaths": ["/ws/.venv/site"]}
+
+
 async def test_progress_tokens_are_unique_per_server_and_logs_are_labelled(start_hub: StartHub) -> None:
     def progress(name: str) -> list[dict]:
         return [

@@ -5,15 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from lsp_hub.agents.query.python_setup import python_setup_notes
-from lsp_hub.config.trust import TrustStore
-
-
-@pytest.fixture(autouse=True)
-def own_trust_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "cfg"))
 
 
 def missing(path: Path, module: str, code: str = "reportMissingImports") -> dict[str, Any]:
@@ -58,21 +50,15 @@ def test_requirements_setup_cfg_setup_py_and_poetry_declare_too(tmp_path: Path) 
         assert len(notes) == 1 and f"cannot import yaml, which {name}/{file_name} declares" in notes[0], name
 
 
-def test_the_remedy_follows_the_venv_and_the_trust(tmp_path: Path) -> None:
+def test_the_remedy_names_the_venv(tmp_path: Path) -> None:
     root = tmp_path / "ws"
     write(root / "pyproject.toml", '[project]\nname = "p"\ndependencies = ["urllib3"]\n')
     diagnostics = [missing(write(root / "app.py", ""), "urllib3")]
-    [untrusted] = python_setup_notes(root, diagnostics)
-    assert f"into .venv and run `lsp-hub trust {root}`" in untrusted
+    [without] = python_setup_notes(root, diagnostics)
+    assert "no environment it uses has them; install the project's dependencies into .venv, where it looks" in without
     write(root / ".venv" / "pyvenv.cfg", "home = /usr/bin\n")
     [with_venv] = python_setup_notes(root, diagnostics)
-    assert f"the workspace is not trusted, so .venv is not used; run `lsp-hub trust {root}`" in with_venv
-    TrustStore().add(root)
-    [trusted] = python_setup_notes(root, diagnostics)
-    assert ".venv lacks them; install the project's dependencies there" in trusted
-    (root / ".venv" / "pyvenv.cfg").unlink()
-    [trusted_without] = python_setup_notes(root, diagnostics)
-    assert "install the project's dependencies into .venv, where it looks" in trusted_without
+    assert ".venv lacks them; install the project's dependencies there" in with_venv
 
 
 def test_unreadable_declarations_and_paths_outside_give_no_note(tmp_path: Path) -> None:

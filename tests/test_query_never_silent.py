@@ -254,10 +254,9 @@ def test_a_python_project_without_its_dependencies_says_so(project: Project) -> 
                       {"python": {"extensions": ["py"], "servers": ["fakeA"]}})
     project.file("pyproject.toml", '[project]\nname = "p"\ndependencies = ["urllib3>=2"]\n')
     checked = project.file("src/p/adapters.py", "from urllib3.exceptions import HTTPError\n")
-    note = (f"fakeA cannot import urllib3, which pyproject.toml declares: no environment it uses has them; install "
-            f"the project's dependencies into .venv and run `lsp-hub trust {project.root}`: it uses a workspace's "
-            ".venv only once the workspace is trusted; expect errors that follow from these imports (unknown "
-            "types), not from the code")
+    note = ("fakeA cannot import urllib3, which pyproject.toml declares: no environment it uses has them; install "
+            "the project's dependencies into .venv, where it looks; expect errors that follow from these imports "
+            "(unknown types), not from the code")
     code, out, err = project.ask("diagnostics", str(checked), "--json")
     assert code == 1 and json.loads(out)["setupNotes"] == [note], (out, err)
     written = project.agent().write_file("src/p/more.py", "import urllib3\n")

@@ -79,6 +79,10 @@ class ServerSpec:
     # looks for a server's command there (PATH's absolute entries outside the workspace, then its own tool
     # directories). basedpyright otherwise runs the workspace's `.venv/bin/python` to learn its search paths.
     pin_untrusted_programs: dict[str, tuple[str, ...]] = attrs.field(factory=dict)
+    # For a root that is not trusted: a dotted key holding a list of paths (basedpyright's
+    # "settings.python.analysis.extraPaths") to which the site-packages of the root's `.venv` are added, so the
+    # server reads the installed packages as sources without running the venv's interpreter. Empty: none.
+    untrusted_venv_packages: str = ""
     # Started only for a trusted root: loading a project runs the project's own code (rust-analyzer builds and runs
     # build scripts and procedural macros; cargo runs a `rustc-wrapper` that the repository's .cargo/config names).
     trusted_only: bool = False

@@ -220,6 +220,7 @@ class LaunchPlan:
     spec: ServerSpec
     refused: str | None = None
     pinned: dict[str, str] = attrs.field(factory=dict)  # pins applied (pin_untrusted, programs), with each file
+    venv_packages: list[str] = attrs.field(factory=list)  # the .venv site-packages it reads (untrusted_venv_packages)
     # What starts the program, before its arguments: the program itself, or (Windows) node and the script of an
     # npm shim, or cmd.exe for another batch file (`platform.commands.launch_for`).
     program_argv: list[str] = attrs.field(factory=list)
@@ -238,7 +239,24 @@ def find_upward(start: Path, relative: str) -> Path | None:
     return None
 
 
-def _with_value_at(table: dict[str, Any] | None, dotted: list[str], value: str) -> dict[str, Any]:
+def _value_at(table: dict[str, Any] | None, dotted: list[str]) -> Any:
+    for key in dotted:
+        if not isinstance(table, dict):
+            return None
+        table = table.get(key)
+    return table
+
+
+def venv_site_packages(root: Path) -> list[str]:
+    """The site-packages directories of `root/.venv` (POSIX `lib/pythonX.Y/`, Windows `Lib/`), inside the root."""
+    venv = root / ".venv"
+    if not (venv / "pyvenv.cfg").is_file():
+        return []
+    found = [*sorted(venv.glob("lib/python*/site-packages")), *sorted(venv.glob("Lib/site-packages"))]
+    return list(dict.fromkeys(os.path.realpath(path) for path in found if path.is_dir() and is_within(str(path), root)))
+
+
+def _with_value_at(table: dict[str, Any] | None, dotted: list[str], value: Any) -> dict[str, Any]:
     """A copy of `table` with `value` at the dotted key, making (or replacing non-table) intermediate tables."""
     result = dict(table or {})
     head, *rest = dotted
@@ -284,9 +302,22 @@ def _pin(spec: ServerSpec, command_path: str, root: Path, workspace: Path) -> La
             file = program
         tables[table] = _with_value_at(tables[table], inner_key.split("."), file)
         pinned[key] = file
+    packages: list[str] = []
+    if spec.untrusted_venv_packages:
+        table, _, inner_key = spec.untrusted_venv_packages.partition(".")
+        if table not in PINNABLE_TABLES or not inner_key:
+            return LaunchPlan(spec, refused=(
+                f"lsp-hub: {spec.name} was not started for {root}: its untrusted_venv_packages key "
+                f"{spec.untrusted_venv_packages!r} must start with "
+                f"{' or '.join(name + '.' for name in PINNABLE_TABLES)}; {hint}"))
+        packages = venv_site_packages(root)
+        if packages:  # read as sources: the packages an agent's `uv sync` installed, no interpreter run
+            existing = _value_at(tables[table], inner_key.split("."))
+            listed = [item for item in existing if item not in packages] if isinstance(existing, list) else []
+            tables[table] = _with_value_at(tables[table], inner_key.split("."), [*listed, *packages])
     spec = attrs.evolve(spec, initialization_options=tables["initialization_options"],
                         settings=tables["settings"] or {})
-    return LaunchPlan(spec, pinned=pinned)
+    return LaunchPlan(spec, pinned=pinned, venv_packages=packages)
 
 
 def _program_outside(names: Iterable[str], root: Path, workspace: Path) -> str | None:
@@ -321,7 +352,7 @@ def prepare_launch(spec: ServerSpec, command_path: str, root: Path, *, trusted: 
             f"lsp-hub: {spec.name} was not started for {root}: loading a project runs the project's own code "
             f"(build scripts, macros), and the workspace is not trusted; run `lsp-hub trust {root}` if you trust "
             "it"))
-    if trusted or not (spec.pin_untrusted or spec.pin_untrusted_programs):
+    if trusted or not (spec.pin_untrusted or spec.pin_untrusted_programs or spec.untrusted_venv_packages):
         return LaunchPlan(spec, program_argv=launch.argv)
     plan = _pin(spec, command_path, root, workspace if workspace is not None else root)
     return attrs.evolve(plan, program_argv=launch.argv)

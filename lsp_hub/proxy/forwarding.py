@@ -196,12 +196,12 @@ class Forwarder:
             raise ResponseFailure(-32602, "workspace/configuration needs items")
         settings = backend.spec.settings
         answers: list[Any] = []
-        missing: list[int] = []
+        missing: list[int] = []  # asked of the client: sections not configured, and configured tables (merged)
         for index, item in enumerate(items):
             section = item.get("section") if isinstance(item, dict) else None
             value = _lookup(settings, section) if settings else None
             answers.append(value)
-            if value is None:
+            if value is None or isinstance(value, dict):
                 missing.append(index)
         session = self.workspace.active
         if not missing or session is None or not session.client_supports("workspace", "configuration"):
@@ -216,7 +216,11 @@ class Forwarder:
                 return answers
             for index, value in zip(missing, from_client or [], strict=False):
                 section = items[index].get("section") if isinstance(items[index], dict) else None
-                answers[index] = session.settings_from_client(value, str(section or "configuration"))
+                from_editor = session.settings_from_client(value, str(section or "configuration"))
+                configured = answers[index]
+                # The editor's table with the configured keys over it (an untrusted root's pinned pythonPath, the
+                # user's lsp-hub settings), rather than either one alone.
+                answers[index] = _merged(from_editor, configured) if isinstance(configured, dict) else from_editor
             return answers
 
         return ask_client()
@@ -325,6 +329,14 @@ class Forwarder:
             logger.info("client declined a registration: %s", exc)
 
 
+def _merged(base: Any, over: dict[str, Any]) -> dict[str, Any]:
+    """`over` on top of `base` table by table (`over` wins; a `base` that is no table counts as empty)."""
+    merged = dict(base) if isinstance(base, dict) else {}
+    for key, value in over.items():
+        merged[key] = _merged(merged.get(key), value) if isinstance(value, dict) else value
+    return merged
+
+
 def _lookup(settings: dict[str, Any], section: Any) -> Any:
     """A dotted section of a settings tree ("python.analysis" -> settings["python"]["analysis"]), or the whole."""
     if not section:
@@ -354,7 +366,7 @@ def _ask_sessions_supporting(*capability: str) -> ServerRequestHandler:
 
 
 SERVER_REQUESTS: dict[str, ServerRequestHandler] = {
-    "workspace/configuration": Forwarder._configuration,  # the server's configured settings, then the client
+    "workspace/configuration": Forwarder._configuration,  # the client's, the configured settings over them
     "window/workDoneProgress/create": Forwarder._create_progress,  # a token namespaced by backend
     "client/registerCapability": Forwarder._register_capabilities,  # watched files to the client, the rest routed
     "client/unregisterCapability": Forwarder._unregister_capabilities,

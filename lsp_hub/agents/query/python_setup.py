@@ -4,8 +4,9 @@ In a fresh clone nobody installed, basedpyright checks with a Python that has no
 on requests, `adapters.py` alone got 82 issues, 11 of them "Import "urllib3.exceptions" could not be resolved" and
 most of the rest the unknown types that follow from them, none of them the code's. When a checker reports a missing
 import of a package the project declares (pyproject.toml, setup.cfg, setup.py, requirements*.txt), the note names
-the packages and says where the checker would find them: the project's `.venv`, which basedpyright uses only in a
-trusted workspace (`pin_untrusted_programs`). Standard library only, like `query`.
+the packages and says where the checker would find them: the project's `.venv` (in an untrusted workspace the hub
+has basedpyright read the packages there without running its interpreter: `untrusted_venv_packages`). Standard
+library only, like `query`.
 """
 
 from __future__ import annotations
@@ -77,29 +78,14 @@ def python_setup_notes(root: Path, diagnostics: Iterable[Mapping[str, Any]]) -> 
 
 
 def _remedy(root: Path, directory: Path) -> str:
-    """Where the checker would find the packages: a `.venv` of the project (basedpyright's own default), which an
-    untrusted workspace's checker does not use (the hub pins its interpreter)."""
+    """Where the checker would find the packages: the project's `.venv` (basedpyright's default; in an untrusted
+    workspace the hub has it read the packages there without running its interpreter)."""
     venvs = [directory / ".venv", root / ".venv"]
     venv = next((candidate for candidate in venvs if (candidate / "pyvenv.cfg").is_file()), None)
-    trusted = _trusted(root)
     if venv is None:
         where = _shown(root, directory / ".venv")
-        if trusted:
-            return f"no environment it uses has them; install the project's dependencies into {where}, where it looks"
-        return (
-            f"no environment it uses has them; install the project's dependencies into {where} and run "
-            f"`lsp-hub trust {root}`: it uses a workspace's .venv only once the workspace is trusted"
-        )
-    if not trusted:
-        shown = _shown(root, venv)
-        return f"the workspace is not trusted, so {shown} is not used; run `lsp-hub trust {root}` if you trust it"
+        return f"no environment it uses has them; install the project's dependencies into {where}, where it looks"
     return f"{_shown(root, venv)} lacks them; install the project's dependencies there"
-
-
-def _trusted(root: Path) -> bool:
-    from lsp_hub.config.trust import TrustStore  # here, not above: the query client starts without the config
-
-    return TrustStore().is_trusted(root)
 
 
 def _declarations(
