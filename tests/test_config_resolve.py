@@ -365,3 +365,10 @@ def test_an_untrusted_roots_venv_packages_are_read_not_its_interpreter_run(tmp_p
     assert plan.spec.settings == {"python": {"analysis": {"extraPaths": ["/opt/x", real]}}}
     trusted = prepare_launch(spec, str(command), root, trusted=True)
     assert trusted.venv_packages == [] and trusted.spec.settings == spec.settings
+
+
+def test_an_untrusted_venv_packages_key_outside_the_settings_refuses(tmp_path: Path) -> None:
+    command = executable(tmp_path / "tools" / "bin" / "server")
+    spec = ServerSpec(name="py", command="server", untrusted_venv_packages="env.PYTHONPATH")
+    plan = prepare_launch(spec, str(command), tmp_path / "ws", trusted=False)
+    assert plan.refused is not None and "its untrusted_venv_packages key 'env.PYTHONPATH'" in plan.refused

@@ -269,7 +269,8 @@ def _with_value_at(table: dict[str, Any] | None, dotted: list[str], value: Any) 
 
 
 def _pin(spec: ServerSpec, command_path: str, root: Path, workspace: Path) -> LaunchPlan:
-    """Apply `spec.pin_untrusted` for an untrusted root, or refuse when a pinned file cannot be found outside it."""
+    """Apply an untrusted root's pins (`pin_untrusted`, `pin_untrusted_programs`, `untrusted_venv_packages`), or
+    refuse when a pinned file or program cannot be found outside the workspace."""
     command_home = Path(os.path.realpath(command_path)).parent
     tables: dict[str, dict[str, Any] | None] = {"initialization_options": spec.initialization_options,
                                                 "settings": spec.settings}
@@ -279,12 +280,17 @@ def _pin(spec: ServerSpec, command_path: str, root: Path, workspace: Path) -> La
         (key, "pin_untrusted", relative) for key, relative in spec.pin_untrusted.items() if relative]
     pins += [(key, "pin_untrusted_programs", programs) for key, programs in spec.pin_untrusted_programs.items()
              if programs]  # an empty value: turned off by a trusted layer
+    if spec.untrusted_venv_packages:
+        pins.append((spec.untrusted_venv_packages, "untrusted_venv_packages", ""))
     for key, kind, wanted in sorted(pins):
         table, _, inner_key = key.partition(".")
         if table not in PINNABLE_TABLES or not inner_key:
             return LaunchPlan(spec, refused=(
                 f"lsp-hub: {spec.name} was not started for {root}: its {kind} key {key!r} must start with "
                 f"{' or '.join(name + '.' for name in PINNABLE_TABLES)}; {hint}"))
+        if kind == "untrusted_venv_packages":
+            continue  # checked here, applied after the loop: it adds to a list rather than setting one value
+        dotted = inner_key.split(".")
         if isinstance(wanted, str):
             found = find_upward(command_home, wanted)
             if found is None or is_within(str(found), workspace):
@@ -300,28 +306,21 @@ def _pin(spec: ServerSpec, command_path: str, root: Path, workspace: Path) -> La
                     f"lsp-hub: {spec.name} was not started for {root}: the workspace is not trusted, so {key} must "
                     f"name a {' or '.join(wanted)} outside it, and none was found on PATH or beside lsp-hub; {hint}"))
             file = program
-        tables[table] = _with_value_at(tables[table], inner_key.split("."), file)
+        tables[table] = _with_value_at(tables[table], dotted, file)
         pinned[key] = file
-    packages: list[str] = []
-    if spec.untrusted_venv_packages:
+    packages = venv_site_packages(root) if spec.untrusted_venv_packages else []
+    if packages:  # read as sources (the packages an agent's `uv sync` installed): no interpreter of the workspace runs
         table, _, inner_key = spec.untrusted_venv_packages.partition(".")
-        if table not in PINNABLE_TABLES or not inner_key:
-            return LaunchPlan(spec, refused=(
-                f"lsp-hub: {spec.name} was not started for {root}: its untrusted_venv_packages key "
-                f"{spec.untrusted_venv_packages!r} must start with "
-                f"{' or '.join(name + '.' for name in PINNABLE_TABLES)}; {hint}"))
-        packages = venv_site_packages(root)
-        if packages:  # read as sources: the packages an agent's `uv sync` installed, no interpreter run
-            existing = _value_at(tables[table], inner_key.split("."))
-            listed = [item for item in existing if item not in packages] if isinstance(existing, list) else []
-            tables[table] = _with_value_at(tables[table], inner_key.split("."), [*listed, *packages])
+        existing = _value_at(tables[table], inner_key.split("."))
+        listed = [item for item in existing if item not in packages] if isinstance(existing, list) else []
+        tables[table] = _with_value_at(tables[table], inner_key.split("."), [*listed, *packages])
     spec = attrs.evolve(spec, initialization_options=tables["initialization_options"],
                         settings=tables["settings"] or {})
     return LaunchPlan(spec, pinned=pinned, venv_packages=packages)
 
 
 def _program_outside(names: Iterable[str], root: Path, workspace: Path) -> str | None:
-    """The first of `names` found as an untrusted root's server command is (never the workspace's own)."""
+    """The first of `names` found where an untrusted root's server command would be (never the workspace's own)."""
     for name in names:
         found = resolve_program(name, root, trusted=False, workspace=workspace).path
         if found is not None:

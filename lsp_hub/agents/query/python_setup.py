@@ -51,7 +51,7 @@ _IMPORT_NAMES = {
 def python_setup_notes(root: Path, diagnostics: Iterable[Mapping[str, Any]]) -> list[str]:
     """One note per project whose declared dependencies a checker could not import, with what to do."""
     missing: dict[Path, dict[str, set[str]]] = {}  # declaring directory -> checker -> top-level modules
-    declared_in: dict[Path, tuple[Path, frozenset[str]] | None] = {}
+    declarations: dict[Path, tuple[Path, frozenset[str]] | None] = {}  # per directory walked, what it found
     for diagnostic in diagnostics:
         if diagnostic.get("code") not in MISSING_IMPORT_CODES:
             continue
@@ -59,7 +59,7 @@ def python_setup_notes(root: Path, diagnostics: Iterable[Mapping[str, Any]]) -> 
         if imported is None or imported.group(1).startswith("."):
             continue  # a relative import is the project's own file: a real error
         top = imported.group(1).split(".", 1)[0]
-        found = _declarations(root, Path(str(diagnostic.get("path", ""))).parent, declared_in)
+        found = _declarations(root, Path(str(diagnostic.get("path", ""))).parent, declarations)
         if found is not None and top.lower() in found[1]:
             missing.setdefault(found[0], {}).setdefault(str(diagnostic.get("source") or "the checker"), set()).add(top)
     notes = []
