@@ -372,3 +372,27 @@ def test_an_untrusted_venv_packages_key_outside_the_settings_refuses(tmp_path: P
     spec = ServerSpec(name="py", command="server", untrusted_venv_packages="env.PYTHONPATH")
     plan = prepare_launch(spec, str(command), tmp_path / "ws", trusted=False)
     assert plan.refused is not None and "its untrusted_venv_packages key 'env.PYTHONPATH'" in plan.refused
+
+
+def test_the_hubs_own_typescript_counts_when_the_workspace_holds_the_hub(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """lsp-hub's checkout opened as the workspace (its examples/sample in a fresh clone, from a shell that sourced
+    nothing): the TypeScript installed beside the hub's own server lay inside the workspace, and the server was
+    refused there."""
+    workspace = tmp_path / "checkout"
+    prefix = workspace / ".tools" / "npm"
+    cli = executable(prefix / "node_modules" / "server" / "lib" / "cli.js")
+    (prefix / TSSERVER).parent.mkdir(parents=True)
+    (prefix / TSSERVER).write_text("// the hub's own\n")
+    (prefix / "node_modules" / ".bin").mkdir()
+    (prefix / "node_modules" / ".bin" / "server").symlink_to(cli)
+    monkeypatch.setattr(resolve, "hub_tool_directories", lambda: (str(prefix / "node_modules" / ".bin"),))
+    plan = prepare_launch(pinned_spec(**{"initialization_options.tsserver.path": TSSERVER}),
+                          str(prefix / "node_modules" / ".bin" / "server"), workspace / "examples" / "web",
+                          trusted=False, workspace=workspace)
+    assert plan.refused is None and plan.pinned == {"initialization_options.tsserver.path": str(prefix / TSSERVER)}
+    executable(workspace / TSSERVER)  # the workspace's own, beside no hub tool directory, still is not used
+    other = prepare_launch(pinned_spec(**{"initialization_options.tsserver.path": TSSERVER}),
+                           str(executable(workspace / "tools" / "bin" / "server")), workspace / "examples" / "web",
+                           trusted=False, workspace=workspace)
+    assert other.refused is not None

@@ -293,7 +293,7 @@ def _pin(spec: ServerSpec, command_path: str, root: Path, workspace: Path) -> La
         dotted = inner_key.split(".")
         if isinstance(wanted, str):
             found = find_upward(command_home, wanted)
-            if found is None or is_within(str(found), workspace):
+            if found is None or (is_within(str(found), workspace) and not _in_hub_install(str(found))):
                 return LaunchPlan(spec, refused=(
                     f"lsp-hub: {spec.name} was not started for {root}: the workspace is not trusted, so it must not "
                     f"run the workspace's {wanted}, and none was found outside the workspace next to {command_home} "
@@ -317,6 +317,18 @@ def _pin(spec: ServerSpec, command_path: str, root: Path, workspace: Path) -> La
     spec = attrs.evolve(spec, initialization_options=tables["initialization_options"],
                         settings=tables["settings"] or {})
     return LaunchPlan(spec, pinned=pinned, venv_packages=packages)
+
+
+def _in_hub_install(path: str) -> bool:
+    """Whether `path` belongs to an installation of the hub's own tool directories (the npm prefix above
+    `.tools/npm/node_modules/.bin`, the venv above its `bin`): the hub's, even inside a workspace (its checkout
+    opened as one, or the sample in it), as for commands."""
+    for directory in hub_tool_directories():
+        tools = Path(directory)
+        install = tools.parent.parent if tools.parent.name == "node_modules" else tools.parent
+        if is_within(path, install):
+            return True
+    return False
 
 
 def _program_outside(names: Iterable[str], root: Path, workspace: Path) -> str | None:
