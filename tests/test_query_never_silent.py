@@ -283,3 +283,17 @@ def test_references_from_the_index_alone_say_which_server_did_not_run(project: P
     assert definition["complete"] is False and definition["noServer"] == data["noServer"]
     code, out, _ = project.ask("symbols", "lib.py")
     assert code == 0 and out.rstrip("\n").endswith(f"(from the index alone, by name: {data['noServer']})"), out
+
+
+def test_a_stand_in_answer_is_marked_when_the_running_server_does_not_answer_that_question(project: Project) -> None:
+    """basedpyright failed, ruff runs: a definition came from the index's stand-in, and read as ruff's answer."""
+    linter = {"capabilities": {"textDocumentSync": 2}}  # no definitions, like ruff
+    project.configure({"fakeA": MISSING, "fakeB": linter},
+                      {"python": {"extensions": ["py"], "servers": ["fakeA", "fakeB"]}})
+    project.file("lib.py", "def pay() -> int:\n    return 1\n")
+    project.file("app.py", "from lib import pay\n\npay()\n")
+    code, out, err = project.ask("definition", "app.py:3:1", "--json")
+    data = json.loads(out)
+    assert code == 0 and data["locations"][0]["path"].endswith("lib.py"), (out, err)
+    assert data["complete"] is False
+    assert data["noServer"] == "fakeB does not answer textDocument/definition (fakeA missing)", data["noServer"]

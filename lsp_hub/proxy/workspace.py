@@ -31,6 +31,11 @@ from lsp_hub.proxy.routing import BackendKey, Router
 from lsp_hub.proxy.workspace_documents import DocumentSharing, client_name, disk_text
 from lsp_hub.transport.jsonrpc import MsgId
 
+# The point questions lspHub.status says each running server answers (`answers`).
+STATUS_METHODS = ("textDocument/definition", "textDocument/declaration", "textDocument/typeDefinition",
+                  "textDocument/implementation", "textDocument/references", "textDocument/hover",
+                  "textDocument/documentSymbol", "textDocument/prepareCallHierarchy")
+
 __all__ = ["Attachment", "DiagnosticsCoverage", "Workspace", "Workspaces", "client_name", "config_fingerprint",
            "disk_text", "under"]
 
@@ -366,6 +371,10 @@ class Workspace(DocumentSharing):
                 "openDocuments": len(backend.open_documents),
                 "requestsInFlight": backend.requests_in_flight,
                 "workInProgress": [title or "work" for title in backend.work_in_progress.values()],
+                # Which point questions it answers (by its capabilities, once running): an answer to another came
+                # from elsewhere (the index's stand-in), which an agent is told.
+                **({"answers": [method for method in STATUS_METHODS if backend.supports(method)]}
+                   if backend.state == State.RUNNING else {}),
                 **({"error": backend.failure} if backend.failure else {}),
             }
             for backend in self.pool

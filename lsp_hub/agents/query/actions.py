@@ -59,7 +59,8 @@ def run_action(options: QueryOptions, workspace: Workspace) -> Answer:
             params = where
             locations = locations_json(workspace, connection.request(LOCATION_ACTIONS[action], params, timeout))
             answer = Answer({"locations": locations, "complete": True}, locations_text(locations, limit), not locations)
-            return with_empty_reason(with_stand_in_origin(answer, workspace, target.path), workspace, target.path)
+            answer = with_stand_in_origin(answer, workspace, target.path, LOCATION_ACTIONS[action])
+            return with_empty_reason(answer, workspace, target.path)
         if action == "hover":
             text = hover_text(connection.request("textDocument/hover", where, timeout))
             return with_empty_reason(Answer({"text": text, "complete": True}, text, not text), workspace, target.path)
@@ -71,7 +72,8 @@ def run_action(options: QueryOptions, workspace: Workspace) -> Answer:
             from lsp_hub.agents.query.edit_actions import code_actions_action
 
             return code_actions_action(workspace, target, uri, options)
-        calls = with_stand_in_origin(_calls(workspace, action, where, limit), workspace, target.path)
+        calls = with_stand_in_origin(_calls(workspace, action, where, limit), workspace, target.path,
+                                     "textDocument/prepareCallHierarchy")
         return with_empty_reason(calls, workspace, target.path)
     if action in NAVIGATION_ACTIONS:
         return navigation_action(workspace, options)
@@ -87,7 +89,8 @@ def run_action(options: QueryOptions, workspace: Workspace) -> Answer:
             result = connection.request("textDocument/documentSymbol", {"textDocument": {"uri": uri}}, timeout)
             symbols = flatten_symbols(workspace, result, str(path))
             answer = Answer({"symbols": symbols}, symbols_text(symbols, limit), not symbols)
-            return with_empty_reason(with_stand_in_origin(answer, workspace, path), workspace, path)
+            answer = with_stand_in_origin(answer, workspace, path, "textDocument/documentSymbol")
+            return with_empty_reason(answer, workspace, path)
         return Answer({"symbols": symbols}, symbols_text(symbols, limit), not symbols)
     if action == "diagnostics":
         from lsp_hub.agents.query.diagnostics import diagnostics_action

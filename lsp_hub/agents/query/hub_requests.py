@@ -120,17 +120,37 @@ def with_empty_reason(answer: Answer, workspace: Workspace, path: Path) -> Answe
     return answer
 
 
-def with_stand_in_origin(answer: Answer, workspace: Workspace, path: Path) -> Answer:
+def with_stand_in_origin(answer: Answer, workspace: Workspace, path: Path, method: str) -> Answer:
     """A non-empty answer that the hub's index gave in place of a server (`textDocument/definition`,
-    `documentSymbol`, call hierarchy when no server of the language runs) says so: incomplete, with why no server
-    answered (`noServer`), and a line after the text."""
+    `documentSymbol`, call hierarchy when no server of the language answers `method`) says so: incomplete, with why
+    no server answered (`noServer`), and a line after the text."""
     if answer.empty or answer.data.get("noServer"):
         return answer
     reason, detail = why_empty(workspace, path)
-    if reason in ("no_server", "missing", "failed", "disabled", "starting"):
+    if reason == "nothing":  # some server of the language runs here: does any answer this question?
+        detail = _none_answers(workspace, path, method) or ""
+    elif reason not in ("no_server", "missing", "failed", "disabled", "starting"):
+        detail = ""
+    if detail:
         answer.data["complete"], answer.data["noServer"] = False, detail
         answer.text += f"\n(from the index alone, by name: {detail})"
     return answer
+
+
+def _none_answers(workspace: Workspace, path: Path, method: str) -> str | None:
+    """Why no running server of `path`'s language answered `method` (ruff, with basedpyright failed, has no
+    definitions), by the servers' `answers` in lspHub.status; None when one does, or the hub does not say."""
+    entry = language_entry(languages_of(workspace), path) or {}
+    names = {server["name"]: server.get("state", "") for server in entry.get("servers", [])}
+    statuses, here = _statuses_for(path, names, (hub_command(workspace, "lspHub.status") or {}).get("servers", []))
+    running = [statuses[name] for name in sorted(here) if statuses[name].get("state") == "running"]
+    if not running or any(not isinstance(server.get("answers"), list) or method in server["answers"]
+                          for server in running):
+        return None
+    others = [f"{name} {statuses[name]['state'] if name in statuses else names[name]}" for name in sorted(names)
+              if name not in {server["name"] for server in running}]
+    return (f"{', '.join(server['name'] for server in running)} {'does' if len(running) == 1 else 'do'} not answer "
+            f"{method}" + (f" ({', '.join(others)})" if others else ""))
 
 
 def covering_references(workspace: Workspace, where: dict[str, Any]) -> dict[str, Any]:
