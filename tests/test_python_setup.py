@@ -42,6 +42,7 @@ def test_requirements_setup_cfg_setup_py_and_poetry_declare_too(tmp_path: Path) 
         "cfg": ("setup.cfg", "[options]\ninstall_requires =\n    PyYAML>=5\n"),
         "py": ("setup.py", "from setuptools import setup\nsetup(name='p', install_requires=[\n  'PyYAML>=5',\n])\n"),
         "poetry": ("pyproject.toml", '[tool.poetry.dependencies]\npython = "^3.11"\nPyYAML = "^6"\n'),
+        "split": ("requirements/dev.txt", "PyYAML\n"),  # named as read, not as a requirements.txt that is not there
     }
     for name, (file_name, text) in cases.items():
         write(tmp_path / name / file_name, text)

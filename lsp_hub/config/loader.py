@@ -119,12 +119,13 @@ class _Merged:
     language_servers_origin: dict[str, str] = attrs.field(factory=dict)
 
 
-def _deep_merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
+def deep_merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
+    """`override` on top of `base`, table by table (`override` wins where a key is no table on both sides)."""
     merged = dict(base)
     for key, value in override.items():
         current = merged.get(key)
         if isinstance(value, Mapping) and isinstance(current, Mapping):
-            merged[key] = _deep_merge(current, value)
+            merged[key] = deep_merge(current, value)
         else:
             merged[key] = value
     return merged
@@ -135,7 +136,7 @@ def _merge_table(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[s
     for key, value in override.items():
         current = merged.get(key)
         if key in MERGED_TABLE_KEYS and isinstance(value, Mapping) and isinstance(current, Mapping):
-            merged[key] = _deep_merge(current, value)
+            merged[key] = deep_merge(current, value)
         else:
             merged[key] = value
     return merged

@@ -19,6 +19,7 @@ import os
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
+from lsp_hub.config.loader import deep_merge
 from lsp_hub.proxy.capabilities import command_names
 from lsp_hub.proxy.documents import path_to_uri
 from lsp_hub.proxy.semantic_tokens import client_capability_for_servers
@@ -220,7 +221,8 @@ class Forwarder:
                 configured = answers[index]
                 # The editor's table with the configured keys over it (an untrusted root's pinned pythonPath, the
                 # user's lsp-hub settings), rather than either one alone.
-                answers[index] = _merged(from_editor, configured) if isinstance(configured, dict) else from_editor
+                answers[index] = (deep_merge(from_editor if isinstance(from_editor, dict) else {}, configured)
+                                  if isinstance(configured, dict) else from_editor)
             return answers
 
         return ask_client()
@@ -327,14 +329,6 @@ class Forwarder:
             await answer
         except Exception as exc:
             logger.info("client declined a registration: %s", exc)
-
-
-def _merged(base: Any, over: dict[str, Any]) -> dict[str, Any]:
-    """`over` on top of `base` table by table (`over` wins; a `base` that is no table counts as empty)."""
-    merged = dict(base) if isinstance(base, dict) else {}
-    for key, value in over.items():
-        merged[key] = _merged(merged.get(key), value) if isinstance(value, dict) else value
-    return merged
 
 
 def _lookup(settings: dict[str, Any], section: Any) -> Any:

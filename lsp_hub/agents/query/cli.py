@@ -211,12 +211,11 @@ def _check_own_options(parser: argparse.ArgumentParser, arguments: argparse.Name
     """An option of another action is an error that names this action's own (not silently dropped)."""
     action = arguments.action
     own = ACTION_OPTIONS.get(action, ())
-    given = [
-        flag
-        for field, flag in OPTION_FLAGS.items()
-        if field not in own
-        and getattr(arguments, _DESTINATIONS.get(field, field)) != parser.get_default(_DESTINATIONS.get(field, field))
-    ]
+    given = []
+    for field, flag in OPTION_FLAGS.items():
+        destination = _DESTINATIONS.get(field, field)
+        if field not in own and getattr(arguments, destination) != parser.get_default(destination):
+            given.append(flag)
     if given:
         takes = ", ".join(OPTION_FLAGS[field] for field in own)
         raise QueryError(

@@ -9,7 +9,7 @@ from typing import Any
 
 from lsp_hub.agents.query.documents import Workspace
 from lsp_hub.agents.query.errors import QueryError
-from lsp_hub.agents.query.rendering import Answer
+from lsp_hub.agents.query.rendering import Answer, stand_in_note
 from lsp_hub.platform.paths import is_within
 
 
@@ -53,14 +53,25 @@ def why_empty(workspace: Workspace, path: Path) -> tuple[str, str]:
     """Why a question about `path` got no answer, as (a word of EMPTY_REASONS, a sentence): no server for the
     language, its servers missing, failed or starting, busy (work in progress, requests waiting), or a server
     that answered with nothing."""
+    return _why_empty(path, *_language_and_servers(workspace, path))
+
+
+def _language_and_servers(workspace: Workspace, path: Path) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+    """`path`'s language (`lspHub.languages`) and, when it has servers, the servers' statuses (`lspHub.status`)."""
     entry = language_entry(languages_of(workspace), path)
+    if entry is None or not entry.get("servers"):
+        return entry, []
+    return entry, (hub_command(workspace, "lspHub.status") or {}).get("servers", [])
+
+
+def _why_empty(path: Path, entry: dict[str, Any] | None, server_statuses: list[dict[str, Any]]) -> tuple[str, str]:
     if entry is None:
         return "no_server", f"no language server serves {path.name}"
     servers = entry.get("servers", [])
     if not servers:
         return "no_server", f"no language server is configured for {entry.get('language', path.suffix)}"
     states = {server["name"]: server.get("state", "") for server in servers}
-    statuses, here = _statuses_for(path, states, (hub_command(workspace, "lspHub.status") or {}).get("servers", []))
+    statuses, here = _statuses_for(path, states, server_statuses)
     # The server at this file's root says more than the language's summary, where one that cannot start here (its
     # binary missing, or refused in an untrusted workspace) reads "not started".
     states.update({name: statuses[name]["state"] for name in here if statuses[name].get("state")})
@@ -126,23 +137,23 @@ def with_stand_in_origin(answer: Answer, workspace: Workspace, path: Path, metho
     no server answered (`noServer`), and a line after the text."""
     if answer.empty or answer.data.get("noServer"):
         return answer
-    reason, detail = why_empty(workspace, path)
+    entry, server_statuses = _language_and_servers(workspace, path)
+    reason, detail = _why_empty(path, entry, server_statuses)
     if reason == "nothing":  # some server of the language runs here: does any answer this question?
-        detail = _none_answers(workspace, path, method) or ""
+        detail = _none_answers(path, entry or {}, server_statuses, method) or ""
     elif reason not in ("no_server", "missing", "failed", "disabled", "starting"):
         detail = ""
     if detail:
         answer.data["complete"], answer.data["noServer"] = False, detail
-        answer.text += f"\n(from the index alone, by name: {detail})"
+        answer.text += "\n" + stand_in_note(detail)
     return answer
 
 
-def _none_answers(workspace: Workspace, path: Path, method: str) -> str | None:
+def _none_answers(path: Path, entry: dict[str, Any], server_statuses: list[dict[str, Any]], method: str) -> str | None:
     """Why no running server of `path`'s language answered `method` (ruff, with basedpyright failed, has no
     definitions), by the servers' `answers` in lspHub.status; None when one does, or the hub does not say."""
-    entry = language_entry(languages_of(workspace), path) or {}
     names = {server["name"]: server.get("state", "") for server in entry.get("servers", [])}
-    statuses, here = _statuses_for(path, names, (hub_command(workspace, "lspHub.status") or {}).get("servers", []))
+    statuses, here = _statuses_for(path, names, server_statuses)
     running = [statuses[name] for name in sorted(here) if statuses[name].get("state") == "running"]
     if not running or any(not isinstance(server.get("answers"), list) or method in server["answers"]
                           for server in running):

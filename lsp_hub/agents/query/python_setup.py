@@ -48,10 +48,13 @@ _IMPORT_NAMES = {
 }
 
 
+_Declared = tuple[Path, Path, frozenset[str]]  # a project directory, its first declaring file, the import names
+
+
 def python_setup_notes(root: Path, diagnostics: Iterable[Mapping[str, Any]]) -> list[str]:
     """One note per project whose declared dependencies a checker could not import, with what to do."""
-    missing: dict[Path, dict[str, set[str]]] = {}  # declaring directory -> checker -> top-level modules
-    declarations: dict[Path, tuple[Path, frozenset[str]] | None] = {}  # per directory walked, what it found
+    missing: dict[tuple[Path, Path], dict[str, set[str]]] = {}  # (project directory, file) -> checker -> modules
+    declarations: dict[Path, _Declared | None] = {}  # per directory walked, what it found
     for diagnostic in diagnostics:
         if diagnostic.get("code") not in MISSING_IMPORT_CODES:
             continue
@@ -60,11 +63,11 @@ def python_setup_notes(root: Path, diagnostics: Iterable[Mapping[str, Any]]) -> 
             continue  # a relative import is the project's own file: a real error
         top = imported.group(1).split(".", 1)[0]
         found = _declarations(root, Path(str(diagnostic.get("path", ""))).parent, declarations)
-        if found is not None and top.lower() in found[1]:
-            missing.setdefault(found[0], {}).setdefault(str(diagnostic.get("source") or "the checker"), set()).add(top)
+        if found is not None and top.lower() in found[2]:
+            missing.setdefault(found[:2], {}).setdefault(str(diagnostic.get("source") or "the checker"), set()).add(top)
     notes = []
-    for directory, by_checker in missing.items():
-        declaration = _shown(root, _declaring_file(directory))
+    for (directory, declaring), by_checker in missing.items():
+        declaration = _shown(root, declaring)
         for checker, modules in sorted(by_checker.items()):
             names = sorted(modules)
             shown = ", ".join(names[:MAX_NAMED]) + (
@@ -88,21 +91,20 @@ def _remedy(root: Path, directory: Path) -> str:
     return f"{_shown(root, venv)} lacks them; install the project's dependencies there"
 
 
-def _declarations(
-    root: Path, directory: Path, cache: dict[Path, tuple[Path, frozenset[str]] | None]
-) -> tuple[Path, frozenset[str]] | None:
-    """The nearest directory at or above `directory` (up to `root`) declaring dependencies, and their import names."""
+def _declarations(root: Path, directory: Path, cache: dict[Path, _Declared | None]) -> _Declared | None:
+    """The nearest directory at or above `directory` (up to `root`) that declares dependencies, the first file read
+    there, and the dependencies' import names."""
     walked: list[Path] = []
     current = directory
-    found: tuple[Path, frozenset[str]] | None = None
+    found: _Declared | None = None
     while True:
         if current in cache:
             found = cache[current]
             break
         walked.append(current)
-        names = _declared_names(current)
-        if names is not None:
-            found = (current, names)
+        declared = _declared_names(current)
+        if declared is not None:
+            found = (current, *declared)
             break
         if current == root or current.parent == current or root not in current.parents:
             break
@@ -112,15 +114,16 @@ def _declarations(
     return found
 
 
-def _declared_names(directory: Path) -> frozenset[str] | None:
-    """The import names of the dependencies declared in `directory`, or None when it declares none."""
+def _declared_names(directory: Path) -> tuple[Path, frozenset[str]] | None:
+    """The first declaring file of `directory` and the import names of the dependencies declared there, or None
+    when it declares none."""
     requirements: list[str] = []
-    declares = False
+    read: list[Path] = []
     for name in _DECLARING_FILES:
         text = _read(directory / name)
         if text is None:
             continue
-        declares = True
+        read.append(directory / name)
         if name == "pyproject.toml":
             requirements += _pyproject_requirements(text)
         elif name == "setup.cfg":
@@ -131,9 +134,9 @@ def _declared_names(directory: Path) -> frozenset[str] | None:
     for path in sorted(directory.glob("requirements*.txt")) + sorted(directory.glob("requirements/*.txt")):
         text = _read(path)
         if text is not None:
-            declares = True
+            read.append(path)
             requirements += [line for line in text.splitlines() if not line.lstrip().startswith(("#", "-"))]
-    if not declares:
+    if not read:
         return None
     names = set()
     for requirement in requirements:
@@ -141,7 +144,7 @@ def _declared_names(directory: Path) -> frozenset[str] | None:
         if match:
             distribution = re.sub(r"[-.]", "_", match.group(1).lower())
             names.add(_IMPORT_NAMES.get(distribution, distribution))
-    return frozenset(names)
+    return read[0], frozenset(names)
 
 
 def _pyproject_requirements(text: str) -> list[str]:
@@ -182,13 +185,6 @@ def _table(value: object) -> dict[str, Any]:
 
 def _strings(value: object) -> list[str]:
     return [item for item in value if isinstance(item, str)] if isinstance(value, list) else []
-
-
-def _declaring_file(directory: Path) -> Path:
-    for name in _DECLARING_FILES:
-        if (directory / name).is_file():
-            return directory / name
-    return next(iter(sorted(directory.glob("requirements*.txt"))), directory / "requirements.txt")
 
 
 def _read(path: Path) -> str | None:

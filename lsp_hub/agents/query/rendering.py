@@ -81,11 +81,16 @@ def locations_text(locations: list[dict[str, Any]], limit: int, quote: Quote = a
     return "\n".join(capped(lines, limit))
 
 
+def stand_in_note(why: str) -> str:
+    """The line after an answer that the index gave because no server did (`noServer`: `why`)."""
+    return f"(from the index alone, by name: {why})"
+
+
 def uncovered_note(data: dict[str, Any]) -> str:
     """For references and renames: which files no server analysed, whose uses come from the index; for any answer
     of locations, that no server ran at all (`noServer`, why)."""
     if data.get("noServer"):
-        return f"(from the index alone, by name: {data['noServer']})"
+        return stand_in_note(data["noServer"])
     uncovered = data.get("uncovered") or []
     if not uncovered:
         return ""
