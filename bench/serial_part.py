@@ -1,9 +1,11 @@
 """The serial part of a cold map (issue 25), each sample in a fresh process, alternated with another checkout.
 
 A sample builds the tree cold into an empty cache with its workers (the cyclic collector off, as `lsp-hub repomap`
-runs), then times what that program does after the build on one thread: the graphs, the map (1,024 tokens) and the
-graphs stored in a thread beside it, joined. A fresh process per sample, as the program runs: `index_speed.py`'s
-scaling part measures it after a one-worker build in the same process, which moves it by a third.
+runs), then times what that program does after the build on one thread, up to where it ends: the graphs and the map
+(1,024 tokens), and the hand-over of their save to a child that outlives the process (Linux; elsewhere, and in an
+older checkout, the graphs stored in a thread beside the map and the ranking after it, joined). A fresh process per
+sample, as the program runs: `index_speed.py`'s scaling part measures it after a one-worker build in the same
+process, which moves it by a third.
 
     python bench/serial_part.py [--against OTHER_CHECKOUT] [--pairs 10] [--workers 2] [--root DIR]
 
@@ -30,7 +32,11 @@ REPOSITORY = Path(__file__).resolve().parent.parent
 
 
 def sample(root: Path, workers: int) -> dict[str, float]:
-    """One cold build and its serial part, in this process (run as the child)."""
+    """One cold build and its serial part, in this process (run as the child): what `lsp-hub repomap` does after
+    its build, up to where the program ends (`background.map_then_store`). Where the saves go to a child that
+    outlives the process (Linux), that is the graphs, the map and the hand-over; the save is waited for afterwards,
+    untimed, and its length printed beside. A checkout without `map_then_store` runs what its program ran: the
+    graphs serialized and stored in a thread beside the map, the ranking stored, the thread joined."""
     gc.disable()
     from lsp_hub.index import api, background
     from lsp_hub.index.workspace import WorkspaceIndex
@@ -41,13 +47,29 @@ def sample(root: Path, workers: int) -> dict[str, float]:
         index.build()
         parse = time.perf_counter() - started
         started, cpu = time.perf_counter(), time.thread_time()
-        saving = background.keep_graphs_beside(index)
-        api.repo_map(index, {"tokenBudget": 1024})
-        if saving is not None:
-            saving.join()
+        if hasattr(background, "map_then_store"):
+            background.map_then_store(index, {"tokenBudget": 1024}, lambda _map: None, process_ends=True)
+        else:
+            saving = background.keep_graphs_beside(index)
+            api.repo_map(index, {"tokenBudget": 1024})
+            background.keep_ranking(index)
+            if saving is not None:
+                saving.join()
         serial, serial_cpu = time.perf_counter() - started, time.thread_time() - cpu
+        handed_on = (Path(cache) / "graph-save.lock").exists()
+        waited = 0.0
+        if handed_on:
+            from lsp_hub.index import save_lock
+
+            waited = save_lock.wait_for_saves(Path(cache))  # before the directory goes
         index.close()
-    return {"parse": parse, "serial": serial, "serial_cpu": serial_cpu}
+    return {
+        "parse": parse,
+        "serial": serial,
+        "serial_cpu": serial_cpu,
+        "handed_on": float(handed_on),
+        "save_after": waited,
+    }
 
 
 def run_sample(checkout: Path, root: Path, workers: int) -> dict[str, float]:
@@ -86,7 +108,8 @@ def main() -> None:
             serial[label].append(figures["serial"])
             print(
                 f"  {label:<6} parse {figures['parse']:6.2f} s  serial {figures['serial']:.3f} s"
-                f" (this thread's CPU {figures['serial_cpu']:.3f} s)",
+                f" (this thread's CPU {figures['serial_cpu']:.3f} s)"
+                + (f"; saves handed on, done {figures['save_after']:.3f} s later" if figures.get("handed_on") else ""),
                 flush=True,
             )
     for label, values in serial.items():

@@ -187,7 +187,7 @@ def script() -> int:
         # standard library 0.23-0.32 s of a cold build's main thread (taken from its parser workers' cores) and
         # 0.10-0.17 s of the one-core graph phase after it, for 238 unreachable objects found at the end.
         gc.disable()
-    code = main(argv)
+    code = main(argv, process_ends=one_shot)
     if one_shot:
         _end_now(code)
     return code
@@ -212,16 +212,18 @@ def _end_now(code: int) -> None:
     os._exit(code)
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, process_ends: bool = False) -> int:
+    """Run one command. `process_ends`: the process ends once it returns (`script`), so a one-shot map may leave
+    storing its graphs to a child that outlives it (`background.save_after_exit`)."""
     try:
-        return _main(argv)
+        return _main(argv, process_ends)
     except BrokenPipeError:
         # `lsp-hub doctor | head`: the reader left; that is not an error of ours.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
 
 
-def _main(argv: list[str] | None) -> int:
+def _main(argv: list[str] | None, process_ends: bool = False) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     verb = argv[0] if argv else ""
     if verb == "query":
@@ -264,7 +266,9 @@ def _main(argv: list[str] | None) -> int:
     if verb in INDEX_VERBS:
         from lsp_hub.index.cli import index_cli_main
 
-        return index_cli_main(argv, sys.stdout, syntax_checkers_for=_cli_syntax_checkers)
+        return index_cli_main(
+            argv, sys.stdout, syntax_checkers_for=_cli_syntax_checkers, process_ends=process_ends
+        )
     return _serve(argv)
 
 

@@ -71,9 +71,11 @@ def test_only_a_one_shot_verb_runs_without_the_cyclic_collector(monkeypatch: pyt
     from lsp_hub import cli
 
     collector_on: dict[str, bool] = {}
+    ends_after: dict[str, bool] = {}
 
-    def main(argv: list[str]) -> int:
+    def main(argv: list[str], process_ends: bool = False) -> int:
         collector_on[argv[0]] = gc.isenabled()
+        ends_after[argv[0]] = process_ends
         return 0
 
     monkeypatch.setattr(cli, "main", main)
@@ -86,3 +88,4 @@ def test_only_a_one_shot_verb_runs_without_the_cyclic_collector(monkeypatch: pyt
     finally:
         gc.enable()
     assert collector_on == {"repomap": False, "daemon": True}
+    assert ends_after == {"repomap": True, "daemon": False}  # only a one-shot verb may leave a save to a child

@@ -74,9 +74,15 @@ def _parser(verb: str) -> _Parser:
     return parser
 
 
-def index_cli_main(argv: list[str], out: TextIO, syntax_checkers_for: SyntaxCheckersFor | None = None) -> int:
+def index_cli_main(
+    argv: list[str],
+    out: TextIO,
+    syntax_checkers_for: SyntaxCheckersFor | None = None,
+    process_ends: bool = False,
+) -> int:
     """Run one index verb; `argv[0]` is the verb. Returns the exit code (2 for usage errors). Without
-    `syntax_checkers_for`, TypeScript is judged by tree-sitter (the library does not look for programs itself)."""
+    `syntax_checkers_for`, TypeScript is judged by tree-sitter (the library does not look for programs itself).
+    `process_ends`: the process ends on return, so what a map stores for the next process may outlive it."""
     if not argv or argv[0] not in VERBS:
         out.write(f"usage: lsp-hub {{{'|'.join(VERBS)}}} ...\n")
         return 2
@@ -86,7 +92,7 @@ def index_cli_main(argv: list[str], out: TextIO, syntax_checkers_for: SyntaxChec
         if verb == "syntax":
             return _syntax(options, out, syntax_checkers_for)
         if verb == "repomap":
-            return _repomap(options, out)
+            return _repomap(options, out, process_ends)
         if verb == "relevant":
             return _relevant(options, out)
         if verb == "callers":
@@ -122,25 +128,20 @@ def _incomplete_note(result: dict[str, Any], out: TextIO) -> None:
     out.write(f"# incomplete: {count} source file(s) left out ({', '.join(reasons)})\n")
 
 
-def _repomap(options: argparse.Namespace, out: TextIO) -> int:
+def _repomap(options: argparse.Namespace, out: TextIO, process_ends: bool = False) -> int:
     index = _open_index(options.root)
-    # Graphs this run builds serve the next run (with a focus or mention too): stored while the map is made.
-    saving = background.keep_graphs_beside(index)
     focus = [str(Path(value).resolve()) for value in options.focus]
-    result = api.repo_map(
-        index, {"focusFiles": focus, "mentionedIdents": options.mention, "tokenBudget": options.budget}
-    )
-    if options.json:
-        _print_json(result, out)
-    else:
-        out.write(result["text"])
-        _incomplete_note(result, out)
-    out.flush()
-    background.keep_ranking(index)
-    if saving is not None:
-        saving.join()
-    else:
-        background.keep_graphs(index)  # a stored ranking lacked a file's scores, and the map built the graphs after all
+
+    def write(result: dict[str, Any]) -> None:
+        if options.json:
+            _print_json(result, out)
+        else:
+            out.write(result["text"])
+            _incomplete_note(result, out)
+        out.flush()
+
+    arguments = {"focusFiles": focus, "mentionedIdents": options.mention, "tokenBudget": options.budget}
+    background.map_then_store(index, arguments, write, process_ends)
     return 0
 
 
