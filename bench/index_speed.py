@@ -82,8 +82,9 @@ from typing import Any, TypeVar
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.processes import tree_rss
-from lsp_hub.index import api, background, save_lock
+from lsp_hub.index import api, background, pending_save
 from lsp_hub.index.workspace import WorkspaceIndex
+from lsp_hub.platform import detached
 from lsp_hub.transport.rawclient import HubClient
 
 REPOSITORY = Path(__file__).resolve().parent.parent  # the checkout whose lsp_hub is measured
@@ -827,6 +828,7 @@ def bench_scaling(scratch: Path) -> None:
     one_core_parse = 0.0
     total = 0.0
     serial = 0.0
+    after_exit = detached.run_after_exit if detached.available() else None
     for workers in worker_counts():
         settle()
         index = WorkspaceIndex(root, cache_dir=scratch / f"scaling-{workers}", max_workers=workers)
@@ -835,11 +837,11 @@ def bench_scaling(scratch: Path) -> None:
         taking_in = time.thread_time() - cpu_before
         started = time.perf_counter()
         mapped = _MapWritten()
-        background.map_then_store(index, dict(MAP_ARGUMENTS), mapped.write, process_ends=True)
+        background.map_then_store(index, dict(MAP_ARGUMENTS), mapped.write, after_exit)
         graphs = mapped.at - started
         save_wait = time.perf_counter() - started - graphs
         # A save handed to a child: waited for before the next build, untimed (the program has ended by then).
-        save_lock.wait_for_saves(scratch / f"scaling-{workers}")
+        pending_save.wait_for_saves(scratch / f"scaling-{workers}")
         index.close()
         serial = graphs + save_wait
         total = parse + serial

@@ -48,7 +48,10 @@ def sample(root: Path, workers: int) -> dict[str, float]:
         parse = time.perf_counter() - started
         started, cpu = time.perf_counter(), time.thread_time()
         if hasattr(background, "map_then_store"):
-            background.map_then_store(index, {"tokenBudget": 1024}, lambda _map: None, process_ends=True)
+            from lsp_hub.platform import detached
+
+            after_exit = detached.run_after_exit if detached.available() else None
+            background.map_then_store(index, {"tokenBudget": 1024}, lambda _map: None, after_exit)
         else:
             saving = background.keep_graphs_beside(index)
             api.repo_map(index, {"tokenBudget": 1024})
@@ -56,12 +59,12 @@ def sample(root: Path, workers: int) -> dict[str, float]:
             if saving is not None:
                 saving.join()
         serial, serial_cpu = time.perf_counter() - started, time.thread_time() - cpu
-        handed_on = (Path(cache) / "graph-save.lock").exists()
+        handed_on = (Path(cache) / "graph-save.pid").exists()
         waited = 0.0
         if handed_on:
-            from lsp_hub.index import save_lock
+            from lsp_hub.index import pending_save
 
-            waited = save_lock.wait_for_saves(Path(cache))  # before the directory goes
+            waited = pending_save.wait_for_saves(Path(cache))  # before the directory goes
         index.close()
     return {
         "parse": parse,

@@ -214,7 +214,7 @@ def _end_now(code: int) -> None:
 
 def main(argv: list[str] | None = None, process_ends: bool = False) -> int:
     """Run one command. `process_ends`: the process ends once it returns (`script`), so a one-shot map may leave
-    storing its graphs to a child that outlives it (`background.save_after_exit`)."""
+    storing its graphs to a child that outlives it (`platform.detached`, `background.save_after_exit`)."""
     try:
         return _main(argv, process_ends)
     except BrokenPipeError:
@@ -265,10 +265,10 @@ def _main(argv: list[str] | None, process_ends: bool = False) -> int:
         return bridge_main([arg for arg in argv if arg != "--connect"])
     if verb in INDEX_VERBS:
         from lsp_hub.index.cli import index_cli_main
+        from lsp_hub.platform import detached
 
-        return index_cli_main(
-            argv, sys.stdout, syntax_checkers_for=_cli_syntax_checkers, process_ends=process_ends
-        )
+        after_exit = detached.run_after_exit if process_ends and detached.available() else None
+        return index_cli_main(argv, sys.stdout, syntax_checkers_for=_cli_syntax_checkers, run_after_exit=after_exit)
     return _serve(argv)
 
 

@@ -8,14 +8,11 @@ import contextlib
 import gc
 import logging
 import os
-import signal
-import sys
 import threading
-import warnings
 from collections.abc import Callable
 from typing import Any
 
-from lsp_hub.index import save_lock
+from lsp_hub.index import pending_save
 from lsp_hub.index.workspace import WorkspaceIndex
 
 log = logging.getLogger(__name__)
@@ -116,20 +113,26 @@ def keep_graphs(index: WorkspaceIndex) -> None:
     save_graphs(index.snapshot())
 
 
+RunAfterExit = Callable[[Callable[[], None]], int | None]  # work -> the pid of the child doing it, or None
+
+
 def map_then_store(
-    index: WorkspaceIndex, arguments: dict[str, Any], write: Callable[[dict[str, Any]], None], process_ends: bool
+    index: WorkspaceIndex,
+    arguments: dict[str, Any],
+    write: Callable[[dict[str, Any]], None],
+    run_after_exit: RunAfterExit | None = None,
 ) -> dict[str, Any]:
     """A one-shot map as `lsp-hub repomap` makes it: the map, handed to `write`, and what it built stored for the
-    next process, by a child that outlives this one when `process_ends` and it can (`save_after_exit`), else in a
-    thread beside the map and after it. Returns the map."""
+    next process: through `run_after_exit` when given (`save_after_exit`), else in a thread beside the map and
+    after it. Returns the map."""
     from lsp_hub.index import api
 
-    hand_on = process_ends and can_save_after_exit(index)
+    hand_on = run_after_exit if index.store is not None else None
     # Graphs this run builds serve the next run (with a focus or mention too).
-    saving = None if hand_on else keep_graphs_beside(index)
+    saving = None if hand_on is not None else keep_graphs_beside(index)
     result = api.repo_map(index, arguments)
     write(result)
-    if hand_on and save_after_exit(index):
+    if hand_on is not None and save_after_exit(index, hand_on):
         return result
     keep_ranking(index)
     if saving is not None:
@@ -139,85 +142,40 @@ def map_then_store(
     return result
 
 
-CHILD_SAVE_DEADLINE_SECONDS = 300  # a save that outlived its process and hangs (a stuck disk) ends by SIGALRM
-
-
-def can_save_after_exit(index: WorkspaceIndex) -> bool:
-    """Whether `save_after_exit` may hand the saves on: a cache to store them in, and Linux. Not macOS, whose system
-    libraries are not safe after a fork without exec (Python starts its own processes there by spawning); not
-    Windows, which has no fork."""
-    return index.store is not None and sys.platform.startswith("linux")
-
-
-def save_after_exit(index: WorkspaceIndex) -> bool:
+def save_after_exit(index: WorkspaceIndex, run_after_exit: RunAfterExit) -> bool:
     """For a one-shot process that has written its answer and is about to end: store what `keep_graphs` and
-    `keep_ranking` would, in a child forked to outlive it, so the process ends now (the issue's "save in the
-    background"; `git gc --auto` detaches the same way). Serializing the graphs held the answering thread 0.1 s
-    on the standard library before the map, and storing the ranking 0.04-0.08 s after it. The child holds
-    `save_lock` until it is done, and a process reading stored graphs from the same cache waits for it.
+    `keep_ranking` would, through `run_after_exit` (the platform room's: a child forked to outlive this process),
+    so the process ends now (the issue's "save in the background"). Serializing the graphs held the answering
+    thread 0.1 s on the standard library before the map, and storing the ranking 0.04-0.08 s after it. The save
+    is marked in the cache directory (`pending_save`) until it is done, and a process reading stored graphs from
+    that cache waits for it.
 
-    False, and nothing done, where the caller saves as before: `can_save_after_exit` says no, nothing was built to
-    store (a map answered from a stored ranking), another thread still runs, or another save holds the lock."""
+    False, and nothing done, where the caller saves as before: nothing was built to store (no cache, or a map
+    answered from a stored ranking), another save is under way there, or no child could be started."""
     store = index.store
-    if store is None or not can_save_after_exit(index) or not index.snapshot().is_derived("reference_graph"):
+    if store is None or not index.snapshot().is_derived("reference_graph"):
         return False
     store.join_writes()  # the rows written beside the map: no thread may hold a lock across the fork
-    if threading.active_count() > 1:
-        return False
-    lock = save_lock.take(store.path.parent)
-    if lock is None:
+    cache_dir = store.path.parent
+    if not pending_save.claim(cache_dir):
         return False
     # SQLite's connections must not cross a fork (its locks belong to the process that took them): closed here, the
-    # child opens its own when it stores.
+    # child opens its own when it stores (and this process, should it store after all).
     store.close()
     if store.shared is not None:
         store.shared.close()
-    return _fork_the_saver(index, lock)
+    parent = os.getpid()
 
-
-if sys.platform == "win32":
-
-    def _fork_the_saver(index: WorkspaceIndex, lock: int) -> bool:
-        return False  # no fork (`can_save_after_exit` says no before this)
-
-else:
-
-    def _fork_the_saver(index: WorkspaceIndex, lock: int) -> bool:
-        for stream in (sys.stdout, sys.stderr):
-            with contextlib.suppress(OSError, ValueError):
-                stream.flush()  # else the child inherits unwritten output (it never writes it: it ends by _exit)
+    def store_and_release() -> None:
         try:
-            with warnings.catch_warnings():
-                # Python 3.12+ warns of fork in a process with threads: numpy's math library keeps some, which the
-                # child never calls (it serializes and writes SQLite).
-                warnings.simplefilter("ignore", DeprecationWarning)
-                child = os.fork()
-        except OSError:
-            save_lock.release(lock)
-            return False
-        if child != 0:
-            os.close(lock)  # the lock stays held through the child's descriptor of the same open file
-            return True
-        try:
-            _leave_the_caller(keep=lock)
             keep_graphs(index)
             keep_ranking(index)
         finally:
-            os._exit(0)
+            pending_save.release(cache_dir, handed_by=parent)
 
-    def _leave_the_caller(keep: int) -> None:
-        """In the saving child: its own session (a closed terminal's hangup does not end the save), and no
-        descriptor but the lock (`keep`) of all the parent had open: its standard streams, or a reader of its output
-        would wait for the save to see their end, and the pipe by which multiprocessing's fork server learns that
-        the parent has ended (the server holds the same streams)."""
-        os.setsid()
-        null = os.open(os.devnull, os.O_RDWR)
-        for descriptor in (0, 1, 2):
-            os.dup2(null, descriptor)
-        for name in os.listdir("/proc/self/fd"):  # Linux alone comes here
-            descriptor = int(name)
-            if descriptor > 2 and descriptor != keep:
-                with contextlib.suppress(OSError):
-                    os.close(descriptor)
-        signal.signal(signal.SIGALRM, signal.SIG_DFL)
-        signal.alarm(CHILD_SAVE_DEADLINE_SECONDS)
+    child = run_after_exit(store_and_release)
+    if child is None:
+        pending_save.release(cache_dir)
+        return False
+    pending_save.hand_to(cache_dir, child)
+    return True

@@ -78,11 +78,12 @@ def index_cli_main(
     argv: list[str],
     out: TextIO,
     syntax_checkers_for: SyntaxCheckersFor | None = None,
-    process_ends: bool = False,
+    run_after_exit: background.RunAfterExit | None = None,
 ) -> int:
     """Run one index verb; `argv[0]` is the verb. Returns the exit code (2 for usage errors). Without
     `syntax_checkers_for`, TypeScript is judged by tree-sitter (the library does not look for programs itself).
-    `process_ends`: the process ends on return, so what a map stores for the next process may outlive it."""
+    `run_after_exit`: runs work in a child that outlives the process (which ends on return): what a map stores for
+    the next process is handed to it."""
     if not argv or argv[0] not in VERBS:
         out.write(f"usage: lsp-hub {{{'|'.join(VERBS)}}} ...\n")
         return 2
@@ -92,7 +93,7 @@ def index_cli_main(
         if verb == "syntax":
             return _syntax(options, out, syntax_checkers_for)
         if verb == "repomap":
-            return _repomap(options, out, process_ends)
+            return _repomap(options, out, run_after_exit)
         if verb == "relevant":
             return _relevant(options, out)
         if verb == "callers":
@@ -128,7 +129,7 @@ def _incomplete_note(result: dict[str, Any], out: TextIO) -> None:
     out.write(f"# incomplete: {count} source file(s) left out ({', '.join(reasons)})\n")
 
 
-def _repomap(options: argparse.Namespace, out: TextIO, process_ends: bool = False) -> int:
+def _repomap(options: argparse.Namespace, out: TextIO, run_after_exit: background.RunAfterExit | None) -> int:
     index = _open_index(options.root)
     focus = [str(Path(value).resolve()) for value in options.focus]
 
@@ -141,7 +142,7 @@ def _repomap(options: argparse.Namespace, out: TextIO, process_ends: bool = Fals
         out.flush()
 
     arguments = {"focusFiles": focus, "mentionedIdents": options.mention, "tokenBudget": options.budget}
-    background.map_then_store(index, arguments, write, process_ends)
+    background.map_then_store(index, arguments, write, run_after_exit)
     return 0
 
 

@@ -25,7 +25,7 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Any, TypeVar
 
-from lsp_hub.index import save_lock
+from lsp_hub.index import pending_save
 from lsp_hub.index.records import PACKED_FORMAT, looks_packed
 from lsp_hub.index.shared_records import SharedRecords, discard_database
 from lsp_hub.index.store_rows import StoredRow, write_rows
@@ -409,7 +409,7 @@ class IndexStore:
         the graph code; from another root's (the shared store) only when `across_roots`."""
         saved_fingerprint = fingerprint
         fingerprint = f"{fingerprint}:{graph_code_fingerprint()}"
-        save_lock.wait_for_saves(self.path.parent)  # graphs a process that has answered is still storing
+        pending_save.wait_for_saves(self.path.parent)  # graphs a process that has answered is still storing
         with self._lock:
             connection = self._connect()
             row = None

@@ -11,6 +11,7 @@ fallback for a system that offers none:
   hub's pipe to it closes; Windows: a Job Object with KILL_ON_JOB_CLOSE);
 - `commands`: finding and starting a program the system's way (PATHEXT, npm's .cmd shims);
 - `paths`: file URIs and paths (drive letters, UNC, case-insensitive file systems);
+- `detached`: work in a forked child that outlives the process (Linux; elsewhere the caller does it);
 - `confined_files`: reading and writing under a root so that no race takes a path outside it (`O_NOFOLLOW` from
   each directory's descriptor; symbolic links refused where there is no `dir_fd`);
 

@@ -1,6 +1,6 @@
 """A cold `lsp-hub repomap` hands the save of what it built to a child that outlives it (Linux): the program ends
-once the map is written, the child holds the cache's save lock until the graphs are stored, and a process reading
-stored graphs from that cache waits for it, so a map asked right after a cold one is still answered from them."""
+once the map is written, the cache directory's mark names the child until the graphs are stored, and a process
+reading stored graphs from that cache waits for it, so a map asked right after a cold one is answered from them."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from lsp_hub.index import save_lock
+from lsp_hub.index import pending_save
 from lsp_hub.index.store import IndexStore, database_path
 
 REPOSITORY = Path(__file__).resolve().parents[2]
@@ -68,8 +68,9 @@ def test_a_cold_map_ends_before_its_save_which_the_next_map_waits_for(tmp_path: 
     assert cold.returncode == 0, cold.stderr
     assert cold.stdout.strip() and cold.stderr == ""
     assert took < SAVE_DELAY - 0.5, f"the program waited for its save ({took:.1f} s)"
-    lock = save_lock.take(cache_dir)
-    assert lock is None, "the save under way holds the lock"
+    mark = cache_dir / pending_save.MARK_FILE_NAME
+    assert mark.exists(), "the save under way is marked"
+    assert int(mark.read_text()) != 0 and not pending_save.claim(cache_dir)  # it names a running process
 
     warm = subprocess.run(
         [sys.executable, "-m", "lsp_hub", "repomap", str(root)],
@@ -84,10 +85,10 @@ def test_a_cold_map_ends_before_its_save_which_the_next_map_waits_for(tmp_path: 
     assert warm.stdout == cold.stdout
     # It waited for the save rather than building again: the graphs were stored before it read them.
     assert {"ranking", "graph_state"} <= _stored_graph_keys(root, cache_dir)
-    assert save_lock.wait_for_saves(cache_dir) < 0.1
+    assert not mark.exists()  # released by the child when done
 
 
-def test_reading_stored_graphs_waits_while_a_save_holds_the_lock(tmp_path: Path) -> None:
+def test_reading_stored_graphs_waits_while_the_marked_save_runs(tmp_path: Path) -> None:
     root = tmp_path / "root"
     root.mkdir()
     store = IndexStore(root, tmp_path)
@@ -96,24 +97,27 @@ def test_reading_stored_graphs_waits_while_a_save_holds_the_lock(tmp_path: Path)
     store.load_graph("ranking", "fingerprint")
     assert time.monotonic() - started < 0.2  # no save under way: no wait
 
-    lock = save_lock.take(tmp_path)
-    if lock is None:
-        pytest.skip("no flock on this system, so no save outlives its program here")
-    releasing = threading.Timer(0.6, save_lock.release, args=(lock,))
-    releasing.start()
+    saver = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.6)"])
+    reaping = threading.Thread(target=saver.wait)  # as init reaps the child of a program that has ended
+    reaping.start()
+    pending_save.claim(tmp_path)
+    pending_save.hand_to(tmp_path, saver.pid)
     started = time.monotonic()
     assert store.load_graph("ranking", "fingerprint") is None
-    assert time.monotonic() - started >= 0.5
-    releasing.join()
+    waited = time.monotonic() - started
+    reaping.join()
+    assert 0.3 <= waited < 10  # until the saver ended
     store.close()
 
 
-def test_a_second_save_does_not_take_a_lock_another_holds(tmp_path: Path) -> None:
-    first = save_lock.take(tmp_path)
-    if first is None:
-        pytest.skip("no flock on this system, so no save outlives its program here")
-    assert save_lock.take(tmp_path) is None
-    save_lock.release(first)
-    second = save_lock.take(tmp_path)
-    assert second is not None
-    save_lock.release(second)
+def test_a_mark_is_claimed_once_and_a_stale_one_replaced(tmp_path: Path) -> None:
+    assert pending_save.claim(tmp_path)
+    mark = tmp_path / pending_save.MARK_FILE_NAME
+    assert int(mark.read_text()) == os.getpid()
+    assert pending_save.wait_for_saves(tmp_path) < 0.1  # this process's own mark keeps it waiting for nothing
+    ended = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    pending_save.hand_to(tmp_path, int(ended.stdout))
+    assert pending_save.wait_for_saves(tmp_path) < 0.1  # names a process that has ended: stale
+    assert pending_save.claim(tmp_path)  # and replaced
+    pending_save.release(tmp_path)
+    assert not mark.exists()
