@@ -1,7 +1,7 @@
 """The mark a save of graphs leaves in the cache directory while it outlives the process that answered
-(`background.save_after_exit`): `graph-save.pid`, naming the process that is storing. A process about to read
-stored graphs from that directory waits while the named process runs, so that a map asked right after a cold one
-still finds the graphs the first stored rather than building them again.
+(`background.save_after_exit`): `graph-save.pid`, naming the process that is storing (pid and host). A process
+about to read stored graphs from that directory waits while the named process runs, so that a map asked right
+after a cold one still finds the graphs the first stored rather than building them again.
 
 A file and a pid rather than a lock on a file: the index imports nothing of the platform room, and the one fact it
 needs, whether a pid still runs, is the `pid_liveness` leaf's. A mark left by a process that died is stale and read
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import socket
 import time
 from pathlib import Path
 
@@ -20,13 +21,21 @@ from lsp_hub.pid_liveness import pid_exists
 MARK_FILE_NAME = "graph-save.pid"
 WAIT_SECONDS = 30.0  # a save at 100,000 files takes a few seconds; building the graphs instead takes far longer
 _POLL_SECONDS = 0.01
+_HOST = socket.gethostname().replace(" ", "_")
 
 
 def _named_pid(mark: Path) -> int | None:
+    """The pid the mark names, when it was made on this machine (a cache directory shared over the network may
+    hold another machine's mark, whose pid means nothing here)."""
     try:
-        return int(mark.read_text(encoding="ascii").strip())
+        pid, _, host = mark.read_text(encoding="utf-8").strip().partition(" ")
+        return int(pid) if host == _HOST else None
     except (OSError, ValueError):
         return None
+
+
+def _mark_text(pid: int) -> str:
+    return f"{pid} {_HOST}"
 
 
 def claim(cache_dir: Path) -> bool:
@@ -45,8 +54,8 @@ def claim(cache_dir: Path) -> bool:
             continue
         except OSError:
             return False
-        with os.fdopen(descriptor, "w", encoding="ascii") as file:
-            file.write(str(os.getpid()))
+        with os.fdopen(descriptor, "w", encoding="utf-8") as file:
+            file.write(_mark_text(os.getpid()))
         return True
     return False
 
@@ -56,7 +65,7 @@ def hand_to(cache_dir: Path, pid: int) -> None:
     mark = cache_dir / MARK_FILE_NAME
     staged = cache_dir / f"{MARK_FILE_NAME}.{os.getpid()}"
     with contextlib.suppress(OSError):
-        staged.write_text(str(pid), encoding="ascii")
+        staged.write_text(_mark_text(pid), encoding="utf-8")
         os.replace(staged, mark)
 
 

@@ -20,7 +20,9 @@ DEADLINE_SECONDS = 300  # a child that hangs (a stuck disk) ends by SIGALRM
 
 
 def available() -> bool:
-    return sys.platform.startswith("linux")
+    """Linux, and not the first process of a container: when that one ends, the container's other processes are
+    killed, and the work with them (`docker run ... lsp-hub repomap`)."""
+    return sys.platform.startswith("linux") and os.getpid() != 1
 
 
 if sys.platform == "win32":
