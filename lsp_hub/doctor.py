@@ -254,6 +254,8 @@ def _print_servers(reports: list[ServerReport], out: TextIO, *, verbose: bool) -
         for key, file in report.launch.pinned.items() if report.launch is not None else ():
             _emit(f"note: {report.spec.name}: {report.root} is not trusted, so {key} = {file} "
                   "(not the workspace's own)", out)
+        for key, value in report.launch.pinned_values.items() if report.launch is not None else ():
+            _emit(f"note: {report.spec.name}: {report.root} is not trusted, so {key} = {value}", out)
         if report.launch is not None and report.launch.venv_packages:
             _emit(f"note: {report.spec.name}: its .venv's packages are read from "
                   f"{', '.join(report.launch.venv_packages)} (its interpreter is not run)", out)

@@ -716,3 +716,16 @@ def test_python_and_rust_are_guarded_for_untrusted_roots_and_a_project_cannot_li
     guarded = loaded.config.servers["basedpyright"]
     assert guarded.pin_untrusted_programs == servers["basedpyright"].pin_untrusted_programs
     assert loaded.config.servers["rust-analyzer"].trusted_only is True
+
+
+def test_the_json_server_is_kept_from_schema_urls_in_untrusted_roots_and_a_project_cannot_lift_it(
+        workspace: Path, xdg_config: Path) -> None:
+    servers = load_config(workspace_roots=[workspace]).config.servers
+    pinned = {"initialization_options.handledSchemaProtocols": ["file"]}
+    assert servers["vscode-json-language-server"].pin_untrusted_values == pinned
+    project = project_file(workspace, '[server.vscode-json-language-server.pin_untrusted_values]\n'
+                                      '"initialization_options.handledSchemaProtocols" = ["file", "http"]\n')
+    loaded = load_config(workspace_roots=[workspace])
+    hint = f"ignored: workspace not trusted; run `lsp-hub trust {workspace}`"
+    assert problem_lines(loaded) == [f"{project}: server.vscode-json-language-server.pin_untrusted_values: {hint}"]
+    assert loaded.config.servers["vscode-json-language-server"].pin_untrusted_values == pinned

@@ -396,3 +396,19 @@ def test_the_hubs_own_typescript_counts_when_the_workspace_holds_the_hub(
                            str(executable(workspace / "tools" / "bin" / "server")), workspace / "examples" / "web",
                            trusted=False, workspace=workspace)
     assert other.refused is not None
+
+
+def test_a_value_pin_is_set_for_an_untrusted_root_only_and_must_name_a_pinnable_table(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    command = executable(tmp_path / "tools" / "bin" / "server")
+    spec = ServerSpec(name="json", command="server", initialization_options={"provideFormatter": True},
+                      pin_untrusted_values={"initialization_options.handledSchemaProtocols": ["file"]})
+    plan = prepare_launch(spec, str(command), root, trusted=False)
+    assert plan.refused is None
+    assert plan.spec.initialization_options == {"provideFormatter": True, "handledSchemaProtocols": ["file"]}
+    assert plan.pinned_values == {"initialization_options.handledSchemaProtocols": '["file"]'}
+    trusted = prepare_launch(spec, str(command), root, trusted=True)
+    assert trusted.spec.initialization_options == {"provideFormatter": True} and trusted.pinned_values == {}
+    wrong = ServerSpec(name="json", command="server", pin_untrusted_values={"env.SCHEMAS": "off"})
+    refused = prepare_launch(wrong, str(command), root, trusted=False)
+    assert refused.refused is not None and "pin_untrusted_values key 'env.SCHEMAS'" in refused.refused

@@ -79,6 +79,10 @@ class ServerSpec:
     # looks for a server's command there (PATH's absolute entries outside the workspace, then its own tool
     # directories). basedpyright otherwise runs the workspace's `.venv/bin/python` to learn its search paths.
     pin_untrusted_programs: dict[str, tuple[str, ...]] = attrs.field(factory=dict)
+    # For a root that is not trusted: dotted keys (as above) set to these values, whatever the configuration says.
+    # The JSON server's `initialization_options.handledSchemaProtocols = ["file"]`: it then fetches no schema URL
+    # that a repository's file names (`"$schema": "http://..."`), and asks the client instead, which declines.
+    pin_untrusted_values: dict[str, Any] = attrs.field(factory=dict)
     # For a root that is not trusted: a dotted key holding a list of paths (basedpyright's
     # "settings.python.analysis.extraPaths") to which the site-packages of the root's `.venv` are added, so the
     # server reads the installed packages as sources without running the venv's interpreter. Empty: none.

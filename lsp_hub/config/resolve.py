@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import os
 import site
 import sys
@@ -220,6 +221,7 @@ class LaunchPlan:
     spec: ServerSpec
     refused: str | None = None
     pinned: dict[str, str] = attrs.field(factory=dict)  # pins applied (pin_untrusted, programs), with each file
+    pinned_values: dict[str, str] = attrs.field(factory=dict)  # pin_untrusted_values applied, each value as JSON
     venv_packages: list[str] = attrs.field(factory=list)  # the .venv site-packages it reads (untrusted_venv_packages)
     # What starts the program, before its arguments: the program itself, or (Windows) node and the script of an
     # npm shim, or cmd.exe for another batch file (`platform.commands.launch_for`).
@@ -269,12 +271,13 @@ def _with_value_at(table: dict[str, Any] | None, dotted: list[str], value: Any) 
 
 
 def _pin(spec: ServerSpec, command_path: str, root: Path, workspace: Path) -> LaunchPlan:
-    """Apply an untrusted root's pins (`pin_untrusted`, `pin_untrusted_programs`, `untrusted_venv_packages`), or
-    refuse when a pinned file or program cannot be found outside the workspace."""
+    """Apply an untrusted root's pins (`pin_untrusted`, `pin_untrusted_programs`, `pin_untrusted_values`,
+    `untrusted_venv_packages`), or refuse when a pinned file or program cannot be found outside the workspace."""
     command_home = Path(os.path.realpath(command_path)).parent
     tables: dict[str, dict[str, Any] | None] = {"initialization_options": spec.initialization_options,
                                                 "settings": spec.settings}
     pinned: dict[str, str] = {}
+    pinned_values: dict[str, str] = {}
     hint = f"run `lsp-hub trust {root}` to let it use the workspace's own"
     pins: list[tuple[str, str, str | tuple[str, ...]]] = [
         (key, "pin_untrusted", relative) for key, relative in spec.pin_untrusted.items() if relative]
@@ -282,15 +285,21 @@ def _pin(spec: ServerSpec, command_path: str, root: Path, workspace: Path) -> La
              if programs]  # an empty value: turned off by a trusted layer
     if spec.untrusted_venv_packages:
         pins.append((spec.untrusted_venv_packages, "untrusted_venv_packages", ""))
+    pins += [(key, "pin_untrusted_values", "") for key in spec.pin_untrusted_values]
     for key, kind, wanted in sorted(pins):
         table, _, inner_key = key.partition(".")
         if table not in PINNABLE_TABLES or not inner_key:
             return LaunchPlan(spec, refused=(
                 f"lsp-hub: {spec.name} was not started for {root}: its {kind} key {key!r} must start with "
                 f"{' or '.join(name + '.' for name in PINNABLE_TABLES)}; {hint}"))
+        dotted = inner_key.split(".")
+        if kind == "pin_untrusted_values":
+            value = spec.pin_untrusted_values[key]
+            tables[table] = _with_value_at(tables[table], dotted, value)
+            pinned_values[key] = json.dumps(value)
+            continue
         if kind == "untrusted_venv_packages":
             continue  # checked here, applied after the loop: it adds to a list rather than setting one value
-        dotted = inner_key.split(".")
         if isinstance(wanted, str):
             found = find_upward(command_home, wanted)
             if found is None or (is_within(str(found), workspace) and not _in_hub_install(str(found))):
@@ -316,7 +325,7 @@ def _pin(spec: ServerSpec, command_path: str, root: Path, workspace: Path) -> La
         tables[table] = _with_value_at(tables[table], inner_key.split("."), [*listed, *packages])
     spec = attrs.evolve(spec, initialization_options=tables["initialization_options"],
                         settings=tables["settings"] or {})
-    return LaunchPlan(spec, pinned=pinned, venv_packages=packages)
+    return LaunchPlan(spec, pinned=pinned, pinned_values=pinned_values, venv_packages=packages)
 
 
 def _in_hub_install(path: str) -> bool:
@@ -363,7 +372,9 @@ def prepare_launch(spec: ServerSpec, command_path: str, root: Path, *, trusted: 
             f"lsp-hub: {spec.name} was not started for {root}: loading a project runs the project's own code "
             f"(build scripts, macros), and the workspace is not trusted; run `lsp-hub trust {root}` if you trust "
             "it"))
-    if trusted or not (spec.pin_untrusted or spec.pin_untrusted_programs or spec.untrusted_venv_packages):
+    if trusted or not (
+        spec.pin_untrusted or spec.pin_untrusted_programs or spec.pin_untrusted_values or spec.untrusted_venv_packages
+    ):
         return LaunchPlan(spec, program_argv=launch.argv)
     plan = _pin(spec, command_path, root, workspace if workspace is not None else root)
     return attrs.evolve(plan, program_argv=launch.argv)

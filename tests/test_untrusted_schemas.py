@@ -1,0 +1,89 @@
+"""A cloned repository's JSON file cannot make the hub send a request to an address the repository chose, with the
+real vscode-json-language-server: it downloads the schema a file names (`"$schema": "http://..."`) unless told the
+client handles http. In an untrusted workspace the hub tells it so (`pin_untrusted_values`), the client declines,
+and the file says the schema could not be loaded; once the user trusts the workspace, the schema is downloaded."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import threading
+from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from lsp_hub.transport.rawclient import HubClient
+from tests.test_untrusted_code import trust
+
+pytestmark = [pytest.mark.asyncio, pytest.mark.real_server]
+
+SLOW = 60.0
+StartHub = Callable[..., Awaitable[HubClient]]
+# The schema says "a" is a string; the file's "a" is a number: a warning shows that the schema was read.
+SCHEMA = {"type": "object", "properties": {"a": {"type": "string"}}}
+
+
+@pytest.fixture
+def schema_server() -> Iterator[tuple[str, list[str]]]:
+    """An HTTP server on loopback serving SCHEMA at any path: (its base URL, the paths asked for)."""
+    asked: list[str] = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            asked.append(self.path)
+            body = json.dumps(SCHEMA).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: object) -> None:
+            return
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    serving = threading.Thread(target=server.serve_forever, daemon=True)
+    serving.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}", asked
+    server.shutdown()
+    server.server_close()
+
+
+def messages(client: HubClient, uri: str) -> list[str]:
+    return [diagnostic.get("message", "") for diagnostic in client.diagnostics.get(uri, [])]
+
+
+async def test_a_schema_url_in_a_file_is_fetched_only_in_a_trusted_workspace(
+    tmp_path: Path,
+    hub_at: StartHub,
+    require_binary: Callable[[str], str],
+    schema_server: tuple[str, list[str]],
+) -> None:
+    require_binary("vscode-json-language-server")
+    base, asked = schema_server
+    root = tmp_path / "cloned"
+    root.mkdir()
+    (root / "package.json").write_text('{"name": "cloned"}\n')
+    (root / "data.json").write_text(json.dumps({"$schema": f"{base}/planted.json", "a": 1}) + "\n")
+
+    untrusted = await hub_at(root)
+    uri = untrusted.open(root / "data.json", "json")
+    await untrusted.wait_for(
+        lambda: any("Unable to load schema" in message for message in messages(untrusted, uri)),
+        timeout=SLOW,
+        what="the JSON server saying the planted schema was not loaded",
+    )
+    assert asked == [], f"the untrusted workspace's schema URL was fetched: {asked}"
+    assert not any("Incorrect type" in message for message in messages(untrusted, uri))
+    await untrusted.stop()
+
+    trust(root, tmp_path)
+    trusted = await hub_at(root)
+    uri = trusted.open(root / "data.json", "json")
+    await trusted.wait_for(
+        lambda: any("Incorrect type" in message for message in messages(trusted, uri)),
+        timeout=SLOW,
+        what="the JSON server validating data.json against the downloaded schema",
+    )
+    assert asked == ["/planted.json"]
