@@ -256,6 +256,8 @@ def _print_servers(reports: list[ServerReport], out: TextIO, *, verbose: bool) -
                   "(not the workspace's own)", out)
         for key, value in report.launch.pinned_values.items() if report.launch is not None else ():
             _emit(f"note: {report.spec.name}: {report.root} is not trusted, so {key} = {value}", out)
+        for method in report.launch.spec.untrusted_notifications if report.launch is not None else ():
+            _emit(f"note: {report.spec.name}: {report.root} is not trusted, so it is sent {method}", out)
         if report.launch is not None and report.launch.venv_packages:
             _emit(f"note: {report.spec.name}: its .venv's packages are read from "
                   f"{', '.join(report.launch.venv_packages)} (its interpreter is not run)", out)

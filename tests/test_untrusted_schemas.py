@@ -1,6 +1,7 @@
-"""A cloned repository's JSON file cannot make the hub send a request to an address the repository chose, with the
-real vscode-json-language-server: it downloads the schema a file names (`"$schema": "http://..."`) unless told the
-client handles http. In an untrusted workspace the hub tells it so (`pin_untrusted_values`), the client declines,
+"""A cloned repository's JSON or YAML file cannot make the hub send a request to an address the repository chose,
+with the real vscode-json-language-server and yaml-language-server: each downloads the schema a file names
+(`"$schema": "http://..."`, `# yaml-language-server: $schema=http://...`) unless told the client fetches it. In an
+untrusted workspace the hub tells them so (`pin_untrusted_values`, `untrusted_notifications`), the client declines,
 and the file says the schema could not be loaded; once the user trusts the workspace, the schema is downloaded."""
 
 from __future__ import annotations
@@ -70,9 +71,10 @@ async def test_a_schema_url_in_a_file_is_fetched_only_in_a_trusted_workspace(
     untrusted = await hub_at(root)
     uri = untrusted.open(root / "data.json", "json")
     await untrusted.wait_for(
-        lambda: any("Unable to load schema" in message for message in messages(untrusted, uri)),
+        lambda: any("Unable to load schema" in message and "not trusted" in message
+                    for message in messages(untrusted, uri)),
         timeout=SLOW,
-        what="the JSON server saying the planted schema was not loaded",
+        what="the JSON server saying the planted schema was not loaded, and why",
     )
     assert asked == [], f"the untrusted workspace's schema URL was fetched: {asked}"
     assert not any("Incorrect type" in message for message in messages(untrusted, uri))
@@ -85,5 +87,38 @@ async def test_a_schema_url_in_a_file_is_fetched_only_in_a_trusted_workspace(
         lambda: any("Incorrect type" in message for message in messages(trusted, uri)),
         timeout=SLOW,
         what="the JSON server validating data.json against the downloaded schema",
+    )
+    assert asked == ["/planted.json"]
+
+
+async def test_a_yaml_schema_modeline_is_fetched_only_in_a_trusted_workspace(
+    tmp_path: Path,
+    hub_at: StartHub,
+    require_binary: Callable[[str], str],
+    schema_server: tuple[str, list[str]],
+) -> None:
+    require_binary("yaml-language-server")
+    base, asked = schema_server
+    root = tmp_path / "cloned"
+    (root / ".git").mkdir(parents=True)
+    (root / "conf.yaml").write_text(f"# yaml-language-server: $schema={base}/planted.json\na: 1\n")
+
+    untrusted = await hub_at(root)
+    uri = untrusted.open(root / "conf.yaml", "yaml")
+    await untrusted.wait_for(
+        lambda: any("planted.json" in message and "not trusted" in message for message in messages(untrusted, uri)),
+        timeout=SLOW,
+        what="the YAML server saying the planted schema was not loaded, and why",
+    )
+    assert asked == [], f"the untrusted workspace's schema URL was fetched: {asked}"
+    await untrusted.stop()
+
+    trust(root, tmp_path)
+    trusted = await hub_at(root)
+    uri = trusted.open(root / "conf.yaml", "yaml")
+    await trusted.wait_for(
+        lambda: any("Incorrect type" in message for message in messages(trusted, uri)),
+        timeout=SLOW,
+        what="the YAML server validating conf.yaml against the downloaded schema",
     )
     assert asked == ["/planted.json"]

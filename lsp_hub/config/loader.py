@@ -55,7 +55,8 @@ from lsp_hub.config.untrusted import NETWORK_CLIENT_HINT, restrict_untrusted
 
 # Server keys holding tables that merge recursively across layers.
 MERGED_TABLE_KEYS: frozenset[str] = frozenset(
-    {"env", "initialization_options", "settings", "pin_untrusted", "pin_untrusted_programs", "pin_untrusted_values"})
+    {"env", "initialization_options", "settings", "pin_untrusted", "pin_untrusted_programs", "pin_untrusted_values",
+     "untrusted_notifications"})
 # Set by the editor when its own workspace trust covers this workspace (VS Code sends the camelCase spelling).
 CLIENT_TRUST_KEYS: tuple[str, ...] = ("trust_workspace", "trustWorkspace")
 

@@ -83,6 +83,10 @@ class ServerSpec:
     # The JSON server's `initialization_options.handledSchemaProtocols = ["file"]`: it then fetches no schema URL
     # that a repository's file names (`"$schema": "http://..."`), and asks the client instead, which declines.
     pin_untrusted_values: dict[str, Any] = attrs.field(factory=dict)
+    # For a root that is not trusted: notifications (method -> params) sent right after `initialized`, for what a
+    # server lets a client switch only so: yaml-language-server's "yaml/registerContentRequest" makes it ask the
+    # client for a `$schema=` URL's content instead of fetching it.
+    untrusted_notifications: dict[str, Any] = attrs.field(factory=dict)
     # For a root that is not trusted: a dotted key holding a list of paths (basedpyright's
     # "settings.python.analysis.extraPaths") to which the site-packages of the root's `.venv` are added, so the
     # server reads the installed packages as sources without running the venv's interpreter. Empty: none.

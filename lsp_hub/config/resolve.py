@@ -372,7 +372,9 @@ def prepare_launch(spec: ServerSpec, command_path: str, root: Path, *, trusted: 
             f"lsp-hub: {spec.name} was not started for {root}: loading a project runs the project's own code "
             f"(build scripts, macros), and the workspace is not trusted; run `lsp-hub trust {root}` if you trust "
             "it"))
-    if trusted or not (
+    if trusted:  # nothing pinned, nothing of an untrusted root's said
+        return LaunchPlan(attrs.evolve(spec, untrusted_notifications={}), program_argv=launch.argv)
+    if not (
         spec.pin_untrusted or spec.pin_untrusted_programs or spec.pin_untrusted_values or spec.untrusted_venv_packages
     ):
         return LaunchPlan(spec, program_argv=launch.argv)

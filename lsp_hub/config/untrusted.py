@@ -14,7 +14,7 @@ from lsp_hub.config.layers import CLAIM_KEYS, CLIENT_SOURCE, ConfigProblem, Laye
 # Keys that choose which program runs and how: only trusted layers may set them.
 PROGRAM_KEYS: tuple[str, ...] = (
     "command", "args", "env", "version_command", "version_args", "pin_untrusted", "pin_untrusted_programs",
-    "pin_untrusted_values", "untrusted_venv_packages", "trusted_only")
+    "pin_untrusted_values", "untrusted_notifications", "untrusted_venv_packages", "trusted_only")
 # Setting names that commonly point a server at a program or code to run: python.pythonPath, tsserver.path and
 # fallbackPath, typescript-language-server's plugins (tsserver loads their JavaScript) and npmLocation, gopls' env
 # (GOFLAGS=-toolexec=...) and buildFlags, rust-analyzer's overrideCommand and procMacro.server, java.home... An

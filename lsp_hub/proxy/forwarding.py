@@ -54,6 +54,8 @@ class WorkspaceView(Protocol):
 
     async def refresh_pulled_diagnostics(self, backend: Backend) -> None: ...
 
+    def is_trusted(self, root: str) -> bool: ...
+
 
 class Forwarder:
     def __init__(self, workspace: WorkspaceView) -> None:
@@ -163,6 +165,16 @@ class Forwarder:
 
     # ------------------------------------------------------------------------------------------------ requests
     def _ask_active_session(self, backend: Backend, method: str, params: Any) -> Awaitable[Any]:
+        return self._to_client(method, params)
+
+    def _schema_content(self, backend: Backend, method: str, params: Any) -> Awaitable[Any]:
+        """`vscode/content`, a JSON or YAML server asking for a schema URL's content: in an untrusted root it asks
+        only because the hub told it to (`pin_untrusted_values`, `untrusted_notifications`), and is refused with why;
+        else the client answers."""
+        if not self.workspace.is_trusted(backend.root):
+            raise ResponseFailure(
+                -32803, f"lsp-hub fetches no schema named in {backend.root}: the workspace is not trusted "
+                f"(`lsp-hub trust {backend.root}` lets its servers fetch it)")
         return self._to_client(method, params)
 
     def _refresh_pulled_diagnostics(self, backend: Backend, method: str, params: Any) -> None:
@@ -371,6 +383,7 @@ SERVER_REQUESTS: dict[str, ServerRequestHandler] = {
     "workspace/inlineValue/refresh": _ask_sessions_supporting("workspace", "inlineValue", "refreshSupport"),
     "workspace/foldingRange/refresh": _ask_sessions_supporting("workspace", "foldingRange", "refreshSupport"),
     "workspace/workspaceFolders": Forwarder._workspace_folders,
+    "vscode/content": Forwarder._schema_content,  # refused for an untrusted root
 }
 
 SERVER_NOTIFICATIONS: dict[str, ServerNotificationHandler] = {

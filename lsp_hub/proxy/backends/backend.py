@@ -202,6 +202,8 @@ class Backend:
         if encoding != "utf-16":
             logger.warning("%s chose position encoding %s although only utf-16 was offered", self.name, encoding)
         protocol.notify("initialized", {})
+        for method, notification_params in self.spec.untrusted_notifications.items():  # set for untrusted roots only
+            protocol.notify(method, notification_params)
         if self.spec.settings:
             protocol.notify("workspace/didChangeConfiguration", {"settings": self.spec.settings})
         self.state = State.RUNNING
