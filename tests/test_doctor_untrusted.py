@@ -59,12 +59,17 @@ def test_doctor_shows_what_an_untrusted_root_is_pinned_to_or_why_a_server_will_n
     config.write_text('[server.fake]\ncommand = "fake-ls"\n'
                       'pin_untrusted = { "initialization_options.tsserver.path" = '
                       '"node_modules/typescript/lib/tsserver.js" }\n'
+                      'pin_untrusted_values = { "initialization_options.handledSchemaProtocols" = ["file"] }\n'
+                      'untrusted_notifications = { "yaml/registerContentRequest" = {} }\n'
                       '[language.fake]\nextensions = ["fk"]\nservers = ["fake"]\n')
     monkeypatch.setenv("PATH", f"{prefix / 'bin'}:/usr/bin:/bin")
     out = io.StringIO()
     run_doctor(root, cli_config=config, out=out, version_timeout=5.0)
     assert (f"note: fake: {root} is not trusted, so initialization_options.tsserver.path = {tsserver} "
             "(not the workspace's own)") in flat(out.getvalue())
+    assert (f'note: fake: {root} is not trusted, so initialization_options.handledSchemaProtocols = ["file"]'
+            in flat(out.getvalue()))
+    assert f"note: fake: {root} is not trusted, so it is sent yaml/registerContentRequest" in flat(out.getvalue())
 
     tsserver.unlink()
     out = io.StringIO()
