@@ -55,26 +55,52 @@ def messages(client: HubClient, uri: str) -> list[str]:
     return [diagnostic.get("message", "") for diagnostic in client.diagnostics.get(uri, [])]
 
 
+# (server, marker file, file, its language id, its text naming the schema at {url})
+CASES = [
+    pytest.param(
+        "vscode-json-language-server",
+        "package.json",
+        "data.json",
+        "json",
+        '{{"$schema": "{url}", "a": 1}}\n',
+        id="json",
+    ),
+    pytest.param(
+        "yaml-language-server",
+        ".git/config",
+        "conf.yaml",
+        "yaml",
+        "# yaml-language-server: $schema={url}\na: 1\n",
+        id="yaml",
+    ),
+]
+
+
+@pytest.mark.parametrize(("server", "marker", "name", "language_id", "text"), CASES)
 async def test_a_schema_url_in_a_file_is_fetched_only_in_a_trusted_workspace(
     tmp_path: Path,
     hub_at: StartHub,
     require_binary: Callable[[str], str],
     schema_server: tuple[str, list[str]],
+    server: str,
+    marker: str,
+    name: str,
+    language_id: str,
+    text: str,
 ) -> None:
-    require_binary("vscode-json-language-server")
+    require_binary(server)
     base, asked = schema_server
     root = tmp_path / "cloned"
-    root.mkdir()
-    (root / "package.json").write_text('{"name": "cloned"}\n')
-    (root / "data.json").write_text(json.dumps({"$schema": f"{base}/planted.json", "a": 1}) + "\n")
+    (root / marker).parent.mkdir(parents=True, exist_ok=True)
+    (root / marker).write_text("{}\n")
+    (root / name).write_text(text.format(url=f"{base}/planted.json"))
 
     untrusted = await hub_at(root)
-    uri = untrusted.open(root / "data.json", "json")
+    uri = untrusted.open(root / name, language_id)
     await untrusted.wait_for(
-        lambda: any("Unable to load schema" in message and "not trusted" in message
-                    for message in messages(untrusted, uri)),
+        lambda: any("planted.json" in message and "not trusted" in message for message in messages(untrusted, uri)),
         timeout=SLOW,
-        what="the JSON server saying the planted schema was not loaded, and why",
+        what=f"{server} saying the planted schema was not loaded, and why",
     )
     assert asked == [], f"the untrusted workspace's schema URL was fetched: {asked}"
     assert not any("Incorrect type" in message for message in messages(untrusted, uri))
@@ -82,43 +108,10 @@ async def test_a_schema_url_in_a_file_is_fetched_only_in_a_trusted_workspace(
 
     trust(root, tmp_path)
     trusted = await hub_at(root)
-    uri = trusted.open(root / "data.json", "json")
+    uri = trusted.open(root / name, language_id)
     await trusted.wait_for(
         lambda: any("Incorrect type" in message for message in messages(trusted, uri)),
         timeout=SLOW,
-        what="the JSON server validating data.json against the downloaded schema",
-    )
-    assert asked == ["/planted.json"]
-
-
-async def test_a_yaml_schema_modeline_is_fetched_only_in_a_trusted_workspace(
-    tmp_path: Path,
-    hub_at: StartHub,
-    require_binary: Callable[[str], str],
-    schema_server: tuple[str, list[str]],
-) -> None:
-    require_binary("yaml-language-server")
-    base, asked = schema_server
-    root = tmp_path / "cloned"
-    (root / ".git").mkdir(parents=True)
-    (root / "conf.yaml").write_text(f"# yaml-language-server: $schema={base}/planted.json\na: 1\n")
-
-    untrusted = await hub_at(root)
-    uri = untrusted.open(root / "conf.yaml", "yaml")
-    await untrusted.wait_for(
-        lambda: any("planted.json" in message and "not trusted" in message for message in messages(untrusted, uri)),
-        timeout=SLOW,
-        what="the YAML server saying the planted schema was not loaded, and why",
-    )
-    assert asked == [], f"the untrusted workspace's schema URL was fetched: {asked}"
-    await untrusted.stop()
-
-    trust(root, tmp_path)
-    trusted = await hub_at(root)
-    uri = trusted.open(root / "conf.yaml", "yaml")
-    await trusted.wait_for(
-        lambda: any("Incorrect type" in message for message in messages(trusted, uri)),
-        timeout=SLOW,
-        what="the YAML server validating conf.yaml against the downloaded schema",
+        what=f"{server} validating {name} against the downloaded schema",
     )
     assert asked == ["/planted.json"]
