@@ -27,6 +27,7 @@ from pathlib import Path
 REPOSITORY = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPOSITORY))
 
+from lsp_hub.index import pending_save  # noqa: E402
 from lsp_hub.index.walk import walk_workspace  # noqa: E402
 
 
@@ -36,6 +37,8 @@ def timed(command: list[str], environment: dict[str, str], cwd: Path) -> tuple[f
     seconds = time.perf_counter() - started
     if done.returncode != 0:
         raise RuntimeError(f"{command[:3]} failed ({done.returncode}): {done.stderr[-2000:]}")
+    if "XDG_CACHE_HOME" in environment:  # lsp-hub's: a save handed to a child (Linux), the next run starts after it
+        pending_save.wait_for_saves(Path(environment["XDG_CACHE_HOME"]) / "lsp-hub")
     return seconds, done.stdout
 
 

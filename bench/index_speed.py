@@ -343,6 +343,7 @@ def run_repomap_process(root: Path, cache_home: Path, sample_memory: bool = Fals
         result = json.loads(report_file.read_text()) if code == 0 and report_file.exists() else {"code": code}
     if result["code"] != 0 or (not printed and any(root.iterdir())):
         raise RuntimeError(f"{' '.join(argv)} failed ({result['code']}): {errors.decode(errors='replace')}")
+    pending_save.wait_for_saves(cache_home / "lsp-hub")  # a save handed to a child (Linux): the next run starts after
     return ProcessRun(result["seconds"], result["maxrss"] * 1024, sampler.peak_bytes if sampler else None)
 
 

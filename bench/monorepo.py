@@ -44,6 +44,7 @@ REPOSITORY = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPOSITORY))
 
 from bench.processes import tree_rss  # noqa: E402
+from lsp_hub.index import pending_save  # noqa: E402
 
 MB = 1024 * 1024
 SEED = 25
@@ -268,6 +269,7 @@ def repomap_process(root: Path, cache_home: Path) -> tuple[float, int]:
     peak = sampler.stop()
     if process.returncode != 0:
         raise RuntimeError(f"repomap of {root} failed ({process.returncode}): {errors.decode(errors='replace')}")
+    pending_save.wait_for_saves(cache_home / "lsp-hub")  # a save handed to a child (Linux): the next run starts after
     return seconds, peak
 
 
