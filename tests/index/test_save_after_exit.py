@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -133,3 +134,17 @@ def test_the_first_process_of_a_container_does_its_work_itself(monkeypatch: pyte
 
     monkeypatch.setattr(os, "getpid", lambda: 1)
     assert not detached.available()  # its end would kill a child doing the work
+
+
+def test_a_child_done_before_it_was_named_still_removes_the_mark(tmp_path: Path) -> None:
+    claimant = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        mark = tmp_path / pending_save.MARK_FILE_NAME
+        mark.write_text(f"{claimant.pid} {socket.gethostname()}")  # as the claimant wrote it, before naming the child
+        pending_save.release(tmp_path)  # the child, not named: the mark is not its own
+        assert mark.exists()
+        pending_save.release(tmp_path, handed_by=claimant.pid)
+        assert not mark.exists()  # else every reader would wait on the claimant, alive, for nothing
+    finally:
+        claimant.kill()
+        claimant.wait()
