@@ -131,14 +131,15 @@ def map_then_store(
     # Graphs this run builds serve the next run (with a focus or mention too).
     saving = None if hand_on is not None else keep_graphs_beside(index)
     result = api.repo_map(index, arguments)
-    write(result)
-    if hand_on is not None and save_after_exit(index, hand_on):
-        return result
-    keep_ranking(index)
-    if saving is not None:
-        saving.join()
-    else:
-        keep_graphs(index)  # a stored ranking lacked a file's scores, and the map built the graphs after all
+    try:
+        write(result)
+    finally:  # a reader that left early (`| head`) still leaves the next run warm
+        if hand_on is None or not save_after_exit(index, hand_on):
+            keep_ranking(index)
+            if saving is not None:
+                saving.join()
+            else:
+                keep_graphs(index)  # a stored ranking lacked a file's scores, and the map built the graphs after all
     return result
 
 

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -148,3 +149,26 @@ def test_a_child_done_before_it_was_named_still_removes_the_mark(tmp_path: Path)
     finally:
         claimant.kill()
         claimant.wait()
+
+
+def test_the_graphs_are_stored_when_writing_the_map_fails(tmp_path: Path) -> None:
+    from lsp_hub.index import background
+    from lsp_hub.index.workspace import WorkspaceIndex
+
+    root = tmp_path / "sample"
+    shutil.copytree(REPOSITORY / "examples" / "sample", root, ignore=shutil.ignore_patterns(".lsp-hub*"))
+    index = WorkspaceIndex(root, cache_dir=tmp_path / "cache")
+    index.build()
+
+    def reader_left(_map: dict[str, object]) -> None:
+        raise BrokenPipeError("the reader left (`lsp-hub repomap | head`)")
+
+    def in_this_process(work: Callable[[], None]) -> int:
+        work()
+        return 2**22 + 1  # a pid no process has: the mark it leaves is stale at once
+
+    with pytest.raises(BrokenPipeError):
+        background.map_then_store(index, {"tokenBudget": 200}, reader_left, in_this_process)
+    index.close()
+    assert {"ranking", "graph_state"} <= _stored_graph_keys(root, tmp_path / "cache")
+    assert pending_save.wait_for_saves(tmp_path / "cache") < 0.1
