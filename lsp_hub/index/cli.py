@@ -64,7 +64,7 @@ def _parser(verb: str) -> _Parser:
     elif verb == "syntax":
         parser.add_argument("file")
     elif verb == "callers":
-        parser.add_argument("location", nargs="?", metavar="FILE:LINE:COL")
+        parser.add_argument("location", nargs="?", metavar="FILE:LINE:COL | ROOT (with --symbol)")
         parser.add_argument("--symbol")
         parser.add_argument("--root")
         parser.add_argument("--depth", type=int, default=1)
@@ -228,7 +228,9 @@ def _callers(options: argparse.Namespace, out: TextIO) -> int:
         raise _UsageError("lsp-hub callers: give FILE:LINE:COL or --symbol NAME")
     arguments: dict[str, Any] = {"depth": options.depth}
     if options.symbol is not None:
-        root = Path(options.root or ".").resolve()
+        if options.root is not None and options.location is not None:
+            raise _UsageError("lsp-hub callers: give the root once, as ROOT or --root ROOT, with --symbol")
+        root = Path(options.root if options.root is not None else _symbol_root(options.location)).resolve()
         arguments["symbol"] = options.symbol
     else:
         file_text, line, column = _parse_location(options.location)
@@ -251,6 +253,18 @@ def _callers(options: argparse.Namespace, out: TextIO) -> int:
         out.write("  no callers found\n")
     _incomplete_note(result, out)
     return 0
+
+
+def _symbol_root(positional: str | None) -> str:
+    """The root of `callers ROOT --symbol NAME` (as `repomap ROOT`); without one, the current directory. Anything
+    else there is refused rather than passed over: the index would have been built of the current directory."""
+    if positional is None:
+        return "."
+    if Path(positional).is_dir():
+        return positional
+    raise _UsageError(
+        f"lsp-hub callers: {positional!r} is not a directory; give FILE:LINE:COL or [ROOT] --symbol NAME, not both"
+    )
 
 
 def _location_text(index: WorkspaceIndex, location: dict[str, Any]) -> str:

@@ -210,6 +210,12 @@ def test_cli_verbs(copy_repo: Callable[[str], Path], tmp_path: Path, monkeypatch
     assert "    pyapp/service.py:14:16  Registry.register_one" in text
     code, text = run_cli(["callers", "--symbol", "make_user", "--json"])
     assert json.loads(text)["callers"][0]["caller"] == "register"
+    monkeypatch.chdir(tmp_path)  # the root before --symbol, as for repomap: not the current directory
+    code, text = run_cli(["callers", str(root), "--symbol", "make_user", "--json"])
+    assert code == 0 and json.loads(text)["callers"][0]["caller"] == "register"
+    assert run_cli(["callers", str(root), "--root", str(root), "--symbol", "make_user"])[0] == 2
+    assert run_cli(["callers", "pyapp/storage.py:7:5", "--symbol", "make_user"])[0] == 2  # not both
+    monkeypatch.chdir(root)
 
     bad = write(tmp_path, "bad.ts", "function f( {\n")
     code, text = run_cli(["syntax", str(bad)])
