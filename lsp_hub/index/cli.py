@@ -43,7 +43,7 @@ class _Parser(argparse.ArgumentParser):
 def _parser(verb: str) -> _Parser:
     parser = _Parser(prog=f"lsp-hub {verb}")
     if verb == "repomap":
-        parser.add_argument("root", nargs="?", default=".")
+        parser.add_argument("root", nargs="?")
         parser.add_argument("--budget", type=int, default=1024, help="token budget (default 1024)")
         parser.add_argument("--focus", nargs="+", default=[], metavar="FILE", help="files already at hand")
         parser.add_argument("--mention", nargs="+", default=[], metavar="IDENT", help="identifiers to favour")
@@ -69,7 +69,7 @@ def _parser(verb: str) -> _Parser:
         parser.add_argument("--root")
         parser.add_argument("--depth", type=int, default=1)
     elif verb == "index":
-        parser.add_argument("root", nargs="?", default=".")
+        parser.add_argument("root", nargs="?")
     parser.add_argument("--json", action="store_true", help="print the command's JSON result")
     return parser
 
@@ -107,6 +107,20 @@ def index_cli_main(
         return 2
 
 
+def _current_directory(verb: str) -> str:
+    """The root a verb given none works on: the current directory, unless that is the home directory or the file
+    system's root, which are no project (the hub never takes them as one either): indexing them by a slip of the
+    directory would walk and parse everything below for minutes."""
+    here = Path.cwd().resolve()
+    if here == Path(here.anchor) or here == Path.home().resolve():
+        what = "the file system's root" if here == Path(here.anchor) else "your home directory"
+        raise _UsageError(
+            f"lsp-hub {verb}: the current directory, {here}, is {what}, not a project; give the project's directory "
+            f"(lsp-hub {verb} DIR), or {here} itself if you mean it"
+        )
+    return "."
+
+
 def _open_index(root: str | Path) -> WorkspaceIndex:
     path = Path(root).resolve()
     if not path.is_dir():
@@ -130,7 +144,7 @@ def _incomplete_note(result: dict[str, Any], out: TextIO) -> None:
 
 
 def _repomap(options: argparse.Namespace, out: TextIO, run_after_exit: background.RunAfterExit | None) -> int:
-    index = _open_index(options.root)
+    index = _open_index(options.root or _current_directory("repomap"))
     focus = [str(Path(value).resolve()) for value in options.focus]
 
     def write(result: dict[str, Any]) -> None:
@@ -150,7 +164,10 @@ def _relevant(options: argparse.Namespace, out: TextIO) -> int:
     positional: list[str] = options.arguments
     if len(positional) > 2:
         raise _UsageError("lsp-hub relevant: expected [ROOT] DESCRIPTION (quote the description)")
-    root, description = (positional[0], positional[1]) if len(positional) == 2 else (".", positional[0])
+    if len(positional) == 2:
+        root, description = positional
+    else:
+        root, description = _current_directory("relevant"), positional[0]
     index = _open_index(root)
     targets = [str(Path(value).resolve()) for value in options.target]
     result = api.relevant_files(
@@ -218,8 +235,11 @@ def _parse_location(text: str) -> tuple[str, int, int]:
 
 
 def _default_root(file: Path) -> Path:
-    """The current directory when the file is inside it, else the file's directory."""
+    """The current directory when the file is inside it (and it is not the home directory or the file system's
+    root: `_current_directory`), else the file's directory."""
     cwd = Path.cwd().resolve()
+    if cwd == Path(cwd.anchor) or cwd == Path.home().resolve():
+        return file.parent
     return cwd if file == cwd or cwd in file.parents else file.parent
 
 
@@ -259,7 +279,7 @@ def _symbol_root(positional: str | None) -> str:
     """The root of `callers ROOT --symbol NAME` (as `repomap ROOT`); without one, the current directory. Anything
     else there is refused rather than passed over: the index would have been built of the current directory."""
     if positional is None:
-        return "."
+        return _current_directory("callers")
     if Path(positional).is_dir():
         return positional
     raise _UsageError(
@@ -274,9 +294,10 @@ def _location_text(index: WorkspaceIndex, location: dict[str, Any]) -> str:
 
 
 def _index(options: argparse.Namespace, out: TextIO) -> int:
-    root = Path(options.root).resolve()
+    given = options.root or _current_directory("index")
+    root = Path(given).resolve()
     if not root.is_dir():
-        raise ValueError(f"{options.root} is not a directory")
+        raise ValueError(f"{given} is not a directory")
     index = WorkspaceIndex(root)
     interactive = sys.stderr.isatty()
 

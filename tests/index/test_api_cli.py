@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -315,3 +316,21 @@ def test_graphs_kept_beside_a_map_are_serialized_before_the_thread_starts(
         assert background.keep_graphs_beside(index) is None  # stored already: nothing to write again
     finally:
         index.close()
+
+
+def test_a_verb_given_no_root_refuses_the_home_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    home = tmp_path / "home"
+    project = write(home, "proj/pkg/app.py", "def helper():\n    return 1\n\n\ndef main():\n    return helper()\n")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(home)
+    for argv in (["repomap"], ["index"], ["relevant", "the helper"], ["callers", "--symbol", "helper"]):
+        code, _text = run_cli(argv)
+        assert code == 2, argv
+        assert f"the current directory, {home.resolve()}, is your home directory" in capsys.readouterr().err
+    assert not list(Path(os.environ.get("XDG_CACHE_HOME", home / ".cache")).rglob("index-*.sqlite3"))  # none made
+    code, text = run_cli(["repomap", str(home)])  # given on purpose, it is indexed
+    assert code == 0 and "proj/pkg/app.py" in text
+    code, text = run_cli(["callers", f"{project}:1:5"])  # a file's callers from home: rooted at its directory
+    assert code == 0 and "app.py:6:12  main" in text
