@@ -15,12 +15,12 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from lsp_hub.agents.query.project_files import read_small_text, shown
 from lsp_hub.agents.query.python_setup import python_setup_notes
 
 _ECMA_SUFFIXES = frozenset((".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs"))
 _CONFIG_NAMES = ("tsconfig.json", "jsconfig.json")
 _DEPENDENCY_KEYS = ("dependencies", "devDependencies", "peerDependencies")
-MAX_CONFIG_BYTES = 1 << 20  # a larger tsconfig.json or package.json is not read
 
 
 def setup_notes(root: Path, paths: Iterable[Path], diagnostics: Iterable[Mapping[str, Any]] = ()) -> list[str]:
@@ -49,14 +49,14 @@ def _notes_for(root: Path, directory: Path) -> list[str]:
                 relative = extended.startswith((".", "/"))
                 missing = "does not exist" if relative else "is not installed"
                 notes.append(
-                    f'{_shown(root, config)} extends "{extended}", which {missing}: TypeScript checks '
+                    f'{shown(root, config)} extends "{extended}", which {missing}: TypeScript checks '
                     "with its default options, so expect errors a set-up project would not have"
                     + ("" if relative else "; install the project's dependencies")
                 )
     manifest = _nearest(root, directory, ("package.json",))
     if manifest is not None and _declares_dependencies(manifest) and not _in_node_modules(manifest.parent):
         notes.append(
-            f"{_shown(root, manifest)} declares dependencies, but there is no node_modules: imports of "
+            f"{shown(root, manifest)} declares dependencies, but there is no node_modules: imports of "
             "packages cannot be resolved; install the project's dependencies"
         )
     return notes
@@ -113,11 +113,8 @@ def _in_node_modules(directory: Path, package: str | None = None) -> bool:
 
 def _read_json(path: Path) -> object:
     """A JSON file that may have comments and trailing commas (tsconfig.json does); None when it cannot be read."""
-    try:
-        if path.stat().st_size > MAX_CONFIG_BYTES:
-            return None
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError):
+    text = read_small_text(path)
+    if text is None:
         return None
     try:
         return json.loads(_without_comments(text))
@@ -154,10 +151,3 @@ def _without_comments(text: str) -> str:
             out.append(char)
             index += 1
     return "".join(out)
-
-
-def _shown(root: Path, path: Path) -> str:
-    try:
-        return path.relative_to(root).as_posix()
-    except ValueError:
-        return str(path)

@@ -18,6 +18,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from lsp_hub.agents.query.project_files import read_small_text, shown
+
 # The checkers' codes for an import they cannot resolve (pyright and basedpyright: no module, or stubs only).
 MISSING_IMPORT_CODES = frozenset(("reportMissingImports", "reportMissingModuleSource"))
 _IMPORTED = re.compile(r'Import "([^"]+)"')
@@ -25,7 +27,6 @@ _REQUIREMENT_NAME = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 _SETUP_PY_REQUIRES = re.compile(r"install_requires\s*=\s*\[(.*?)\]", re.DOTALL)
 _QUOTED = re.compile(r"""["']([^"']+)["']""")
 _DECLARING_FILES = ("pyproject.toml", "setup.cfg", "setup.py")
-MAX_DECLARATION_BYTES = 1 << 20
 MAX_NAMED = 4  # packages named in one note; the rest counted
 # Distributions whose import name differs from their name (the common ones; any other is matched by its name).
 _IMPORT_NAMES = {
@@ -67,14 +68,14 @@ def python_setup_notes(root: Path, diagnostics: Iterable[Mapping[str, Any]]) -> 
             missing.setdefault(found[:2], {}).setdefault(str(diagnostic.get("source") or "the checker"), set()).add(top)
     notes = []
     for (directory, declaring), by_checker in missing.items():
-        declaration = _shown(root, declaring)
+        declaration = shown(root, declaring)
         for checker, modules in sorted(by_checker.items()):
             names = sorted(modules)
-            shown = ", ".join(names[:MAX_NAMED]) + (
+            named = ", ".join(names[:MAX_NAMED]) + (
                 f" and {len(names) - MAX_NAMED} more" if len(names) > MAX_NAMED else ""
             )
             notes.append(
-                f"{checker} cannot import {shown}, which {declaration} declares: {_remedy(root, directory)}; "
+                f"{checker} cannot import {named}, which {declaration} declares: {_remedy(root, directory)}; "
                 "expect errors that follow from these imports (unknown types), not from the code"
             )
     return notes
@@ -86,9 +87,9 @@ def _remedy(root: Path, directory: Path) -> str:
     venvs = [directory / ".venv", root / ".venv"]
     venv = next((candidate for candidate in venvs if (candidate / "pyvenv.cfg").is_file()), None)
     if venv is None:
-        where = _shown(root, directory / ".venv")
+        where = shown(root, directory / ".venv")
         return f"no environment it uses has them; install the project's dependencies into {where}, where it looks"
-    return f"{_shown(root, venv)} lacks them; install the project's dependencies there"
+    return f"{shown(root, venv)} lacks them; install the project's dependencies there"
 
 
 def _declarations(root: Path, directory: Path, cache: dict[Path, _Declared | None]) -> _Declared | None:
@@ -120,7 +121,7 @@ def _declared_names(directory: Path) -> tuple[Path, frozenset[str]] | None:
     requirements: list[str] = []
     read: list[Path] = []
     for name in _DECLARING_FILES:
-        text = _read(directory / name)
+        text = read_small_text(directory / name)
         if text is None:
             continue
         read.append(directory / name)
@@ -132,7 +133,7 @@ def _declared_names(directory: Path) -> tuple[Path, frozenset[str]] | None:
             for listed in _SETUP_PY_REQUIRES.findall(text):
                 requirements += _QUOTED.findall(listed)
     for path in sorted(directory.glob("requirements*.txt")) + sorted(directory.glob("requirements/*.txt")):
-        text = _read(path)
+        text = read_small_text(path)
         if text is not None:
             read.append(path)
             requirements += [line for line in text.splitlines() if not line.lstrip().startswith(("#", "-"))]
@@ -185,19 +186,3 @@ def _table(value: object) -> dict[str, Any]:
 
 def _strings(value: object) -> list[str]:
     return [item for item in value if isinstance(item, str)] if isinstance(value, list) else []
-
-
-def _read(path: Path) -> str | None:
-    try:
-        if not path.is_file() or path.stat().st_size > MAX_DECLARATION_BYTES:
-            return None
-        return path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError):
-        return None
-
-
-def _shown(root: Path, path: Path) -> str:
-    try:
-        return path.relative_to(root).as_posix()
-    except ValueError:
-        return str(path)
