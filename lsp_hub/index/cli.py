@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from lsp_hub.index import api, background
+from lsp_hub.index.walk import not_a_project
 from lsp_hub.index.workspace import WorkspaceIndex
 
 if TYPE_CHECKING:
@@ -108,12 +109,12 @@ def index_cli_main(
 
 
 def _current_directory(verb: str) -> str:
-    """The root a verb given none works on: the current directory, unless that is the home directory or the file
-    system's root, which are no project (the hub never takes them as one either): indexing them by a slip of the
+    """The root a verb given none works on: the current directory, unless it is no project (`not_a_project`: home,
+    above it, the file system's root), which the hub never takes as one either: indexing it by a slip of the
     directory would walk and parse everything below for minutes."""
     here = Path.cwd().resolve()
-    if here == Path(here.anchor) or here == Path.home().resolve():
-        what = "the file system's root" if here == Path(here.anchor) else "your home directory"
+    what = not_a_project(here)
+    if what is not None:
         raise _UsageError(
             f"lsp-hub {verb}: the current directory, {here}, is {what}, not a project; give the project's directory "
             f"(lsp-hub {verb} DIR), or {here} itself if you mean it"
@@ -235,10 +236,10 @@ def _parse_location(text: str) -> tuple[str, int, int]:
 
 
 def _default_root(file: Path) -> Path:
-    """The current directory when the file is inside it (and it is not the home directory or the file system's
-    root: `_current_directory`), else the file's directory."""
+    """The current directory when the file is inside it (and it is a project: `not_a_project`), else the file's
+    directory."""
     cwd = Path.cwd().resolve()
-    if cwd == Path(cwd.anchor) or cwd == Path.home().resolve():
+    if not_a_project(cwd) is not None:
         return file.parent
     return cwd if file == cwd or cwd in file.parents else file.parent
 

@@ -382,3 +382,18 @@ def exclusion_reason(root: Path, path: str) -> str | None:
         real = os.path.realpath(file_path)
         return REASON_SYMLINK_DUPLICATE if _inside(real, str(root)) else REASON_SYMLINK_OUTSIDE_ROOT
     return None
+
+
+def not_a_project(directory: Path) -> str | None:
+    """Why `directory` is never taken as a workspace to index, or None: the file system's root, the home directory
+    or a directory above it hold everything below, not a project (a dotfiles repository makes $HOME hold `.git`),
+    and walking one would parse all of it. The hub's roots and the command line's implicit one both keep to it."""
+    resolved = directory.resolve()
+    home = Path.home().resolve()
+    if resolved == Path(resolved.anchor):
+        return "the file system's root"
+    if resolved == home:
+        return "your home directory"
+    if resolved in home.parents:
+        return "above your home directory"
+    return None

@@ -4,6 +4,7 @@ project root of each file opened, the nearest directory with a root marker, neve
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsp_hub.proxy.documents import uri_to_path
@@ -39,10 +40,11 @@ def root_markers(config: Config) -> tuple[str, ...]:
 def project_root(path: str, markers: tuple[str, ...]) -> tuple[str | None, str]:
     """The nearest directory above `path` holding a root marker, or (None, why not). The home directory and the
     filesystem root are never a project root (a dotfiles repository makes $HOME hold `.git`)."""
-    home = os.path.realpath(os.path.expanduser("~"))
+    from lsp_hub.index.walk import not_a_project  # here: the extension importing this module needs no walker yet
+
     directory = os.path.dirname(os.path.realpath(path))
     while True:
-        if directory in ("/", home) or home.startswith(directory.rstrip("/") + "/"):
+        if not_a_project(Path(directory)) is not None:
             break  # the home directory or above it: not a project, whatever it holds
         if any(os.path.exists(os.path.join(directory, marker)) for marker in markers):
             return directory, ""

@@ -329,6 +329,10 @@ def test_a_verb_given_no_root_refuses_the_home_directory(
         code, _text = run_cli(argv)
         assert code == 2, argv
         assert f"the current directory, {home.resolve()}, is your home directory" in capsys.readouterr().err
+    monkeypatch.chdir(tmp_path)  # above it: no project either, as for the hub's roots
+    assert run_cli(["repomap"])[0] == 2
+    assert f"the current directory, {tmp_path.resolve()}, is above your home directory" in capsys.readouterr().err
+    monkeypatch.chdir(home)
     assert not list(Path(os.environ.get("XDG_CACHE_HOME", home / ".cache")).rglob("index-*.sqlite3"))  # none made
     code, text = run_cli(["repomap", str(home)])  # given on purpose, it is indexed
     assert code == 0 and "proj/pkg/app.py" in text
