@@ -155,6 +155,12 @@ class IndexBuilding(ParseRunning):
             progress(done, total)
         upserts: list[StoredFile] = []
         shared_puts: list[tuple[bytes, str, bytes, int]] = []  # parsed here: for every other checkout
+        # The shared records hold what is parsed here, and this root's rows then only name it there, as a hit's
+        # row does, rather than hold a second copy (a root's cache was as large as its shared records): up to half
+        # the shared bound, so that a root larger than that is never left to parse its files again once its own
+        # growth trims them from the shared records.
+        shared_left = self.shared.max_bytes // 2 if self.shared is not None else 0
+        unshared: list[FileRecord] = []  # parsed, with bare rows: their bytes go once the shared records hold them
         shared_hits: list[tuple[bytes, str]] = []
         hit_rows: list[StoredRow] = []  # they hold no results to let go of: written at the end, in one transaction
         unstored: list[FileRecord] = []  # records whose bytes are let go once the cache holds them
@@ -169,16 +175,33 @@ class IndexBuilding(ParseRunning):
             imports.walked(walk.files, markers)
         last_publish = last_write = time.perf_counter()
 
+        def share() -> None:
+            """Put what was parsed in the shared records: the records with bare rows let go of their bytes, or,
+            when the put failed, their rows hold the bytes after all."""
+            if self.shared is not None and self.shared.put(shared_puts):
+                self._release(unshared)
+            elif unshared:
+                held = {record.path for record in unshared}
+                upserts[:] = [row for row in upserts if row.path not in held]
+                upserts.extend(stored_row(record) for record in unshared)
+                unstored.extend(unshared)
+            shared_puts.clear()
+            unshared.clear()
+
         def take(result: BatchResult) -> None:
-            nonlocal done, last_publish, last_write, total, walk, markers
+            nonlocal done, last_publish, last_write, total, walk, markers, shared_left
             if self._stopped.is_set():
                 raise IndexingCancelled
             self._take_hits(result.hits, new_disk, hit_rows, shared_hits)
             for outcome in result.outcomes:
                 taken.add(outcome.path)
-                record = self._apply_outcome(outcome, known, new_disk, new_skips, upserts, unreadable)
+                bare = outcome.parsed and shared_left > 0
+                record = self._apply_outcome(outcome, known, new_disk, new_skips, upserts, unreadable, bare)
                 if record is not None:
-                    if record.holds_encoded:  # else nothing to let go: its row can wait for the end
+                    if bare:
+                        unshared.append(record)
+                        shared_left -= len(record.encoded)
+                    elif record.holds_encoded:  # else nothing to let go: its row can wait for the end
                         unstored.append(record)
                     if parts is not None and record.holds_head:  # else its bytes are elsewhere: added at the end
                         parts.add(record)
@@ -197,9 +220,8 @@ class IndexBuilding(ParseRunning):
                 # Written while the workers parse: the parent is otherwise idle, and the end of the build is not.
                 self._stored_now(upserts, (), unstored)
                 last_write = time.perf_counter()
-            if self.shared is not None and len(shared_puts) >= STORE_WRITE_ROWS:
-                self.shared.put(shared_puts)
-                shared_puts.clear()
+            if len(shared_puts) >= STORE_WRITE_ROWS:
+                share()
             if walk is None and feed is not None and feed.finished:
                 walk = feed.result()
                 markers = self._read_markers(walk.marker_files)
@@ -229,13 +251,13 @@ class IndexBuilding(ParseRunning):
         deletions = (
             (set(known) | set(known_skips)) - {walked.path for walked in walk.files} if known or known_skips else set()
         )
+        share()  # before this root's rows: a failed put gives them the bytes
         if self.store is not None and self.store_beside:
             released = list(unstored)
             self.store.write_beside(upserts, deletions, hit_rows, lambda: self._release(released))
         elif self.store is not None:
             self._stored_now(upserts, deletions, unstored, hit_rows)
         if self.shared is not None:
-            self.shared.put(shared_puts)
             self.shared.touch(shared_hits)
             self.shared.trim()
         skipped = [*walk.skipped, *((path, skip.skip_reason or "") for path, skip in new_skips.items()), *unreadable]
@@ -335,8 +357,10 @@ class IndexBuilding(ParseRunning):
         new_skips: dict[str, StoredFile],
         upserts: list[StoredFile],
         unreadable: list[tuple[str, str]],
+        bare: bool = False,
     ) -> FileRecord | None:
-        """Takes an outcome into the build's tables; returns the file's record, None for a file left out."""
+        """Takes an outcome into the build's tables; returns the file's record, None for a file left out. A `bare`
+        row names the results in the shared records instead of holding them."""
         path = outcome.path
         if outcome.skip_reason is not None:
             if outcome.skip_reason == REASON_UNREADABLE:
@@ -350,7 +374,7 @@ class IndexBuilding(ParseRunning):
             return None
         record = self._record_of(outcome, known.get(path))
         new_disk[path] = record
-        upserts.append(stored_row(record))
+        upserts.append(stored_row(record, bare))
         return record
 
     def _record_of(self, outcome: ParseOutcome, known: FileRecord | None) -> FileRecord:
@@ -372,9 +396,10 @@ class IndexBuilding(ParseRunning):
         return markers
 
 
-def stored_row(record: FileRecord) -> StoredFile:
-    """The record's row; without the results (None: "in the shared records") when the record holds none."""
-    encoded = record.encoded if record.holds_encoded else None
+def stored_row(record: FileRecord, bare: bool = False) -> StoredFile:
+    """The record's row; without the results (None: "in the shared records") when the record holds none, or the
+    row is to be `bare`."""
+    encoded = record.encoded if record.holds_encoded and not bare else None
     return StoredFile(
         record.path,
         record.language,

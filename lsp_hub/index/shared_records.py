@@ -250,17 +250,19 @@ class SharedRecords:
         """A hit on an entry last used before this time refreshes its time of use."""
         return time.time() - TOUCH_GRANULARITY_SECONDS
 
-    def put(self, entries: Iterable[tuple[bytes, str, bytes, int]]) -> None:
-        """Store (digest, language, encoded results, definition count) entries in one transaction."""
+    def put(self, entries: Iterable[tuple[bytes, str, bytes, int]]) -> bool:
+        """Store (digest, language, encoded results, definition count) entries in one transaction; returns whether
+        they are stored (nothing to store counts as stored)."""
         now = int(time.time())
         fingerprint = self.location.fingerprint
         rows = [
             (fingerprint, digest, language, encoded, checksum(encoded), definitions, len(encoded), now)
             for digest, language, encoded, definitions in entries
         ]
-        if rows:
-            self.grown = True
-            self._write("INSERT OR REPLACE INTO records VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        if not rows:
+            return True
+        self.grown = True
+        return self._write("INSERT OR REPLACE INTO records VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
 
     def touch(self, keys: Iterable[tuple[bytes, str]]) -> None:
         """Mark entries as used now (what the least-recently-used bound goes by)."""
@@ -272,11 +274,11 @@ class SharedRecords:
                 "UPDATE records SET used = ? WHERE fingerprint = ? AND digest = ? AND language = ? AND used < ?", rows
             )
 
-    def _write(self, statement: str, rows: Sequence[tuple[object, ...]]) -> None:
+    def _write(self, statement: str, rows: Sequence[tuple[object, ...]]) -> bool:
         with self._lock:
             connection = self._connect()
             if connection is None:
-                return
+                return False
             try:
                 connection.execute("BEGIN IMMEDIATE")
                 try:
@@ -287,6 +289,8 @@ class SharedRecords:
                 connection.execute("COMMIT")
             except sqlite3.Error as error:
                 log.warning("shared index records %s: write failed (%s)", self.path, error)
+                return False
+        return True
 
     # --- graphs ---------------------------------------------------------------------------------------------
 

@@ -1,0 +1,102 @@
+"""A cold build keeps one copy of what it parsed: in the shared records, with this root's rows naming it there, as a
+new worktree's rows do. Where the shared records cannot hold it (a failed write, a root larger than half their
+bound), the root's rows hold the results themselves; nothing is lost either way."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+from index_helpers import write
+
+from lsp_hub.index.shared_records import SharedRecords
+from lsp_hub.index.workspace import WorkspaceIndex
+
+FILES = 12
+
+
+def _tree(tmp_path: Path) -> Path:
+    root = tmp_path / "tree"
+    for number in range(FILES):
+        write(
+            root,
+            f"pkg/module_{number}.py",
+            f"from pkg.module_{(number + 1) % FILES} import function_{(number + 1) % FILES}\n\n\n"
+            f"def function_{number}(value):\n    return function_{(number + 1) % FILES}(value) + {number}\n",
+        )
+    return root
+
+
+def _rows_holding_results(index: WorkspaceIndex) -> dict[str, bool]:
+    assert index.store is not None
+    index.store.join_writes()
+    with sqlite3.connect(index.store.path) as connection:
+        rows = connection.execute("SELECT path, data IS NOT NULL FROM files").fetchall()
+    connection.close()
+    return {path: bool(holds) for path, holds in rows}
+
+
+def _results(index: WorkspaceIndex) -> dict[str, object]:
+    return {path: record.packed for path, record in index.snapshot().files.items()}
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_parsed_results_are_kept_once_and_read_back_by_the_next_process(tmp_path: Path, workers: int) -> None:
+    root = _tree(tmp_path)
+    cold = WorkspaceIndex(root, in_process_limit=2, max_workers=workers)
+    cold.build()
+    assert cold.parse_count == FILES
+    expected = _results(cold)
+    assert len(expected) == FILES
+    assert _rows_holding_results(cold) == dict.fromkeys(expected, False)  # named in the shared records
+    assert cold.shared is not None
+    assert all(cold.shared.get(record.digest, "python") for record in cold.snapshot().files.values())
+    cold.close()
+
+    warm = WorkspaceIndex(root, in_process_limit=2, max_workers=workers)
+    warm.build()
+    assert warm.parse_count == 0
+    assert _results(warm) == expected  # references included: the whole results, from the shared records
+    warm.close()
+
+
+def test_rows_hold_the_results_when_the_shared_records_refuse_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _tree(tmp_path)
+    with monkeypatch.context() as patched:
+        patched.setattr(SharedRecords, "put", lambda _self, _entries: False)  # a full disk, a locked database
+        cold = WorkspaceIndex(root, in_process_limit=2, max_workers=2)
+        cold.build()
+        expected = _results(cold)
+        assert _rows_holding_results(cold) == dict.fromkeys(expected, True)
+        cold.close()
+
+    warm = WorkspaceIndex(root, in_process_limit=2, max_workers=2)
+    warm.build()
+    assert warm.parse_count == 0
+    assert _results(warm) == expected
+    warm.close()
+
+
+def test_a_root_larger_than_half_the_shared_bound_keeps_its_own_copy_of_the_rest(tmp_path: Path) -> None:
+    probe = WorkspaceIndex(_tree(tmp_path / "probe"), use_cache=False)
+    probe.build()
+    one_file = max(len(record.encoded) for record in probe.snapshot().files.values())
+    probe.close()
+    root = _tree(tmp_path)
+    cold = WorkspaceIndex(root, in_process_limit=2, max_workers=1)
+    assert cold.shared is not None
+    cold.shared.max_bytes = 2 * 3 * one_file  # half of it: three files' results
+    cold.build()
+    holding = _rows_holding_results(cold)
+    assert any(holding.values()) and not all(holding.values())
+    expected = _results(cold)
+    cold.close()
+
+    warm = WorkspaceIndex(root, in_process_limit=2, max_workers=1)
+    warm.build()
+    assert warm.parse_count == 0
+    assert _results(warm) == expected
+    warm.close()
