@@ -161,6 +161,7 @@ class IndexBuilding(ParseRunning):
         # growth trims them from the shared records.
         shared_left = self.shared.max_bytes // 2 if self.shared is not None else 0
         unshared: list[FileRecord] = []  # parsed, with bare rows: their bytes go once the shared records hold them
+        held_puts: list[tuple[bytes, str, bytes, int]] = []  # parsed past that half: this root's rows hold them too
         shared_hits: list[tuple[bytes, str]] = []
         hit_rows: list[StoredRow] = []  # they hold no results to let go of: written at the end, in one transaction
         unstored: list[FileRecord] = []  # records whose bytes are let go once the cache holds them
@@ -185,8 +186,13 @@ class IndexBuilding(ParseRunning):
                 upserts[:] = [row for row in upserts if row.path not in held]
                 upserts.extend(stored_row(record) for record in unshared)
                 unstored.extend(unshared)
+            if self.shared is not None:
+                # Trimmed first: this root keeps its own copy, and trimming the bare rows' entries would cost it a
+                # parse of those files.
+                self.shared.put(held_puts, held_elsewhere=True)
             shared_puts.clear()
             unshared.clear()
+            held_puts.clear()
 
         def take(result: BatchResult) -> None:
             nonlocal done, last_publish, last_write, total, walk, markers, shared_left
@@ -208,7 +214,8 @@ class IndexBuilding(ParseRunning):
                         if imports is not None:
                             imports.add(record)
                 if record is not None and outcome.parsed:
-                    shared_puts.append((record.digest, outcome.language, record.encoded, record.definition_count))
+                    entry = (record.digest, outcome.language, record.encoded, record.definition_count)
+                    (shared_puts if bare else held_puts).append(entry)
                 elif outcome.from_shared and SharedRecords.due_for_touch(outcome.shared_used):
                     shared_hits.append((outcome.digest, outcome.language))
             done += result.file_count
@@ -220,7 +227,7 @@ class IndexBuilding(ParseRunning):
                 # Written while the workers parse: the parent is otherwise idle, and the end of the build is not.
                 self._stored_now(upserts, (), unstored)
                 last_write = time.perf_counter()
-            if len(shared_puts) >= STORE_WRITE_ROWS:
+            if len(shared_puts) + len(held_puts) >= STORE_WRITE_ROWS:
                 share()
             if walk is None and feed is not None and feed.finished:
                 walk = feed.result()

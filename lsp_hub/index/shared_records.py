@@ -250,13 +250,15 @@ class SharedRecords:
         """A hit on an entry last used before this time refreshes its time of use."""
         return time.time() - TOUCH_GRANULARITY_SECONDS
 
-    def put(self, entries: Iterable[tuple[bytes, str, bytes, int]]) -> bool:
+    def put(self, entries: Iterable[tuple[bytes, str, bytes, int]], held_elsewhere: bool = False) -> bool:
         """Store (digest, language, encoded results, definition count) entries in one transaction; returns whether
-        they are stored (nothing to store counts as stored)."""
-        now = int(time.time())
+        they are stored (nothing to store counts as stored). Entries `held_elsewhere` (their root's cache keeps a
+        copy) are stored as last used a day ago: the bound trims them before entries that are only here, and a
+        hit in another checkout refreshes them."""
+        used = int(time.time()) - (TOUCH_GRANULARITY_SECONDS + 1 if held_elsewhere else 0)
         fingerprint = self.location.fingerprint
         rows = [
-            (fingerprint, digest, language, encoded, checksum(encoded), definitions, len(encoded), now)
+            (fingerprint, digest, language, encoded, checksum(encoded), definitions, len(encoded), used)
             for digest, language, encoded, definitions in entries
         ]
         if not rows:

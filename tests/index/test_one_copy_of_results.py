@@ -66,7 +66,7 @@ def test_rows_hold_the_results_when_the_shared_records_refuse_them(
 ) -> None:
     root = _tree(tmp_path)
     with monkeypatch.context() as patched:
-        patched.setattr(SharedRecords, "put", lambda _self, _entries: False)  # a full disk, a locked database
+        patched.setattr(SharedRecords, "put", lambda _self, _entries, **_held: False)  # a full disk, a locked database
         cold = WorkspaceIndex(root, in_process_limit=2, max_workers=2)
         cold.build()
         expected = _results(cold)
@@ -80,7 +80,7 @@ def test_rows_hold_the_results_when_the_shared_records_refuse_them(
     warm.close()
 
 
-def test_a_root_larger_than_half_the_shared_bound_keeps_its_own_copy_of_the_rest(tmp_path: Path) -> None:
+def test_a_root_past_half_the_shared_bound_keeps_a_copy_of_the_rest_which_is_trimmed_first(tmp_path: Path) -> None:
     probe = WorkspaceIndex(_tree(tmp_path / "probe"), use_cache=False)
     probe.build()
     one_file = max(len(record.encoded) for record in probe.snapshot().files.values())
@@ -92,6 +92,11 @@ def test_a_root_larger_than_half_the_shared_bound_keeps_its_own_copy_of_the_rest
     cold.build()
     holding = _rows_holding_results(cold)
     assert any(holding.values()) and not all(holding.values())
+    # Twelve files' results in a bound of six: the trim at the end takes the entries this root holds itself, and
+    # leaves those its bare rows name.
+    files = cold.snapshot().files
+    assert all(cold.shared.get(files[path].digest, "python") for path, held in holding.items() if not held)
+    assert not all(cold.shared.get(files[path].digest, "python") for path, held in holding.items() if held)
     expected = _results(cold)
     cold.close()
 
