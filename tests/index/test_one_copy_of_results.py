@@ -41,6 +41,15 @@ def _results(index: WorkspaceIndex) -> dict[str, object]:
     return {path: record.packed for path, record in index.snapshot().files.items()}
 
 
+def _assert_read_back_unparsed(root: Path, expected: dict[str, object], workers: int) -> None:
+    """The next process finds every file's results, references included, and parses nothing."""
+    warm = WorkspaceIndex(root, in_process_limit=2, max_workers=workers)
+    warm.build()
+    assert warm.parse_count == 0
+    assert _results(warm) == expected
+    warm.close()
+
+
 @pytest.mark.parametrize("workers", [1, 2])
 def test_parsed_results_are_kept_once_and_read_back_by_the_next_process(tmp_path: Path, workers: int) -> None:
     root = _tree(tmp_path)
@@ -54,11 +63,7 @@ def test_parsed_results_are_kept_once_and_read_back_by_the_next_process(tmp_path
     assert all(cold.shared.get(record.digest, "python") for record in cold.snapshot().files.values())
     cold.close()
 
-    warm = WorkspaceIndex(root, in_process_limit=2, max_workers=workers)
-    warm.build()
-    assert warm.parse_count == 0
-    assert _results(warm) == expected  # references included: the whole results, from the shared records
-    warm.close()
+    _assert_read_back_unparsed(root, expected, workers)
 
 
 def test_rows_hold_the_results_when_the_shared_records_refuse_them(
@@ -73,11 +78,7 @@ def test_rows_hold_the_results_when_the_shared_records_refuse_them(
         assert _rows_holding_results(cold) == dict.fromkeys(expected, True)
         cold.close()
 
-    warm = WorkspaceIndex(root, in_process_limit=2, max_workers=2)
-    warm.build()
-    assert warm.parse_count == 0
-    assert _results(warm) == expected
-    warm.close()
+    _assert_read_back_unparsed(root, expected, 2)
 
 
 def test_a_root_past_half_the_shared_bound_keeps_a_copy_of_the_rest_which_is_trimmed_first(tmp_path: Path) -> None:
@@ -100,8 +101,4 @@ def test_a_root_past_half_the_shared_bound_keeps_a_copy_of_the_rest_which_is_tri
     expected = _results(cold)
     cold.close()
 
-    warm = WorkspaceIndex(root, in_process_limit=2, max_workers=1)
-    warm.build()
-    assert warm.parse_count == 0
-    assert _results(warm) == expected
-    warm.close()
+    _assert_read_back_unparsed(root, expected, 1)
