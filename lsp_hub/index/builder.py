@@ -265,6 +265,8 @@ class IndexBuilding(ParseRunning):
         elif self.store is not None:
             self._stored_now(upserts, deletions, unstored, hit_rows)
         if self.shared is not None:
+            if self.store is not None and not first_build:  # a first build's rows are new there, or just touched
+                shared_hits.extend(self.store.bare_keys_due(SharedRecords.touch_due_before()))
             self.shared.touch(shared_hits)
             self.shared.trim()
         skipped = [*walk.skipped, *((path, skip.skip_reason or "") for path, skip in new_skips.items()), *unreadable]

@@ -130,6 +130,14 @@ _IDENTITY_INDEX = (
     " ON files (path, language, size, mtime_ns, digest, skip_reason, definitions)"
 )
 
+# The rows whose results are in the shared records alone (a worktree's hits, a cold build's parsed files): their
+# entries there are refreshed once a day (`bare_keys_due`), or the shared bound would trim a root in daily use as
+# if nobody read it (its warm starts read its own rows, not the shared records).
+_BARE_INDEX = (
+    "CREATE INDEX IF NOT EXISTS files_bare ON files (digest, language) WHERE data IS NULL AND skip_reason IS NULL"
+)
+_SHARED_TOUCHED_KEY = "shared_touched"
+
 
 _Read = TypeVar("_Read")
 
@@ -223,6 +231,7 @@ class IndexStore:
             " mtime_ns INTEGER NOT NULL, digest BLOB NOT NULL, skip_reason TEXT, data BLOB, definitions INTEGER)"
         )
         connection.execute(_IDENTITY_INDEX)
+        connection.execute(_BARE_INDEX)
         connection.execute("CREATE TABLE graphs (key TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, data BLOB NOT NULL)")
         connection.execute("INSERT INTO meta VALUES ('schema_version', ?)", (SCHEMA_VERSION,))
         connection.execute("INSERT INTO meta VALUES ('root', ?)", (str(self.root),))
@@ -307,6 +316,31 @@ class IndexStore:
             path: StoredFile(path, language, size, mtime_ns, bytes(digest), skip_reason, None, definitions)
             for path, language, size, mtime_ns, digest, skip_reason, definitions in cls._identity_rows(connection)
         }
+
+    def bare_keys_due(self, due_before: float) -> list[tuple[bytes, str]]:
+        """(digest, language) of every row whose results are in the shared records alone, when their entries there
+        were last refreshed before `due_before` (else none), noting that they are refreshed now."""
+        with self._lock:
+            connection = self._connect()
+            if connection is None:
+                return []
+            try:
+                return self._bare_keys_due(connection, due_before)
+            except sqlite3.Error as error:  # a busy database: the next build's turn
+                log.warning("index cache %s: its rows in the shared records not listed (%s)", self.path, error)
+                return []
+
+    @staticmethod
+    def _bare_keys_due(connection: sqlite3.Connection, due_before: float) -> list[tuple[bytes, str]]:
+        row = connection.execute("SELECT value FROM meta WHERE key = ?", (_SHARED_TOUCHED_KEY,)).fetchone()
+        if row is not None and float(row[0]) >= due_before:
+            return []
+        connection.execute(_BARE_INDEX)  # a cache made before the index had it
+        keys = connection.execute(
+            "SELECT digest, language FROM files INDEXED BY files_bare WHERE data IS NULL AND skip_reason IS NULL"
+        ).fetchall()
+        connection.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (_SHARED_TOUCHED_KEY, str(time.time())))
+        return [(bytes(digest), language) for digest, language in keys]
 
     def encoded_of(self, path: str, digest: bytes) -> bytes | None:
         """The stored results of `path` when the row is still of content with this digest, else None."""

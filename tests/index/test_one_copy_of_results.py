@@ -5,12 +5,13 @@ bound), the root's rows hold the results themselves; nothing is lost either way.
 from __future__ import annotations
 
 import sqlite3
+import time
 from pathlib import Path
 
 import pytest
 from index_helpers import write
 
-from lsp_hub.index.shared_records import SharedRecords
+from lsp_hub.index.shared_records import TOUCH_GRANULARITY_SECONDS, SharedRecords
 from lsp_hub.index.workspace import WorkspaceIndex
 
 FILES = 12
@@ -102,3 +103,43 @@ def test_a_root_past_half_the_shared_bound_keeps_a_copy_of_the_rest_which_is_tri
     cold.close()
 
     _assert_read_back_unparsed(root, expected, 1)
+
+
+def _shared_used(index: WorkspaceIndex) -> set[int]:
+    assert index.shared is not None
+    with sqlite3.connect(index.shared.path) as connection:
+        found = {row[0] for row in connection.execute("SELECT used FROM records")}
+    connection.close()
+    return found
+
+
+def _set_shared_used(index: WorkspaceIndex, used: int) -> None:
+    assert index.shared is not None
+    with sqlite3.connect(index.shared.path) as connection:
+        connection.execute("UPDATE records SET used = ?", (used,))
+    connection.close()
+
+
+def test_a_root_in_use_refreshes_its_shared_entries_once_a_day(tmp_path: Path) -> None:
+    """A warm start reads the root's own rows, never the shared records: without a refresh, the bound would trim
+    the entries of a root in daily use first, as if nobody read them, and the root would parse those files again."""
+    root = _tree(tmp_path)
+    cold = WorkspaceIndex(root, in_process_limit=2, max_workers=1)
+    cold.build()
+    stale = int(time.time()) - 2 * TOUCH_GRANULARITY_SECONDS
+    _set_shared_used(cold, stale)
+    cold.close()
+
+    warm = WorkspaceIndex(root, in_process_limit=2, max_workers=1)
+    started = int(time.time())
+    warm.build()
+    assert warm.parse_count == 0
+    assert min(_shared_used(warm)) >= started  # refreshed
+    _set_shared_used(warm, stale)
+    warm.build()
+    assert _shared_used(warm) == {stale}  # once a day: the same process, or the next, leaves them
+    warm.close()
+    again = WorkspaceIndex(root, in_process_limit=2, max_workers=1)
+    again.build()
+    assert _shared_used(again) == {stale}
+    again.close()
