@@ -265,9 +265,14 @@ class IndexBuilding(ParseRunning):
         elif self.store is not None:
             self._stored_now(upserts, deletions, unstored, hit_rows)
         if self.shared is not None:
-            if self.store is not None and not first_build:  # a first build's rows are new there, or just touched
-                shared_hits.extend(self.store.bare_keys_due(SharedRecords.touch_due_before()))
             self.shared.touch(shared_hits)
+            if (
+                self.store is not None
+                and not first_build  # its rows are new there, or were just touched
+                and self.shared.near_bound()  # else nothing is trimmed, and a refresh is work for nothing
+                and self.store.shared_refresh_due(SharedRecords.touch_due_before())
+            ):
+                self.shared.touch_named_by(self.store.path)
             self.shared.trim()
         skipped = [*walk.skipped, *((path, skip.skip_reason or "") for path, skip in new_skips.items()), *unreadable]
         skip_counts = Counter(walk.skip_counts)

@@ -276,6 +276,39 @@ class SharedRecords:
                 "UPDATE records SET used = ? WHERE fingerprint = ? AND digest = ? AND language = ? AND used < ?", rows
             )
 
+    def near_bound(self) -> bool:
+        """Whether the store may be trimmed soon: its files (the database and its journal) take half the bound."""
+        size = 0
+        for suffix in ("", "-wal"):
+            with contextlib.suppress(OSError):
+                size += os.stat(f"{self.path}{suffix}").st_size
+        return size >= self.max_bytes // 2
+
+    def touch_named_by(self, root_database: Path) -> None:
+        """Mark as used now the entries that a root's rows name instead of holding their results, in one statement
+        (a row at a time cost 12 us, 0.25 s at 20,000 files): the root's cache is attached and its rows joined."""
+        now = int(time.time())
+        with self._lock:
+            connection = self._connect()
+            if connection is None:
+                return
+            try:
+                connection.execute("ATTACH DATABASE ? AS root_cache", (str(root_database),))
+            except sqlite3.Error as error:
+                log.warning("shared index records %s: %s not attached (%s)", self.path, root_database, error)
+                return
+            try:
+                connection.execute(
+                    "UPDATE records SET used = ? WHERE fingerprint = ? AND used < ? AND (digest, language) IN"
+                    " (SELECT digest, language FROM root_cache.files WHERE data IS NULL AND skip_reason IS NULL)",
+                    (now, self.location.fingerprint, now - TOUCH_GRANULARITY_SECONDS),
+                )
+            except sqlite3.Error as error:
+                log.warning("shared index records %s: time of use not refreshed (%s)", self.path, error)
+            finally:
+                with contextlib.suppress(sqlite3.Error):
+                    connection.execute("DETACH DATABASE root_cache")
+
     def _write(self, statement: str, rows: Sequence[tuple[object, ...]]) -> bool:
         with self._lock:
             connection = self._connect()

@@ -131,8 +131,8 @@ _IDENTITY_INDEX = (
 )
 
 # The rows whose results are in the shared records alone (a worktree's hits, a cold build's parsed files): their
-# entries there are refreshed once a day (`bare_keys_due`), or the shared bound would trim a root in daily use as
-# if nobody read it (its warm starts read its own rows, not the shared records).
+# entries there are refreshed once a day near the shared bound (`shared_refresh_due`), or the bound would trim a
+# root in daily use as if nobody read it (its warm starts read its own rows, not the shared records).
 _BARE_INDEX = (
     "CREATE INDEX IF NOT EXISTS files_bare ON files (digest, language) WHERE data IS NULL AND skip_reason IS NULL"
 )
@@ -317,30 +317,23 @@ class IndexStore:
             for path, language, size, mtime_ns, digest, skip_reason, definitions in cls._identity_rows(connection)
         }
 
-    def bare_keys_due(self, due_before: float) -> list[tuple[bytes, str]]:
-        """(digest, language) of every row whose results are in the shared records alone, when their entries there
-        were last refreshed before `due_before` (else none), noting that they are refreshed now."""
+    def shared_refresh_due(self, due_before: float) -> bool:
+        """Whether the shared entries this root's rows name were last refreshed before `due_before`; noted as
+        refreshed now when they were. (Their index, `files_bare`, is made here in a cache older than it.)"""
         with self._lock:
             connection = self._connect()
             if connection is None:
-                return []
+                return False
             try:
-                return self._bare_keys_due(connection, due_before)
+                row = connection.execute("SELECT value FROM meta WHERE key = ?", (_SHARED_TOUCHED_KEY,)).fetchone()
+                if row is not None and float(row[0]) >= due_before:
+                    return False
+                connection.execute(_BARE_INDEX)
+                connection.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (_SHARED_TOUCHED_KEY, str(time.time())))
             except sqlite3.Error as error:  # a busy database: the next build's turn
-                log.warning("index cache %s: its rows in the shared records not listed (%s)", self.path, error)
-                return []
-
-    @staticmethod
-    def _bare_keys_due(connection: sqlite3.Connection, due_before: float) -> list[tuple[bytes, str]]:
-        row = connection.execute("SELECT value FROM meta WHERE key = ?", (_SHARED_TOUCHED_KEY,)).fetchone()
-        if row is not None and float(row[0]) >= due_before:
-            return []
-        connection.execute(_BARE_INDEX)  # a cache made before the index had it
-        keys = connection.execute(
-            "SELECT digest, language FROM files INDEXED BY files_bare WHERE data IS NULL AND skip_reason IS NULL"
-        ).fetchall()
-        connection.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (_SHARED_TOUCHED_KEY, str(time.time())))
-        return [(bytes(digest), language) for digest, language in keys]
+                log.warning("index cache %s: the shared entries' refresh put off (%s)", self.path, error)
+                return False
+            return True
 
     def encoded_of(self, path: str, digest: bytes) -> bytes | None:
         """The stored results of `path` when the row is still of content with this digest, else None."""

@@ -120,7 +120,14 @@ def _set_shared_used(index: WorkspaceIndex, used: int) -> None:
     connection.close()
 
 
-def test_a_root_in_use_refreshes_its_shared_entries_once_a_day(tmp_path: Path) -> None:
+def _near_the_bound(index: WorkspaceIndex) -> None:
+    """A bound the shared records' file takes half of, which their entries alone do not pass (no trim)."""
+    assert index.shared is not None
+    index.shared.max_bytes = 2 * index.shared.path.stat().st_size
+    assert index.shared.near_bound()
+
+
+def test_a_root_in_use_near_the_bound_refreshes_its_shared_entries_once_a_day(tmp_path: Path) -> None:
     """A warm start reads the root's own rows, never the shared records: without a refresh, the bound would trim
     the entries of a root in daily use first, as if nobody read them, and the root would parse those files again."""
     root = _tree(tmp_path)
@@ -130,16 +137,24 @@ def test_a_root_in_use_refreshes_its_shared_entries_once_a_day(tmp_path: Path) -
     _set_shared_used(cold, stale)
     cold.close()
 
+    far = WorkspaceIndex(root, in_process_limit=2, max_workers=1)
+    assert far.shared is not None and not far.shared.near_bound()
+    far.build()
+    assert _shared_used(far) == {stale}  # far from the bound nothing is trimmed: no work for nothing
+    far.close()
+
     warm = WorkspaceIndex(root, in_process_limit=2, max_workers=1)
+    _near_the_bound(warm)
     started = int(time.time())
     warm.build()
     assert warm.parse_count == 0
-    assert min(_shared_used(warm)) >= started  # refreshed
+    assert len(_shared_used(warm)) == 1 and min(_shared_used(warm)) >= started  # every entry refreshed
     _set_shared_used(warm, stale)
     warm.build()
     assert _shared_used(warm) == {stale}  # once a day: the same process, or the next, leaves them
     warm.close()
     again = WorkspaceIndex(root, in_process_limit=2, max_workers=1)
+    _near_the_bound(again)
     again.build()
     assert _shared_used(again) == {stale}
     again.close()
