@@ -266,13 +266,8 @@ class IndexBuilding(ParseRunning):
             self._stored_now(upserts, deletions, unstored, hit_rows)
         if self.shared is not None:
             self.shared.touch(shared_hits)
-            if (
-                self.store is not None
-                and not first_build  # its rows are new there, or were just touched
-                and self.shared.near_bound()  # else nothing is trimmed, and a refresh is work for nothing
-                and self.store.shared_refresh_due(SharedRecords.touch_due_before())
-            ):
-                self.shared.touch_named_by(self.store.path)
+            if not first_build:  # a first build's rows are new there, or were just touched
+                self.refresh_shared_entries()
             self.shared.trim()
         skipped = [*walk.skipped, *((path, skip.skip_reason or "") for path, skip in new_skips.items()), *unreadable]
         skip_counts = Counter(walk.skip_counts)
@@ -292,6 +287,18 @@ class IndexBuilding(ParseRunning):
             self._publish(new_disk, frozenset(), self._skipped, self._skip_counts, markers)
             self._snapshot.table_parts = parts
             self._snapshot.import_parts = imports
+
+    def refresh_shared_entries(self) -> None:
+        """Once a day, near the shared records' bound, mark the entries this root's rows name as used now: its warm
+        starts read its own rows, never the shared records, and the bound would otherwise trim a root in daily use
+        as if nobody read it (builds, and a watcher of a root that is not built again, ask)."""
+        if (
+            self.store is not None
+            and self.shared is not None
+            and self.shared.near_bound()  # else nothing is trimmed, and a refresh is work for nothing
+            and self.store.shared_refresh_due(SharedRecords.touch_due_before())
+        ):
+            self.shared.touch_named_by(self.store.path)
 
     def _stored_now(
         self,

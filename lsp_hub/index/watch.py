@@ -34,6 +34,7 @@ STEP_MS = 20  # a burst ends after this long without a change
 # The watcher thread comes round this often when nothing changes: a query waits for the round under way to end (so a
 # file written just before it is in its answer), and 200 ms here cost every query ~150 ms through the daemon.
 IDLE_TIMEOUT_MS = 25
+SHARED_REFRESH_CHECK_SECONDS = 3600.0  # how often a watch asks whether the shared entries' daily refresh is due
 READY_TIMEOUT_SECONDS = 10.0  # setting up the watches on a large tree takes a while (one per directory on Linux)
 IGNORE_FILES = (".gitignore",)
 GIT_EXCLUDE = ".git/info/exclude"
@@ -55,6 +56,7 @@ class IndexWatcher:
         self._lock = threading.Lock()
         self._busy = False  # applying a burst
         self._bursts = 0  # bursts taken in (or idle rounds passed): `ensure_fresh(wait)` waits for the next
+        self._next_shared_refresh = time.monotonic() + SHARED_REFRESH_CHECK_SECONDS  # the build has just asked
         self._thread: threading.Thread | None = None
 
     # --- life cycle ---------------------------------------------------------------------------------------------
@@ -155,6 +157,9 @@ class IndexWatcher:
                         keep_graphs_current(self.index)
                     except Exception as error:  # an optimisation only: the next query updates them itself
                         log.warning("updating the graphs of %s failed (%s)", self.index.root, error)
+                if time.monotonic() >= self._next_shared_refresh:  # a daemon may watch a root for days, unbuilt
+                    self._next_shared_refresh = time.monotonic() + SHARED_REFRESH_CHECK_SECONDS
+                    self.index.refresh_shared_entries()
         except Exception as error:  # inotify limits, a root that vanished, a file system without events
             self._failed(f"{type(error).__name__}: {error}")
         finally:

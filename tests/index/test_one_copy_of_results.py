@@ -158,3 +158,35 @@ def test_a_root_in_use_near_the_bound_refreshes_its_shared_entries_once_a_day(tm
     again.build()
     assert _shared_used(again) == {stale}
     again.close()
+
+
+def test_a_watched_root_that_is_not_built_again_refreshes_its_shared_entries(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A daemon may watch a root for days without building it again: the watch asks for the refresh too."""
+    from lsp_hub.index import watch
+
+    root = _tree(tmp_path)
+    cold = WorkspaceIndex(root, in_process_limit=2, max_workers=1)
+    cold.build()
+    cold.close()
+    index = WorkspaceIndex(root, in_process_limit=2, max_workers=1)
+    index.build()
+    _near_the_bound(index)
+    assert index.store is not None
+    with sqlite3.connect(index.store.path) as connection:  # refreshed more than a day ago
+        connection.execute("DELETE FROM meta WHERE key = 'shared_touched'")
+    connection.close()
+    stale = int(time.time()) - 2 * TOUCH_GRANULARITY_SECONDS
+    _set_shared_used(index, stale)
+    monkeypatch.setattr(watch, "SHARED_REFRESH_CHECK_SECONDS", 0.0)
+    watcher = watch.IndexWatcher(index)
+    try:
+        assert watcher.start(), watcher.reason
+        deadline = time.monotonic() + 10
+        while _shared_used(index) == {stale} and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert min(_shared_used(index)) > stale
+    finally:
+        watcher.stop()
+        index.close()
