@@ -266,8 +266,6 @@ class IndexBuilding(ParseRunning):
             self._stored_now(upserts, deletions, unstored, hit_rows)
         if self.shared is not None:
             self.shared.touch(shared_hits)
-            if not first_build:  # a first build's rows are new there, or were just touched
-                self.refresh_shared_entries()
             self.shared.trim()
         skipped = [*walk.skipped, *((path, skip.skip_reason or "") for path, skip in new_skips.items()), *unreadable]
         skip_counts = Counter(walk.skip_counts)
@@ -287,6 +285,8 @@ class IndexBuilding(ParseRunning):
             self._publish(new_disk, frozenset(), self._skipped, self._skip_counts, markers)
             self._snapshot.table_parts = parts
             self._snapshot.import_parts = imports
+        if not first_build:  # a first build's rows are new in the shared records, or were just touched there
+            self.refresh_shared_entries()  # after the snapshot is out: queries need not wait for it
 
     def refresh_shared_entries(self) -> None:
         """Once a day, near the shared records' bound, mark the entries this root's rows name as used now: its warm

@@ -190,3 +190,24 @@ def test_a_watched_root_that_is_not_built_again_refreshes_its_shared_entries(
     finally:
         watcher.stop()
         index.close()
+
+
+def test_a_refresh_takes_the_longest_unused_entries_first_up_to_its_limit(tmp_path: Path) -> None:
+    """SQLite rewrites each row it updates, results and all: a large root's entries are refreshed a part a day."""
+    root = _tree(tmp_path)
+    index = WorkspaceIndex(root, in_process_limit=2, max_workers=1)
+    index.build()
+    assert index.shared is not None and index.store is not None
+    now = int(time.time())
+    oldest = now - 10 * TOUCH_GRANULARITY_SECONDS
+    with sqlite3.connect(index.shared.path) as connection:  # twelve entries, one day older each
+        digests = [row[0] for row in connection.execute("SELECT digest FROM records ORDER BY digest")]
+        for age, digest in enumerate(digests):
+            connection.execute("UPDATE records SET used = ? WHERE digest = ?", (oldest - age * 86400, digest))
+    connection.close()
+    index.shared.touch_named_by(index.store.path, limit=5)
+    with sqlite3.connect(index.shared.path) as connection:
+        fresh = {row[0] for row in connection.execute("SELECT digest FROM records WHERE used >= ?", (now,))}
+    connection.close()
+    assert fresh == set(digests[-5:])  # the five longest unused
+    index.close()
