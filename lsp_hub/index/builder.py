@@ -289,16 +289,21 @@ class IndexBuilding(ParseRunning):
             self.refresh_shared_entries()  # after the snapshot is out: queries need not wait for it
 
     def refresh_shared_entries(self) -> None:
-        """Once a day, near the shared records' bound, mark the entries this root's rows name as used now: its warm
-        starts read its own rows, never the shared records, and the bound would otherwise trim a root in daily use
-        as if nobody read it (builds, and a watcher of a root that is not built again, ask)."""
+        """Once a day (builds, and a watcher of a root that is not built again, ask): near the shared records'
+        bound, mark the entries this root's rows name as used now, since its warm starts read its own rows, never
+        the shared records, and the bound would otherwise trim a root in daily use as if nobody read it; and drop
+        the rows whose entries are gone, so that the next build parses those files in its workers."""
         if (
-            self.store is not None
-            and self.shared is not None
-            and self.shared.near_bound()  # else nothing is trimmed, and a refresh is work for nothing
-            and self.store.shared_refresh_due(SharedRecords.touch_due_before())
+            self.store is None
+            or self.shared is None
+            or not self.store.shared_refresh_due(SharedRecords.touch_due_before())
         ):
+            return
+        if self.shared.near_bound():  # else nothing is trimmed, and a refresh is work for nothing
             self.shared.touch_named_by(self.store.path)
+        missing = self.shared.missing_named_by(self.store.path)
+        if missing and self.store.write((), missing):
+            log.info("%d files' results are gone from the shared records: parsed again at the next build", len(missing))
 
     def _stored_now(
         self,

@@ -315,6 +315,33 @@ class SharedRecords:
                 with contextlib.suppress(sqlite3.Error):
                     connection.execute("DETACH DATABASE root_cache")
 
+    def missing_named_by(self, root_database: Path) -> list[str]:
+        """The paths of a root's rows that name entries no longer here (the store was deleted, made anew after
+        damage, or trimmed): that root parses those files again, in its workers, rather than one by one on use."""
+        with self._lock:
+            connection = self._connect()
+            if connection is None:
+                return []
+            try:
+                connection.execute("ATTACH DATABASE ? AS root_cache", (str(root_database),))
+            except sqlite3.Error as error:
+                log.warning("shared index records %s: %s not attached (%s)", self.path, root_database, error)
+                return []
+            try:
+                rows = connection.execute(
+                    "SELECT files.path FROM root_cache.files WHERE files.data IS NULL AND files.skip_reason IS NULL"
+                    " AND NOT EXISTS (SELECT 1 FROM records WHERE records.fingerprint = ?"
+                    " AND records.digest = files.digest AND records.language = files.language)",
+                    (self.location.fingerprint,),
+                ).fetchall()
+            except sqlite3.Error as error:
+                log.warning("shared index records %s: %s not checked (%s)", self.path, root_database, error)
+                return []
+            finally:
+                with contextlib.suppress(sqlite3.Error):
+                    connection.execute("DETACH DATABASE root_cache")
+        return [path for (path,) in rows]
+
     def _write(self, statement: str, rows: Sequence[tuple[object, ...]]) -> bool:
         with self._lock:
             connection = self._connect()

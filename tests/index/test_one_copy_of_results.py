@@ -120,6 +120,14 @@ def _set_shared_used(index: WorkspaceIndex, used: int) -> None:
     connection.close()
 
 
+def _a_day_later(index: WorkspaceIndex) -> None:
+    """As if the root's last refresh were a day old."""
+    assert index.store is not None
+    with sqlite3.connect(index.store.path) as connection:
+        connection.execute("DELETE FROM meta WHERE key = 'shared_touched'")
+    connection.close()
+
+
 def _near_the_bound(index: WorkspaceIndex) -> None:
     """A bound the shared records' file takes half of, which their entries alone do not pass (no trim)."""
     assert index.shared is not None
@@ -141,6 +149,7 @@ def test_a_root_in_use_near_the_bound_refreshes_its_shared_entries_once_a_day(tm
     assert far.shared is not None and not far.shared.near_bound()
     far.build()
     assert _shared_used(far) == {stale}  # far from the bound nothing is trimmed: no work for nothing
+    _a_day_later(far)
     far.close()
 
     warm = WorkspaceIndex(root, in_process_limit=2, max_workers=1)
@@ -173,10 +182,7 @@ def test_a_watched_root_that_is_not_built_again_refreshes_its_shared_entries(
     index = WorkspaceIndex(root, in_process_limit=2, max_workers=1)
     index.build()
     _near_the_bound(index)
-    assert index.store is not None
-    with sqlite3.connect(index.store.path) as connection:  # refreshed more than a day ago
-        connection.execute("DELETE FROM meta WHERE key = 'shared_touched'")
-    connection.close()
+    _a_day_later(index)
     stale = int(time.time()) - 2 * TOUCH_GRANULARITY_SECONDS
     _set_shared_used(index, stale)
     monkeypatch.setattr(watch, "SHARED_REFRESH_CHECK_SECONDS", 0.0)
@@ -211,3 +217,34 @@ def test_a_refresh_takes_the_longest_unused_entries_first_up_to_its_limit(tmp_pa
     connection.close()
     assert fresh == set(digests[-5:])  # the five longest unused
     index.close()
+
+
+def test_rows_whose_shared_results_are_gone_are_dropped_and_parsed_again_by_the_workers(tmp_path: Path) -> None:
+    """Deleted (or made anew after damage, or trimmed), the shared records no longer hold what the rows name: the
+    daily check drops those rows, and the next build parses the files in its workers, not one by one on use."""
+    root = _tree(tmp_path)
+    cold = WorkspaceIndex(root, in_process_limit=2, max_workers=2)
+    cold.build()
+    expected = _results(cold)
+    assert cold.shared is not None
+    shared_path = cold.shared.path
+    cold.close()
+    with sqlite3.connect(shared_path) as connection:
+        connection.execute("DELETE FROM records")
+    connection.close()
+
+    warm = WorkspaceIndex(root, in_process_limit=2, max_workers=2)
+    warm.build()  # the first check of this root: due
+    assert warm.parse_count == 0
+    assert _rows_holding_results(warm) == {}  # dropped
+    one = "pkg/module_0.py"
+    assert warm.snapshot().files[one].packed == expected[one]  # still answered meanwhile: parsed on use, put back
+    warm.close()
+
+    again = WorkspaceIndex(root, in_process_limit=2, max_workers=2)
+    again.build()
+    assert again.parse_count == FILES - 1  # the workers parse the rest, and find the one put back
+    assert _results(again) == expected
+    assert again.shared is not None
+    assert all(again.shared.get(record.digest, "python") for record in again.snapshot().files.values())
+    again.close()
