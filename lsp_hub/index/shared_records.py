@@ -22,13 +22,16 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from lsp_hub.index.records import looks_packed
 
 log = logging.getLogger(__name__)
+
+_Result = TypeVar("_Result")
 
 DEFAULT_CACHE_MAX_MB = 2048
 BUSY_TIMEOUT_SECONDS = 10.0
@@ -288,59 +291,59 @@ class SharedRecords:
 
     def touch_named_by(self, root_database: Path, limit: int = NAMED_TOUCH_LIMIT) -> None:
         """Mark as used now the `limit` longest unused of the entries that a root's rows name instead of holding
-        their results, in one statement (a row at a time cost 12 us, 0.25 s at 20,000 files): the root's cache is
-        attached and its rows joined. SQLite rewrites each row it updates, results and all (40 us a row: 4 s for
-        100,000), so a large root's entries are refreshed a part at a time, the oldest first."""
+        their results, in one statement (a row at a time cost 12 us, 0.25 s at 20,000 files). SQLite rewrites each
+        row it updates, results and all (40 us a row: 4 s for 100,000), so a large root's entries are refreshed a
+        part at a time, the oldest first."""
         now = int(time.time())
-        with self._lock:
-            connection = self._connect()
-            if connection is None:
-                return
-            try:
-                connection.execute("ATTACH DATABASE ? AS root_cache", (str(root_database),))
-            except sqlite3.Error as error:
-                log.warning("shared index records %s: %s not attached (%s)", self.path, root_database, error)
-                return
-            try:
-                connection.execute(
-                    "UPDATE records SET used = ? WHERE rowid IN (SELECT records.rowid FROM root_cache.files"
-                    " JOIN records ON records.fingerprint = ? AND records.digest = files.digest"
-                    " AND records.language = files.language WHERE files.data IS NULL AND files.skip_reason IS NULL"
-                    " AND records.used < ? ORDER BY records.used LIMIT ?)",
-                    (now, self.location.fingerprint, now - TOUCH_GRANULARITY_SECONDS, limit),
-                )
-            except sqlite3.Error as error:
-                log.warning("shared index records %s: time of use not refreshed (%s)", self.path, error)
-            finally:
-                with contextlib.suppress(sqlite3.Error):
-                    connection.execute("DETACH DATABASE root_cache")
+        self._beside_root_cache(
+            root_database,
+            "time of use not refreshed",
+            lambda connection: connection.execute(
+                "UPDATE records SET used = ? WHERE rowid IN (SELECT records.rowid FROM root_cache.files"
+                " JOIN records ON records.fingerprint = ? AND records.digest = files.digest"
+                " AND records.language = files.language WHERE files.data IS NULL AND files.skip_reason IS NULL"
+                " AND records.used < ? ORDER BY records.used LIMIT ?)",
+                (now, self.location.fingerprint, now - TOUCH_GRANULARITY_SECONDS, limit),
+            ),
+        )
 
     def missing_named_by(self, root_database: Path) -> list[str]:
         """The paths of a root's rows that name entries no longer here (the store was deleted, made anew after
         damage, or trimmed): that root parses those files again, in its workers, rather than one by one on use."""
+        rows = self._beside_root_cache(
+            root_database,
+            "its rows not checked",
+            lambda connection: connection.execute(
+                "SELECT files.path FROM root_cache.files WHERE files.data IS NULL AND files.skip_reason IS NULL"
+                " AND NOT EXISTS (SELECT 1 FROM records WHERE records.fingerprint = ?"
+                " AND records.digest = files.digest AND records.language = files.language)",
+                (self.location.fingerprint,),
+            ).fetchall(),
+        )
+        return [path for (path,) in rows or ()]
+
+    def _beside_root_cache(
+        self, root_database: Path, failing: str, run: Callable[[sqlite3.Connection], _Result]
+    ) -> _Result | None:
+        """`run(connection)` with a root's cache attached as `root_cache` (one statement joins the two in SQLite);
+        None, said in the log with `failing`, when it cannot run."""
         with self._lock:
             connection = self._connect()
             if connection is None:
-                return []
+                return None
             try:
                 connection.execute("ATTACH DATABASE ? AS root_cache", (str(root_database),))
             except sqlite3.Error as error:
                 log.warning("shared index records %s: %s not attached (%s)", self.path, root_database, error)
-                return []
+                return None
             try:
-                rows = connection.execute(
-                    "SELECT files.path FROM root_cache.files WHERE files.data IS NULL AND files.skip_reason IS NULL"
-                    " AND NOT EXISTS (SELECT 1 FROM records WHERE records.fingerprint = ?"
-                    " AND records.digest = files.digest AND records.language = files.language)",
-                    (self.location.fingerprint,),
-                ).fetchall()
+                return run(connection)
             except sqlite3.Error as error:
-                log.warning("shared index records %s: %s not checked (%s)", self.path, root_database, error)
-                return []
+                log.warning("shared index records %s: %s, %s (%s)", self.path, root_database, failing, error)
+                return None
             finally:
                 with contextlib.suppress(sqlite3.Error):
                     connection.execute("DETACH DATABASE root_cache")
-        return [path for (path,) in rows]
 
     def _write(self, statement: str, rows: Sequence[tuple[object, ...]]) -> bool:
         with self._lock:
