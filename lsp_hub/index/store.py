@@ -119,6 +119,14 @@ def default_cache_dir() -> Path:
     return (Path(base) if base else Path.home() / ".cache") / "lsp-hub"
 
 
+def _seconds(text: str) -> float:
+    """A time this cache noted, as seconds since the epoch; a damaged note reads as long ago (the work is due)."""
+    try:
+        return float(text)
+    except ValueError:
+        return 0.0
+
+
 def database_path(root: Path, cache_dir: Path | None = None) -> Path:
     digest = hashlib.sha256(str(root).encode("utf-8", "surrogateescape")).hexdigest()[:24]
     return (cache_dir or default_cache_dir()) / f"index-{digest}.sqlite3"
@@ -326,7 +334,7 @@ class IndexStore:
                 return False
             try:
                 row = connection.execute("SELECT value FROM meta WHERE key = ?", (_SHARED_TOUCHED_KEY,)).fetchone()
-                if row is not None and float(row[0]) >= due_before:
+                if row is not None and _seconds(row[0]) >= due_before:
                     return False
                 connection.execute(_BARE_INDEX)
                 connection.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (_SHARED_TOUCHED_KEY, str(time.time())))

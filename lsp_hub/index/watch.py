@@ -159,7 +159,10 @@ class IndexWatcher:
                         log.warning("updating the graphs of %s failed (%s)", self.index.root, error)
                 if time.monotonic() >= self._next_shared_refresh:  # a daemon may watch a root for days, unbuilt
                     self._next_shared_refresh = time.monotonic() + SHARED_REFRESH_CHECK_SECONDS
-                    self.index.refresh_shared_entries()
+                    try:
+                        self.index.refresh_shared_entries()
+                    except Exception as error:  # cache upkeep only: it must not end the watch
+                        log.warning("refreshing the shared entries of %s failed (%s)", self.index.root, error)
         except Exception as error:  # inotify limits, a root that vanished, a file system without events
             self._failed(f"{type(error).__name__}: {error}")
         finally:

@@ -248,3 +248,16 @@ def test_rows_whose_shared_results_are_gone_are_dropped_and_parsed_again_by_the_
     assert again.shared is not None
     assert all(again.shared.get(record.digest, "python") for record in again.snapshot().files.values())
     again.close()
+
+
+def test_a_damaged_note_of_the_last_refresh_reads_as_due_and_is_written_anew(tmp_path: Path) -> None:
+    root = _tree(tmp_path)
+    index = WorkspaceIndex(root, in_process_limit=2, max_workers=1)
+    index.build()
+    assert index.store is not None
+    with sqlite3.connect(index.store.path) as connection:
+        connection.execute("INSERT OR REPLACE INTO meta VALUES ('shared_touched', 'not a time')")
+    connection.close()
+    assert index.store.shared_refresh_due(time.time() - 60)  # due, not an exception that would end a watch
+    assert not index.store.shared_refresh_due(time.time() - 60)  # the note is good again
+    index.close()
