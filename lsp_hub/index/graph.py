@@ -114,6 +114,17 @@ class UseResolver:
             sources = self._star_sources[path] = tuple(found)
         return sources
 
+    def plain_names_local(self, source: str) -> bool:
+        """Whether a plain name `source` uses must be defined in it or imported into it (not star-imported) to mean
+        a file of the workspace: otherwise it is a builtin or an undeclared global, and `targets` gives nothing."""
+        record = self.snapshot.files[source]
+        language = record.language
+        return (
+            language in MODULE_SCOPED_LANGUAGES
+            and (language == "python" or bool(record.imports))
+            and not self.star_sources(source)
+        )
+
     def targets(self, source: str, name: str, receiver: str | None) -> tuple[str, ...]:
         """The files among those defining `name` that `receiver.name` (or plain `name`) in `source` may mean."""
         context = self._source

@@ -15,9 +15,10 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping
 
-from lsp_hub.index.graph import MAX_REEXPORT_DEPTH, FileLinks, Link, UseResolver, use_resolver
+from lsp_hub.index.graph import MAX_REEXPORT_DEPTH, SELF_RECEIVERS, FileLinks, Link, UseResolver, use_resolver
 from lsp_hub.index.graph_cache import graph_state
 from lsp_hub.index.graph_inputs import MAX_DEFINERS, GraphChanges, GraphInputs, graph_inputs, imported_files
+from lsp_hub.index.records import D_NAME
 from lsp_hub.index.walk import IndexingCancelled
 from lsp_hub.index.workspace import GRAPH_ANCHOR_KEY, Snapshot
 
@@ -69,12 +70,28 @@ def _file_links(snapshot: Snapshot) -> Mapping[str, FileLinks]:
 
 def links_of(resolver: UseResolver, inputs: GraphInputs, source: str) -> FileLinks:
     definers_of = inputs.tables.definers
+    record = resolver.snapshot.files[source]
     renames = resolver.renames.get(source, {})  # an alias counts for the name it imports (`imported_name`)
+    bindings = resolver.bindings.get(source, {})
     targets_of = resolver.targets
+    # Uses the resolver can only send to the file itself or nowhere make no link, and are passed over without
+    # asking it: a plain name or `self.name` the file defines, a plain name neither defined, imported nor
+    # star-imported here: 20,000 of the standard library's 84,000 uses. Its links took 0.31 s against 0.38 s
+    # (median of 8, alternated in one process), the same links.
+    own = {definition[D_NAME] for definition in record.definitions}
+    plain_local = resolver.plain_names_local(source)
     links: list[Link] = []
-    for name, by_receiver in resolver.snapshot.files[source].reference_uses().items():
+    for name, by_receiver in record.reference_uses().items():
+        own_name = name in own
         for receiver, uses in by_receiver.items():
-            used = renames.get(name, name) if receiver is None else name
+            if receiver is None:
+                if (own_name or plain_local) and name not in renames and name not in bindings:
+                    continue
+                used = renames.get(name, name)
+            elif own_name and receiver in SELF_RECEIVERS:
+                continue
+            else:
+                used = name
             definers = definers_of.get(used)
             if not definers or len(definers) > MAX_DEFINERS:
                 continue
