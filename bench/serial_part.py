@@ -162,7 +162,7 @@ def main() -> None:
         ratios = [this / other for this, other in zip(serial["this"], serial["other"], strict=True)]
         print(f"this / other, per round: median {statistics.median(ratios):.2f}")
     for name in by_part["this"]:
-        line = [f"{name}:"]
+        line: list[str] = []
         for label in labels:
             part_values = by_part[label].get(name)
             if part_values:
@@ -170,7 +170,7 @@ def main() -> None:
         if len(labels) == 2 and by_part["other"].get(name):
             pairs = zip(by_part["this"][name], by_part["other"][name], strict=True)
             line.append(f"per-round ratio {statistics.median([this / other for this, other in pairs]):.2f}")
-        print("  " + ", ".join(line))
+        print(f"  {name}: " + ", ".join(line))
     print("target: 0.5 s (issue 25)")
 
 

@@ -25,6 +25,7 @@ def test_the_serial_part_is_sampled_in_turns_with_another_checkout(tmp_path: Pat
             "2",
             "--against",
             str(REPO_ROOT),
+            "--by-part",
         ],
         capture_output=True,
         text=True,
@@ -36,3 +37,8 @@ def test_the_serial_part_is_sampled_in_turns_with_another_checkout(tmp_path: Pat
     assert [label for label, _seconds in samples] == ["this", "other", "other", "this"]  # in turns, order swapped
     assert all(float(seconds) > 0 for _label, seconds in samples)
     assert "this / other, per round: median" in done.stdout
+    # Each part timed alone in every sample, and compared per round.
+    parts = re.findall(r"^ {11}graph inputs [\d.]+, links [\d.]+, rows [\d.]+, ranks [\d.]+, map", done.stdout, re.M)
+    assert len(parts) == 4, done.stdout
+    for part in ("graph inputs", "links", "rows", "ranks", "map and hand-over"):
+        assert re.search(rf"^  {part}: this median [\d.]+ s .*per-round ratio [\d.]+$", done.stdout, re.M), part
