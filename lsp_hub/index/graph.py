@@ -117,13 +117,7 @@ class UseResolver:
     def plain_names_local(self, source: str) -> bool:
         """Whether a plain name `source` uses must be defined in it or imported into it (not star-imported) to mean
         a file of the workspace: otherwise it is a builtin or an undeclared global, and `targets` gives nothing."""
-        record = self.snapshot.files[source]
-        language = record.language
-        return (
-            language in MODULE_SCOPED_LANGUAGES
-            and (language == "python" or bool(record.imports))
-            and not self.star_sources(source)
-        )
+        return plain_names_scoped(self.snapshot.files[source]) and not self.star_sources(source)
 
     def targets(self, source: str, name: str, receiver: str | None) -> tuple[str, ...]:
         """The files among those defining `name` that `receiver.name` (or plain `name`) in `source` may mean."""
@@ -149,9 +143,7 @@ class UseResolver:
                 return self._bound_targets(bound, name, definers)
             if defines(self.tables.definers, source, name):
                 return (source,)
-            language = record.language
-            # A TS/JS file without imports may be a script whose names are global: it can use any definer.
-            if language in MODULE_SCOPED_LANGUAGES and (language == "python" or record.imports):
+            if plain_names_scoped(record):
                 star = self.star_sources(source)
                 if star:
                     origins = name_origins(self.snapshot, star, name)
@@ -159,7 +151,7 @@ class UseResolver:
                     if starred:
                         return starred
                 return ()  # neither defined, imported nor star-imported here: a builtin or an undeclared global
-            if language in PACKAGE_SCOPED_LANGUAGES:
+            if record.language in PACKAGE_SCOPED_LANGUAGES:
                 directory = source.rpartition("/")[0]
                 return tuple(path for path in definers if path.rpartition("/")[0] == directory)
             return definers
@@ -271,6 +263,13 @@ class UseResolver:
             return ()  # imported from outside the workspace
         origins = name_origins(self.snapshot, bound, name)
         return tuple(path for path in definers if path in origins)
+
+
+def plain_names_scoped(record: FileRecord) -> bool:
+    """Whether the file's plain names come only from itself, its imports (star imports too) or builtins: a module of
+    a module-scoped language. A TS/JS file without imports may be a script whose names are global."""
+    language = record.language
+    return language in MODULE_SCOPED_LANGUAGES and (language == "python" or bool(record.imports))
 
 
 def defines(definers: Mapping[str, tuple[str, ...]], path: str, name: str) -> bool:
