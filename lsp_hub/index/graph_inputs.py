@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from lsp_hub.index.graph_cache import graph_state
 from lsp_hub.index.import_parts import ImportNames, import_names
 from lsp_hub.index.layered_table import LayeredTable
-from lsp_hub.index.records import D_NAME, FileRecord
+from lsp_hub.index.records import FileRecord, definition_names
 from lsp_hub.index.resolve import ImportResolver, ResolvedImport
 from lsp_hub.index.snapshot import changed_files
 from lsp_hub.index.table_parts import SortedTables, dependency_names, member_names
@@ -198,7 +198,7 @@ def _built_tables(snapshot: Snapshot) -> SortedTables:
     dependents: dict[str, list[str]] = defaultdict(list)
     for path in sorted(snapshot.files):
         record = snapshot.files[path]
-        for name in {definition[D_NAME] for definition in record.definitions}:  # none kept per record (table_parts)
+        for name in definition_names(record):  # none kept per record (table_parts)
             definers[name].append(path)
         for name in record.reference_uses():
             referencers[name].append(path)
