@@ -15,6 +15,9 @@ compare. Prints each sample, then the median and fastest of each, and the median
 `--by-part`, each part the map derives first (graph inputs, links, rows, ranks) is derived and timed alone before
 the map, in the order the map asks for them, and compared the same way: a change to one part shows there when the
 whole is lost in the machine's noise.
+
+Against the checkout a target was set with (issue 25's: 8aef776, before its first commit), the other's parse
+figures tell how fast this machine runs that code now, beside what the issue measured then.
 """
 
 from __future__ import annotations
@@ -61,10 +64,16 @@ def sample(root: Path, workers: int, by_part: bool = False) -> dict[str, float]:
     its build, up to where the program ends (`background.map_then_store`). Where the saves go to a child that
     outlives the process (Linux), that is the graphs, the map and the hand-over; the save is waited for afterwards,
     untimed, and its length printed beside. A checkout without `map_then_store` runs what its program ran: the
-    graphs serialized and stored in a thread beside the map, the ranking stored, the thread joined."""
+    graphs serialized and stored in a thread beside the map, the ranking stored, the thread joined; one from
+    before issue 25 the map, then the graphs stored."""
     gc.disable()
-    from lsp_hub.index import api, background
+    from lsp_hub.index import api
     from lsp_hub.index.workspace import WorkspaceIndex
+
+    try:
+        from lsp_hub.index import background
+    except ImportError:  # a checkout from before issue 25 (as the issue measured): its program's own steps below
+        background = None  # type: ignore[assignment]
 
     with tempfile.TemporaryDirectory(prefix="lsp-hub-serial-") as cache:
         index = WorkspaceIndex(root, cache_dir=Path(cache), max_workers=workers)
@@ -74,7 +83,10 @@ def sample(root: Path, workers: int, by_part: bool = False) -> dict[str, float]:
         started, cpu = time.perf_counter(), time.thread_time()
         parts = _derive_in_parts(index) if by_part else {}
         map_started = time.thread_time()
-        if hasattr(background, "map_then_store"):
+        if background is None:
+            api.repo_map(index, {"tokenBudget": 1024})
+            api.keep_graphs(index)
+        elif hasattr(background, "map_then_store"):
             from lsp_hub.platform import detached
 
             after_exit = detached.run_after_exit if detached.available() else None
