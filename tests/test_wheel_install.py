@@ -110,7 +110,7 @@ def _install(wheel: Path, house: Path, venv: Path) -> None:
 
 
 @pytest.mark.real_server
-@pytest.mark.timeout(400)  # the first run downloads the dependencies (about 190 MB); later ones take ~50 s
+@pytest.mark.timeout(400)  # the first run downloads the dependencies (about 190 MB); later ones take 16-24 s
 def test_a_wheel_install_with_the_servers_extra_works_as_the_editable_one(
         tmp_path: Path) -> None:
     find_required_binary("typescript-language-server")  # its TypeScript is the one put on PATH below
