@@ -136,7 +136,7 @@ Faults
 Recording
 ---------
 ``--record PATH`` (or ``"record": PATH``) appends one JSON line per event, flushed at once:
-``{"event": "start", "name", "pid", "ppid", "argv", "cwd", "env": {FAKE_* variables}}`` first; then every
+``{"event": "start", "name", "pid", "ppid", "argv", "cwd", "env": {FAKE_* variables}, "tmpdir"}`` first; then every
 received message: ``{"method", "params", "id"}`` for a request, ``{"method", "params"}`` for a notification,
 ``{"response": id, "response_to": method, "result" | "error"}`` for the client's answer to one of the fake's
 requests; plus ``sync_error`` / ``protocol_error`` events, ``{"event": "cancelled", "id"}`` when a cancel
@@ -156,6 +156,7 @@ import os
 import re
 import signal
 import sys
+import tempfile
 import time
 import traceback
 from collections.abc import Awaitable
@@ -598,6 +599,7 @@ class FakeLanguageServer(RawMessageHandler):
         self.record({
             "event": "start", "name": self.name, "pid": os.getpid(), "ppid": os.getppid(), "argv": sys.argv,
             "cwd": os.getcwd(), "env": {k: v for k, v in os.environ.items() if k.startswith("FAKE_")},
+            "tmpdir": tempfile.gettempdir(),
         })
 
     # ------------------------------------------------------------------ recording and exits

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from lsp_hub.config.resolve import find_upward
 from lsp_hub.platform.children import CHILDREN, KILL
 from lsp_hub.platform.paths import uri_to_path
+from lsp_hub.platform.server_temp import SERVER_TEMP
 from lsp_hub.proxy.backends.document_sync import send_did_change, send_did_close, send_did_open, send_did_save
 from lsp_hub.proxy.backends.pending import DIAGNOSTIC_PULLS, NotSupported, Pending
 from lsp_hub.proxy.backends.server_process import STREAM_LIMIT, ServerConnection, drain_stderr, signal_group
@@ -162,10 +163,13 @@ class Backend:
             await asyncio.sleep(delay)
         connection = ServerConnection(self.name, _Handler(self), self._on_process_exit)
         self.progress.restart()
-        env = {**os.environ, **self.spec.env}
+        # A temporary directory of its own, removed when it ends; a TMPDIR the configuration sets wins.
+        temporary = SERVER_TEMP.make()
+        env = {**os.environ, **SERVER_TEMP.environment(temporary), **self.spec.env}
         try:
             await connection.start(
                 self.argv,
+                temporary,
                 cwd=self.root if os.path.isdir(self.root) else None,
                 env=env,
                 limit=STREAM_LIMIT,

@@ -13,9 +13,11 @@ import logging
 import signal
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from lsp_hub.platform.children import CHILDREN, KILL
+from lsp_hub.platform.server_temp import SERVER_TEMP
 from lsp_hub.transport.jsonrpc import MessageHandler, RawProtocol, RawResponseReader, read_loop, spawn_peer
 
 logger = logging.getLogger(__name__)
@@ -41,9 +43,17 @@ class ServerConnection:
         self.stop_reading = threading.Event()
         self._on_exit = on_exit
         self._tasks: list[asyncio.Task[None]] = []
+        self.temporary_directory: Path | None = None
 
-    async def start(self, argv: list[str], **kwargs: Any) -> None:
-        process, stdout, _ = await spawn_peer(argv, **kwargs)
+    async def start(self, argv: list[str], temporary_directory: Path | None = None, **kwargs: Any) -> None:
+        """Start the server; `temporary_directory` (`platform.server_temp`, named in its environment by the caller)
+        is removed when it ends, or at once if it does not start."""
+        try:
+            process, stdout, _ = await spawn_peer(argv, **kwargs)
+        except BaseException:
+            SERVER_TEMP.remove(temporary_directory)
+            raise
+        self.temporary_directory = temporary_directory
         assert process.stdin is not None
         CHILDREN.adopt(process.pid)
         self.process = process
@@ -80,6 +90,8 @@ class ServerConnection:
         CHILDREN.release(process.pid)
         self.stop_reading.set()
         self._on_exit(self, process.returncode)
+        if self.temporary_directory is not None:
+            await asyncio.to_thread(SERVER_TEMP.remove, self.temporary_directory)
 
 
 async def drain_stderr(stream: asyncio.StreamReader, tail: collections.deque[str], name: str) -> None:
