@@ -134,3 +134,24 @@ async def test_a_killed_hub_leaves_a_directory_the_next_hub_removes(start_hub: S
             break
         await asyncio.sleep(0.1)
     assert not left.exists()
+
+
+@pytest.mark.real_server
+async def test_typescript_language_server_leaves_nothing_in_the_temporary_directory(  # type: ignore[no-untyped-def]
+        tmp_path: Path, hub_at, require_binary) -> None:
+    """typescript-language-server makes a directory for tsserver's cancellation files at every start and never
+    removes it: it is made in the server's own directory now, and goes with it."""
+    require_binary("typescript-language-server")
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "tsconfig.json").write_text("{}\n")
+    (project / "main.ts").write_text("export const answer = 42;\n")
+    client = await hub_at(project)
+    uri = client.open(project / "main.ts", "typescript")
+    await client.request("textDocument/hover", {"textDocument": {"uri": uri}, "position": {"line": 0, "character": 14}},
+                         timeout=90)
+    own = list(Path(tempfile.gettempdir()).glob(f"{PREFIX}{client.process.pid}-*"))
+    assert len(own) == 1
+    assert [entry for entry in own[0].iterdir() if entry.is_dir()]  # the server's cancellation directory, in it
+    await client.stop()
+    await _wait_gone(own[0])
