@@ -190,10 +190,14 @@ async def test_stop_ends_the_daemon_and_every_server_it_started(daemon: Daemon) 
     assert [w["root"] for w in status["workspaces"]] == [str(workspace)]
     assert sorted(s["pid"] for s in status["workspaces"][0]["servers"]) == sorted(server_pids)
     daemon_pid = status["pid"]
+    # Each server's own temporary directory (platform/server_temp.py), gone with it though the daemon leaves at once.
+    server_temp = sorted(Path(tempfile.gettempdir()).glob(f"lsp-hub-server-{daemon_pid}-*"))
+    assert len(server_temp) == (len(server_pids) if sys.platform != "darwin" else 0)
     stopped = await asyncio.to_thread(daemon.cli, "stop", "--json")
     assert stopped.returncode == 0, stopped.stderr
     assert json.loads(stopped.stdout) == {"stopped": True, "pid": daemon_pid}
     assert await asyncio.to_thread(_wait_gone, [daemon_pid, *server_pids]) == []
+    assert [path for path in server_temp if path.exists()] == []
     await asyncio.wait_for(client.process.wait(), 10)  # the bridge ends with its connection
 
 

@@ -84,6 +84,8 @@ class ServerConnection:
                 continue
         # Children the server started (tsserver, node workers) share its process group.
         signal_group(process, KILL)
+        # Here too, not only when the exit is seen: a hub that stops its servers to end leaves before that.
+        SERVER_TEMP.remove(self.temporary_directory)
 
     async def _watch_exit(self, process: asyncio.subprocess.Process) -> None:
         await process.wait()
