@@ -46,28 +46,69 @@ def test_a_server_directory_is_private_named_for_its_hub_and_named_in_the_enviro
     assert directories.environment(None) == {}
 
 
-def test_the_sweep_removes_only_directories_of_hubs_that_ended(tmp_path: Path) -> None:
+def _aged(directory: Path, seconds: float = 3600.0) -> Path:
+    old = time.time() - seconds
+    os.utime(directory, (old, old))
+    return directory
+
+
+def _held_by_another_process(directory: Path) -> subprocess.Popen[str]:
+    """A process that holds `directory` as a hub holds its servers' (Windows: whose pid is in its name)."""
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import os, sys; from lsp_hub.platform.locks import try_lock; "
+         "d = os.open(sys.argv[1], os.O_RDONLY); assert try_lock(d); print('held', flush=True); sys.stdin.read()",
+         str(directory)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+    return holder
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="Windows cannot lock a directory: the pid in its name decides")
+def test_the_sweep_removes_only_old_directories_nobody_holds(tmp_path: Path) -> None:
     ended = tmp_path / f"{PREFIX}{_ended_pid()}-abcdefgh"
-    running = tmp_path / f"{PREFIX}{os.getppid()}-abcdefgh"  # pytest's parent runs
+    held = tmp_path / f"{PREFIX}{_ended_pid()}-held0000"  # a pid this namespace cannot see, say: the lock decides
+    young = tmp_path / f"{PREFIX}{_ended_pid()}-young000"
     mine = tmp_path / f"{PREFIX}{os.getpid()}-abcdefgh"
     unrelated = tmp_path / "lsp-hub-server-notapid-x"
     other = tmp_path / "somebody-elses"
-    for directory in (ended, running, mine, unrelated, other):
+    for directory in (ended, held, young, mine, unrelated, other):
         directory.mkdir()
         (directory / "file").write_text("x")
+    for directory in (ended, held, mine, unrelated, other):
+        _aged(directory)
     target = tmp_path / "not-to-follow"
     target.mkdir()
+    (target / "kept").write_text("x")
     linked = tmp_path / f"{PREFIX}{_ended_pid()}-symlinkd"
     linked.symlink_to(target, target_is_directory=True)
-    removed = ServerTemporaryDirectories(tmp_path).sweep()
+    holder = _held_by_another_process(held)
+    try:
+        removed = ServerTemporaryDirectories(tmp_path).sweep()
+    finally:
+        holder.communicate("")
     assert removed == [ended]
-    assert not ended.exists()
-    assert all(path.exists() for path in (running, mine, unrelated, other, target / "..", linked))
+    assert all(path.exists() for path in (held, young, mine, unrelated, other, target / "kept", linked))
+    assert ServerTemporaryDirectories(tmp_path).sweep() == [held]  # its holder has ended
+
+
+def test_a_directory_made_here_is_held_until_removed(tmp_path: Path) -> None:
+    directories = ServerTemporaryDirectories(tmp_path)
+    made = directories.make()
+    assert made is not None
+    _aged(made)
+    other_process = subprocess.run(
+        [sys.executable, "-c", "import sys; from pathlib import Path; from lsp_hub.platform.server_temp import "
+         "ServerTemporaryDirectories as S; print(len(S(Path(sys.argv[1])).sweep()))", str(tmp_path)],
+        capture_output=True, text=True, check=True)
+    assert other_process.stdout.strip() == "0"
+    assert made.exists()
+    directories.remove(made)
+    assert not made.exists()
 
 
 def test_making_one_sweeps_what_a_killed_hub_left_in_the_background(tmp_path: Path) -> None:
     left = tmp_path / f"{PREFIX}{_ended_pid()}-abcdefgh"
     left.mkdir()
+    _aged(left)
     directories = ServerTemporaryDirectories(tmp_path)
     made = directories.make()
     assert made is not None
@@ -77,6 +118,7 @@ def test_making_one_sweeps_what_a_killed_hub_left_in_the_background(tmp_path: Pa
         time.sleep(0.01)
     assert not left.exists()
     assert made.exists()
+    directories.remove(made)
 
 
 def test_no_directory_where_none_can_be_made(tmp_path: Path) -> None:
@@ -129,8 +171,8 @@ async def test_a_killed_hub_leaves_a_directory_the_next_hub_removes(start_hub: S
     await asyncio.wait_for(hub.client.process.wait(), 10)
     assert left.is_dir()  # nobody removed it: the hub was killed
     directories = ServerTemporaryDirectories()
-    for _ in range(100):  # the server dies with the hub; the directory goes once the hub's pid is gone
-        if left in directories.sweep() or not left.exists():
+    for _ in range(100):  # the server dies with the hub; the directory goes once nothing holds it
+        if left in directories.sweep(min_age_seconds=0) or not left.exists():
             break
         await asyncio.sleep(0.1)
     assert not left.exists()
