@@ -3,7 +3,8 @@
 - TypeScript/JavaScript: `compilerOptions.paths` and `baseUrl` of the nearest `tsconfig.json`/`jsconfig.json`
   (following a relative `extends`), and the workspace's own packages by their `package.json` `name` (npm, pnpm and
   yarn workspaces alike: any package of the tree is importable by name), entered through `exports["."]`, `types`,
-  `module`, `main` or `source`, else `index.*`/`src/index.*`.
+  `module`, `main` or `source`, else `index.*`/`src/index.*`: a TypeScript file through its declarations first, a
+  JavaScript file through its code first, as each resolves it.
 - Rust: the crates of the tree by their `Cargo.toml` `[package] name` (dashes read as underscores), so that
   `use other_crate::x` in a Cargo workspace reaches the other crate's `src/lib.rs`.
 
@@ -144,9 +145,9 @@ class PackageMaps:
                 found = probe(posixpath.join(config.base_url, module))
                 if found is not None:
                     return found
-        return self._npm_package_file(module, probe)
+        return self._npm_package_file(module, probe, runtime=importer.endswith(_JAVASCRIPT_SUFFIXES))
 
-    def _npm_package_file(self, module: str, probe: Callable[[str], str | None]) -> str | None:
+    def _npm_package_file(self, module: str, probe: Callable[[str], str | None], runtime: bool) -> str | None:
         parts = module.split("/")
         name_length = 2 if module.startswith("@") else 1
         package = self.npm_packages.get("/".join(parts[:name_length]))
@@ -156,7 +157,7 @@ class PackageMaps:
         rest = "/".join(parts[name_length:])
         if rest:
             return probe(posixpath.join(directory, rest)) or probe(posixpath.join(directory, "src", rest))
-        for entry in _entry_points(manifest):
+        for entry in _entry_points(manifest, runtime):
             found = probe(posixpath.join(directory, entry))
             if found is not None:
                 return found
@@ -178,7 +179,16 @@ class PackageMaps:
         return posixpath.join(directory, "src") if directory else "src"
 
 
-def _entry_points(manifest: Mapping[str, Any]) -> list[str]:
+# The entry points of a package, in the order its importer's language takes them: TypeScript reads declarations
+# (`types`), node runs code (`import`/`default`, `main`); declarations are a JavaScript importer's last resort.
+_TYPED_EXPORTS = ("types", "import", "module", "default", "require", "node")
+_TYPED_FIELDS = ("source", "types", "typings", "module", "main")
+_RUNTIME_EXPORTS = ("import", "module", "default", "require", "node", "types")
+_RUNTIME_FIELDS = ("module", "main", "source", "types", "typings")
+_JAVASCRIPT_SUFFIXES = (".js", ".mjs", ".cjs", ".jsx")
+
+
+def _entry_points(manifest: Mapping[str, Any], runtime: bool = False) -> list[str]:
     entries: list[str] = []
     exports = manifest.get("exports")
     if isinstance(exports, dict):
@@ -186,11 +196,11 @@ def _entry_points(manifest: Mapping[str, Any]) -> list[str]:
     if isinstance(exports, str):
         entries.append(exports)
     elif isinstance(exports, dict):
-        for key in ("types", "import", "module", "default", "require", "node"):
+        for key in _RUNTIME_EXPORTS if runtime else _TYPED_EXPORTS:
             value = exports.get(key)
             if isinstance(value, str):
                 entries.append(value)
-    for key in ("source", "types", "typings", "module", "main"):
+    for key in _RUNTIME_FIELDS if runtime else _TYPED_FIELDS:
         value = manifest.get(key)
         if isinstance(value, str):
             entries.append(value)

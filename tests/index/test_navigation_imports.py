@@ -99,6 +99,25 @@ def test_typescript_tsconfig_paths_base_url_and_workspace_packages(tmp_path: Pat
     assert result["external"] == ["react"]
 
 
+def test_a_package_name_means_its_types_to_typescript_and_its_code_to_javascript(tmp_path: Path) -> None:
+    """As each resolves it: TypeScript reads a package's declarations (`types`), node runs its code (`main`, the
+    `import`/`default` export). A JavaScript file is not broken by a change to declarations it never loads."""
+    write(tmp_path, "package.json", '{"name": "cli-kit", "type": "module", "main": "./index.js", '
+                                    '"types": "typings/index.d.ts", "exports": {".": {"types": "./typings/index.d.ts", '
+                                    '"default": "./index.js"}}}')
+    write(tmp_path, "index.js", "export { Option } from './lib/option.js';\n")
+    write(tmp_path, "lib/option.js", "export class Option {}\n")
+    write(tmp_path, "typings/index.d.ts", "export class Option {}\n")
+    write(tmp_path, "typings/check.ts", "import { Option } from 'cli-kit';\n")
+    write(tmp_path, "examples/menu.js", "import { Option } from 'cli-kit';\n")
+    write(tmp_path, "examples/legacy.cjs", "const { Option } = require('cli-kit');\n")
+    index = _built(tmp_path)
+    imports = {path: [entry["path"] for entry in api.imports(index, path, "down").to_json()["imports"]]
+               for path in ("typings/check.ts", "examples/menu.js", "examples/legacy.cjs")}
+    assert imports == {"typings/check.ts": ["typings/index.d.ts"], "examples/menu.js": ["index.js"],
+                       "examples/legacy.cjs": ["index.js"]}
+
+
 def test_go_module_paths_from_go_mod(tmp_path: Path) -> None:
     write(tmp_path, "go.mod", "module example.com/shop\n\ngo 1.22\n")
     write(tmp_path, "cart/cart.go", "package cart\n\nfunc Total() int { return 1 }\n")
