@@ -360,7 +360,8 @@ def build_server(tools: Tools) -> MCPServer:
 
     @command_tool(app, tools, "lspHub.trace", empty="no entry point reaches it")
     def trace(symbol: Target, limit: Limit = 10) -> dict[str, Any]:
-        """Call paths from entry points (main, tests, scripts, routes, commands) to a symbol, shortest first."""
+        """Call paths from entry points (main, scripts, routes, commands, public API, tests) to a symbol, shortest
+        first."""
         return {"symbol": symbol, "limit": limit}
 
     @tool

@@ -123,6 +123,9 @@ def test_trace_reaches_a_function_called_from_a_test_through_another_module(shop
     lengths = [len(path["calls"]) for path in data["paths"]]
     assert lengths == sorted(lengths)  # shortest first
     assert "[test] test_checkout (tests/test_cart.py:4) -> checkout (shop/cart.py:12)" in result.to_text()
+    # A library's way in: public, and called from tests alone (or from nothing) as far as the index sees.
+    assert ("api", ["CachedStore.save", "Store.save"]) in chains
+    assert not [chain for entry, chain in chains if entry == "api" and chain[0] in ("Cart.add", "checkout")]
     capped = api.trace(shop, "Store.save", limit=1).to_json()
     assert len(capped["paths"]) == 1 and capped["complete"] is False and capped["omitted"] == len(chains) - 1
 
@@ -183,12 +186,40 @@ def test_trace_starts_at_route_command_and_task_handlers(shop: WorkspaceIndex, t
     assert chains["checkout_command"] == "command"
     assert chains["nightly"] == "task"
     assert chains["paid_cart"] == "test"
-    assert "decorated_but_no_entry" not in chains
+    # No decorator of its makes it an entry; public and called by nothing, it is where other code would come in.
+    assert chains["decorated_but_no_entry"] == "api"
     result = api.trace(shop, "total")
     ts_chains = {path["calls"][0]["symbol"]: path["entry"] for path in result.to_json()["paths"]}
     assert ts_chains["showTotal"] == "route" and "notARoute" not in ts_chains
     assert ts_chains["<module web/cli.js>"] == "bin shop-total"
     assert "[route] showTotal (web/server.ts:7) -> total (web/prices.ts:1)" in result.to_text()
+
+
+def test_trace_marks_a_librarys_public_functions_that_only_tests_call(tmp_path: Path) -> None:
+    # zlib/ sorts after tests/: the breadth-first order alone would list the test first.
+    write(tmp_path, "zlib/api.py", "from zlib.core import send\n\n\ndef get(url):\n    return send(url)\n\n\n"
+                                   "def _private_get(url):\n    return send(url)\n")
+    write(tmp_path, "zlib/core.py", "def send(url):\n    return url\n")
+    write(tmp_path, "tests/test_api.py", "from zlib.api import get\n\n\ndef test_get():\n    assert get('x')\n")
+    write(tmp_path, "tests/test_core.py", "from zlib.core import send\n\n\ndef test_send():\n    send('x')\n")
+    write(tmp_path, "web/prices.ts", "export function total(): number {\n  return base();\n}\n\n"
+                                     "function base(): number {\n  return 1;\n}\n\n"
+                                     "export class Basket {\n  sum(): number {\n    return base();\n  }\n"
+                                     "  private inner(): number {\n    return base();\n  }\n}\n")
+    write(tmp_path, "web/prices.test.ts", 'import { total } from "./prices";\n\ntotal();\n')
+    index = WorkspaceIndex(tmp_path)
+    index.build()
+    chains = [(path["entry"], [hop["symbol"] for hop in path["calls"]])
+              for path in api.trace(index, "send").to_json()["paths"]]
+    # Called by a test alone, public: where a library's users come in; listed before a test of the same length.
+    assert chains[:2] == [("api", ["get", "send"]), ("test", ["test_send", "send"])]
+    assert ("test", ["test_get", "get", "send"]) in chains
+    assert not [chain for entry, chain in chains if entry == "api" and chain[0] == "_private_get"]
+    ts_chains = {path["calls"][0]["symbol"]: path["entry"] for path in api.trace(index, "base").to_json()["paths"]}
+    # Exported and not private; a test file's top level is a test.
+    assert ts_chains == {"total": "api", "Basket.sum": "api", "<module web/prices.test.ts>": "test"}
+    assert "[api] get (zlib/api.py:4) -> send (zlib/core.py:1)" in api.trace(index, "send").to_text()
+    index.close()
 
 
 def test_context_block_within_budget(shop: WorkspaceIndex) -> None:

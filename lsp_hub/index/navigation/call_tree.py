@@ -14,11 +14,12 @@ from __future__ import annotations
 import time
 import tomllib
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from lsp_hub.index.file_kinds import is_test_file
-from lsp_hub.index.navigation.calls import CallEdge, constructor_of, incoming_calls, outgoing_calls
+from lsp_hub.index.navigation.calls import CallEdge, CallerGroup, constructor_of, incoming_calls, outgoing_calls
 from lsp_hub.index.navigation.common import (
     Completeness,
     NavigationError,
@@ -171,7 +172,7 @@ class Hop:
 
 @dataclass(slots=True)
 class TracePath:
-    entry_kind: str  # "main", "__main__", "module", "console script <name>", "bin <name>", "test", "route", ...
+    entry_kind: str  # "main", "__main__", "module", "console script <name>", "bin <name>", "test", "route", "api"...
     hops: list[Hop]  # from the entry point to the symbol
 
     def to_json(self) -> dict[str, Any]:
@@ -259,6 +260,7 @@ def trace(
     scripts = console_scripts(index)
     marks = EntryMarks(snapshot)
     bins = bin_entries(index.root)
+    line_text = _line_reader(index)
     paths: list[TracePath] = []
     total = 0
     # Breadth-first over callers: each state is a function and the hops from it down to the symbol.
@@ -276,10 +278,15 @@ def trace(
         groups, truncated = incoming_calls(snapshot, [current], lookups=lookups)
         if truncated:
             completeness.add(f"too many callers of {current.name} to search them all")
+        elif _public_api(current, groups, scripts, marks, line_text):
+            total += 1
+            paths.append(TracePath("api", hops))
         for group in groups:
             if group.caller is None:
                 if group.path in bins:
                     kind = f"bin {bins[group.path]}"
+                elif is_test_file(group.path):  # a test file's top level: `test("...", ...)`, a suite's setup
+                    kind = "test"
                 else:
                     kind = "__main__" if _has_main_block(index, snapshot, group.path) else "module"
                 total += 1
@@ -297,11 +304,46 @@ def trace(
     if current_is_entry := _entry_kind(ref, scripts, marks):
         paths.insert(0, TracePath(current_is_entry, [Hop(ref.name, ref.path, ref.first_line)]))
         total += 1
-    paths.sort(key=lambda path: len(path.hops))  # stable: breadth-first order among equals
+    # Shortest first; among equals, code's own entry points before tests (a test stands in for one), then
+    # breadth-first order (the sort is stable).
+    paths.sort(key=lambda path: (len(path.hops), path.entry_kind == "test"))
     shown = paths if limit <= 0 else paths[:limit]
     if len(shown) < total:
         completeness.add(f"capped at {limit} paths")
     return TraceResult(ref, shown, total - len(shown), completeness)
+
+
+def _public_api(
+    ref: SymbolRef,
+    groups: list[CallerGroup],
+    scripts: dict[tuple[str, str], str],
+    marks: EntryMarks,
+    line_text: Callable[[str, int], str],
+) -> bool:
+    """Whether `ref` is where code outside the workspace comes in: public in its language, in a file that is not a
+    test, no entry point of another kind, and called (as far as the index sees) from tests alone or from nowhere. A
+    library has no main: its callers are its users, and its tests stand in for them."""
+    if is_test_file(ref.path) or _entry_kind(ref, scripts, marks) is not None:
+        return False
+    if not all(is_test_file(group.path if group.caller is None else group.caller.path) for group in groups):
+        return False
+    return marks.is_public(ref, line_text)
+
+
+def _line_reader(index: WorkspaceIndex) -> Callable[[str, int], str]:
+    """A file's line (0-based) as it is on disk, each file read once per trace."""
+    lines: dict[str, list[str]] = {}
+
+    def line_text(path: str, line: int) -> str:
+        if path not in lines:
+            try:
+                lines[path] = (index.root / path).read_text(encoding="utf-8", errors="replace").splitlines()
+            except OSError:
+                lines[path] = []
+        found = lines[path]
+        return found[line] if 0 <= line < len(found) else ""
+
+    return line_text
 
 
 def _has_main_block(index: WorkspaceIndex, snapshot: Snapshot, path: str) -> bool:

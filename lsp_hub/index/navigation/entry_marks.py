@@ -6,10 +6,12 @@ registrations the index records per file; and the `bin` files of the root's `pac
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 from lsp_hub.index.graph import language_family
 from lsp_hub.index.navigation.common import SymbolRef
+from lsp_hub.index.records import D_CONTAINER, D_NAME, D_START_LINE
 from lsp_hub.index.workspace import Snapshot
 
 # The last part of a decorator or registering call that makes a handler a route: Flask, FastAPI, Starlette, Django
@@ -58,6 +60,36 @@ class EntryMarks:
             return "route" if definition.name in self._registered_routes() else None
         return None
 
+    def is_public(self, ref: SymbolRef, line_text: Callable[[str, int], str]) -> bool:
+        """Whether its language lets other code call it: Python without a leading underscore (dunders count),
+        TS/JS exported where it is written (`export function`, a method of an `export class` that is not private),
+        Go capitalized, Rust `pub`. `line_text(path, line)` gives a line of a file (0-based): the index keeps
+        signatures without `export`. Functions and methods of other languages are not judged (False)."""
+        definition = ref.definition
+        record = self.snapshot.files.get(ref.path)
+        if record is None or definition.kind not in ("function", "method"):
+            return False
+        language = language_family(record.language)
+        container = definition.container
+        if language == "python":
+            return all(_python_public(name) for name in (definition.name, *((container,) if container else ())))
+        if language == _ECMA:
+            if container is None:
+                return line_text(ref.path, definition.span.start_line).lstrip().startswith("export ")
+            if definition.signature.startswith(("private ", "#")) or definition.name.startswith("#"):
+                return False
+            return any(
+                other[D_NAME] == container
+                and other[D_CONTAINER] is None
+                and line_text(ref.path, other[D_START_LINE]).lstrip().startswith("export ")
+                for other in record.definitions
+            )
+        if language == "go":
+            return definition.name[:1].isupper()
+        if language == "rust":
+            return definition.signature.startswith("pub")
+        return False
+
     def _decorators_of(self, path: str) -> dict[int, tuple[str, ...]]:
         found = self._decorators.get(path)
         if found is None:
@@ -82,6 +114,10 @@ class EntryMarks:
 
         routes: frozenset[str] = self.snapshot.derived("navigation_registered_routes", collect)
         return routes
+
+
+def _python_public(name: str) -> bool:
+    return not name.startswith("_") or (name.startswith("__") and name.endswith("__"))
 
 
 def bin_entries(root: Path) -> dict[str, str]:
