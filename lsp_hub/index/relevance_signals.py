@@ -102,6 +102,8 @@ def co_changes(
             for change in changes[:MAX_CO_CHANGE_REASONS]
             if change.strength >= MIN_CO_CHANGE_REASON
         ]
+        if not reasons:
+            evidence.weak_reasons.setdefault(path, _co_change_reason(changes[0]))
         if not of_target:
             features: tuple[str, ...] = ("co_change_described",)
         elif is_test_file(path):

@@ -94,6 +94,8 @@ class Evidence:
     features: dict[str, dict[str, float]] = field(default_factory=lambda: defaultdict(dict))
     reasons: dict[str, dict[str, list[str]]] = field(default_factory=lambda: defaultdict(dict))
     beyond_words: set[str] = field(default_factory=set)  # files with a signal other than a word of the description
+    # A reason too weak to give beside others (a co-change in one broad commit), given when a file has no other.
+    weak_reasons: dict[str, str] = field(default_factory=dict)
 
     def add(self, path: str, feature: str, value: float, reason: str | None, *, by_words: bool = False) -> None:
         if value <= 0:
@@ -123,11 +125,13 @@ class Evidence:
             for order, feature in enumerate(self.reasons.get(path, {}))
         ]
         ordered = sorted((item for item in contributions if item[0] > 0), key=lambda item: (-item[0], item[1]))
-        return list(
+        reasons = list(
             dict.fromkeys(
                 reason for _contribution, _order, feature in ordered for reason in self.reasons[path][feature]
             )
         )
+        weak = self.weak_reasons.get(path)
+        return reasons if reasons or weak is None else [weak]
 
 
 # --- fitting ----------------------------------------------------------------------------------------------------

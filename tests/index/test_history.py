@@ -115,6 +115,21 @@ def test_files_that_change_together_rank_up_with_the_reason(repository: Reposito
     assert not any("changed together" in reason for reason in reasons_of(result, "app/views.py"))
 
 
+def test_a_file_listed_on_a_weak_co_change_alone_still_says_why(tmp_path: Path) -> None:
+    """A co-change too weak to name beside other reasons is named when the file has no other: a file is never
+    listed without a reason."""
+    repository = Repository(tmp_path / "shop")
+    write(repository.root, "app/pricing.py", "def discount():\n    return 1\n\n\n")
+    repository.commit(*(f"app/{name}.py" for name in SOURCES), message="initial")
+    for _ in range(4):
+        repository.commit("app/models.py", "app/pricing.py")
+    repository.commit("app/views.py")
+    result = relevant(repository.root, description="change the discount", targets=[])
+    assert [entry["path"] for entry in result["files"]][:2] == ["app/pricing.py", "app/models.py"]
+    assert len(result["files"]) > 2 and all(entry["reasons"] for entry in result["files"])
+    assert reasons_of(result, "app/forms.py") == ["changed together with app/pricing.py in 1 of its last 5 commits"]
+
+
 def test_the_description_points_at_anchors_too(repository: Repository) -> None:
     write(repository.root, "app/models.py", "class Invoice:\n    pass\n")
     repository.commit("app/models.py", "app/pricing.py")
