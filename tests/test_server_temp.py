@@ -197,3 +197,16 @@ async def test_typescript_language_server_leaves_nothing_in_the_temporary_direct
     assert [entry for entry in own[0].iterdir() if entry.is_dir()]  # the server's cancellation directory, in it
     await client.stop()
     await _wait_gone(own[0])
+
+
+async def test_a_server_killed_as_the_hub_leaves_leaves_no_directory(start_hub: StartHub) -> None:
+    """A server that neither shuts down nor heeds SIGTERM is killed at the hub's exit (`kill_now`), which does not
+    wait to see it end: its directory goes with the kill."""
+    hub = await start_hub({"fakeA": {"responses": {"shutdown": {"hang": True}}, "ignore_sigterm": True,
+                                     "ignore_exit": True}}, languages=ONLY_A)
+    hub.client.open(hub.file("t.alpha", "a\n"), "alpha")
+    await hub.client.wait_for(lambda: start_events(hub.records, "fakeA"), what="fakeA started")
+    own = Path(start_events(hub.records, "fakeA")[0]["tmpdir"])
+    assert own.is_dir()
+    await hub.client.stop()
+    assert not own.exists()

@@ -488,3 +488,4 @@ class Backend:
         for connection in (self._connection, self._stopping_connection):
             if connection is not None and connection.process is not None:
                 signal_group(connection.process, KILL)
+                SERVER_TEMP.remove(connection.temporary_directory)  # the hub leaves before it sees the exit
