@@ -20,12 +20,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from lsp_hub.config.resolve import find_upward
-from lsp_hub.platform.children import CHILDREN, KILL
+from lsp_hub.platform.children import CHILDREN
 from lsp_hub.platform.paths import uri_to_path
-from lsp_hub.platform.server_temp import SERVER_TEMP
 from lsp_hub.proxy.backends.document_sync import send_did_change, send_did_close, send_did_open, send_did_save
 from lsp_hub.proxy.backends.pending import DIAGNOSTIC_PULLS, NotSupported, Pending
-from lsp_hub.proxy.backends.server_process import STREAM_LIMIT, ServerConnection, drain_stderr, signal_group
+from lsp_hub.proxy.backends.server_process import STREAM_LIMIT, ServerConnection, drain_stderr
 from lsp_hub.proxy.backends.server_progress import ServerProgress
 from lsp_hub.proxy.capabilities import CAPABILITY_PATHS, has_capability
 from lsp_hub.proxy.kept_tasks import KeptTasks
@@ -163,15 +162,11 @@ class Backend:
             await asyncio.sleep(delay)
         connection = ServerConnection(self.name, _Handler(self), self._on_process_exit)
         self.progress.restart()
-        # A temporary directory of its own, removed when it ends; a TMPDIR the configuration sets wins.
-        temporary = SERVER_TEMP.make()
-        env = {**os.environ, **SERVER_TEMP.environment(temporary), **self.spec.env}
         try:
             await connection.start(
                 self.argv,
-                temporary,
+                self.spec.env,
                 cwd=self.root if os.path.isdir(self.root) else None,
-                env=env,
                 limit=STREAM_LIMIT,
                 **CHILDREN.launch_options(),  # its own process group, ending with the hub
             )
@@ -467,10 +462,9 @@ class Backend:
             self.host.on_backend_stopped(self, crashed=False)
 
     def _kill(self, connection: ServerConnection) -> None:
-        process = connection.process
-        if process is not None:
+        if connection.process is not None:
             self._stopping_connection = connection
-            signal_group(process, KILL)
+            connection.kill()
         if self._connection is connection:
             self._connection = None
 
@@ -486,6 +480,5 @@ class Backend:
     def kill_now(self) -> None:
         """Last resort at hub exit: no politeness, no waiting."""
         for connection in (self._connection, self._stopping_connection):
-            if connection is not None and connection.process is not None:
-                signal_group(connection.process, KILL)
-                SERVER_TEMP.remove(connection.temporary_directory)  # the hub leaves before it sees the exit
+            if connection is not None:
+                connection.kill()

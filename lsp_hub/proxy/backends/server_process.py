@@ -10,9 +10,10 @@ import asyncio
 import collections
 import contextlib
 import logging
+import os
 import signal
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -45,15 +46,18 @@ class ServerConnection:
         self._tasks: list[asyncio.Task[None]] = []
         self.temporary_directory: Path | None = None
 
-    async def start(self, argv: list[str], temporary_directory: Path | None = None, **kwargs: Any) -> None:
-        """Start the server; `temporary_directory` (`platform.server_temp`, named in its environment by the caller)
-        is removed when it ends, or at once if it does not start."""
+    async def start(self, argv: list[str], env_overrides: Mapping[str, str], **kwargs: Any) -> None:
+        """Start the server in this process's environment with `env_overrides` over it, and a temporary directory
+        of its own (`platform.server_temp`) between the two: a TMPDIR the configuration sets wins. The directory
+        is removed when the server ends, is stopped or killed, or at once if it does not start."""
+        temporary = SERVER_TEMP.make()
+        env = {**os.environ, **SERVER_TEMP.environment(temporary), **env_overrides}
         try:
-            process, stdout, _ = await spawn_peer(argv, **kwargs)
+            process, stdout, _ = await spawn_peer(argv, env=env, **kwargs)
         except BaseException:
-            SERVER_TEMP.remove(temporary_directory)
+            SERVER_TEMP.remove(temporary)
             raise
-        self.temporary_directory = temporary_directory
+        self.temporary_directory = temporary
         assert process.stdin is not None
         CHILDREN.adopt(process.pid)
         self.process = process
@@ -82,9 +86,14 @@ class ServerConnection:
                 break
             except TimeoutError:
                 continue
-        # Children the server started (tsserver, node workers) share its process group.
-        signal_group(process, KILL)
-        # Here too, not only when the exit is seen: a hub that stops its servers to end leaves before that.
+        # Children the server started (tsserver, node workers) share its process group; not waiting to see the exit.
+        self.kill()
+
+    def kill(self) -> None:
+        """Kill the server and what it started, and remove its temporary directory now: a hub that ends leaves
+        before its exit is seen."""
+        if self.process is not None:
+            signal_group(self.process, KILL)
         SERVER_TEMP.remove(self.temporary_directory)
 
     async def _watch_exit(self, process: asyncio.subprocess.Process) -> None:
