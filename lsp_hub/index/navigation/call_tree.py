@@ -28,6 +28,7 @@ from lsp_hub.index.navigation.common import (
     join_lines,
     more_line,
     one_symbol,
+    read_lines,
     take_snapshot,
 )
 from lsp_hub.index.navigation.entry_marks import EntryMarks, bin_entries
@@ -260,17 +261,20 @@ def trace(
     scripts = console_scripts(index)
     marks = EntryMarks(snapshot)
     bins = bin_entries(index.root)
-    line_text = _line_reader(index)
+    line_text = _line_reader(index, completeness)
     paths: list[TracePath] = []
     total = 0
-    # Breadth-first over callers: each state is a function and the hops from it down to the symbol.
-    queue: deque[tuple[SymbolRef, list[Hop]]] = deque([(ref, [Hop(ref.name, ref.path, ref.first_line)])])
+    ref_entry = _entry_kind(ref, scripts, marks)
+    # Breadth-first over callers: each state is a function, the hops from it down to the symbol, and its entry kind.
+    queue: deque[tuple[SymbolRef, list[Hop], str | None]] = deque(
+        [(ref, [Hop(ref.name, ref.path, ref.first_line)], ref_entry)]
+    )
     visited = {ref.key}
     visits = 0
     deadline = time.monotonic() + MAX_TRACE_SECONDS
     lookups = CallerLookups(snapshot)  # the functions on the paths are mostly in the same files
     while queue:
-        current, hops = queue.popleft()
+        current, hops, current_entry = queue.popleft()
         visits += 1
         if visits > MAX_TRACE_VISITS or time.monotonic() > deadline:
             completeness.add(f"stopped after looking up the callers of {visits - 1} functions")
@@ -278,7 +282,7 @@ def trace(
         groups, truncated = incoming_calls(snapshot, [current], lookups=lookups)
         if truncated:
             completeness.add(f"too many callers of {current.name} to search them all")
-        elif _public_api(current, groups, scripts, marks, line_text):
+        elif current_entry is None and _public_api(current, groups, marks, line_text):
             total += 1
             paths.append(TracePath("api", hops))
         for group in groups:
@@ -300,9 +304,9 @@ def trace(
                 paths.append(TracePath(entry, chain))
             if caller.key not in visited and len(chain) <= depth:
                 visited.add(caller.key)
-                queue.append((caller, chain))
-    if current_is_entry := _entry_kind(ref, scripts, marks):
-        paths.insert(0, TracePath(current_is_entry, [Hop(ref.name, ref.path, ref.first_line)]))
+                queue.append((caller, chain, entry))
+    if ref_entry is not None:
+        paths.insert(0, TracePath(ref_entry, [Hop(ref.name, ref.path, ref.first_line)]))
         total += 1
     # Shortest first; among equals, code's own entry points before tests (a test stands in for one), then
     # breadth-first order (the sort is stable).
@@ -314,32 +318,26 @@ def trace(
 
 
 def _public_api(
-    ref: SymbolRef,
-    groups: list[CallerGroup],
-    scripts: dict[tuple[str, str], str],
-    marks: EntryMarks,
-    line_text: Callable[[str, int], str],
+    ref: SymbolRef, groups: list[CallerGroup], marks: EntryMarks, line_text: Callable[[str, int], str]
 ) -> bool:
-    """Whether `ref` is where code outside the workspace comes in: public in its language, in a file that is not a
-    test, no entry point of another kind, and called (as far as the index sees) from tests alone or from nowhere. A
-    library has no main: its callers are its users, and its tests stand in for them."""
-    if is_test_file(ref.path) or _entry_kind(ref, scripts, marks) is not None:
+    """Whether `ref` (no entry point of another kind) is where code outside the workspace comes in: public in its
+    language, in a file that is not a test, and called (as far as the index sees) from tests alone or from nowhere.
+    A library has no main: its callers are its users, and its tests stand in for them."""
+    if is_test_file(ref.path):
         return False
     if not all(is_test_file(group.path if group.caller is None else group.caller.path) for group in groups):
         return False
     return marks.is_public(ref, line_text)
 
 
-def _line_reader(index: WorkspaceIndex) -> Callable[[str, int], str]:
-    """A file's line (0-based) as it is on disk, each file read once per trace."""
+def _line_reader(index: WorkspaceIndex, completeness: Completeness) -> Callable[[str, int], str]:
+    """A file's line (0-based) as it is on disk, each file read once per trace (one that cannot be read is named
+    in `completeness`, and its lines read as empty)."""
     lines: dict[str, list[str]] = {}
 
     def line_text(path: str, line: int) -> str:
         if path not in lines:
-            try:
-                lines[path] = (index.root / path).read_text(encoding="utf-8", errors="replace").splitlines()
-            except OSError:
-                lines[path] = []
+            lines[path] = read_lines(index, path, completeness) or []
         found = lines[path]
         return found[line] if 0 <= line < len(found) else ""
 
