@@ -82,7 +82,7 @@ from typing import Any, TypeVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.processes import tree_rss
+from bench.processes import descendants_cpu, tree_rss
 from lsp_hub.index import api, background, pending_save
 from lsp_hub.index.workspace import WorkspaceIndex
 from lsp_hub.platform import detached
@@ -184,6 +184,53 @@ class MemorySampler:
         while not self._stop.is_set():
             self.peak_bytes = max(self.peak_bytes, tree_rss(self.root_pid, self.include_root))
             self._stop.wait(self.interval)
+
+
+class CpuSampler:
+    """CPU seconds spent by this process and, while the sampler runs, by its descendants (the parse workers, the
+    forkserver), from /proc (Linux only): each descendant's last reading less its first, so a forkserver kept from
+    an earlier build counts only what it spent meanwhile. A worker's last `interval` before it ends can be missed."""
+
+    def __init__(self, interval: float = 0.05) -> None:
+        self.interval = interval
+        self._first: dict[int, float] = {}
+        self._last: dict[int, float] = {}
+        self._own = 0.0
+        self._baseline = True  # the first reading: processes already running count from here
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> CpuSampler:
+        self._own = time.process_time()
+        if Path("/proc/self/stat").exists():
+            self._read()
+            self._baseline = False
+            self._thread.start()
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self._own = time.process_time() - self._own
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join()
+            self._read()
+
+    @property
+    def own_seconds(self) -> float:
+        return self._own
+
+    @property
+    def descendants_seconds(self) -> float:
+        return sum(seconds - self._first.get(pid, 0.0) for pid, seconds in self._last.items())
+
+    def _read(self) -> None:
+        for pid, seconds in descendants_cpu(os.getpid()).items():
+            self._first.setdefault(pid, seconds if self._baseline else 0.0)
+            self._last[pid] = seconds
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            self._read()
 
 
 def timed(function: Callable[[], T]) -> tuple[T, float]:
@@ -828,7 +875,8 @@ def bench_scaling(scratch: Path, rounds: int = 1) -> None:
     gc.disable()
     loadavg("now")
     print(
-        f"  {'round':>6}{'workers':>8}{'parse':>10}{'(taking in)':>13}{'graphs+map':>12}{'save wait':>11}"
+        f"  {'round':>6}{'workers':>8}{'parse':>10}{'(taking in)':>13}{'parse CPU':>11}{'graphs+map':>12}"
+        f"{'save wait':>11}"
         f"{'total':>10}{'serial share':>14}"
     )
     counts = worker_counts()
@@ -836,6 +884,7 @@ def bench_scaling(scratch: Path, rounds: int = 1) -> None:
     parses: dict[int, list[float]] = {workers: [] for workers in counts}
     totals: dict[int, list[float]] = {workers: [] for workers in counts}
     serials: dict[int, list[float]] = {workers: [] for workers in counts}
+    build_cpus: dict[int, list[float]] = {workers: [] for workers in counts}
     after_exit = detached.run_after_exit if detached.available() else None
     for round_number in range(rounds):
         for workers in counts if round_number % 2 == 0 else counts[::-1]:
@@ -843,8 +892,10 @@ def bench_scaling(scratch: Path, rounds: int = 1) -> None:
             cache = scratch / f"scaling-{round_number}-{workers}"
             index = WorkspaceIndex(root, cache_dir=cache, max_workers=workers)
             cpu_before = time.thread_time()
-            _stats, parse = timed(index.build)
+            with CpuSampler() as cpu:
+                _stats, parse = timed(index.build)
             taking_in = time.thread_time() - cpu_before
+            build_cpu = cpu.own_seconds + cpu.descendants_seconds
             started = time.perf_counter()
             mapped = _MapWritten()
             background.map_then_store(index, dict(MAP_ARGUMENTS), mapped.write, after_exit)
@@ -859,9 +910,10 @@ def bench_scaling(scratch: Path, rounds: int = 1) -> None:
             parses[workers].append(parse)
             totals[workers].append(total)
             serials[workers].append(serial)
+            build_cpus[workers].append(build_cpu)
             print(
-                f"  {round_number + 1:>6}{workers:>8}{parse:>9.2f}s{taking_in:>12.2f}s{graphs:>11.2f}s"
-                f"{save_wait:>10.2f}s{total:>9.2f}s{serial / total:>13.0%}",
+                f"  {round_number + 1:>6}{workers:>8}{parse:>9.2f}s{taking_in:>12.2f}s{build_cpu:>10.2f}s"
+                f"{graphs:>11.2f}s{save_wait:>10.2f}s{total:>9.2f}s{serial / total:>13.0%}",
                 flush=True,
             )
         if rounds > 1:
@@ -871,6 +923,16 @@ def bench_scaling(scratch: Path, rounds: int = 1) -> None:
                 f" {parses[1][-1] / cores + 0.5:.2f} s: {'met' if met else 'missed'}"
             )
     gc.enable()
+    # What the target cannot see: the parse on N cores does more work than on one (this process decodes what the
+    # workers send, the forkserver and the workers start, each worker warms its own caches), and all of it shares
+    # the N cores with the workers. Per round: the CPU of the build on all cores over the CPU of the build on one.
+    per_round = [many / one for many, one in zip(build_cpus[cores], build_cpus[1], strict=True) if one > 0]
+    if cores > 1 and per_round:
+        print(
+            f"  parse CPU on {cores} cores / on one core, per round: median {statistics.median(per_round):.2f}"
+            f" ({', '.join(f'{ratio:.2f}' for ratio in per_round)}): the parse on {cores} cores takes at least"
+            f" that times the one-core parse / {cores}"
+        )
     for workers in counts:
         FIGURES.append(Figure(f"scaling_{workers}", STDLIB, statistics.median(totals[workers]), "s"))
     of = f" (median of {rounds})" if rounds > 1 else ""

@@ -42,3 +42,21 @@ def tree_rss(root_pid: int, include_root: bool = True) -> int:
     if not include_root:
         wanted.discard(root_pid)
     return sum(table[pid][1] for pid in wanted)
+
+
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def descendants_cpu(root_pid: int) -> dict[int, float]:
+    """pid -> CPU seconds (user and system) of each process below `root_pid`, not counting itself."""
+    wanted = descendants([root_pid], process_table())
+    wanted.discard(root_pid)
+    seconds = {}
+    for pid in wanted:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as handle:
+                fields = handle.read().rsplit(b")", 1)[1].split()
+        except OSError:
+            continue  # ended since the table was read
+        seconds[pid] = (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+    return seconds
