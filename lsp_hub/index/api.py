@@ -152,7 +152,7 @@ def dependents(index: WorkspaceIndex, arguments: Arguments, wait: float = 0.0) -
     names they import from those files (as `imported_names` answers)."""
     from lsp_hub.index import dependents as dependents_module
     from lsp_hub.index import imported_names as imported_names_module
-    from lsp_hub.index.graph_inputs import importers
+    from lsp_hub.index.graph_inputs import importer_kinds
 
     args = _object(arguments, "dependents")
     written = [_workspace_path(index, value, "files") for value in _strings(args, "files")]
@@ -160,7 +160,7 @@ def dependents(index: WorkspaceIndex, arguments: Arguments, wait: float = 0.0) -
         raise ValueError("dependents needs files: a list of file URIs or paths")
     limit = _integer(args, "limit", DEFAULT_DEPENDENTS_LIMIT, 0, 1000)
     snapshot = _snapshot(index, wait)
-    imported_by = importers(snapshot, written)  # one pass over every file's imports, for both parts of the answer
+    imported_by = importer_kinds(snapshot, written)  # one pass over every file's imports, for both parts
     found, total = dependents_module.dependents(snapshot, written, limit, _strings(args, "names"), imported_by)
     result: dict[str, Any] = {
         "files": [{"path": dependent.path, "uri": (index.root / dependent.path).as_uri(),

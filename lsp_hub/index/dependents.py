@@ -8,14 +8,15 @@ agent sees why a file was checked."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 
-from lsp_hub.index.graph_inputs import importers
+from lsp_hub.index.graph_inputs import importer_kinds
 from lsp_hub.index.ranking import reference_graph
 from lsp_hub.index.workspace import Snapshot
 
 IMPORT_WEIGHT = 1.0  # an import alone ranks like one plain use of one name
+PACKAGE_IMPORT_WEIGHT = 0.1  # an import of the whole package a written file is in (Go, Java's `a.b.*`, C#)
 MAX_NAMES_SHOWN = 5
 
 
@@ -24,12 +25,14 @@ class Dependent:
     path: str
     score: float = 0.0
     imports: list[str] = field(default_factory=list)  # written files it imports
+    package_imports: list[str] = field(default_factory=list)  # written files it imports only with their package
     names: dict[str, float] = field(default_factory=dict)  # names of the written files it uses -> their weight
     changed: list[str] = field(default_factory=list)  # the names it uses that the write changes
 
     def reasons(self) -> list[str]:
         reasons = [f"uses {', '.join(self.changed[:MAX_NAMES_SHOWN])}, which the write changes"] if self.changed else []
         reasons += [f"imports {target}" for target in self.imports]
+        reasons += [f"imports the package of {target}" for target in self.package_imports]
         if self.names:
             ranked = sorted(self.names, key=lambda name: (-self.names[name], name))
             shown = ", ".join(ranked[:MAX_NAMES_SHOWN])
@@ -37,18 +40,24 @@ class Dependent:
             reasons.append(f"uses {shown}" + (f" and {more} more" if more > 0 else ""))
         return reasons
 
+    @property
+    def through_package_only(self) -> bool:
+        """Whether it reaches the written files only by importing their packages whole, using none of their names."""
+        return bool(self.package_imports) and not self.imports and not self.names
+
 
 def dependents(
     snapshot: Snapshot,
     written: list[str],
     limit: int,
     changed: Collection[str] = (),
-    imported_by: Mapping[str, Sequence[str]] | None = None,
+    imported_by: Mapping[str, Mapping[str, bool]] | None = None,
 ) -> tuple[list[Dependent], int]:
     """The files depending on `written` (workspace-relative paths; themselves excluded), best first, at most
     `limit`; and how many there were in all. Those using one of the `changed` names (on the lines a write changes)
-    come first: they are the likeliest to break, however little else of the written files they use. `imported_by`:
-    graph_inputs' `importers` of `written`, when the caller has it."""
+    come first: they are the likeliest to break, however little else of the written files they use; those that
+    only import a written file's package whole, using none of its names, come last. `imported_by`: graph_inputs'
+    `importer_kinds` of `written`, when the caller has it."""
     targets = [path for path in dict.fromkeys(written) if path in snapshot.files]
     excluded = set(targets)
     found: dict[str, Dependent] = {}
@@ -61,7 +70,7 @@ def dependents(
 
     graph = reference_graph(snapshot)
     if imported_by is None:
-        imported_by = importers(snapshot, targets)
+        imported_by = importer_kinds(snapshot, targets)
     for target in targets:
         for source in graph.incoming.get(target, ()):
             if source in excluded:
@@ -70,14 +79,26 @@ def dependents(
             for name, weight in graph.rows[source].passes.get(target, ()):
                 dependent.score += weight
                 dependent.names[name] = dependent.names.get(name, 0.0) + weight
-        for source in imported_by.get(target, ()):
+        for source, whole_package in imported_by.get(target, {}).items():
             if source in excluded:
                 continue
             dependent = entry(source)
-            dependent.score += IMPORT_WEIGHT
-            dependent.imports.append(target)
+            if whole_package:
+                dependent.score += PACKAGE_IMPORT_WEIGHT
+                dependent.package_imports.append(target)
+            else:
+                dependent.score += IMPORT_WEIGHT
+                dependent.imports.append(target)
     changed_names = set(changed)
     for dependent in found.values():
         dependent.changed = sorted(name for name in dependent.names if name in changed_names)
-    ranked = sorted(found.values(), key=lambda dependent: (not dependent.changed, -dependent.score, dependent.path))
+    ranked = sorted(
+        found.values(),
+        key=lambda dependent: (
+            not dependent.changed,
+            dependent.through_package_only,
+            -dependent.score,
+            dependent.path,
+        ),
+    )
     return ranked[:max(0, limit)], len(ranked)

@@ -15,7 +15,7 @@ judged: what it means is a guess.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -75,7 +75,7 @@ class ImportedName:
 
 
 def importers_of(
-    snapshot: Snapshot, files: Iterable[str], imported_by: Mapping[str, Sequence[str]] | None = None
+    snapshot: Snapshot, files: Iterable[str], imported_by: Mapping[str, Iterable[str]] | None = None
 ) -> list[str]:
     """The files that import any of `files` (themselves left out), in path order; from `imported_by` (graph_inputs'
     `importers` of those files) when the caller has it."""

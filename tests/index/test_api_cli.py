@@ -266,6 +266,24 @@ def test_dependents_using_a_name_the_write_changes_come_first(pyapp_index: Works
     assert first["reasons"][0] == "uses make_user, which the write changes"
 
 
+def test_go_importers_of_a_package_using_none_of_the_written_file_come_last(tmp_path: Path) -> None:
+    """A Go import takes in every file of the package: a write to one file is checked first in the files that use
+    its names, then in those that only import its package (they break only when the package stops building)."""
+    write(tmp_path, "go.mod", "module example.com/m\n\ngo 1.22\n")
+    write(tmp_path, "lib/args.go", "package lib\n\nfunc ExactArgs(n int) int { return n }\n")
+    write(tmp_path, "lib/command.go", "package lib\n\ntype Command struct{}\n")
+    for name in ("a", "b", "c"):  # importers of the package that use Command alone, listed first before
+        write(tmp_path, f"{name}/{name}.go", f'package {name}\n\nimport "example.com/m/lib"\n\nvar C lib.Command\n')
+    write(tmp_path, "z/z.go", 'package z\n\nimport "example.com/m/lib"\n\nvar N = lib.ExactArgs(1)\n')
+    index = WorkspaceIndex(tmp_path, use_cache=False)
+    index.build()
+    result = api.dependents(index, {"files": ["lib/args.go"], "limit": 2})
+    assert [entry["path"] for entry in result["files"]] == ["z/z.go", "a/a.go"]
+    assert result["files"][0]["reasons"] == ["imports the package of lib/args.go", "uses ExactArgs"]
+    assert result["files"][1]["reasons"] == ["imports the package of lib/args.go"]
+    assert result["total"] == 4 and result["capped"] == 2
+
+
 def test_repomap_verb_stores_the_graphs_it_built_beside_the_map(copy_repo: Callable[[str], Path]) -> None:
     from lsp_hub.index.graph_store import RANKING_KEY, STATE_KEY
 

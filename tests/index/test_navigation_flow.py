@@ -240,3 +240,35 @@ def test_context_block_within_budget(shop: WorkspaceIndex) -> None:
     assert "repoMap" in summary and "shop/store.py" in summary["repoMap"]
     with pytest.raises(NavigationError, match="outside the workspace"):
         api.context(shop, "x", ["/etc/hosts"])
+
+
+def test_impact_of_a_go_file_ranks_its_users_before_importers_of_its_package(tmp_path: Path) -> None:
+    """A Go import takes in the whole package: an importer using none of a file's names depends on its package, not
+    on it, and comes after the files that use its names (the same package's among them, which import nothing)."""
+    write(tmp_path, "go.mod", "module example.com/shop\n\ngo 1.22\n")
+    write(tmp_path, "lib/args.go", "package lib\n\nfunc ExactArgs(n int) int {\n\treturn n\n}\n")
+    write(tmp_path, "lib/command.go", "package lib\n\ntype Command struct{}\n\nfunc Run(c Command) int {\n"
+          "\treturn ExactArgs(1)\n}\n")
+    write(tmp_path, "doc/docs.go", 'package doc\n\nimport "example.com/shop/lib"\n\n'
+          "func Render(c lib.Command) {}\n")
+    write(tmp_path, "app/main.go", 'package main\n\nimport "example.com/shop/lib"\n\n'
+          "func main() {\n\tlib.ExactArgs(2)\n}\n")
+    write(tmp_path, "doc/docs_test.go", 'package doc\n\nimport (\n\t"testing"\n\n\t"example.com/shop/lib"\n)\n\n'
+          "func TestRender(t *testing.T) {\n\tRender(lib.Command{})\n}\n")
+    index = WorkspaceIndex(tmp_path, use_cache=False)
+    index.build()
+    data = api.impact(index, "lib/args.go").to_json()
+    reasons = {entry["path"]: entry["reasons"] for entry in data["files"]}
+    assert [entry["path"] for entry in data["files"]] == ["app/main.go", "lib/command.go", "doc/docs.go"]
+    assert reasons["app/main.go"] == ["imports the package of lib/args.go", "uses ExactArgs"]
+    assert reasons["lib/command.go"] == ["uses ExactArgs"]
+    assert reasons["doc/docs.go"] == ["imports the package of lib/args.go"]
+    assert data["tests"] == [{"path": "doc/docs_test.go", "reasons": ["imports the package of lib/args.go"]}]
+    # A symbol's impact: the files and tests that use it, not every test importing its package.
+    command = api.impact(index, "Command").to_json()
+    assert command["files"] == [{"path": "doc/docs.go", "reasons": ["uses Command"]}]
+    assert command["tests"] == [{"path": "doc/docs_test.go", "reasons": ["uses Command"]}]
+    assert api.impact(index, "ExactArgs").to_json()["tests"] == []
+    # Of the package's other file, an importer using its names ranks by them.
+    other = {entry["path"]: entry["reasons"] for entry in api.impact(index, "lib/command.go").to_json()["files"]}
+    assert other["doc/docs.go"] == ["imports the package of lib/command.go", "uses Command"]

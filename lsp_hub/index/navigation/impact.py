@@ -12,7 +12,7 @@ from typing import Any
 
 from lsp_hub.index.file_kinds import is_test_file
 from lsp_hub.index.graph import name_origins
-from lsp_hub.index.graph_inputs import import_bindings, name_tables
+from lsp_hub.index.graph_inputs import import_bindings, importer_kinds, name_tables
 from lsp_hub.index.navigation.common import (
     Completeness,
     SymbolRef,
@@ -35,6 +35,8 @@ SUBCLASS_SCORE = 4.0
 IMPORT_SCORE = 2.0
 REEXPORT_SCORE = 3.0  # everything importing through it is exposed too
 INDIRECT_IMPORT_SCORE = 1.0
+USE_SCORE = 2.0  # a use of the symbol's name that is neither a call nor an import (a type in a signature)
+PACKAGE_IMPORT_SCORE = 0.1  # a test importing the whole package the target is in (Go)
 PACKAGE_INDEX_FILES = frozenset(("__init__.py", "__init__.pyi", "index.ts", "index.tsx", "index.js", "index.mjs",
                                  "mod.rs", "lib.rs"))
 
@@ -143,6 +145,23 @@ def _importers(snapshot: Snapshot, ref: SymbolRef, impacts: _Impacts) -> None:
             impacts.add(path, IMPORT_SCORE, f"imports {name}")
 
 
+def _users(snapshot: Snapshot, ref: SymbolRef, impacts: _Impacts) -> None:
+    """Files whose uses of the name resolve to the symbol's file and that no caller or import already listed: a type
+    in a signature or a composite literal, a function passed as a value, and any use in a language without imports
+    of names (Go's `lib.Command`)."""
+    from lsp_hub.index.ranking import reference_graph
+
+    name = ref.definition.name
+    if ref.definition.container is not None:
+        return  # a member's name alone does not say whose it is
+    graph = reference_graph(snapshot)
+    for source in graph.incoming.get(ref.path, ()):
+        if source == ref.path or source in impacts.files:
+            continue
+        if any(used == name for used, _weight in graph.rows[source].passes.get(ref.path, ())):
+            impacts.add(source, USE_SCORE, f"uses {name}")
+
+
 _BASES = re.compile(r"^\s*(?:export\s+)?(?:abstract\s+)?(?:class|interface|struct)\s+\w+[^(:{]*?"
                     r"(?:\((?P<python>[^)]*)\)|(?P<rest>(?:extends|implements|:)[^{]*))")
 
@@ -181,6 +200,8 @@ def _file_impact(snapshot: Snapshot, path: str, depth: int, impacts: _Impacts) -
 
     found, _total = dependents(snapshot, [path], 10_000)
     for dependent in found:
+        # An import of the whole package the file is in, with none of its names used, adds nothing: such files rank
+        # after every file that uses a name of it (in Go, each file of the package it imports).
         for reason in dependent.reasons():
             impacts.add(dependent.path, dependent.score + (IMPORT_SCORE if dependent.imports else 0.0), reason)
     for importer, level in walk(path, import_edges(snapshot).imported_by, depth):
@@ -189,11 +210,18 @@ def _file_impact(snapshot: Snapshot, path: str, depth: int, impacts: _Impacts) -
                         + ("s" if level > 2 else ""))
 
 
-def _tests_importing(snapshot: Snapshot, path: str, impacts: _Impacts) -> None:
-    """Tests importing the target's file run its code even when the index sees no call."""
-    for importer in import_edges(snapshot).imported_by.get(path, ()):
-        if is_test_file(importer):
+def _tests_importing(snapshot: Snapshot, path: str, impacts: _Impacts, whole_package_too: bool) -> None:
+    """Tests importing the target's file run its code even when the index sees no call. With `whole_package_too`
+    (a file's impact), also those importing its whole package, last: they build only while it builds. Not for a
+    symbol: its uses through a package import (`lib.Name` in Go) are seen, and a test using none of them would list
+    every test of every importer of the package."""
+    for importer, whole_package in importer_kinds(snapshot, [path])[path].items():
+        if not is_test_file(importer):
+            continue
+        if not whole_package:
             impacts.add(importer, INDIRECT_IMPORT_SCORE, f"imports {path}")
+        elif whole_package_too:
+            impacts.add(importer, PACKAGE_IMPORT_SCORE, f"imports the package of {path}")
 
 
 def impact(index: WorkspaceIndex, target: str, depth: int = DEFAULT_IMPACT_DEPTH, limit: int = DEFAULT_IMPACT_LIMIT,
@@ -211,7 +239,7 @@ def impact(index: WorkspaceIndex, target: str, depth: int = DEFAULT_IMPACT_DEPTH
     if as_path is not None and as_path in snapshot.files:
         label = as_path
         _file_impact(snapshot, as_path, depth, impacts)
-        _tests_importing(snapshot, as_path, impacts)
+        _tests_importing(snapshot, as_path, impacts, whole_package_too=True)
         impacts.files.pop(as_path, None)
     else:
         ref = one_symbol(index, snapshot, stripped)
@@ -219,7 +247,8 @@ def impact(index: WorkspaceIndex, target: str, depth: int = DEFAULT_IMPACT_DEPTH
         _callers(snapshot, ref, depth, impacts, completeness)
         _importers(snapshot, ref, impacts)
         _hierarchy(snapshot, ref, impacts)
-        _tests_importing(snapshot, ref.path, impacts)
+        _users(snapshot, ref, impacts)
+        _tests_importing(snapshot, ref.path, impacts, whole_package_too=False)
     ranked = sorted(impacts.files.values(), key=lambda entry: (-entry.score, entry.path))
     files = [entry for entry in ranked if not is_test_file(entry.path)]
     tests = [entry for entry in ranked if is_test_file(entry.path)]
