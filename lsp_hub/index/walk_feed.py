@@ -28,8 +28,9 @@ Walk = Callable[[Callable[[], bool], Callable[[int], None], WalkResult], WalkRes
 class WalkFeed:
     """A walk in a thread, cutting the files it finds into parse jobs (none known: `known_digest` None)."""
 
-    def __init__(self, files_found: Callable[[int], None] | None = None) -> None:
-        self._files_found = files_found  # told the count after each directory, as the walk tells it
+    def __init__(self, files_found: Callable[[int, WalkResult], None] | None = None) -> None:
+        # Told the count after each directory, as the walk tells it, with the walk's result as filled so far.
+        self._files_found = files_found
         self._changed = threading.Condition()
         self._cut: list[list[ParseJob]] = []  # batches cut, not yet taken
         self._uncut: list[WalkedFile] = []  # found since the last batch was cut
@@ -62,7 +63,7 @@ class WalkFeed:
     def _found_in(self, count: int) -> None:
         """After each directory (in the walk's thread): cut what it found into batches once the tree is large."""
         if self._files_found is not None:
-            self._files_found(count)
+            self._files_found(count, self._walking)
         new = self._walking.files[self._seen : count]
         self._seen = count
         self._uncut.extend(new)

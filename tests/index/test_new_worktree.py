@@ -26,7 +26,7 @@ from lsp_hub.index.records import content_digest
 from lsp_hub.index.shared_records import LOOKUP_VARIABLES, SharedRecords, SharedRecordsLocation
 from lsp_hub.index.store import EXTRACTOR_VERSION, IndexStore, StoredFile, database_path
 from lsp_hub.index.store_rows import StoredRow
-from lsp_hub.index.walk import REASON_BINARY
+from lsp_hub.index.walk import REASON_BINARY, WalkResult
 from lsp_hub.index.workspace import WorkspaceIndex
 
 
@@ -150,6 +150,56 @@ def test_rows_written_beside_the_map_are_stored_before_a_later_write_and_at_clos
     warm.close()
 
 
+WORKERS_QUERIES = """
+import sys
+from concurrent.futures import ProcessPoolExecutor
+
+from lsp_hub.index.extract import get_query
+from lsp_hub.index.parse_pool import _process_context
+
+
+def compiled(_worker: int) -> int:
+    return get_query.cache_info().currsize
+
+
+if __name__ == "__main__":
+    context = _process_context(sys.argv[1:])
+    with ProcessPoolExecutor(max_workers=2, mp_context=context) as pool:
+        print(sorted(pool.map(compiled, range(2))), "imported" if "lsp_hub.index.query_preload" in sys.modules else "")
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="no forkserver on Windows: each spawned worker compiles its own")
+def test_the_forkserver_compiles_the_queries_of_the_languages_found_once_for_all_its_workers(tmp_path: Path) -> None:
+    """TypeScript's query took each worker 150 ms to compile, C++'s 300 ms: compiled in the forkserver before it
+    forks, each worker starts with it; a language the forkserver was not told of is compiled where it is met."""
+    import subprocess
+
+    script = tmp_path / "workers_queries.py"
+    script.write_text(WORKERS_QUERIES, encoding="utf-8")
+    environment = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+
+    def run(*languages: str) -> str:
+        done = subprocess.run([sys.executable, str(script), *languages], capture_output=True, text=True, timeout=60,
+                              env=environment, check=True)
+        return done.stdout.strip()
+
+    assert run("python", "typescript") == "[2, 2]"  # in each worker, before it parsed anything
+    assert run() == "[0, 0]"
+    assert run("no_such_language", "not.a.name") == "[0, 0]"  # left to the workers, the forkserver still serves
+
+
+def test_the_languages_told_to_the_forkserver_are_those_found_so_far_and_typescript_with_a_tsconfig() -> None:
+    from lsp_hub.index.parse_pool import _languages_ahead
+    from lsp_hub.index.walk import WalkedFile
+
+    walking = WalkResult(files=[WalkedFile("index.js", "javascript", 10, 0), WalkedFile("lib/a.py", "python", 5, 0),
+                                WalkedFile("later.go", "go", 5, 0)])
+    assert _languages_ahead(walking, 2) == {"javascript", "python"}
+    walking.marker_files.append("packages/web/tsconfig.json")
+    assert _languages_ahead(walking, 1) == {"javascript", "typescript"}
+
+
 def test_workers_are_prestarted_during_the_walk_of_a_tree_nothing_is_known_of(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -158,9 +208,9 @@ def test_workers_are_prestarted_during_the_walk_of_a_tree_nothing_is_known_of(
     started: list[int] = []
     original = parse_pool.WorkerPrestart.files_found
 
-    def files_found(self: parse_pool.WorkerPrestart, count: int) -> None:
+    def files_found(self: parse_pool.WorkerPrestart, count: int, walking: WalkResult | None = None) -> None:
         was_started = self.started
-        original(self, count)
+        original(self, count, walking)
         if self.started and not was_started:
             started.append(count)
 
