@@ -368,7 +368,7 @@ def importer_kinds(snapshot: Snapshot, targets: Iterable[str]) -> dict[str, dict
     found: dict[str, dict[str, bool]] = {target: {} for target in wanted}
     for path, imports in resolved_imports(snapshot).items():
         for resolved in imports:
-            whole_package = _package_files(resolved)
+            whole_package = package_files(resolved)
             for target in imported_files(resolved):
                 if target in wanted and target != path:
                     importers_of_target = found[target]
@@ -376,7 +376,7 @@ def importer_kinds(snapshot: Snapshot, targets: Iterable[str]) -> dict[str, dict
     return found
 
 
-def _package_files(resolved: ResolvedImport) -> frozenset[str]:
+def package_files(resolved: ResolvedImport) -> frozenset[str]:
     """The files an import takes in only as part of a package: its files when it has several, less those it names
     (`from . import a, b` of a directory without `__init__.py` names each module it imports)."""
     if len(resolved.files) < 2:

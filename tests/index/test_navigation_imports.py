@@ -130,6 +130,25 @@ def test_go_module_paths_from_go_mod(tmp_path: Path) -> None:
     assert api.imports(index, "cart/cart.go", "up").to_json()["importedBy"] == [{"path": "main.go", "depth": 1}]
 
 
+def test_a_go_package_imported_whole_is_one_line_of_text_and_named_in_packages(tmp_path: Path) -> None:
+    """A Go import takes in every file of its package: 14 lines for cobra's root package from each file of its
+    doc/ package; one line, with the files in `packages` (the `imports` entries stay one per file)."""
+    write(tmp_path, "go.mod", "module example.com/shop\n\ngo 1.22\n")
+    for name in ("cart", "price", "tax"):
+        write(tmp_path, f"cart/{name}.go", f"package cart\n\nfunc {name.title()}() int {{ return 1 }}\n")
+    write(tmp_path, "util/util.go", "package util\n\nfunc Round() int { return 1 }\n")
+    write(tmp_path, "main.go", 'package main\n\nimport (\n\t"example.com/shop/cart"\n\t"example.com/shop/util"\n)\n\n'
+                               "func main() { cart.Cart(); util.Round() }\n")
+    result = api.imports(_built(tmp_path), "main.go", "down")
+    data = result.to_json()
+    assert [entry["path"] for entry in data["imports"]] == ["cart/cart.go", "cart/price.go", "cart/tax.go",
+                                                            "util/util.go"]
+    assert data["packages"] == [{"module": "example.com/shop/cart",
+                                 "files": ["cart/cart.go", "cart/price.go", "cart/tax.go"]}]
+    assert result.to_text().splitlines()[1:4] == [
+        "imports:", "  1 example.com/shop/cart (package: 3 files in cart/)", "  1 util/util.go"]
+
+
 def test_rust_crate_modules_and_a_cargo_workspace_of_two_crates(tmp_path: Path) -> None:
     write(tmp_path, "Cargo.toml", '[workspace]\nmembers = ["core", "app"]\n')
     write(tmp_path, "core/Cargo.toml", '[package]\nname = "shop-core"\nversion = "0.1.0"\n')

@@ -1,5 +1,7 @@
 """`imports`: the import graph around a file, breadth-first both ways: what it imports (`imports`), what imports
 it (`importedBy`), each file with its depth, and its own imports that resolve to no workspace file (`external`).
+An import of a whole package (Go, Java's `a.b.*`, C#'s namespaces) is also named once in `packages` with its files,
+and the text shows it as one line instead of a line per file.
 Edges are the resolver's (`resolve.py`: per language, as its tooling resolves), including submodules named by a
 from-import."""
 
@@ -7,10 +9,10 @@ from __future__ import annotations
 
 from collections import defaultdict, deque
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from lsp_hub.index.graph_inputs import resolved_imports
+from lsp_hub.index.graph_inputs import package_files, resolved_imports
 from lsp_hub.index.navigation.common import (
     Completeness,
     NavigationError,
@@ -88,12 +90,15 @@ class ImportsResult:
     imports_omitted: int
     imported_by_omitted: int
     completeness: Completeness
+    packages: list[tuple[str, list[str]]] = field(default_factory=list)  # (module, its files) imported whole
 
     def to_json(self) -> dict[str, Any]:
         result: dict[str, Any] = {"path": self.path, "direction": self.direction, "depth": self.depth}
         if self.direction in ("down", "both"):
             result["imports"] = [{"path": path, "depth": level} for path, level in self.imports]
             result["external"] = self.external
+            if self.packages:
+                result["packages"] = [{"module": module, "files": files} for module, files in self.packages]
             if self.imports_omitted:
                 result["importsOmitted"] = self.imports_omitted
         if self.direction in ("up", "both"):
@@ -107,7 +112,7 @@ class ImportsResult:
         lines = [f"{self.path} (depth {self.depth or 'unlimited'})"]
         if self.direction in ("down", "both"):
             lines.append("imports:" + ("" if self.imports else " (no workspace file)"))
-            lines.extend(f"  {level} {path}" for path, level in self.imports)
+            lines.extend(self._import_lines())
             lines.extend(more_line(self.imports_omitted, "files"))
             if self.external:
                 lines.append("external: " + ", ".join(self.external))
@@ -117,6 +122,22 @@ class ImportsResult:
             lines.extend(more_line(self.imported_by_omitted, "files"))
         lines.append(self.completeness.to_text())
         return join_lines(lines)
+
+    def _import_lines(self) -> list[str]:
+        """A line per imported file, the files of a package imported whole in one line where the first of them is."""
+        grouped = {path: (module, files) for module, files in self.packages for path in files}
+        lines: list[str] = []
+        shown: set[str] = set()
+        for path, level in self.imports:
+            package = grouped.get(path) if level == 1 else None
+            if package is None:
+                lines.append(f"  {level} {path}")
+            elif package[0] not in shown:
+                shown.add(package[0])
+                module, files = package
+                directory = path.rpartition("/")[0] or "."
+                lines.append(f"  1 {module} (package: {len(files)} files in {directory}/)")
+        return lines
 
 
 def imports(index: WorkspaceIndex, path: str, direction: str = "both", depth: int = DEFAULT_IMPORTS_DEPTH,
@@ -139,5 +160,12 @@ def imports(index: WorkspaceIndex, path: str, direction: str = "both", depth: in
     if omitted_down or omitted_up:
         completeness.add(f"capped at {limit} files per direction")
     external = list(edges.external.get(relative, ())) if direction != "up" else []
+    shown_files = {path for path, _level in shown_down}
+    packages = []
+    if direction != "up":
+        for resolved in resolved_imports(snapshot).get(relative, ()):
+            files = sorted(package_files(resolved) - {relative})
+            if files and all(path in shown_files for path in files):
+                packages.append((resolved.module, files))
     return ImportsResult(relative, direction, depth, shown_down, shown_up, external,
-                         omitted_down, omitted_up, completeness)
+                         omitted_down, omitted_up, completeness, packages)
