@@ -200,8 +200,8 @@ def _file_impact(snapshot: Snapshot, path: str, depth: int, impacts: _Impacts) -
 
     found, _total = dependents(snapshot, [path], 10_000)
     for dependent in found:
-        # An import of the whole package the file is in, with none of its names used, adds nothing: such files rank
-        # after every file that uses a name of it (in Go, each file of the package it imports).
+        # Only a file's own import earns IMPORT_SCORE: an importer of its whole package (in Go, every importer of
+        # the package) keeps the small score `dependents` gave it, below every file that uses one of its names.
         for reason in dependent.reasons():
             impacts.add(dependent.path, dependent.score + (IMPORT_SCORE if dependent.imports else 0.0), reason)
     for importer, level in walk(path, import_edges(snapshot).imported_by, depth):
