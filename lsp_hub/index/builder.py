@@ -92,7 +92,12 @@ class IndexBuilding(ParseRunning):
         # take once the walk has found `in_process_limit`: their forkserver starts then, on the core the walk leaves
         # idle, rather than after it.
         prestart = (
-            WorkerPrestart(self.in_process_limit)
+            WorkerPrestart(
+                self.in_process_limit,
+                self.root,
+                self.max_file_size,
+                self.shared if self.shared is not None and not self.shared.disabled else None,
+            )
             if not known and not known_skips and self._worker_count(2 * self.in_process_limit) > 1
             else None
         )

@@ -10,7 +10,7 @@ import os
 import sys
 import threading
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -27,6 +27,7 @@ from lsp_hub.index.shared_records import (
 )
 from lsp_hub.index.walk import (
     IndexingCancelled,
+    WalkedFile,
     WalkResult,
 )
 from lsp_hub.index.walk_feed import STREAM_AFTER_FILES, WalkFeed
@@ -277,9 +278,13 @@ class WorkerPrestart:
     started after the walk waited 0.45 s for it (its interpreter and imports), with a core idle. It is stopped
     with the last pool, or at `close` when no pool came."""
 
-    def __init__(self, threshold: int) -> None:
+    def __init__(
+        self, threshold: int, root: Path | None = None, max_file_size: int = 0, shared: SharedRecords | None = None
+    ) -> None:
         self.threshold = threshold  # files found (all to be looked up or parsed) that start it
         self.started = False
+        # Where to sample the files found, to tell the forkserver only the languages it will have to parse.
+        self.root, self.max_file_size, self.shared = root, max_file_size, shared
 
     def files_found(self, count: int, walking: WalkResult | None = None) -> None:
         """The walk has found `count` files, the first of `walking.files` (its result as filled so far)."""
@@ -287,7 +292,10 @@ class WorkerPrestart:
             return
         self.started = True
         _pool_opened()
-        context = _process_context(_languages_ahead(walking, count) if walking is not None else ())
+        languages = _languages_ahead(walking, count) if walking is not None else set()
+        if languages and walking is not None and self.root is not None and self.shared is not None:
+            languages -= _indexed_before(self.root, self.shared, walking.files[:count], self.max_file_size)
+        context = _process_context(languages)
         if context.get_start_method() == "forkserver":
             from multiprocessing import forkserver
 
@@ -357,6 +365,32 @@ def _languages_ahead(walking: WalkResult, count: int) -> set[str]:
     if any(marker.rpartition("/")[2] == "tsconfig.json" for marker in walking.marker_files):
         languages.add("typescript")
     return languages
+
+
+SAMPLED_PER_LANGUAGE = 3
+
+
+def _indexed_before(root: Path, shared: SharedRecords, files: Sequence[WalkedFile], max_file_size: int) -> set[str]:
+    """The languages whose first few files found are all in the shared records: a new worktree or copy of a tree
+    indexed before, whose workers will look its files up rather than parse them. Their queries are not worth the
+    forkserver's time before it can fork the first worker (TypeScript's, TSX's and JavaScript's: 0.4 s)."""
+    from lsp_hub.index.records import content_digest
+
+    sampled: dict[str, list[bytes]] = {}
+    for walked in files:
+        digests = sampled.setdefault(walked.language, [])
+        if len(digests) >= SAMPLED_PER_LANGUAGE or not 0 < walked.size <= max_file_size:
+            continue
+        try:
+            digests.append(content_digest((root / walked.path).read_bytes()))
+        except OSError:
+            continue  # the workers will say what is wrong with it
+    found = shared.lookup_many([(digest, language) for language, digests in sampled.items() for digest in digests])
+    return {
+        language
+        for language, digests in sampled.items()
+        if digests and all((digest, language) in found for digest in digests)
+    }
 
 
 QUERY_PRELOAD_PACKAGE = "lsp_hub.index.query_preload"  # not imported here: its import changes the import system

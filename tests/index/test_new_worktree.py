@@ -200,6 +200,30 @@ def test_the_languages_told_to_the_forkserver_are_those_found_so_far_and_typescr
     assert _languages_ahead(walking, 1) == {"javascript", "typescript"}
 
 
+def test_the_forkserver_is_not_told_languages_whose_files_a_new_worktree_finds_in_the_shared_records(
+    tmp_path: Path,
+) -> None:
+    """A new worktree's workers look its files up rather than parse them: compiling their queries first would only
+    delay the forkserver's first worker. Three files of each language are sampled."""
+    from lsp_hub.index.parse_pool import _indexed_before
+    from lsp_hub.index.walk import walk_workspace
+
+    root = tmp_path / "tree"
+    for number in range(6):
+        write(root, f"pkg/module_{number}.py", f"def function_{number}():\n    return {number}\n")
+        write(root, f"web/part_{number}.ts", f"export const part{number} = {number};\n")
+    cache = tmp_path / "cache"
+    WorkspaceIndex(root, cache_dir=cache).build()
+    copy = copy_beside(root, "copy")
+    write(copy, "web/part_0.ts", "export const changed = 1;\n")  # one sampled TypeScript file is new
+    index = WorkspaceIndex(copy, cache_dir=cache)
+    assert index.shared is not None
+    files = walk_workspace(copy, 1_000_000, lambda: False).files
+    assert _indexed_before(copy, index.shared, files, 1_000_000) == {"python"}
+    fresh = WorkspaceIndex(copy, cache_dir=tmp_path / "other-cache")
+    assert fresh.shared is not None and _indexed_before(copy, fresh.shared, files, 1_000_000) == set()
+
+
 def test_workers_are_prestarted_during_the_walk_of_a_tree_nothing_is_known_of(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
