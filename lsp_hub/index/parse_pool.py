@@ -294,7 +294,11 @@ class WorkerPrestart:
         _pool_opened()
         languages = _languages_ahead(walking, count) if walking is not None else set()
         if languages and walking is not None and self.root is not None and self.shared is not None:
-            languages -= _indexed_before(self.root, self.shared, walking.files[:count], self.max_file_size)
+            found = walking.files[:count]
+            indexed = _indexed_before(self.root, self.shared, found, self.max_file_size)
+            # Every file sampled was indexed before: a new worktree, whose languages seen only in its markers (a
+            # tsconfig.json's TypeScript) are most likely indexed too.
+            languages = set() if indexed >= {walked.language for walked in found} else languages - indexed
         context = _process_context(languages)
         if context.get_start_method() == "forkserver":
             from multiprocessing import forkserver

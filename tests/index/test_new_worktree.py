@@ -9,7 +9,7 @@ import sqlite3
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import pytest
@@ -222,6 +222,42 @@ def test_the_forkserver_is_not_told_languages_whose_files_a_new_worktree_finds_i
     assert _indexed_before(copy, index.shared, files, 1_000_000) == {"python"}
     fresh = WorkspaceIndex(copy, cache_dir=tmp_path / "other-cache")
     assert fresh.shared is not None and _indexed_before(copy, fresh.shared, files, 1_000_000) == set()
+
+
+def test_a_new_worktree_whose_sampled_files_are_all_indexed_tells_the_forkserver_no_language(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Not even TypeScript for its tsconfig.json: its TypeScript files, found later, were indexed with the rest."""
+    from lsp_hub.index import parse_pool
+    from lsp_hub.index.walk import walk_workspace
+
+    root = tmp_path / "tree"
+    write(root, "tsconfig.json", "{}\n")
+    for number in range(4):
+        write(root, f"a/part_{number}.js", f"export const part{number} = {number};\n")
+        write(root, f"z/late_{number}.ts", f"export const late{number} = {number};\n")
+    cache = tmp_path / "cache"
+    WorkspaceIndex(root, cache_dir=cache).build()
+    told: list[set[str]] = []
+
+    class NoForkserver:
+        def get_start_method(self) -> str:
+            return "spawn"
+
+    def process_context(languages: Iterable[str] = ()) -> NoForkserver:
+        told.append(set(languages))
+        return NoForkserver()
+
+    monkeypatch.setattr(parse_pool, "_process_context", process_context)
+    walking = walk_workspace(root, 1_000_000, lambda: False)
+    walking.files = [walked for walked in walking.files if walked.path.startswith("a/")]  # the walk's first files
+    copy = copy_beside(root, "copy")
+    for shared, expected in ((WorkspaceIndex(copy, cache_dir=cache).shared, set()),
+                             (WorkspaceIndex(copy, cache_dir=tmp_path / "empty").shared, {"javascript", "typescript"})):
+        prestart = parse_pool.WorkerPrestart(2, copy, 1_000_000, shared)
+        prestart.files_found(len(walking.files), walking)
+        prestart.close()
+        assert told.pop() == expected
 
 
 def test_workers_are_prestarted_during_the_walk_of_a_tree_nothing_is_known_of(
