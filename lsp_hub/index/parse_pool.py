@@ -119,7 +119,7 @@ class ParseRunning:
 
         Starting the workers takes a few hundred milliseconds (the forkserver's interpreter and imports, then each
         worker's), during which cores would idle: until every worker is ready, this process parses the smallest
-        batches not yet handed to the pool itself."""
+        batches not yet handed to the pool itself, those it has the queries for (`_compiled_here`)."""
         from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
         context = _process_context(job.language for batch in batches for job in batch)
@@ -181,7 +181,7 @@ class ParseRunning:
         starter = threading.Thread(target=submit_first, name="index-pool-start", daemon=True)
         starter.start()
         try:
-            while starter.is_alive() and queue and fed:  # (while a walk goes on, it has the core)
+            while starter.is_alive() and queue and fed and _compiled_here(queue[-1]):  # (a walk has the core)
                 self._parse_here(root, queue.pop(), remaining, counted)
             starter.join()
             if isinstance(first[0], BaseException):
@@ -197,8 +197,8 @@ class ParseRunning:
                 while queue and len(in_flight) < IN_FLIGHT_PER_WORKER * workers:
                     batch = queue.popleft()
                     in_flight[pool.submit(parse_batch, root, batch, self.max_file_size, shared)] = batch
-                if queue and fed and started.value < workers:  # a core is idle: parse the smallest batch left here
-                    self._parse_here(root, queue.pop(), remaining, counted)
+                if queue and fed and started.value < workers and _compiled_here(queue[-1]):
+                    self._parse_here(root, queue.pop(), remaining, counted)  # a core is idle: the smallest batch
                     continue
                 # Wait in short steps rather than for the next result: a stop must not wait for a batch to finish.
                 finished, _pending = wait(in_flight, timeout=STOP_POLL_SECONDS, return_when=FIRST_COMPLETED)
@@ -236,6 +236,15 @@ class ParseRunning:
 
     def _parse_batch(self, root: str, jobs: list[ParseJob]) -> BatchResult:
         return parse_batch(root, jobs, self.max_file_size, self._shared_location)
+
+
+def _compiled_here(batch: list[ParseJob]) -> bool:
+    """Whether this process can parse `batch` without compiling a query first. While the workers start it parses
+    the smallest batches; compiling for them (on commander JavaScript's and TypeScript's queries, a third of a
+    second, for a few small files) cost more than it saved, the workers having theirs from the forkserver. Asking
+    imports no tree-sitter: nothing is compiled before `extract` is imported."""
+    extract = sys.modules.get("lsp_hub.index.extract")
+    return extract is not None and all(extract.query_compiled(job.language) for job in batch)
 
 
 def _parsing(found_shared: int, others: int) -> bool:

@@ -260,6 +260,16 @@ def test_a_new_worktree_whose_sampled_files_are_all_indexed_tells_the_forkserver
         assert told.pop() == expected
 
 
+def test_the_building_process_parses_here_only_what_it_has_the_queries_for() -> None:
+    from lsp_hub.index.extract import get_query, query_compiled
+    from lsp_hub.index.parse_pool import _compiled_here
+
+    get_query("python")
+    assert query_compiled("python") and not query_compiled("no_such_language")
+    assert _compiled_here([ParseJob("a.py", "python", None)])
+    assert not _compiled_here([ParseJob("a.py", "python", None), ParseJob("b.x", "no_such_language", None)])
+
+
 def test_workers_are_prestarted_during_the_walk_of_a_tree_nothing_is_known_of(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
