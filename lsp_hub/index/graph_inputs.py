@@ -14,7 +14,7 @@ from __future__ import annotations
 import bisect
 import logging
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping, MutableMapping
+from collections.abc import Container, Iterable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -367,13 +367,22 @@ def importer_kinds(snapshot: Snapshot, targets: Iterable[str]) -> dict[str, dict
     wanted = set(targets)
     found: dict[str, dict[str, bool]] = {target: {} for target in wanted}
     for path, imports in resolved_imports(snapshot).items():
-        for resolved in imports:
-            whole_package = package_files(resolved)
-            for target in imported_files(resolved):
-                if target in wanted and target != path:
-                    importers_of_target = found[target]
-                    importers_of_target[path] = importers_of_target.get(path, True) and target in whole_package
+        for target, whole_package in imported_kinds(imports, wanted).items():
+            if target != path:
+                found[target][path] = whole_package
     return found
+
+
+def imported_kinds(imports: Iterable[ResolvedImport], wanted: Container[str] | None = None) -> dict[str, bool]:
+    """Each file one file's imports reach (those `wanted`, when given) -> whether only as one file of a package
+    imported whole: true when every import reaching it takes in its package, naming none of it (`package_files`)."""
+    kinds: dict[str, bool] = {}
+    for resolved in imports:
+        whole_package = package_files(resolved)
+        for target in imported_files(resolved):
+            if wanted is None or target in wanted:
+                kinds[target] = kinds.get(target, True) and target in whole_package
+    return kinds
 
 
 def package_files(resolved: ResolvedImport) -> frozenset[str]:

@@ -12,7 +12,7 @@ from typing import Any
 
 from lsp_hub.index.file_kinds import is_test_file
 from lsp_hub.index.graph import name_origins
-from lsp_hub.index.graph_inputs import import_bindings, importer_kinds, name_tables
+from lsp_hub.index.graph_inputs import import_bindings, name_tables
 from lsp_hub.index.navigation.common import (
     Completeness,
     SymbolRef,
@@ -215,10 +215,12 @@ def _tests_importing(snapshot: Snapshot, path: str, impacts: _Impacts, whole_pac
     (a file's impact), also those importing its whole package, last: they build only while it builds. Not for a
     symbol: its uses through a package import (`lib.Name` in Go) are seen, and a test using none of them would list
     every test of every importer of the package."""
-    for importer, whole_package in importer_kinds(snapshot, [path])[path].items():
+    edges = import_edges(snapshot)
+    whole_package_importers = edges.through_package.get(path, frozenset())
+    for importer in edges.imported_by.get(path, ()):
         if not is_test_file(importer):
             continue
-        if not whole_package:
+        if importer not in whole_package_importers:
             impacts.add(importer, INDIRECT_IMPORT_SCORE, f"imports {path}")
         elif whole_package_too:
             impacts.add(importer, PACKAGE_IMPORT_SCORE, f"imports the package of {path}")

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from lsp_hub.index.graph_inputs import package_files, resolved_imports
+from lsp_hub.index.graph_inputs import imported_kinds, package_files, resolved_imports
 from lsp_hub.index.navigation.common import (
     Completeness,
     NavigationError,
@@ -34,6 +34,8 @@ class ImportEdges:
     imports: Mapping[str, tuple[str, ...]]  # file -> workspace files it imports
     imported_by: Mapping[str, tuple[str, ...]]  # file -> workspace files importing it
     external: Mapping[str, tuple[str, ...]]  # file -> its imports that resolve to no workspace file
+    # file -> those of its importers that import it only as one file of a package they import whole (Go)
+    through_package: Mapping[str, frozenset[str]]
 
 
 def import_edges(snapshot: Snapshot) -> ImportEdges:
@@ -41,7 +43,11 @@ def import_edges(snapshot: Snapshot) -> ImportEdges:
         imports: dict[str, tuple[str, ...]] = {}
         importers: dict[str, list[str]] = defaultdict(list)
         external: dict[str, tuple[str, ...]] = {}
+        through_package: dict[str, set[str]] = defaultdict(set)
         for path, resolved_list in resolved_imports(s).items():
+            for target, whole_package in imported_kinds(resolved_list).items():
+                if whole_package and target != path:
+                    through_package[target].add(path)
             targets: dict[str, None] = {}
             outside: dict[str, None] = {}
             for resolved in resolved_list:
@@ -57,7 +63,12 @@ def import_edges(snapshot: Snapshot) -> ImportEdges:
             external[path] = tuple(outside)
             for target in targets:
                 importers[target].append(path)
-        return ImportEdges(imports, {path: tuple(sorted(found)) for path, found in importers.items()}, external)
+        return ImportEdges(
+            imports,
+            {path: tuple(sorted(found)) for path, found in importers.items()},
+            external,
+            {path: frozenset(found) for path, found in through_package.items()},
+        )
 
     return snapshot.derived("navigation_import_edges", build)
 
