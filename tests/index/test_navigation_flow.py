@@ -70,8 +70,23 @@ def shop(tmp_path: Path) -> WorkspaceIndex:
 
 
 def test_impact_of_a_method_lists_callers_overrides_and_tests_apart(shop: WorkspaceIndex) -> None:
-    near = api.impact(shop, "Store.save").to_json()  # callers to depth 2: Cart.add, checkout
-    assert near["tests"] == []
+    # Callers to depth 2 are Cart.add and checkout; the test calling checkout is at depth 3. No test within the
+    # depth asked: tests are looked for deeper (an agent asks what to run), files stay to the depth.
+    near = api.impact(shop, "Store.save")
+    near_data = near.to_json()
+    assert near_data["tests"] == [
+        {"path": "tests/test_cart.py", "reasons": ["calls it through its callers (depth 3): test_checkout"]}
+    ]
+    assert (near_data["depth"], near_data["testsDepth"]) == (2, 4)
+    assert "shop/cli.py" not in {entry["path"] for entry in near_data["files"]}  # main is at depth 3
+    assert "tests (none within depth 2; within depth 4):\n  tests/test_cart.py:" in near.to_text()
+    shallow = api.impact(shop, "Store.save", depth=1).to_json()
+    assert [entry["path"] for entry in shallow["tests"]] == ["tests/test_cart.py"]
+    assert {entry["path"] for entry in shallow["files"]} == {"shop/cart.py", "shop/store.py"}
+    # Nothing calls CachedStore.save: no test within depth 4, and the answer says how deep it looked.
+    lonely = api.impact(shop, "CachedStore.save")
+    assert lonely.to_json()["tests"] == [] and lonely.to_json()["testsDepth"] == 4
+    assert "tests: (no test reaches it within depth 4)" in lonely.to_text()
     result = api.impact(shop, "Store.save", depth=3)
     data = result.to_json()
     reasons = {entry["path"]: entry["reasons"] for entry in data["files"]}
@@ -81,6 +96,7 @@ def test_impact_of_a_method_lists_callers_overrides_and_tests_apart(shop: Worksp
     assert [entry["path"] for entry in data["tests"]] == ["tests/test_cart.py"]
     assert data["tests"][0]["reasons"] == ["calls it through its callers (depth 3): test_checkout"]
     assert data["complete"] is True
+    assert (data["depth"], data["testsDepth"]) == (3, 3)
     assert "tests:\n  tests/test_cart.py:" in result.to_text()
 
 
@@ -92,6 +108,11 @@ def test_impact_of_a_class_and_of_a_file(shop: WorkspaceIndex) -> None:
     by_file = api.impact(shop, "shop/cart.py").to_json()
     assert {entry["path"] for entry in by_file["files"]} == {"shop/cli.py"}
     assert [entry["path"] for entry in by_file["tests"]] == ["tests/test_cart.py"]
+    assert by_file["testsDepth"] == 2
+    # The store's file: its importers to depth 2 hold no test; the test imports it through shop/cart.py.
+    store_file = api.impact(shop, "shop/store.py", depth=1).to_json()
+    assert store_file["tests"] == [{"path": "tests/test_cart.py", "reasons": ["imports it through 1 other file"]}]
+    assert store_file["testsDepth"] == 4
     with pytest.raises(NavigationError, match="unknown symbol"):
         api.impact(shop, "Nothing.here")
 

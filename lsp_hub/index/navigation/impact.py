@@ -37,6 +37,9 @@ REEXPORT_SCORE = 3.0  # everything importing through it is exposed too
 INDIRECT_IMPORT_SCORE = 1.0
 USE_SCORE = 2.0  # a use of the symbol's name that is neither a call nor an import (a type in a signature)
 PACKAGE_IMPORT_SCORE = 0.1  # a test importing the whole package the target is in (Go)
+# With no test among the callers and importers to the depth asked, tests are looked for this deep: an agent asks
+# what to run, and ky's tests reach its class `Ky` only through `ky()` at depth 3, where depth 2 said "none".
+TEST_SEARCH_DEPTH = 4
 PACKAGE_INDEX_FILES = frozenset(("__init__.py", "__init__.pyi", "index.ts", "index.tsx", "index.js", "index.mjs",
                                  "mod.rs", "lib.rs"))
 
@@ -73,10 +76,13 @@ class ImpactResult:
     files_omitted: int
     tests_omitted: int
     completeness: Completeness
+    depth: int = DEFAULT_IMPACT_DEPTH  # of callers and importers for `files`
+    tests_depth: int = DEFAULT_IMPACT_DEPTH  # for `tests`: deeper when none was within `depth`
 
     def to_json(self) -> dict[str, Any]:
         result: dict[str, Any] = {"target": self.target, "files": [entry.to_json() for entry in self.files],
-                                  "tests": [entry.to_json() for entry in self.tests]}
+                                  "tests": [entry.to_json() for entry in self.tests], "depth": self.depth,
+                                  "testsDepth": self.tests_depth}
         if self.files_omitted:
             result["filesOmitted"] = self.files_omitted
         if self.tests_omitted:
@@ -88,7 +94,12 @@ class ImpactResult:
         lines = [f"impact of {self.target}", "files:" + ("" if self.files else " (no other file depends on it)")]
         lines.extend(entry.text() for entry in self.files)
         lines.extend(more_line(self.files_omitted, "files"))
-        lines.append("tests:" + ("" if self.tests else " (no test reaches it in the index)"))
+        if not self.tests:
+            lines.append(f"tests: (no test reaches it within depth {self.tests_depth})")
+        elif self.tests_depth > self.depth:
+            lines.append(f"tests (none within depth {self.depth}; within depth {self.tests_depth}):")
+        else:
+            lines.append("tests:")
         lines.extend(entry.text() for entry in self.tests)
         lines.extend(more_line(self.tests_omitted, "tests"))
         lines.append(self.completeness.to_text())
@@ -204,6 +215,10 @@ def _file_impact(snapshot: Snapshot, path: str, depth: int, impacts: _Impacts) -
         # the package) keeps the small score `dependents` gave it, below every file that uses one of its names.
         for reason in dependent.reasons():
             impacts.add(dependent.path, dependent.score + (IMPORT_SCORE if dependent.imports else 0.0), reason)
+    _indirect_importers(snapshot, path, depth, impacts)
+
+
+def _indirect_importers(snapshot: Snapshot, path: str, depth: int, impacts: _Impacts) -> None:
     for importer, level in walk(path, import_edges(snapshot).imported_by, depth):
         if level > 1:
             impacts.add(importer, INDIRECT_IMPORT_SCORE, f"imports it through {level - 1} other file"
@@ -238,6 +253,7 @@ def impact(index: WorkspaceIndex, target: str, depth: int = DEFAULT_IMPACT_DEPTH
         tuple(f".{extension}" for extension in ("py", "ts", "tsx", "js", "go", "rs", "c", "h", "cpp", "java")))) and (
         index.root / stripped).is_file() else None
     depth = max(1, depth)
+    ref: SymbolRef | None = None
     if as_path is not None and as_path in snapshot.files:
         label = as_path
         _file_impact(snapshot, as_path, depth, impacts)
@@ -251,6 +267,15 @@ def impact(index: WorkspaceIndex, target: str, depth: int = DEFAULT_IMPACT_DEPTH
         _hierarchy(snapshot, ref, impacts)
         _users(snapshot, ref, impacts)
         _tests_importing(snapshot, ref.path, impacts, whole_package_too=False)
+    tests_depth = depth
+    if depth < TEST_SEARCH_DEPTH and not any(is_test_file(path) for path in impacts.files):
+        tests_depth = TEST_SEARCH_DEPTH
+        deeper = _Impacts()
+        if ref is None:
+            _indirect_importers(snapshot, label, TEST_SEARCH_DEPTH, deeper)
+        else:
+            _callers(snapshot, ref, TEST_SEARCH_DEPTH, deeper, completeness)
+        impacts.files.update((path, entry) for path, entry in deeper.files.items() if is_test_file(path))
     ranked = sorted(impacts.files.values(), key=lambda entry: (-entry.score, entry.path))
     files = [entry for entry in ranked if not is_test_file(entry.path)]
     tests = [entry for entry in ranked if is_test_file(entry.path)]
@@ -259,4 +284,4 @@ def impact(index: WorkspaceIndex, target: str, depth: int = DEFAULT_IMPACT_DEPTH
     if len(shown_files) < len(files) or len(shown_tests) < len(tests):
         completeness.add(f"capped at {limit} files and {limit} tests")
     return ImpactResult(label, shown_files, shown_tests, len(files) - len(shown_files), len(tests) - len(shown_tests),
-                        completeness)
+                        completeness, depth, tests_depth)
