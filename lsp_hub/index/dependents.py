@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from lsp_hub.index.graph_inputs import importer_kinds
 from lsp_hub.index.ranking import reference_graph
+from lsp_hub.index.records import D_CONTAINER, D_NAME
 from lsp_hub.index.workspace import Snapshot
 
 IMPORT_WEIGHT = 1.0  # an import alone ranks like one plain use of one name
@@ -28,17 +29,32 @@ class Dependent:
     package_imports: list[str] = field(default_factory=list)  # written files it imports only with their package
     names: dict[str, float] = field(default_factory=dict)  # names of the written files it uses -> their weight
     changed: list[str] = field(default_factory=list)  # the names it uses that the write changes
+    # Of `names`, those the written files define only inside a class or type: `x.items()` links to every file with
+    # a member `items` when the index cannot tell x's type (a dict's `get` to a cookie jar's), so they are shown as
+    # members (`.items`), and a file with nothing else ranks last.
+    members: set[str] = field(default_factory=set)
 
     def reasons(self) -> list[str]:
         reasons = [f"uses {', '.join(self.changed[:MAX_NAMES_SHOWN])}, which the write changes"] if self.changed else []
         reasons += [f"imports {target}" for target in self.imports]
         reasons += [f"imports the package of {target}" for target in self.package_imports]
         if self.names:
-            ranked = sorted(self.names, key=lambda name: (-self.names[name], name))
-            shown = ", ".join(ranked[:MAX_NAMES_SHOWN])
+            ranked = sorted(self.names, key=lambda name: (name in self.members, -self.names[name], name))
+            shown = ", ".join(f".{name}" if name in self.members else name for name in ranked[:MAX_NAMES_SHOWN])
             more = len(ranked) - MAX_NAMES_SHOWN
-            reasons.append(f"uses {shown}" + (f" and {more} more" if more > 0 else ""))
+            shown += f" and {more} more" if more > 0 else ""
+            hedge = " (member names only: maybe another type's)" if self.members_only else ""
+            reasons.append(f"uses {shown}{hedge}")
         return reasons
+
+    @property
+    def members_only(self) -> bool:
+        """Whether its only tie to the written files is members' names, without an import of them."""
+        return (
+            bool(self.names)
+            and self.members.issuperset(self.names)
+            and not (self.imports or self.package_imports or self.changed)
+        )
 
     @property
     def through_package_only(self) -> bool:
@@ -56,7 +72,8 @@ def dependents(
     """The files depending on `written` (workspace-relative paths; themselves excluded), best first, at most
     `limit`; and how many there were in all. Those using one of the `changed` names (on the lines a write changes)
     come first: they are the likeliest to break, however little else of the written files they use; those that
-    only import a written file's package whole, using none of its names, come last. `imported_by`: graph_inputs'
+    only import a written file's package whole, using none of its names, come next to last, and those tied to them
+    only by members' names (`members_only`) last. `imported_by`: graph_inputs'
     `importer_kinds` of `written`, when the caller has it."""
     targets = [path for path in dict.fromkeys(written) if path in snapshot.files]
     excluded = set(targets)
@@ -90,15 +107,23 @@ def dependents(
                 dependent.score += IMPORT_WEIGHT
                 dependent.imports.append(target)
     changed_names = set(changed)
+    top_level = {
+        definition[D_NAME]
+        for target in targets
+        for definition in snapshot.files[target].definitions
+        if definition[D_CONTAINER] is None
+    }
     for dependent in found.values():
         dependent.changed = sorted(name for name in dependent.names if name in changed_names)
+        dependent.members = {name for name in dependent.names if name not in top_level}
     ranked = sorted(
         found.values(),
         key=lambda dependent: (
             not dependent.changed,
+            dependent.members_only,
             dependent.through_package_only,
             -dependent.score,
             dependent.path,
         ),
     )
-    return ranked[:max(0, limit)], len(ranked)
+    return ranked[: max(0, limit)], len(ranked)

@@ -284,6 +284,27 @@ def test_go_importers_of_a_package_using_none_of_the_written_file_come_last(tmp_
     assert result["total"] == 4 and result["capped"] == 2
 
 
+def test_a_file_tied_to_a_written_file_only_by_member_names_says_so_and_comes_last(tmp_path: Path) -> None:
+    """`counts.get("x")` on a dict links to every file with a member `get` when the index cannot tell the object's
+    type (requests' hooks.py "used" cookies.py's cookie jar so): such a file's names are shown as members and it
+    comes after every file that imports or uses the written file's own names, in `dependents` and in `impact`."""
+    write(tmp_path, "jar.py", "class Jar:\n    def get(self, key):\n        return key\n\n\n"
+          "def make_jar():\n    return Jar()\n")
+    write(tmp_path, "user.py", "from jar import make_jar\n\n\ndef first():\n    return make_jar().get('a')\n")
+    write(tmp_path, "counts.py", "def read(counts):\n    return counts.get('a'), counts.get('b'), counts.get('c')\n")
+    index = WorkspaceIndex(tmp_path, use_cache=False)
+    index.build()
+    result = api.dependents(index, {"files": ["jar.py"]})
+    reasons = {entry["path"]: entry["reasons"] for entry in result["files"]}
+    assert [entry["path"] for entry in result["files"]] == ["user.py", "counts.py"]
+    assert reasons["user.py"] == ["imports jar.py", "uses make_jar, .get"]
+    assert reasons["counts.py"] == ["uses .get (member names only: maybe another type's)"]
+    assert [entry["path"] for entry in api.impact(index, "jar.py").to_json()["files"]] == ["user.py", "counts.py"]
+    # A member name the write changes is no coincidence to pass over: its users come first.
+    changed = api.dependents(index, {"files": ["jar.py"], "names": ["get"]})
+    assert changed["files"][0]["reasons"][0] == "uses get, which the write changes"
+
+
 def test_repomap_verb_stores_the_graphs_it_built_beside_the_map(copy_repo: Callable[[str], Path]) -> None:
     from lsp_hub.index.graph_store import RANKING_KEY, STATE_KEY
 

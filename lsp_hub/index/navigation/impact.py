@@ -37,6 +37,7 @@ REEXPORT_SCORE = 3.0  # everything importing through it is exposed too
 INDIRECT_IMPORT_SCORE = 1.0
 USE_SCORE = 2.0  # a use of the symbol's name that is neither a call nor an import (a type in a signature)
 PACKAGE_IMPORT_SCORE = 0.1  # a test importing the whole package the target is in (Go)
+MEMBER_NAME_SHARE = 0.1  # of a file's weight when only members' names tie it to the target
 # With no test among the callers and importers to the depth asked, tests are looked for this deep: an agent asks
 # what to run, and ky's tests reach its class `Ky` only through `ky()` at depth 3, where depth 2 said "none".
 TEST_SEARCH_DEPTH = 4
@@ -213,8 +214,10 @@ def _file_impact(snapshot: Snapshot, path: str, depth: int, impacts: _Impacts) -
     for dependent in found:
         # Only a file's own import earns IMPORT_SCORE: an importer of its whole package (in Go, every importer of
         # the package) keeps the small score `dependents` gave it, below every file that uses one of its names.
+        # A file tied to it only by members' names (`x.get()` of an unknown x) ranks below any import.
+        score = dependent.score * (MEMBER_NAME_SHARE if dependent.members_only else 1.0)
         for reason in dependent.reasons():
-            impacts.add(dependent.path, dependent.score + (IMPORT_SCORE if dependent.imports else 0.0), reason)
+            impacts.add(dependent.path, score + (IMPORT_SCORE if dependent.imports else 0.0), reason)
     _indirect_importers(snapshot, path, depth, impacts)
 
 
