@@ -39,6 +39,9 @@ Capture conventions of the `.scm` files (one match = one symbol):
   and test handlers from them.
 - `@registration` a call registering a named handler for a path (`app.get("/x", handler)`), with `@registrar` the called
   function as written (`app.get`) and `@handler` the handler's name.
+- `@test` a test's call (`it("adds", () => ...)`), with `@test.title` its title string and `@test.body` its callback:
+  a function named `it("adds")` (the callee as written, the title unquoted), spanning the call, whose callback is
+  the caller of the calls in it.
 - Captures whose name starts with `_` only feed predicates and are ignored.
 
 Import statements become `Import`s as each language writes them: `import_forms.py`.
@@ -134,8 +137,9 @@ _FoundImport = tuple[tree_sitter.Node, list[str], bool, list[tuple[str, str]]]
 _EVENT_SCOPE, _EVENT_DEFINITION = range(2)
 
 # Roles of a query pattern, worked out from the capture names of its first match and cached per pattern.
-_DEFINITION, _SCOPE, _REFERENCE, _IMPORT, _FIELD, _LOCAL, _DECORATOR, _REGISTRATION, _IGNORED = range(9)
+_DEFINITION, _SCOPE, _REFERENCE, _IMPORT, _FIELD, _LOCAL, _DECORATOR, _REGISTRATION, _TEST, _IGNORED = range(10)
 _RECEIVER_MAX_BYTES = 80
+TEST_TITLE_MAX_CHARS = 80  # of a test's title in its name (`it("...")`)
 
 
 def _pattern_role(capture_names: Iterable[str]) -> tuple[int, str, str]:
@@ -158,6 +162,8 @@ def _pattern_role(capture_names: Iterable[str]) -> tuple[int, str, str]:
             return _DECORATOR, capture, ""
         if capture == "registration":
             return _REGISTRATION, capture, ""
+        if head == "test":
+            return _TEST, "test", ""
     return _IGNORED, "", ""
 
 
@@ -264,6 +270,8 @@ class _Extractor:
         locals_found: list[tuple[int, tree_sitter.Node, tree_sitter.Node, bool]] = []
         decorators: dict[tuple[int, str], None] = {}  # (decorated definition's line, decorator), in order
         registrations: dict[tuple[str, str], None] = {}  # (handler, registrar)
+        # By name node start byte: a test's name (`it("adds")`) and its callback's byte range, its caller region.
+        tests: dict[int, tuple[str, int, int]] = {}
 
         for pattern_index, captures in tree_sitter.QueryCursor(query).matches(root):
             role_info = roles.get(pattern_index)
@@ -308,6 +316,8 @@ class _Extractor:
                 registrars, handlers = captures.get("registrar"), captures.get("handler")
                 if registrars and handlers:
                     registrations[self._text(handlers[0]), squeeze(self._text(registrars[0]))] = None
+            elif role == _TEST:
+                self._collect_test(captures, definitions, tests)
             elif role == _IGNORED:
                 continue
             else:
@@ -332,7 +342,7 @@ class _Extractor:
                 else:
                     scopes.append((role_nodes[0], name_node, kind))
 
-        packed_definitions, functions, classes = self._build_definitions(definitions, scopes)
+        packed_definitions, functions, classes = self._build_definitions(definitions, scopes, tests)
         packed_references = self._build_references(references, definitions, functions)
         return (
             packed_definitions,
@@ -395,8 +405,34 @@ class _Extractor:
 
     # --- definitions, references, callers ---------------------------------------------------------------------
 
+    def _collect_test(
+        self,
+        captures: dict[str, list[tree_sitter.Node]],
+        definitions: dict[int, _FoundDefinition],
+        tests: dict[int, tuple[str, int, int]],
+    ) -> None:
+        """A test's call (`it("adds", () => ...)`, `test.serial(...)`, `Deno.test(...)`) as a function named as
+        written with its title, so that the calls in its callback have it as their caller (not the module) and the
+        file's outline lists its tests. The name cannot be an identifier: no use of a name ever links to it."""
+        calls, titles, bodies = captures.get("test"), captures.get("test.title"), captures.get("test.body")
+        if not calls or not titles or not bodies:
+            return
+        call, title, body = calls[0], titles[0], bodies[0]
+        function = call.child_by_field_name("function")
+        if function is None or title.start_byte in definitions:
+            return
+        written = " ".join(self._text(title)[1:-1].split())  # without its quotes or backticks, on one line
+        if len(written) > TEST_TITLE_MAX_CHARS:
+            written = written[: TEST_TITLE_MAX_CHARS - 3].rstrip() + "..."
+        definitions[title.start_byte] = (call, title, "function", None)
+        name = intern(f'{squeeze(self._text(function))}("{written}")')
+        tests[title.start_byte] = (name, body.start_byte, body.end_byte)
+
     def _build_definitions(
-        self, definitions: dict[int, _FoundDefinition], scopes: list[_FoundScope]
+        self,
+        definitions: dict[int, _FoundDefinition],
+        scopes: list[_FoundScope],
+        tests: dict[int, tuple[str, int, int]],
     ) -> tuple[tuple[Any, ...], _FunctionRegions, _FunctionRegions]:
         """One sweep in document order with a stack of open definitions gives containers and methods; it also
         collects the function regions that callers are looked up in, and the class regions fields belong to."""
@@ -429,7 +465,8 @@ class _Extractor:
             parent = stack[-1] if stack else None
             if parent is not None and parent.is_function and node.type == "declaration":
                 continue  # a C prototype inside a function body declares a local name, defines nothing
-            name = intern(text(name_node))
+            test = tests.get(name_node.start_byte) if tests else None
+            name = test[0] if test is not None else intern(text(name_node))
             container: str | None = None
             if container_node is not None:
                 container = intern(_last_name_segment(text(container_node)))
@@ -441,7 +478,7 @@ class _Extractor:
                     kind = "method"
             if kind == "variable" and len(name) > 1 and _CONSTANT_NAME.match(name):
                 kind = "constant"
-            if ascii_text is not None and "\n" not in name:
+            if ascii_text is not None and "\n" not in name and test is None:
                 name_row, name_column = name_node.start_point
                 name_span: tuple[int, int, int, int] = (name_row, name_column, name_row, name_column + len(name))
             else:
@@ -451,7 +488,9 @@ class _Extractor:
             new_scope = _Scope(-negative_end, kind, name)
             if node_type == "type_definition":  # C `typedef struct {...} name;` does not contain the struct
                 new_scope.is_container = new_scope.is_class_like = False
-            if new_scope.is_function:
+            if test is not None:  # its callback holds its calls, not the call `it(...)` itself
+                functions.add(test[1], test[2], name)
+            elif new_scope.is_function:
                 functions.add(start_byte, -negative_end, name)
             elif new_scope.is_class_like:
                 classes.add(start_byte, -negative_end, name)

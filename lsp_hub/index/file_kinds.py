@@ -19,6 +19,17 @@ MINIFIED_BYTES_PER_LINE = 300
 MINIFIED_MIN_BYTES = 4096
 
 
+# The callees whose call with a title and a callback is a test, named `it("adds")` by the extractor (queries/ecma.scm
+# matches the same list): ava, jest, vitest, mocha, node:test, Deno.
+TEST_CALLEES = ("test", "it", "describe", "suite", "context", "bench", "Deno")
+_TEST_CALL_NAME = re.compile(rf'(?:{"|".join(TEST_CALLEES)})(?:\.\w+)*\(".*"\)\Z', re.DOTALL)
+
+
+def is_test_call_name(name: str) -> bool:
+    """Whether a definition's name is a test's call (`it("adds")`, `test.serial("x")`, `Deno.test("y")`)."""
+    return _TEST_CALL_NAME.match(name) is not None
+
+
 def is_test_file(path: str) -> bool:
     """Whether a path looks like a test by the conventions of its ecosystem."""
     directory, _, name = path.rpartition("/")

@@ -371,6 +371,6 @@ def test_a_typed_clients_response_through_generic_aliases_in_each_tests_callback
     snapshot = snapshot_of(tmp_path)
     # `res` of the first callback is the client's response: a call on the client gives what its aliases promise
     # (ClientResponse, not the RawRequest its options name); the second callback's `res` is another variable.
-    assert sites(snapshot, "ClientResponse.json") == [("client.test.ts", None, 6)]
+    assert sites(snapshot, "ClientResponse.json") == [("client.test.ts", 'it("answers")', 6)]
     assert sites(snapshot, "Context.json") == []
     assert sites(snapshot, "RawRequest.json") == []

@@ -74,7 +74,8 @@ def test_callers_from_a_position_on_a_use_or_inside_a_function(copy_repo: Callab
     targets = resolve_targets_at(snapshot, "src/cart.ts", 10, 46)
     assert [(path, definition.name) for path, definition in targets] == [("src/lib/math.ts", "add")]
     result = find_callers(snapshot, targets)
-    assert caller_sites(result) == [("lib/math.test.ts", None, 3, 1), ("lib/math.ts", "multiply", 7, 1),
+    # The test's call in its callback has the test as its caller (`test("add")`), not the module.
+    assert caller_sites(result) == [("lib/math.test.ts", 'test("add")', 3, 1), ("lib/math.ts", "multiply", 7, 1),
                                     ("src/cart.ts", "ShoppingCart.total", 10, 1)]
     inside = resolve_targets_at(snapshot, "src/cart.ts", 14, 4)  # in the body of describe(), on `return`
     assert [definition.name for _path, definition in inside] == ["describe"]

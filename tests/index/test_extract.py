@@ -265,6 +265,47 @@ def test_javascript_commonjs_and_classes() -> None:
     assert imports(result) == [("fs", (), 0), ("./paths", (), 0)]
 
 
+@pytest.mark.parametrize("language", ["javascript", "typescript", "tsx"])
+def test_a_tests_call_is_a_function_named_with_its_title_and_the_caller_of_its_callback(language: str) -> None:
+    """ava, jest, vitest, mocha, node:test and Deno tests are calls with a title and a callback: each is a function
+    named as written (`it("adds")`), so the calls in its callback have a caller (else every one was `<module>`: an
+    impact listed ky's tests as `<module> x89`) and the outline lists the tests. Such a name is no identifier, so no
+    use of a name links to it; the callee itself (`it`) is still called from the module."""
+    source = """\
+        import test from "ava";
+        import { add } from "../src/math";
+        const base = 1;
+        test("adds two", async t => {
+          const sum = add(base, 2);
+          t.is(sum, 3);
+        });
+        describe('math', () => {
+          it(`works with ${base}`, function () { add(1, 1); });
+          it.only(`   spreads
+            lines`, () => add(2, 2));
+        });
+        test.serial("in turn", async () => { add(3, 3); }, 1000);
+        Deno.test("deno", () => { add(4, 4); });
+        other("not a test", () => { add(5, 5); });
+        """
+    result = extract(language, source, "test/math.test.ts")
+    names = {name for name, kind, container in definitions(result) if kind == "function" and container is None}
+    assert {'test("adds two")', 'describe("math")', 'it("works with ${base}")', 'it.only("spreads lines")',
+            'test.serial("in turn")', 'Deno.test("deno")'} <= names
+    assert not any(name.startswith('other("') for name in names)
+    callers_of_add = sorted(r.caller or "<module>" for r in result.references if r.name == "add" and r.is_call)
+    assert callers_of_add == sorted(['test("adds two")', 'it("works with ${base}")', 'it.only("spreads lines")',
+                                     'test.serial("in turn")', 'Deno.test("deno")', "<module>"])
+    assert ("test", None, None) in calls(result) and ("it", 'describe("math")', None) in calls(result)
+    # The test's span is the whole call; its signature the call's first line.
+    [adds] = [d for d in result.definitions if d.name == 'test("adds two")']
+    assert (adds.span.start_line, adds.span.end_line) == (3, 6)
+    assert adds.signature == 'test("adds two", async t => {'
+    assert result.syntax_error_count == 0
+    if language != "javascript":  # a variable of the callback is the test's own: its type is read in its scope
+        assert ('test("adds two")', "sum", "add()") in result.local_types
+
+
 # --- Go ------------------------------------------------------------------------------------------------------------
 
 

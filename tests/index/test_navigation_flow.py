@@ -188,6 +188,41 @@ def decorated_but_no_entry():
 """
 
 
+def test_a_typescript_test_is_named_by_its_title_in_trace_and_impact(tmp_path: Path) -> None:
+    """A jest/vitest/ava test is a call with a callback: trace starts at the test (`it("adds")`, an entry of kind
+    test) and impact names it, where both said `<module>` of the test file."""
+    write(tmp_path, "package.json", '{"name": "calc"}\n')
+    write(tmp_path, "src/math.ts", "export function add(a: number, b: number): number {\n  return a + b;\n}\n\n"
+          "export function total(items: number[]): number {\n  return items.reduce(add, 0) + add(0, 0);\n}\n")
+    write(tmp_path, "test/math.test.ts", "import { add, total } from '../src/math';\n\n"
+          "describe('math', () => {\n  it('adds', () => {\n    expect(add(1, 2)).toBe(3);\n  });\n"
+          "  it('totals', () => {\n    expect(total([1])).toBe(1);\n  });\n});\n")
+    index = WorkspaceIndex(tmp_path, use_cache=False)
+    index.build()
+    paths = api.trace(index, "add").to_json()["paths"]
+    starts = {(path["entry"], path["calls"][0]["symbol"]) for path in paths}
+    assert {("test", 'it("adds")'), ("test", 'it("totals")')} <= starts
+    tests = api.impact(index, "add").to_json()["tests"]
+    assert tests[0]["path"] == "test/math.test.ts"
+    assert tests[0]["reasons"][0] == 'called by it("adds")'
+    assert 'calls it through its callers (depth 2): it("totals")' in tests[0]["reasons"]
+    # A test spelling a name ranks after the definition of that name in a symbol search (a function's kind would
+    # have put it before a method).
+    write(tmp_path, "src/cmd.ts", "export class Command {\n  parseOptions(argv: string[]) { return argv; }\n}\n")
+    write(tmp_path, "test/cmd.test.ts", "import { Command } from '../src/cmd';\n\n"
+          "describe('Command.parseOptions()', () => {\n  it('parses', () => new Command().parseOptions([]));\n});\n")
+    index.build()
+    found = [match["name"] for match in api.symbols(index, "parse options").to_json()["symbols"]]
+    assert found == ["parseOptions", 'describe("Command.parseOptions()")']
+
+
+def test_the_test_callees_are_those_the_extractor_matches() -> None:
+    from lsp_hub.index.extract import query_source
+    from lsp_hub.index.file_kinds import TEST_CALLEES
+
+    assert f'"^({"|".join(TEST_CALLEES)})$"' in query_source("typescript")
+
+
 def test_trace_starts_at_route_command_and_task_handlers(shop: WorkspaceIndex, tmp_path: Path) -> None:
     write(tmp_path, "shop/web.py", WEB)
     write(

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from lsp_hub.index.file_kinds import is_test_file
+from lsp_hub.index.file_kinds import is_test_call_name, is_test_file
 from lsp_hub.index.navigation.calls import CallEdge, CallerGroup, constructor_of, incoming_calls, outgoing_calls
 from lsp_hub.index.navigation.common import (
     Completeness,
@@ -240,6 +240,8 @@ def _entry_kind(ref: SymbolRef, scripts: dict[tuple[str, str], str], marks: Entr
     if name == "main" and definition.kind == "function":
         return "main"
     if is_test_file(ref.path) and (name.startswith(("test", "Test")) or name in ("setUp", "beforeEach")):
+        return "test"
+    if is_test_call_name(name):  # `it("adds")`: a TS/JS test's callback
         return "test"
     return None
 

@@ -13,6 +13,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
+from lsp_hub.index.file_kinds import is_test_call_name
 from lsp_hub.index.navigation.common import (
     Completeness,
     NavigationError,
@@ -29,6 +30,7 @@ DEFAULT_SYMBOLS_LIMIT = 30
 MAX_SUBSTRING_NAMES = 2000  # names containing the query scored at most; exact, prefix and word matches all are
 _KIND_ORDER = {"class": 0, "interface": 0, "type": 1, "function": 1, "method": 2, "module": 3, "constant": 3,
                "variable": 4}
+TEST_ORDER = 6  # after every kind
 DEFINITION_KINDS = frozenset(("class", "interface", "type", "function", "method", "module"))
 
 
@@ -207,7 +209,9 @@ def symbols(index: WorkspaceIndex, query: str, limit: int = DEFAULT_SYMBOLS_LIMI
         for path, kind, container, line in table.places[name]:
             if kind not in DEFINITION_KINDS and not include_variables and score < 90:
                 continue
-            ranked.append((-score, _KIND_ORDER.get(kind, 5), len(name), path, name, line, kind, container))
+            # A TS/JS test (`describe("Command.parseOptions()")`) spells what it tests: after what it tests.
+            order = TEST_ORDER if is_test_call_name(name) else _KIND_ORDER.get(kind, 5)
+            ranked.append((-score, order, len(name), path, name, line, kind, container))
     shown = heapq.nsmallest(limit, ranked) if 0 < limit < len(ranked) else sorted(ranked)
     omitted = len(ranked) - len(shown)
     if omitted:

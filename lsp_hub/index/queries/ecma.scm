@@ -164,6 +164,21 @@
     .)
   (#match? @_path "^.[/*]")) @registration
 
+; --- tests ---------------------------------------------------------------------------------------------------
+; `test('adds', async t => {...})`, `it(...)`, `describe(...)`, `test.serial(...)`, `Deno.test(...)`: a function
+; named `it("adds")`, the caller of what its callback calls (ava, jest, vitest, mocha, node:test, Deno).
+
+(call_expression
+  function: [
+    (identifier) @_callee
+    (member_expression object: (identifier) @_callee)
+  ]
+  arguments: (arguments
+    .
+    [(string) (template_string)] @test.title
+    [(arrow_function) (function_expression)] @test.body)
+  (#match? @_callee "^(test|it|describe|suite|context|bench|Deno)$")) @test
+
 ; --- variable types ----------------------------------------------------------------------------------------
 ; `const cart = new Cart()` (in a function or at module level): calls through the variable (`cart.add()`) use it.
 
