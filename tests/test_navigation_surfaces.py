@@ -16,7 +16,7 @@ import pytest
 
 from lsp_hub.agents.mcp_tools import Tools, build_server
 from lsp_hub.agents.query import HubConnection, query_main, spawn_hub
-from tests.hubclient import fake_server_config
+from tests.hubclient import fake_server_config, recorded
 
 LANGUAGES = {"python": {"extensions": ["py"], "language_ids": ["python"], "servers": ["fakeA"]}}
 FILES = {
@@ -155,3 +155,39 @@ def test_a_query_session_watches_files_instead_of_walking(project: tuple[Path, H
         time.sleep(0.05)
         code, text, err = ask(connection, root, "symbols", "--query", "apply_coupon")
     assert code == 0 and "shop/coupons.py" in text, err
+
+
+def test_symbols_open_a_file_for_a_server_that_answers_only_for_open_projects(tmp_path: Path) -> None:
+    """tsserver answers `workspace/symbol` only for the projects of open files ("No Project"), and a query session
+    has none open: the query opens the file of the index's best match and asks again, and the servers' symbols
+    join the index's, the answer complete (before, every TypeScript query said the servers had failed)."""
+    root = tmp_path / "ws"
+    (root / ".git").mkdir(parents=True)
+    (root / "shop").mkdir()
+    (root / "shop" / "models.py").write_text(FILES["shop/models.py"])
+    records = tmp_path / "records"
+    records.mkdir()
+    no_project = {"error": {"code": -32603, "message": "<semantic> TypeScript Server Error (5.9.3) No Project."}}
+    found = {"result": [{"name": "Cart", "kind": 5, "location": {
+        "uri": (root / "shop" / "models.py").as_uri(),
+        "range": {"start": {"line": 0, "character": 6}, "end": {"line": 0, "character": 10}}}}]}
+    config = tmp_path / "config" / "lsp-hub" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text(fake_server_config({"fakeA": {"diagnostics_on_open_and_change": [],
+                                                    "responses": {"workspace/symbol": [no_project, found]}}},
+                                         LANGUAGES, record_dir=records))
+    env = {"XDG_CONFIG_HOME": str(tmp_path / "config"), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    connection = spawn_hub(root, env=env)
+    try:
+        connection.initialize(root, 60.0)
+        code, printed, err = ask(connection, root, "symbols", "--query", "Cart", "--json")
+    finally:
+        connection.close()
+    assert code == 0, err
+    answer = json.loads(printed)
+    assert answer["complete"] is True and "reason" not in answer
+    cart = next(entry for entry in answer["symbols"] if entry["name"] == "Cart")
+    assert cart["origin"] == "both" and cart["column"] == 7
+    methods = [message.get("method") for message in recorded(records, "fakeA")]
+    asked = [index for index, method in enumerate(methods) if method == "workspace/symbol"]
+    assert len(asked) == 2 and "textDocument/didOpen" in methods[asked[0]:asked[1]]

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from lsp_hub.agents.query.documents import Workspace
-from lsp_hub.agents.query.errors import QueryError
+from lsp_hub.agents.query.errors import HubLost, HubTimeout, QueryError
 from lsp_hub.agents.query.hub_requests import hub_command
 from lsp_hub.agents.query.options import QueryOptions
 from lsp_hub.agents.query.rendering import Answer, capped, display, flatten_symbols
@@ -75,6 +75,22 @@ def navigation_action(workspace: Workspace, options: QueryOptions) -> Answer:
     return Answer(result, text, bool(result.get("empty")))
 
 
+def _servers_symbols(workspace: Workspace, query: str, found: list[Path]) -> Any:
+    """The servers' `workspace/symbol`. tsserver answers it only for the projects of open files, and a query
+    session has none open: when it fails, the file of the index's best match is opened (its server loads that
+    file's project, as for a definition) and the question asked once more."""
+    try:
+        return workspace.connection.request("workspace/symbol", {"query": query}, workspace.timeout)
+    except (HubTimeout, HubLost):
+        raise  # asked again, it would take as long, or find no hub
+    except QueryError:
+        opened = next((path for path in found if path.is_file()), None)
+        if opened is None:
+            raise
+    workspace.open(workspace.resolve(str(opened)))
+    return workspace.connection.request("workspace/symbol", {"query": query}, workspace.timeout)
+
+
 def symbols_search(workspace: Workspace, options: QueryOptions) -> Answer:
     """`symbols --query Q`: the index's fuzzy matches first (it answers with no server and before any has loaded
     its project), then what the servers' `workspace/symbol` adds, each symbol once."""
@@ -91,8 +107,8 @@ def symbols_search(workspace: Workspace, options: QueryOptions) -> Answer:
         symbols.append(item)
     notes: list[str] = []
     try:
-        answered = workspace.connection.request("workspace/symbol", {"query": options.query}, workspace.timeout)
-    except QueryError as error:  # a server without a project yet (tsserver's "No Project"): the index answered
+        answered = _servers_symbols(workspace, options.query, [Path(entry["path"]) for entry in symbols])
+    except QueryError as error:  # a server without a project (tsserver's "No Project" with no file open)
         answered = None
         notes.append(f"(the servers' workspace/symbol failed: {str(error).splitlines()[0][:200]}; the index's only)")
     for item in flatten_symbols(workspace, answered, None):
