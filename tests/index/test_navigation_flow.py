@@ -206,6 +206,10 @@ def test_a_typescript_test_is_named_by_its_title_in_trace_and_impact(tmp_path: P
     assert tests[0]["path"] == "test/math.test.ts"
     assert tests[0]["reasons"][0] == 'called by it("adds")'
     assert 'calls it through its callers (depth 2): it("totals")' in tests[0]["reasons"]
+    # What a test calls is what its callback calls, not the call `it(...)` that makes it.
+    tree = api.call_tree(index, 'it("adds")').to_text()
+    assert "add -> src/math.ts:1" in tree and "it ->" not in tree and " it," not in tree
+    assert "describe" not in {call["name"] for call in api.zoom(index, 'describe("math")').to_json()["calls"]}
     # A test spelling a name ranks after the definition of that name in a symbol search (a function's kind would
     # have put it before a method).
     write(tmp_path, "src/cmd.ts", "export class Command {\n  parseOptions(argv: string[]) { return argv; }\n}\n")

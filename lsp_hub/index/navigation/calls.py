@@ -8,6 +8,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from lsp_hub.index.file_kinds import is_test_call_name
 from lsp_hub.index.graph import (
     MODULE_SCOPED_LANGUAGES,
     SELF_RECEIVERS,
@@ -181,8 +182,11 @@ def outgoing_calls(snapshot: Snapshot, ref: SymbolRef) -> list[CallEdge]:
     span = definition.span
     counts: Counter[tuple[str, str | None]] = Counter()
     contexts: dict[tuple[str, str | None], Definition] = {}
+    a_test = is_test_call_name(definition.name)
     for reference in file_index.references:
         if reference.is_call and _inside(span, reference.span.start_line, reference.span.start_col):
+            if a_test and reference.caller != definition.name and _outside_callback(file_index, definition, reference):
+                continue  # `it(...)` itself, or a call in its title: the test's call, not one its callback makes
             key = (reference.name, reference.receiver)
             counts[key] += 1
             if key not in contexts:
@@ -191,6 +195,13 @@ def outgoing_calls(snapshot: Snapshot, ref: SymbolRef) -> list[CallEdge]:
     edges = [resolver.edge(*key, count, contexts[key]) for key, count in counts.items()]
     edges.sort(key=lambda edge: -edge.count)  # stable: first appearance breaks ties
     return edges
+
+
+def _outside_callback(file_index: FileIndex, test: Definition, reference: Reference) -> bool:
+    """Whether a call within a test's span is outside its callback: the test itself is the innermost definition
+    around it, yet not its caller (a function defined in the callback is the innermost one around its calls)."""
+    inner = enclosing_definition(file_index, reference.span)
+    return inner is None or inner.span == test.span
 
 
 CONSTRUCTOR_NAMES = frozenset(("__init__", "constructor"))
