@@ -195,7 +195,7 @@ def test_a_typescript_test_is_named_by_its_title_in_trace_and_impact(tmp_path: P
     write(tmp_path, "src/math.ts", "export function add(a: number, b: number): number {\n  return a + b;\n}\n\n"
           "export function total(items: number[]): number {\n  return items.reduce(add, 0) + add(0, 0);\n}\n")
     write(tmp_path, "test/math.test.ts", "import { add, total } from '../src/math';\n\n"
-          "describe('math', () => {\n  it('adds', () => {\n    expect(add(1, 2)).toBe(3);\n  });\n"
+          "describe('math', () => {\n  it('adds', () => {\n    expect(add(1, 2)).toBe(total([3]));\n  });\n"
           "  it('totals', () => {\n    expect(total([1])).toBe(1);\n  });\n});\n")
     index = WorkspaceIndex(tmp_path, use_cache=False)
     index.build()
@@ -205,6 +205,7 @@ def test_a_typescript_test_is_named_by_its_title_in_trace_and_impact(tmp_path: P
     tests = api.impact(index, "add").to_json()["tests"]
     assert tests[0]["path"] == "test/math.test.ts"
     assert tests[0]["reasons"][0] == 'called by it("adds")'
+    # it("adds") calls add through total too: named once, at its shallowest depth.
     assert 'calls it through its callers (depth 2): it("totals")' in tests[0]["reasons"]
     # What a test calls is what its callback calls, not the call `it(...)` that makes it.
     tree = api.call_tree(index, 'it("adds")').to_text()

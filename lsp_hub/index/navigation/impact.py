@@ -126,10 +126,14 @@ def _callers(snapshot: Snapshot, ref: SymbolRef, depth: int, impacts: _Impacts, 
     if found.get("truncated"):
         completeness.add(str(found["truncated"]))
     counts: dict[tuple[str, int], dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    shallowest: dict[tuple[str, str], int] = {}  # a caller reaching it at several depths is named at the first
     for caller in found["callers"]:
         path = snapshot_path(snapshot, caller["location"]["uri"])
         if path is not None:
-            counts[path, caller["depth"]][caller["caller"] or "<module>"] += 1
+            name = caller["caller"] or "<module>"
+            level = shallowest.setdefault((path, name), caller["depth"])
+            if level == caller["depth"]:
+                counts[path, level][name] += 1
     for (path, level), by_caller in sorted(counts.items(), key=lambda item: item[0][1]):
         names = [name + (f" x{count}" if count > 1 else "") for name, count in by_caller.items()]
         shown = ", ".join(names[:MAX_NAMES_SHOWN]) + (f" +{len(names) - MAX_NAMES_SHOWN}"
