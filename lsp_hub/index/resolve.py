@@ -234,7 +234,10 @@ class ImportResolver:
             base = module.lstrip("/") if module.startswith("/") else posixpath.join(directory, module)
             target = self._probe_ecma(base)
         if target is None:
-            return ResolvedImport(module, (), ())
+            # A package's names are bound here all the same, to nothing of ours: ava's `test` in a test file that
+            # also has an object with a `test()` method is ava's (an ES module's names cannot be shadowed in its
+            # scope; a Python import can, by a fallback `def` after `except ImportError:`, and keeps its lookup).
+            return ResolvedImport(module, (), tuple((name, ()) for name in names if name != "*"))
         return ResolvedImport(module, (target,), tuple((name, (target,)) for name in names if name != "*"))
 
     # --- Go -----------------------------------------------------------------------------------------------------

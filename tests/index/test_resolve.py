@@ -61,6 +61,27 @@ def test_typescript_extension_and_index_probing(copy_repo: Callable[[str], Path]
     assert targets(resolver, "src/esm.ts") == {"./lib/math.js": ("src/lib/math.ts",), "react": ()}
 
 
+def test_a_name_an_es_module_imports_from_a_package_means_the_package_s(tmp_path: Path) -> None:
+    """ava's `test` in a test file that also builds an object with a `test()` method: `test(...)` is ava's, not
+    the method (a definition at the call went to the method, and the method's callers were every test), and
+    `process.exit()` after `import process from "node:process"` is no call of a workspace `exit` method."""
+    from lsp_hub.index.callers import find_callers, resolve_targets_by_name
+    from lsp_hub.index.symbols import definition_targets
+
+    write(tmp_path, "package.json", '{"name": "x"}\n')
+    write(tmp_path, "src/app.ts", "export class App {\n  exit(code: number): void {}\n}\n")
+    write(tmp_path, "test/app.test.ts", 'import test from "ava";\nimport process from "node:process";\n\n'
+          "const retry = {\n  async test() {\n    return true;\n  },\n};\n\n"
+          'test("runs", async () => {\n  process.exit(0);\n});\n')
+    index = WorkspaceIndex(tmp_path, use_cache=False)
+    index.build()
+    snapshot = index.snapshot()
+    assert definition_targets(snapshot, "test/app.test.ts", 9, 0) == []  # `test(` of `test("runs", ...)`
+    method = [entry for entry in resolve_targets_by_name(snapshot, "test") if entry[1].kind == "method"]
+    assert method and find_callers(snapshot, method)["callers"] == []
+    assert find_callers(snapshot, resolve_targets_by_name(snapshot, "App.exit"))["callers"] == []
+
+
 def test_go_module_paths(copy_repo: Callable[[str], Path]) -> None:
     resolver = resolver_for(copy_repo("gomod"))
     assert targets(resolver, "main.go") == {"fmt": (), "example.com/shop/cart": ("cart/cart.go",)}
