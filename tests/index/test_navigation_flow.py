@@ -219,6 +219,10 @@ def test_a_typescript_test_is_named_by_its_title_in_trace_and_impact(tmp_path: P
     index.build()
     found = [match["name"] for match in api.symbols(index, "parse options").to_json()["symbols"]]
     assert found == ["parseOptions", 'describe("Command.parseOptions()")']
+    # Its name is one symbol, dots and all.
+    assert api.zoom(index, 'describe("Command.parseOptions()")').to_json()["name"] == (
+        'describe("Command.parseOptions()")'
+    )
 
 
 def test_the_test_callees_are_those_the_extractor_matches() -> None:
