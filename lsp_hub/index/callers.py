@@ -184,7 +184,11 @@ class _CallJudge:
         known_class = self._receiver_class(source, file_index, receiver)
         if known_class is not None:  # `app = Flask(...)`; `app.route()` reaches Scaffold.route through the bases
             return known_class == container or self._reaches(known_class, definition)
-        if container is not None and file_index.language in _INFERRED_LANGUAGES:
+        if container is not None and file_index.language == "go" and receiver.isidentifier():
+            # Go: only a variable made by an outside package's call is judged (`t := template.New(...)`)
+            if self._inferred_class(source, file_index, receiver, caller, line) == OUTSIDE:
+                return False
+        elif container is not None and file_index.language in _INFERRED_LANGUAGES:
             inferred = self._inferred_class(source, file_index, receiver, caller, line)
             if inferred == OUTSIDE:
                 return False  # `task = asyncio.ensure_future(...)`, `future: asyncio.Future`: not a workspace object

@@ -374,3 +374,17 @@ def test_a_typed_clients_response_through_generic_aliases_in_each_tests_callback
     assert sites(snapshot, "ClientResponse.json") == [("client.test.ts", 'it("answers")', 6)]
     assert sites(snapshot, "Context.json") == []
     assert sites(snapshot, "RawRequest.json") == []
+
+
+def test_a_go_variable_made_by_an_outside_package_reaches_no_workspace_method(tmp_path: Path) -> None:
+    """cobra: `t := template.New("top")` then `t.Execute(w, data)` counted as a call of `Command.Execute`, and
+    `tmpFile.Name()` after `os.CreateTemp` as one of `Command.Name` (8 of cobra's 1,179 call sites). A variable made
+    by a workspace function's call still may be anything."""
+    write(tmp_path, "go.mod", "module example.com/app\n\ngo 1.22\n")
+    write(tmp_path, "cmd/command.go", "package cmd\n\ntype Command struct{}\n\nfunc (c *Command) Execute() error {\n"
+          "\treturn nil\n}\n\nfunc New() *Command {\n\treturn &Command{}\n}\n")
+    write(tmp_path, "render/render.go", 'package render\n\nimport (\n\t"os"\n\t"text/template"\n\n'
+          '\t"example.com/app/cmd"\n)\n\nfunc Render() {\n\tt := template.New("top")\n\tt.Execute(os.Stdout, nil)\n'
+          "\tc := cmd.New()\n\tc.Execute()\n}\n")
+    snapshot = snapshot_of(tmp_path)
+    assert sites(snapshot, "Command.Execute") == [("render.go", "Render", 13)]

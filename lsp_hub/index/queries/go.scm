@@ -85,3 +85,12 @@
 
 (import_spec
   path: (raw_string_literal) @import.module) @import
+
+; --- variable types ----------------------------------------------------------------------------------------
+; `t := template.New("top")`, `c := NewCmd()`: the callee as written. A call through `t` then reaches no workspace
+; method when the callee is an outside package's (`t.Execute()` is not `Command.Execute`).
+
+(short_var_declaration
+  left: (expression_list . (identifier) @name)
+  right: (expression_list
+    . (call_expression function: [(identifier) (selector_expression)] @type) @made_by_call)) @local
