@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsp_hub.index.file_kinds import is_test_file
 from lsp_hub.index.graph import name_origins
@@ -25,6 +25,9 @@ from lsp_hub.index.navigation.common import (
 )
 from lsp_hub.index.navigation.imports_graph import import_edges, walk
 from lsp_hub.index.workspace import Snapshot, WorkspaceIndex
+
+if TYPE_CHECKING:
+    from lsp_hub.index.callers import CallerLookups
 
 DEFAULT_IMPACT_DEPTH = 2
 DEFAULT_IMPACT_LIMIT = 30  # files, and tests, each
@@ -118,11 +121,19 @@ class _Impacts:
         entry.add(score, reason)
 
 
-def _callers(snapshot: Snapshot, ref: SymbolRef, depth: int, impacts: _Impacts, completeness: Completeness) -> None:
+def _callers(
+    snapshot: Snapshot,
+    ref: SymbolRef,
+    depth: int,
+    impacts: _Impacts,
+    completeness: Completeness,
+    lookups: CallerLookups | None = None,
+) -> None:
+    """`lookups`: shared by the searches of one impact (the search for tests deeper reads the same files)."""
     from lsp_hub.index.callers import find_callers
     from lsp_hub.index.navigation.calls import snapshot_path
 
-    found = find_callers(snapshot, [(ref.path, ref.definition)], depth)
+    found = find_callers(snapshot, [(ref.path, ref.definition)], depth, lookups=lookups)
     if found.get("truncated"):
         completeness.add(str(found["truncated"]))
     counts: dict[tuple[str, int], dict[str, int]] = defaultdict(lambda: defaultdict(int))
@@ -261,6 +272,7 @@ def impact(index: WorkspaceIndex, target: str, depth: int = DEFAULT_IMPACT_DEPTH
         index.root / stripped).is_file() else None
     depth = max(1, depth)
     ref: SymbolRef | None = None
+    lookups: CallerLookups | None = None
     if as_path is not None and as_path in snapshot.files:
         label = as_path
         _file_impact(snapshot, as_path, depth, impacts)
@@ -269,7 +281,10 @@ def impact(index: WorkspaceIndex, target: str, depth: int = DEFAULT_IMPACT_DEPTH
     else:
         ref = one_symbol(index, snapshot, stripped)
         label = f"{ref.label()}"
-        _callers(snapshot, ref, depth, impacts, completeness)
+        from lsp_hub.index.callers import CallerLookups  # with the graphs: loaded by the commands that need them
+
+        lookups = CallerLookups(snapshot)
+        _callers(snapshot, ref, depth, impacts, completeness, lookups)
         _importers(snapshot, ref, impacts)
         _hierarchy(snapshot, ref, impacts)
         _users(snapshot, ref, impacts)
@@ -281,7 +296,7 @@ def impact(index: WorkspaceIndex, target: str, depth: int = DEFAULT_IMPACT_DEPTH
         if ref is None:
             _indirect_importers(snapshot, label, TEST_SEARCH_DEPTH, deeper)
         else:
-            _callers(snapshot, ref, TEST_SEARCH_DEPTH, deeper, completeness)
+            _callers(snapshot, ref, TEST_SEARCH_DEPTH, deeper, completeness, lookups)
         impacts.files.update((path, entry) for path, entry in deeper.files.items() if is_test_file(path))
     ranked = sorted(impacts.files.values(), key=lambda entry: (-entry.score, entry.path))
     files = [entry for entry in ranked if not is_test_file(entry.path)]
