@@ -666,7 +666,7 @@ class _Extractor:
             imported = match_names[0] if match_names else "*"
             imported = "*" if imported.startswith("*") else squeeze(imported)
             alias = (self._text(alias_nodes[0]), imported)
-            if alias not in entry[3]:
+            if alias[0] != imported and alias not in entry[3]:  # `var a = require("m").a` binds a as itself
                 entry[3].append(alias)
 
     def _build_imports(self, imports: dict[tuple[int, str], _FoundImport]) -> tuple[tuple[Any, ...], ...]:

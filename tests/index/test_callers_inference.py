@@ -381,10 +381,52 @@ def test_a_go_variable_made_by_an_outside_package_reaches_no_workspace_method(tm
     `tmpFile.Name()` after `os.CreateTemp` as one of `Command.Name` (8 of cobra's 1,179 call sites). A variable made
     by a workspace function's call still may be anything."""
     write(tmp_path, "go.mod", "module example.com/app\n\ngo 1.22\n")
-    write(tmp_path, "cmd/command.go", "package cmd\n\ntype Command struct{}\n\nfunc (c *Command) Execute() error {\n"
-          "\treturn nil\n}\n\nfunc New() *Command {\n\treturn &Command{}\n}\n")
-    write(tmp_path, "render/render.go", 'package render\n\nimport (\n\t"os"\n\t"text/template"\n\n'
-          '\t"example.com/app/cmd"\n)\n\nfunc Render() {\n\tt := template.New("top")\n\tt.Execute(os.Stdout, nil)\n'
-          "\tc := cmd.New()\n\tc.Execute()\n}\n")
+    write(
+        tmp_path,
+        "cmd/command.go",
+        "package cmd\n\ntype Command struct{}\n\nfunc (c *Command) Execute() error {\n"
+        "\treturn nil\n}\n\nfunc New() *Command {\n\treturn &Command{}\n}\n",
+    )
+    write(
+        tmp_path,
+        "render/render.go",
+        'package render\n\nimport (\n\t"os"\n\t"text/template"\n\n'
+        '\t"example.com/app/cmd"\n)\n\nfunc Render() {\n\tt := template.New("top")\n\tt.Execute(os.Stdout, nil)\n'
+        "\tc := cmd.New()\n\tc.Execute()\n}\n",
+    )
     snapshot = snapshot_of(tmp_path)
     assert sites(snapshot, "Command.Execute") == [("render.go", "Render", 13)]
+
+
+def test_commonjs_methods_by_assignment_and_the_packages_a_require_binds(tmp_path: Path) -> None:
+    """express: `View.prototype.lookup = function lookup()` is `View.lookup` and `app.render = function render()`
+    is `app.render`, so both can be asked for; `mime.lookup()` after `var mime = require('mime-types')` is the
+    package's, not a call of `View.lookup` (it was one: a require bound no name)."""
+    write(tmp_path, "package.json", '{"name": "app"}\n')
+    write(
+        tmp_path,
+        "lib/view.js",
+        "module.exports = View;\nfunction View(name) { this.name = name; }\n"
+        "View.prototype.lookup = function lookup(name) {\n  return name;\n};\n",
+    )
+    write(
+        tmp_path,
+        "lib/utils.js",
+        "var mime = require('mime-types');\n"
+        "exports.normalizeType = function (type) {\n  return mime.lookup(type);\n};\n",
+    )
+    write(
+        tmp_path,
+        "lib/application.js",
+        "var View = require('./view');\nvar app = exports = module.exports = {};\n"
+        "app.render = function render(name) {\n  var view = new View(name);\n  return view.lookup(name);\n};\n",
+    )
+    write(
+        tmp_path,
+        "lib/response.js",
+        "var res = module.exports = {};\n"
+        "res.render = function render(view) {\n  var app = this.app;\n  app.render(view);\n};\n",
+    )
+    snapshot = snapshot_of(tmp_path)
+    assert sites(snapshot, "View.lookup") == [("application.js", "app.render", 4)]
+    assert sites(snapshot, "app.render") == [("response.js", "res.render", 3)]

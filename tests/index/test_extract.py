@@ -262,7 +262,75 @@ def test_javascript_commonjs_and_classes() -> None:
     assert {("Store", "class", None), ("save", "method", "Store"), ("load", "function", None)} <= definitions(result)
     assert {("writeFileSync", "save", "fs"), ("join", "save", None), ("Store", "load", None)} <= calls(result)
     assert "EventEmitter" in non_call_names(result)
-    assert imports(result) == [("fs", (), 0), ("./paths", (), 0)]
+    assert imports(result) == [("fs", (), 0), ("./paths", ("join",), 0)]
+
+
+@pytest.mark.parametrize("language", ["javascript", "typescript", "tsx"])
+def test_a_require_binds_the_names_it_is_assigned_to(language: str) -> None:
+    """CommonJS binds names as ES imports do: `var mime = require('mime-types')` is `import * as mime`, so a call
+    `mime.lookup()` is known to be the package's, not a workspace method that happens to be called `lookup` (express's
+    `View.lookup`); `var methods = require('./utils').methods` and `var { join } = require(...)` take names. A require
+    whose value is used otherwise (`require('debug')('x')`) or not at all binds nothing."""
+    source = """\
+        var mime = require('mime-types')
+        var View = require('./view');
+        var methods = require('./utils').methods, resolve = require('node:path').resolve;
+        const { join, dirname: dn } = require('node:fs');
+        var debug = require('debug')('express:view');
+        require('./side-effect');
+        """
+    result = extract(language, source)
+    found = [(i.module, i.names, i.aliases) for i in result.imports]
+    assert found == [
+        ("mime-types", (), (("mime", "*"),)),
+        ("./view", (), (("View", "*"),)),
+        ("./utils", ("methods",), ()),
+        ("node:path", ("resolve",), ()),
+        ("node:fs", ("join", "dirname"), (("dn", "dirname"),)),
+        ("debug", (), ()),
+        ("./side-effect", (), ()),
+    ]
+    # imports, not definitions (as `import mime from` is none); `debug`, made by calling what was required, is one
+    assert {definition.name for definition in result.definitions} == {"debug"}
+
+
+@pytest.mark.parametrize("language", ["javascript", "typescript", "tsx"])
+def test_functions_assigned_to_an_objects_or_prototypes_property_are_its_methods(language: str) -> None:
+    """Node libraries written before classes (express, connect, mocha ...) define their methods by assignment:
+    `View.prototype.render = function render() {}`, `app.render = function render() {}`. Each is a method of `View`
+    or of `app` (as universal-ctags names them), so `View.render` and `app.render` can be asked for by name; the
+    calls in its body have it as their caller. `exports.x = ...` and `module.exports.x = ...` define the module's
+    own functions, as before."""
+    source = """\
+        var app = exports = module.exports = {};
+        function View(name) { this.name = name; }
+        View.prototype.render = function render(options, callback) { lookup(this.name); };
+        View.prototype.lookup = (name) => name;
+        app.render = function render(name, options) { var view = new View(name); view.render(options); };
+        app.handle = function (req, res) { finalhandler(req, res); };
+        req.get = req.header = function header(name) { lower(name); };
+        exports.load = function load() { return app; };
+        module.exports.parse = function () {};
+        a.b.c = function deep() {};
+        ns.Parser.prototype.parse = function () {};
+        """
+    found = definitions(extract(language, source))
+    assert {
+        ("render", "method", "View"),
+        ("lookup", "method", "View"),
+        ("render", "method", "app"),
+        ("handle", "method", "app"),
+        ("load", "function", None),
+        ("parse", "function", None),
+        ("c", "function", None),
+        ("parse", "method", "Parser"),
+        ("get", "method", "req"),
+        ("header", "method", "req"),
+    } <= found, found
+    assert not {name for name, _kind, container in found if container == "prototype"}
+    result = extract(language, source)
+    assert {("lookup", "render", None), ("View", "render", None), ("finalhandler", "handle", None)} <= calls(result)
+    assert ("lower", "header", None) in calls(result)
 
 
 @pytest.mark.parametrize("language", ["javascript", "typescript", "tsx"])
@@ -290,12 +358,26 @@ def test_a_tests_call_is_a_function_named_with_its_title_and_the_caller_of_its_c
         """
     result = extract(language, source, "test/math.test.ts")
     names = {name for name, kind, container in definitions(result) if kind == "function" and container is None}
-    assert {'test("adds two")', 'describe("math")', 'it("works with ${base}")', 'it.only("spreads lines")',
-            'test.serial("in turn")', 'Deno.test("deno")'} <= names
+    assert {
+        'test("adds two")',
+        'describe("math")',
+        'it("works with ${base}")',
+        'it.only("spreads lines")',
+        'test.serial("in turn")',
+        'Deno.test("deno")',
+    } <= names
     assert not any(name.startswith('other("') for name in names)
     callers_of_add = sorted(r.caller or "<module>" for r in result.references if r.name == "add" and r.is_call)
-    assert callers_of_add == sorted(['test("adds two")', 'it("works with ${base}")', 'it.only("spreads lines")',
-                                     'test.serial("in turn")', 'Deno.test("deno")', "<module>"])
+    assert callers_of_add == sorted(
+        [
+            'test("adds two")',
+            'it("works with ${base}")',
+            'it.only("spreads lines")',
+            'test.serial("in turn")',
+            'Deno.test("deno")',
+            "<module>",
+        ]
+    )
     assert ("test", None, None) in calls(result) and ("it", 'describe("math")', None) in calls(result)
     # The test's span is the whole call; its signature the call's first line.
     [adds] = [d for d in result.definitions if d.name == 'test("adds two")']

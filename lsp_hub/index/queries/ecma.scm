@@ -26,29 +26,74 @@
     name: (identifier) @name
     value: [(arrow_function) (function_expression) (generator_function)])) @definition.function
 
-; Other top-level variables (exported or not); UPPER_CASE ones become constants.
+; Other top-level variables (exported or not); UPPER_CASE ones become constants. A `require(...)` is an import,
+; as `import x from` is, not a definition: in express, `var express = require('../')` gave `express` 98 definitions
+; (past the graph's limit of 64) and `View` one in each file that requires it.
 (program
   (lexical_declaration
     (variable_declarator
-      name: (identifier) @name)) @definition.variable)
+      name: (identifier) @name
+      value: (_)? @_value)) @definition.variable
+  (#not-match? @_value "^require[ \t]*[(][^()]*[)]([.][A-Za-z_$][A-Za-z0-9_$]*)?$"))
 
 (program
   (variable_declaration
     (variable_declarator
-      name: (identifier) @name)) @definition.variable)
+      name: (identifier) @name
+      value: (_)? @_value)) @definition.variable
+  (#not-match? @_value "^require[ \t]*[(][^()]*[)]([.][A-Za-z_$][A-Za-z0-9_$]*)?$"))
 
 (program
   (export_statement
     declaration: (lexical_declaration
       (variable_declarator
-        name: (identifier) @name)) @definition.variable))
+        name: (identifier) @name
+        value: (_)? @_value)) @definition.variable)
+  (#not-match? @_value "^require[ \t]*[(][^()]*[)]([.][A-Za-z_$][A-Za-z0-9_$]*)?$"))
 
-; `exports.name = function () {}` and `module.exports.name = ...` (CommonJS)
+; `exports.name = function () {}` and `module.exports.name = ...` (CommonJS): the module's own functions; so is
+; `a.b.name = ...`, whose container no name here can stand for.
 (assignment_expression
   left: (member_expression
-    object: [(identifier) (member_expression)]
+    object: (identifier) @_exports
     property: (property_identifier) @name)
-  right: [(arrow_function) (function_expression)]) @definition.function
+  right: [(arrow_function) (function_expression)]
+  (#eq? @_exports "exports")) @definition.function
+
+(assignment_expression
+  left: (member_expression
+    object: (member_expression
+      property: (property_identifier) @_owner)
+    property: (property_identifier) @name)
+  right: [(arrow_function) (function_expression)]
+  (#not-eq? @_owner "prototype")) @definition.function
+
+; `View.prototype.render = function render() {}` and `app.render = function render() {}`: a method of `View`, of
+; `app` (how Node libraries written before classes define them; universal-ctags names them so too).
+(assignment_expression
+  left: (member_expression
+    object: (member_expression
+      object: [(identifier) (member_expression)] @container
+      property: (property_identifier) @_prototype)
+    property: (property_identifier) @name)
+  right: [(arrow_function) (function_expression)]
+  (#eq? @_prototype "prototype")) @definition.function
+
+(assignment_expression
+  left: (member_expression
+    object: (identifier) @container
+    property: (property_identifier) @name)
+  right: [(arrow_function) (function_expression)]
+  (#not-any-of? @container "exports" "module")) @definition.function
+
+; `req.get = req.header = function header(name) {}`: both names are methods of `req`.
+(assignment_expression
+  left: (member_expression
+    object: (identifier) @container
+    property: (property_identifier) @name)
+  right: (assignment_expression
+    right: [(arrow_function) (function_expression)])
+  (#not-any-of? @container "exports" "module")) @definition.function
 
 ; --- references --------------------------------------------------------------------------------------------
 
@@ -142,6 +187,52 @@
     .
     (string (string_fragment) @import.module))
   (#eq? @_require "require")) @import
+
+; What a require binds (its `@import` is the require call itself, so these join the match above):
+; `var mime = require('mime-types')` is `import * as mime`,
+(variable_declarator
+  name: (identifier) @import.alias
+  value: (call_expression
+    function: (identifier) @_require
+    arguments: (arguments
+      .
+      (string (string_fragment) @import.module))) @import
+  (#eq? @_require "require"))
+
+; `var methods = require('./utils').methods` takes `methods`,
+(variable_declarator
+  name: (identifier) @import.alias
+  value: (member_expression
+    object: (call_expression
+      function: (identifier) @_require
+      arguments: (arguments
+        .
+        (string (string_fragment) @import.module))) @import
+    property: (property_identifier) @import.name)
+  (#eq? @_require "require"))
+
+; and `const { join, dirname: dn } = require('node:path')` takes `join` and `dirname` (as `dn`).
+(variable_declarator
+  name: (object_pattern
+    (shorthand_property_identifier_pattern) @import.name)
+  value: (call_expression
+    function: (identifier) @_require
+    arguments: (arguments
+      .
+      (string (string_fragment) @import.module))) @import
+  (#eq? @_require "require"))
+
+(variable_declarator
+  name: (object_pattern
+    (pair_pattern
+      key: (property_identifier) @import.name
+      value: (identifier) @import.alias))
+  value: (call_expression
+    function: (identifier) @_require
+    arguments: (arguments
+      .
+      (string (string_fragment) @import.module))) @import
+  (#eq? @_require "require"))
 
 (call_expression
   function: (import)
