@@ -76,7 +76,8 @@ def resolve_targets_at(snapshot: Snapshot, path: str, line: int, character: int)
 
 
 def resolve_targets_by_name(snapshot: Snapshot, symbol: str) -> list[tuple[str, Definition]]:
-    """`name` or `Container.name` (also `Container::name`), or a test's name whole (`describe("a.b()")`)."""
+    """`name` or `Container.name` (also `Container::name`), or a test's name whole (`describe("a.b()")`). A class
+    that does not define `name` itself answers with what it inherits (`Flask.route` is Scaffold's)."""
     symbol = symbol.strip()
     if is_test_call_name(symbol):
         return definitions_named(snapshot, symbol)
@@ -92,7 +93,7 @@ def resolve_targets_by_name(snapshot: Snapshot, symbol: str) -> list[tuple[str, 
         in_container = [entry for entry in found if entry[1].container == container]
         # `storage.save_user`: a module (file stem or directory) rather than a class.
         in_module = [entry for entry in found if container in entry[0].rsplit(".", 1)[0].split("/")]
-        found = in_container or in_module
+        found = in_container or in_module or WorkspaceClass(snapshot, container).member(name)
     return found
 
 

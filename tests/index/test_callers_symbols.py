@@ -354,3 +354,27 @@ def test_a_c_function_is_its_body_not_its_prototypes(tmp_path: Path) -> None:
     [header] = api.outline(index, "math.h").to_json()["files"]
     outline = [entry["name"] for entry in header["symbols"]]
     assert "gcd" in outline  # the header's outline still shows its API
+
+
+def test_a_class_names_the_methods_it_inherits(tmp_path: Path) -> None:
+    """`Flask.route`: Flask defines no `route`, it inherits Scaffold's. Asked for by the class an agent has in hand,
+    the nearest base's definition answers (not "unknown symbol"); an override in between wins, and a name no class
+    in the line defines stays unknown."""
+    write(
+        tmp_path,
+        "scaffold.py",
+        "class Scaffold:\n    def route(self, rule):\n        pass\n\n    def get(self, rule):\n"
+        "        return self.route(rule)\n",
+    )
+    write(
+        tmp_path,
+        "app.py",
+        "from scaffold import Scaffold\n\n\nclass App(Scaffold):\n    def get(self, rule):\n        return rule\n\n\n"
+        "class Flask(App):\n    pass\n",
+    )
+    snapshot = snapshot_of(tmp_path)
+    found = resolve_targets_by_name(snapshot, "Flask.route")
+    assert [(path, definition.container) for path, definition in found] == [("scaffold.py", "Scaffold")]
+    found = resolve_targets_by_name(snapshot, "Flask.get")
+    assert [(path, definition.container) for path, definition in found] == [("app.py", "App")]
+    assert resolve_targets_by_name(snapshot, "Flask.post") == []
