@@ -41,6 +41,11 @@ def language_family(language: str) -> str:
 MODULE_SCOPED_LANGUAGES = frozenset(("python", "typescript", "tsx", "javascript"))
 # Languages whose plain names also come from the other files of the same directory (a Go or Java package).
 PACKAGE_SCOPED_LANGUAGES = frozenset(("go", "java"))
+# Rust's plain names are a module's too (its items, its `use`s, the prelude), macros apart: `#[macro_use] mod m;`
+# shows m's `macro_rules!` to the modules after it without a `use`. Else `Result`, `Error` or `File` in every
+# file reached ripgrep's own `struct File` (one of its flags).
+_RUST_PLAIN_SCOPED = frozenset(("rust",))
+_STD_CRATES = frozenset(("std", "core", "alloc"))  # `std::fs::File`: never a workspace definition
 
 
 class _Families(dict[str, str | None]):
@@ -83,6 +88,7 @@ class UseResolver:
         self._member_definers: dict[str, dict[str, tuple[str, ...]]] = {}
         self._made_outside: dict[str, frozenset[str]] = {}  # per file: module variables made by outside calls
         self._module_paths: dict[str, str] = {}  # "/" + module_path(path), asked for every chain receiver
+        self._rust_macros: dict[str, frozenset[str]] | None = None  # name -> files defining that macro_rules!
         # What `targets` reads of the file it was last asked about: a file's uses are asked about one after another.
         # One immutable object, replaced whole: a thread asking about another file meanwhile cannot mix them.
         self._source: _SourceContext | None = None
@@ -113,6 +119,20 @@ class UseResolver:
                     found.extend(resolved.files)
             sources = self._star_sources[path] = tuple(found)
         return sources
+
+    def macro_names(self, source: str) -> Mapping[str, frozenset[str]]:
+        """The workspace's `macro_rules!` names (-> their files) that a plain name in `source` may be: Rust's only."""
+        if self.snapshot.files[source].language != "rust":
+            return {}
+        if self._rust_macros is None:
+            found: dict[str, set[str]] = {}
+            for path, record in self.snapshot.files.items():
+                if record.language == "rust":
+                    for definition in record.definitions:
+                        if definition[D_SIGNATURE].startswith("macro_rules!"):
+                            found.setdefault(definition[D_NAME], set()).add(path)
+            self._rust_macros = {name: frozenset(files) for name, files in found.items()}
+        return self._rust_macros
 
     def plain_names_local(self, source: str) -> bool:
         """Whether a plain name `source` uses must be defined in it or imported into it (not star-imported) to mean
@@ -150,6 +170,9 @@ class UseResolver:
                     starred = tuple(path for path in definers if path in origins)
                     if starred:
                         return starred
+                macro_files = self.macro_names(source).get(name) if record.language == "rust" else None
+                if macro_files:
+                    return tuple(path for path in definers if path in macro_files)
                 return ()  # neither defined, imported nor star-imported here: a builtin or an undeclared global
             if record.language in PACKAGE_SCOPED_LANGUAGES:
                 directory = source.rpartition("/")[0]
@@ -237,6 +260,8 @@ class UseResolver:
         bound_head = source_bindings.get(head)
         if bound_head is not None and not bound_head:
             return ()
+        if language == "rust" and head in _STD_CRATES:
+            return ()
         if language not in MODULE_SCOPED_LANGUAGES:
             return definers
         module_suffix = "/" + receiver.replace(separator, "/")
@@ -269,6 +294,8 @@ def plain_names_scoped(record: FileRecord) -> bool:
     """Whether the file's plain names come only from itself, its imports (star imports too) or builtins: a module of
     a module-scoped language. A TS/JS file without imports may be a script whose names are global."""
     language = record.language
+    if language in _RUST_PLAIN_SCOPED:
+        return True
     return language in MODULE_SCOPED_LANGUAGES and (language == "python" or bool(record.imports))
 
 

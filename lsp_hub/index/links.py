@@ -80,12 +80,13 @@ def links_of(resolver: UseResolver, inputs: GraphInputs, source: str) -> FileLin
     # (median of 8, alternated in one process), the same links.
     own = definition_names(record)
     plain_local = resolver.plain_names_local(source)
+    macros = resolver.macro_names(source)  # a Rust crate's macros: plain names that need no `use`
     links: list[Link] = []
     for name, by_receiver in record.reference_uses().items():
         own_name = name in own
         for receiver, uses in by_receiver.items():
             if receiver is None:
-                if (own_name or plain_local) and name not in renames and name not in bindings:
+                if (own_name or (plain_local and name not in macros)) and name not in renames and name not in bindings:
                     continue
                 used = renames.get(name, name)
             elif own_name and receiver in SELF_RECEIVERS:

@@ -137,9 +137,12 @@ def head_of(packed: Packed) -> Head:
 
 def kept_signature(signature: str, container: str | None) -> str:
     """The signature a head keeps: a module-level assignment's (`log = getLogger(...)`: the graphs read which
-    variables a call made), "" for the rest, which only a map's lines show (`FileRecord.signatures()`). Signatures
-    were a third of what a cold build holds decoded (8 of 27 KB per file of the monorepo benchmark)."""
-    return signature if container is None and "=" in signature else ""
+    variables a call made) and a Rust `macro_rules!` (a plain name any module of the crate may use), "" for the
+    rest, which only a map's lines show (`FileRecord.signatures()`). Signatures were a third of what a cold build
+    holds decoded (8 of 27 KB per file of the monorepo benchmark)."""
+    if container is not None:
+        return ""
+    return signature if "=" in signature or signature.startswith("macro_rules!") else ""
 
 
 def encode_head(head: Head) -> bytes:

@@ -323,7 +323,15 @@ class ImportResolver:
             # Another crate of the tree by name (`use other_crate::x` in a Cargo workspace).
             crate_source = self.package_maps.crate_source(head)
             if crate_source is None:
-                return ResolvedImport(module, (), ())
+                # std's or another package's: the names it binds are not the workspace's (`use std::fmt;`
+                # then `fmt::Debug`, `use std::fs::File`), as an ES module's from a package are not
+                alias = segments[-1] if len(segments) > 1 else head
+                return ResolvedImport(
+                    module,
+                    (),
+                    tuple((name, ()) for name in names if name != "*"),
+                    (alias,) if alias not in names else (),
+                )
             directory, rest = crate_source, segments[1:]
             current = next(
                 (

@@ -37,6 +37,19 @@ FILES = {
     # Go: a package's plain names come from the other files of its directory too.
     "go/a.go": "package main\n\nfunc helper() int { return 1 }\nfunc main() { helper(); shared() }\n",
     "go/b.go": "package main\n\nfunc shared() {}\nfunc helper2() { helper() }\n",
+    # Rust: a module's plain names are its own, its `use`s' and the prelude's; a path names where a type comes from;
+    # macros (`#[macro_use] mod macros;`) reach the whole crate.
+    "rs/Cargo.toml": '[package]\nname = "rs"\n',
+    "rs/src/lib.rs": (
+        "mod defs;\nmod util;\nmod other;\n#[macro_use]\nmod macros;\nuse std::fmt;\nuse crate::util::helper;\n\n"
+        "pub struct Printer;\n\nimpl fmt::Debug for Printer {\n"
+        "    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {\n        helper();\n        shout!();\n"
+        "        Ok(())\n    }\n}\n\nfn make() -> Result<File, Error> {\n    todo!()\n}\n"
+    ),
+    "rs/src/defs.rs": "pub struct Debug;\npub struct File;\npub struct Error;\npub struct Formatter;\n",
+    "rs/src/util.rs": "pub fn helper() {}\n",
+    "rs/src/macros.rs": "macro_rules! shout {\n    () => {};\n}\n",
+    "rs/src/other.rs": "use crate::defs::File;\n\nfn open() -> File {\n    shout!();\n    File\n}\n",
 }
 
 
@@ -84,6 +97,9 @@ def test_links_equal_the_resolvers_answers_across_languages(tmp_path: Path) -> N
         assert all(link[0] != "area" for link in links["pkg/shapes.py"])  # `self.area()` it defines
         assert any(link[0] == "render" for link in links["web/script.js"])  # a script's names are global
         assert any(link[0] == "shared" for link in links["go/a.go"])  # the package's other file
+        # `fmt::Debug`, `fmt::Formatter`: std's; `Result`, `File`, `Error`: the prelude's or nothing here
+        assert links["rs/src/lib.rs"] == (("helper", 1, ("rs/src/util.rs",)), ("shout", 1, ("rs/src/macros.rs",)))
+        assert ("File", 1, ("rs/src/defs.rs",)) in links["rs/src/other.rs"]  # imported by `use`
     finally:
         index.close()
 

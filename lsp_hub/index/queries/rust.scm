@@ -83,6 +83,11 @@
 
 (type_identifier) @name @reference.type
 
+; `fmt::Debug`, `io::Result<()>`: the type of a module, named with its path (std's, through `use std::fmt`).
+(scoped_type_identifier
+  path: (_) @receiver
+  name: (type_identifier) @name) @reference.type
+
 ; Struct literals `Point { x, y }` construct a type.
 (struct_expression
   name: (type_identifier) @name) @reference.call
