@@ -41,7 +41,8 @@ Capture conventions of the `.scm` files (one match = one symbol):
   function as written (`app.get`) and `@handler` the handler's name.
 - `@test` a test's call (`it("adds", () => ...)`), with `@test.title` its title string and `@test.body` its callback:
   a function named `it("adds")` (the callee as written, the title unquoted), spanning the call, whose callback is
-  the caller of the calls in it.
+  the caller of the calls in it. `@test.callee`, when given, is the callee to name it by (`it.each` of
+  `it.each(table)("adds %i", fn)`).
 - Captures whose name starts with `_` only feed predicates and are ignored.
 
 Import statements become `Import`s as each language writes them: `import_forms.py`.
@@ -418,7 +419,8 @@ class _Extractor:
         if not calls or not titles or not bodies:
             return
         call, title, body = calls[0], titles[0], bodies[0]
-        function = call.child_by_field_name("function")
+        callees = captures.get("test.callee")  # `it.each` of `it.each(table)(...)`: without the table
+        function = callees[0] if callees else call.child_by_field_name("function")
         if function is None or title.start_byte in definitions:
             return
         written = " ".join(self._text(title)[1:-1].split())  # without its quotes or backticks, on one line

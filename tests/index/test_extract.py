@@ -991,3 +991,22 @@ def test_decorators_and_route_registrations_are_recorded() -> None:
     )
     assert ts.registrations == [("listUsers", "app.get"), ("create", "router.post")]
     assert extract("python", "x = 1\n").decorators == [] and ts.decorators == []
+
+
+@pytest.mark.parametrize("language", ["javascript", "typescript", "tsx"])
+def test_a_table_driven_test_is_named_with_its_title_too(language: str) -> None:
+    """jest's and vitest's `it.each(table)("adds %i", fn)` and `it.each`tagged table`("...", fn)` (a call of a
+    call): the test is `it.each("adds %i")`, not `<module>`, and the table is not part of its name."""
+    source = """\
+        describe.each([[1, 2]])("with %i", (a, b) => {
+          it.each`a | b`("adds $a", ({ a }) => { add(a, b); });
+        });
+        test.only.each([1])("only %i", (n) => { add(n, n); });
+        other.each([1])("no test", () => { add(0, 0); });
+        """
+    result = extract(language, source)
+    names = {name for name, kind, _container in definitions(result) if kind == "function"}
+    assert {'describe.each("with %i")', 'it.each("adds $a")', 'test.only.each("only %i")'} <= names, names
+    assert not any("no test" in name for name in names)
+    callers_of_add = sorted(r.caller or "<module>" for r in result.references if r.name == "add" and r.is_call)
+    assert callers_of_add == ["<module>", 'it.each("adds $a")', 'test.only.each("only %i")']

@@ -270,6 +270,22 @@
     [(arrow_function) (function_expression)] @test.body)
   (#match? @_callee "^(test|it|describe|suite|context|bench|Deno)$")) @test
 
+; `it.each(table)("adds %i", fn)`, `test.only.each`table`(...)`: a table-driven test, named `it.each("adds %i")`.
+(call_expression
+  function: (call_expression
+    function: (member_expression
+      object: [
+        (identifier) @_callee
+        (member_expression object: (identifier) @_callee)
+      ]
+      property: (property_identifier) @_each) @test.callee)
+  arguments: (arguments
+    .
+    [(string) (template_string)] @test.title
+    [(arrow_function) (function_expression)] @test.body)
+  (#match? @_callee "^(test|it|describe|suite|context|bench|Deno)$")
+  (#eq? @_each "each")) @test
+
 ; --- variable types ----------------------------------------------------------------------------------------
 ; `const cart = new Cart()` (in a function or at module level): calls through the variable (`cart.add()`) use it.
 
