@@ -99,6 +99,7 @@ def test_tags_query_compiles_and_uses_known_captures(language: str) -> None:
         "handler",
         "test",
         "test.title",
+        "test.callee",
         "test.body",
     }
     unknown = {name for name in names if name not in allowed_exact and not name.startswith(allowed_prefixes)}
