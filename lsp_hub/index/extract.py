@@ -173,6 +173,24 @@ _OPENING_BRACKETS = (b"(", b"[", b"<")
 _CLOSING_BRACKETS = (b")", b"]", b">")
 
 
+def _header_comments(node: tree_sitter.Node, body_start: int) -> list[tree_sitter.Node]:
+    """The comments among a definition's children and grandchildren before its body, in order."""
+    found: list[tree_sitter.Node] = []
+    for child in node.children:
+        if child.start_byte >= body_start:
+            break
+        if "comment" in child.type:
+            if child.end_byte <= body_start:
+                found.append(child)
+        else:
+            found.extend(
+                grandchild
+                for grandchild in child.children
+                if "comment" in grandchild.type and grandchild.end_byte <= body_start
+            )
+    return found
+
+
 def _joined_lines(lines: list[bytes]) -> bytes:
     """A wrapped header's lines on one: a space between them, none inside brackets (`f(\n a\n) -> T` is `f(a) ->
     T`, black's wrapping without a trailing comma), and a trailing comma before a closing bracket dropped."""
@@ -614,8 +632,9 @@ class _Extractor:
         if body is not None and start < body.start_byte <= limit:
             header = source[start : body.start_byte]
             if b"#" in header or b"/" in header:
-                # A comment between the header and the body is a child of the definition: not its signature.
-                comments = [c for c in node.children if "comment" in c.type and c.end_byte <= body.start_byte]
+                # A comment before the body is no part of the signature: a child of the definition, or of its
+                # modifiers (Java's `@SuppressWarnings("serial") // why` above the class).
+                comments = _header_comments(node, body.start_byte)
                 for comment in reversed(comments):
                     header = header[: comment.start_byte - start] + header[comment.end_byte - start :]
         elif node_type == "declaration":  # a C prototype or variable: the whole statement, however wrapped

@@ -109,7 +109,9 @@ def _rank_tags(
         total = math.fsum(scores.values()) or 1.0  # fsum: the same whatever order the scores come in
         for position, definition in enumerate(snapshot.files[path].definitions):
             name = definition[D_NAME]
-            score = file_rank * (score_of(name, 0.0) / total + floors.get(definition[D_KIND], default_floor))
+            # A constructor is named as its class (Java, C#, C++): the uses of the name are the class's.
+            passed = score_of(name, 0.0) if definition[D_CONTAINER] != name else 0.0
+            score = file_rank * (passed / total + floors.get(definition[D_KIND], default_floor))
             if name.startswith("_") and not name.startswith("__"):
                 score *= PRIVATE_FACTOR
             if name in mentioned:

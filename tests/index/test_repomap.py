@@ -224,3 +224,31 @@ def test_a_member_away_from_its_type_is_not_drawn_under_another(tmp_path: Path) 
         "  pub fn norm(&self) -> i32 [Point]",
     ]
     assert lines[python + 1 : python + 4] == ["  class Point:", "    def norm(self) -> int:", "  class Other:"]
+
+
+def test_a_constructor_does_not_take_its_classs_rank_and_a_comment_is_no_part_of_a_header(tmp_path: Path) -> None:
+    """gson: a Java constructor is named as its class, so every use of `JsonElement` ranked the deprecated
+    constructor as high as the class, and the map showed it instead of a method (C#, C++ alike). An annotation's
+    line comment sat inside the class's header line (`@SuppressWarnings("serial") // ignore ... public final
+    class LazilyParsedNumber ...`)."""
+    write(
+        tmp_path,
+        "src/Element.java",
+        'package p;\n\n@SuppressWarnings("serial") // ignore the missing serialVersionUID\n'
+        "public abstract class Element {\n  @Deprecated\n  public Element() {}\n\n"
+        '  public String asText() {\n    return "";\n  }\n}\n',
+    )
+    uses = "".join(f"  Element e{n} = make{n}();\n" for n in range(6))
+    write(tmp_path, "src/Use.java", f"package p;\n\nclass Use {{\n  void run() {{\n{uses}    e0.asText();\n  }}\n}}\n")
+    snapshot = snapshot_of(tmp_path)
+    lines = repo_map(snapshot, token_budget=4096)["text"].splitlines()
+    element = lines.index("src/Element.java:")
+    assert lines[element + 1] == '  @SuppressWarnings("serial") public abstract class Element'
+    # The smallest map that shows two of the file's definitions: the class, then the method used (not the
+    # constructor, which only shares the class's name).
+    for budget in range(10, 200, 2):
+        files = repo_map(snapshot, token_budget=budget)["files"]
+        symbols = next(entry["symbols"] for entry in files if entry["path"] == "src/Element.java")
+        if len(symbols) >= 2:
+            break
+    assert symbols == ["Element", "asText"]
