@@ -130,6 +130,21 @@ def test_ambiguous_and_unknown_symbols_answer_one_line(shop: WorkspaceIndex) -> 
         api.zoom(shop, "Nowhere.save")
 
 
+def test_a_test_double_of_the_same_name_does_not_make_a_symbol_ambiguous(shop: WorkspaceIndex, tmp_path: Path) -> None:
+    """express's test/app.render.js defines its own `View.prototype.render`: `View.render` answered "ambiguous"
+    though one definition is the code's and the other a test's stand-in. The one outside tests answers; two outside
+    tests are still ambiguous, and a test's own symbol is reached through its file."""
+    write(tmp_path, "tests/test_store.py", "class Store:\n    def save(self, item: str) -> None:\n        pass\n")
+    shop.update_file(tmp_path / "tests/test_store.py")
+    assert (api.zoom(shop, "Store.save").to_json()["path"], api.zoom(shop, "Store.save").to_json()["line"]) == (
+        "shop/store.py",
+        2,
+    )
+    with pytest.raises(AmbiguousSymbol):
+        api.zoom(shop, "save")
+    assert api.zoom(shop, "tests/test_store.py:2:9").to_json()["path"] == "tests/test_store.py"
+
+
 @pytest.mark.parametrize(("query", "first"), [
     ("Cart", "Cart"),  # exact
     ("chec", "checkout"),  # prefix

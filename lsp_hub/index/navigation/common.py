@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from lsp_hub.index.file_kinds import is_test_file
 from lsp_hub.index.model import Definition, Span
 from lsp_hub.index.symbols import enclosing_definition, qualified_name
 from lsp_hub.index.workspace import Snapshot, WorkspaceIndex
@@ -184,6 +185,11 @@ def one_symbol(index: WorkspaceIndex, snapshot: Snapshot, symbol: str) -> Symbol
         preferred = [ref for ref in distinct if ref.definition.kind not in ("variable", "constant")]
         if len(preferred) == 1:
             return preferred[0]
+        # A test's stand-in of the same name (express's tests define their own `View.prototype.render`) is not
+        # what the name asks for; a test's own symbol is still reached through its file.
+        outside_tests = [ref for ref in preferred or distinct if not is_test_file(ref.path)]
+        if len(outside_tests) == 1:
+            return outside_tests[0]
         raise AmbiguousSymbol(symbol, sorted(distinct, key=lambda ref: (ref.path, ref.first_line)))
     return distinct[0]
 
