@@ -126,8 +126,16 @@ def test_ambiguous_and_unknown_symbols_answer_one_line(shop: WorkspaceIndex) -> 
     assert "\n" not in message and "shop/store.py:2" in message and "shop/store.py:6" in message
     assert api.zoom(shop, "Store.save").to_json()["line"] == 2
     assert api.zoom(shop, "store.save").to_json()["line"] == 6
-    with pytest.raises(NavigationError, match=r"unknown symbol 'Nowhere\.save'"):
+    with pytest.raises(NavigationError, match=r"unknown symbol 'Nowhere\.save'") as unknown:
         api.zoom(shop, "Nowhere.save")
+    # the name exists elsewhere: where, so that the next question can name it (flask's `App.make_response` is
+    # Flask's); one line still
+    message = str(unknown.value)
+    assert "'save' is defined as Store.save (shop/store.py:2), save (shop/store.py:6)" in message, message
+    assert "\n" not in message
+    with pytest.raises(NavigationError) as nowhere:
+        api.zoom(shop, "Cart.nothing_like_it")
+    assert "defined as" not in str(nowhere.value)
 
 
 def test_a_test_double_of_the_same_name_does_not_make_a_symbol_ambiguous(shop: WorkspaceIndex, tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ from lsp_hub.index.symbols import enclosing_definition, qualified_name
 from lsp_hub.index.workspace import Snapshot, WorkspaceIndex
 
 MAX_CANDIDATES_SHOWN = 10
+ELSEWHERE_SHOWN = 5  # definitions of an unknown `Container.name`'s bare name, named in the error
 _POSITION = re.compile(r"^(?P<path>.+?):(?P<line>\d+)(?::(?P<column>\d+))?$")
 ALL_KINDS = ("function", "method", "class", "interface", "type", "constant", "variable", "module")
 
@@ -172,8 +173,26 @@ def find_symbols(index: WorkspaceIndex, snapshot: Snapshot, symbol: str) -> list
         found = [ref for ref in found if ref.definition.container is None] or found
     if not found:
         raise NavigationError(f"unknown symbol {symbol!r}: no definition of that name in the index"
-                              + (" (still building)" if index.state != "ready" else ""))
+                              + (" (still building)" if index.state != "ready" else "")
+                              + (_defined_elsewhere(snapshot, symbol) if qualifier is not None else ""))
     return found
+
+
+def _defined_elsewhere(snapshot: Snapshot, symbol: str) -> str:
+    """`; 'save' is defined as Store.save (shop/store.py:2), ...`: where the bare name of `Container.name` is, so
+    that the next question can name one (`App.make_response` asked, `Flask.make_response` meant)."""
+    from lsp_hub.index.symbols import definitions_named
+
+    name = re.split(r"::|\.", symbol)[-1]
+    found = definitions_named(snapshot, name)
+    if not found:
+        return ""
+    shown = ", ".join(
+        f"{qualified_name(definition)} ({path}:{definition.span.start_line + 1})"
+        for path, definition in found[:ELSEWHERE_SHOWN]
+    )
+    more = f" +{len(found) - ELSEWHERE_SHOWN}" if len(found) > ELSEWHERE_SHOWN else ""
+    return f"; {name!r} is defined as {shown}{more}"
 
 
 def one_symbol(index: WorkspaceIndex, snapshot: Snapshot, symbol: str) -> SymbolRef:
