@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
 
-from lsp_hub.index.file_kinds import is_test_call_name
+from lsp_hub.index.file_kinds import is_named_callback
 from lsp_hub.index.graph import MODULE_SCOPED_LANGUAGES, SELF_RECEIVERS, chain_head, language_family, use_resolver
 from lsp_hub.index.graph_inputs import COMMON_NAMES, alias_users, name_tables
 from lsp_hub.index.model import Definition, FileIndex, Reference, Span
@@ -76,10 +76,11 @@ def resolve_targets_at(snapshot: Snapshot, path: str, line: int, character: int)
 
 
 def resolve_targets_by_name(snapshot: Snapshot, symbol: str) -> list[tuple[str, Definition]]:
-    """`name` or `Container.name` (also `Container::name`), or a test's name whole (`describe("a.b()")`). A class
-    that does not define `name` itself answers with what it inherits (`Flask.route` is Scaffold's)."""
+    """`name` or `Container.name` (also `Container::name`), or a named callback whole (`describe("a.b()")`,
+    `app.get("/x")`). A class that does not define `name` itself answers with what it inherits (`Flask.route` is
+    Scaffold's)."""
     symbol = symbol.strip()
-    if is_test_call_name(symbol):
+    if is_named_callback(symbol):
         return definitions_named(snapshot, symbol)
     container: str | None = None
     name = symbol

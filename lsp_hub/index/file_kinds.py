@@ -25,6 +25,16 @@ TEST_CALLEES = ("test", "it", "describe", "suite", "context", "bench", "Deno")
 _TEST_CALL_NAME = re.compile(rf'(?:{"|".join(TEST_CALLEES)})(?:\.\w+)*\(".*"\)\Z', re.DOTALL)
 
 
+# A callback the extractor names by the call that registers it: a test (`it("adds")`) or an anonymous route handler
+# (`app.get("/users")`). No identifier looks like this, so such a name is always one whole symbol.
+_CALLBACK_NAME = re.compile(r'[\w$]+(?:\.[\w$]+)*\(".*"\)\Z', re.DOTALL)
+
+
+def is_named_callback(name: str) -> bool:
+    """Whether a definition's name is a callback named by its registering call (a test's or a route's)."""
+    return _CALLBACK_NAME.match(name) is not None
+
+
 def is_test_call_name(name: str) -> bool:
     """Whether a definition's name is a test's call (`it("adds")`, `test.serial("x")`, `Deno.test("y")`)."""
     return _TEST_CALL_NAME.match(name) is not None

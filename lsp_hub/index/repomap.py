@@ -17,6 +17,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from lsp_hub.index.file_kinds import is_named_callback
 from lsp_hub.index.graph_inputs import name_tables
 from lsp_hub.index.graph_store import ranking
 from lsp_hub.index.pagerank import best_positions
@@ -113,6 +114,10 @@ def _rank_tags(
             passed = score_of(name, 0.0) if definition[D_CONTAINER] != name else 0.0
             score = file_rank * (passed / total + floors.get(definition[D_KIND], default_floor))
             if name.startswith("_") and not name.startswith("__"):
+                score *= PRIVATE_FACTOR
+            elif name.endswith('")') and is_named_callback(name):
+                # a test's or a route's callback (`app.get("/users")`): no name can link to it, so it has only its
+                # kind's floor, which put an app's example routes before a library's own methods (express)
                 score *= PRIVATE_FACTOR
             if name in mentioned:
                 score *= MENTIONED_FACTOR

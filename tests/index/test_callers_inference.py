@@ -129,7 +129,8 @@ def test_a_typescript_receiver_typed_by_a_parameter_annotation(tmp_path: Path) -
         "  r.text()\n  return c.text('y')\n}\n",
     )
     snapshot = snapshot_of(tmp_path)
-    assert sites(snapshot, "Context.text") == [("use.ts", None, 2), ("use.ts", "handler", 6)]
+    # the anonymous handler is named by its route (`app.get("/")`)
+    assert sites(snapshot, "Context.text") == [("use.ts", 'app.get("/")', 2), ("use.ts", "handler", 6)]
     # `c.req` is a HonoRequest by Context's field; `r` is a Response, which the workspace does not define.
     assert sites(snapshot, "HonoRequest.header") == [("use.ts", "handler", 4)]
     assert sites(snapshot, "HonoRequest.text") == []

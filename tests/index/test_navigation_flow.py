@@ -337,3 +337,29 @@ def test_impact_of_a_go_file_ranks_its_users_before_importers_of_its_package(tmp
     # Of the package's other file, an importer using its names ranks by them.
     other = {entry["path"]: entry["reasons"] for entry in api.impact(index, "lib/command.go").to_json()["files"]}
     assert other["doc/docs.go"] == ["imports the package of lib/command.go", "uses Command"]
+
+
+def test_an_anonymous_route_handler_is_named_by_its_path(tmp_path: Path) -> None:
+    """express, koa, fastify, hono: `app.get("/users", (req, res) => {...})` registers a handler with no name, so
+    its calls had the caller `<module>` and trace started at the module. The handler is a function named
+    `app.get("/users")` (middleware between the path and it allowed), an entry of kind route; `map.get("k", () =>
+    ...)` is no route. Its name is one symbol, and what it calls is what its callback calls."""
+    write(tmp_path, "package.json", '{"name": "shop"}\n')
+    write(tmp_path, "src/users.js", "exports.list = function list() {\n  return [];\n};\n")
+    write(
+        tmp_path,
+        "src/app.js",
+        "var users = require('./users');\nvar app = express();\n\n"
+        "app.get('/users', auth, function (req, res) {\n  res.send(users.list());\n});\n\n"
+        "router.post(`/users/:id`, async (req, res) => {\n  res.json(users.list());\n});\n\n"
+        "cache.get('key', () => users.list());\n",
+    )
+    index = WorkspaceIndex(tmp_path, use_cache=False)
+    index.build()
+    result = api.trace(index, "list")
+    starts = {(path["entry"], path["calls"][0]["symbol"]) for path in result.to_json()["paths"]}
+    assert {("route", 'app.get("/users")'), ("route", 'router.post("/users/:id")')} <= starts, starts
+    assert not any(symbol.startswith("cache.get") for _entry, symbol in starts)
+    zoomed = api.zoom(index, 'app.get("/users")').to_json()
+    assert zoomed["name"] == 'app.get("/users")'
+    assert {call["name"] for call in zoomed["calls"]} == {"res.send", "users.list"}

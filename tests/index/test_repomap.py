@@ -252,3 +252,24 @@ def test_a_constructor_does_not_take_its_classs_rank_and_a_comment_is_no_part_of
         if len(symbols) >= 2:
             break
     assert symbols == ["Element", "asText"]
+
+
+def test_a_named_callback_comes_after_the_files_definitions_that_are_used(tmp_path: Path) -> None:
+    """A route's anonymous handler (`app.get("/users")`) or a test's callback has no name any use can link to: only
+    its kind's floor ranks it, which put express's example routes before the library's own methods. It counts as
+    a private name does: after a function of its file that nothing uses either."""
+    write(tmp_path, "package.json", '{"name": "shop"}\n')
+    write(
+        tmp_path,
+        "src/app.js",
+        "var app = express();\n\napp.get('/users', function (req, res) {\n  res.send('x');\n});\n\n"
+        "function render() {\n  return 'x';\n}\n",
+    )
+    write(tmp_path, "src/use.js", "var app = require('./app');\n")
+    snapshot = snapshot_of(tmp_path)
+    for budget in range(10, 200, 2):
+        files = repo_map(snapshot, token_budget=budget)["files"]
+        symbols = next((entry["symbols"] for entry in files if entry["path"] == "src/app.js"), [])
+        if symbols:
+            break
+    assert symbols == ["render"]

@@ -8,7 +8,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from lsp_hub.index.file_kinds import is_test_call_name
+from lsp_hub.index.file_kinds import is_named_callback
 from lsp_hub.index.graph import (
     MODULE_SCOPED_LANGUAGES,
     SELF_RECEIVERS,
@@ -182,7 +182,7 @@ def outgoing_calls(snapshot: Snapshot, ref: SymbolRef) -> list[CallEdge]:
     span = definition.span
     counts: Counter[tuple[str, str | None]] = Counter()
     contexts: dict[tuple[str, str | None], Definition] = {}
-    a_test = is_test_call_name(definition.name)
+    a_test = is_named_callback(definition.name)  # a test's or a route's callback
     for reference in file_index.references:
         if reference.is_call and _inside(span, reference.span.start_line, reference.span.start_col):
             if a_test and reference.caller != definition.name and _outside_callback(file_index, definition, reference):

@@ -9,6 +9,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+from lsp_hub.index.file_kinds import is_named_callback, is_test_call_name
 from lsp_hub.index.graph import language_family
 from lsp_hub.index.navigation.common import SymbolRef
 from lsp_hub.index.records import D_CONTAINER, D_NAME, D_START_LINE
@@ -57,6 +58,9 @@ class EntryMarks:
                 return kind
         record = self.snapshot.files.get(ref.path)
         if record is not None and language_family(record.language) == _ECMA and definition.container is None:
+            if is_named_callback(definition.name) and not is_test_call_name(definition.name):
+                # `app.get("/users")`: an anonymous handler, named by its registration (queries/ecma.scm)
+                return "route" if definition.name.partition("(")[0].rpartition(".")[2] in ROUTE_VERBS else None
             return "route" if definition.name in self._registered_routes() else None
         return None
 

@@ -270,6 +270,20 @@
     [(arrow_function) (function_expression)] @test.body)
   (#match? @_callee "^(test|it|describe|suite|context|bench|Deno)$")) @test
 
+; `app.get("/users", auth, (req, res) => {...})`: an anonymous route handler (express, koa, fastify, hono), named
+; `app.get("/users")` the same way (a path starting with `/` or `*`, the handler the last argument).
+(call_expression
+  function: (member_expression
+    object: (_)
+    property: (property_identifier) @_verb) @test.callee
+  arguments: (arguments
+    .
+    [(string) (template_string)] @test.title
+    [(arrow_function) (function_expression)] @test.body
+    .)
+  (#match? @test.title "^.[/*]")
+  (#match? @_verb "^(get|post|put|delete|patch|head|options|all)$")) @test
+
 ; `it.each(table)("adds %i", fn)`, `test.only.each`table`(...)`: a table-driven test, named `it.each("adds %i")`.
 (call_expression
   function: (call_expression
