@@ -76,9 +76,8 @@ def resolve_targets_at(snapshot: Snapshot, path: str, line: int, character: int)
 
 
 def resolve_targets_by_name(snapshot: Snapshot, symbol: str) -> list[tuple[str, Definition]]:
-    """`name` or `Container.name` (also `Container::name`), or a named callback whole (`describe("a.b()")`,
-    `app.get("/x")`). A class that does not define `name` itself answers with what it inherits (`Flask.route` is
-    Scaffold's)."""
+    """`name`, `Container.name` (`Container::name`) or a named callback whole (`describe("a.b()")`, `app.get("/x")`).
+    A class that does not define `name` answers with what it inherits (`Flask.route` is Scaffold's)."""
     symbol = symbol.strip()
     if is_named_callback(symbol):
         return definitions_named(snapshot, symbol)
