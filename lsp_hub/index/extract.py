@@ -60,6 +60,7 @@ from typing import Any
 
 import tree_sitter
 
+from lsp_hub.index.file_kinds import is_test_call_name
 from lsp_hub.index.import_forms import interpret_import, squeeze
 from lsp_hub.index.languages import SUPPORTED_LANGUAGES, get_language, get_parser
 from lsp_hub.index.model import COMPLEX_RECEIVER, FileIndex
@@ -171,6 +172,20 @@ def _pattern_role(capture_names: Iterable[str]) -> tuple[int, str, str]:
 # Braces keep their spaces: an object type written on one line is `{ a: string }`.
 _OPENING_BRACKETS = (b"(", b"[", b"<")
 _CLOSING_BRACKETS = (b")", b"]", b">")
+
+
+def _keep_routes_outside_tests(
+    definitions: dict[int, _FoundDefinition], tests: dict[int, tuple[str, int, int]]
+) -> None:
+    """A route registered inside a test's callback (express's tests make an app in each test) stays part of the
+    test: its calls are the test's, so trace starts at the test, not at a route of the test file."""
+    bodies = [(start, end) for name, start, end in tests.values() if is_test_call_name(name)]
+    if not bodies:
+        return
+    for key, (name, start, end) in list(tests.items()):
+        if not is_test_call_name(name) and any(outer <= start and end <= last for outer, last in bodies):
+            del tests[key]
+            del definitions[key]
 
 
 def _header_comments(node: tree_sitter.Node, body_start: int) -> list[tree_sitter.Node]:
@@ -361,6 +376,8 @@ class _Extractor:
                 else:
                     scopes.append((role_nodes[0], name_node, kind))
 
+        if len(tests) > 1:
+            _keep_routes_outside_tests(definitions, tests)
         packed_definitions, functions, classes = self._build_definitions(definitions, scopes, tests)
         packed_references = self._build_references(references, definitions, functions)
         return (

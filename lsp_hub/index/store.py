@@ -38,9 +38,8 @@ def _extractor_fingerprint() -> str:
     A cache written by another version of any of them is rebuilt rather than trusted."""
     here = Path(__file__).resolve().parent
     digest = hashlib.sha256()
-    sources = [
-        here / name for name in ("extract.py", "import_forms.py", "model.py", "records.py", "text.py", "languages.py")
-    ]
+    names = ("extract.py", "import_forms.py", "model.py", "records.py", "text.py", "languages.py", "file_kinds.py")
+    sources = [here / name for name in names]
     for path in [*sources, *sorted((here / "queries").glob("*.scm"))]:
         with contextlib.suppress(OSError):
             digest.update(path.name.encode() + b"\0" + path.read_bytes())

@@ -363,3 +363,15 @@ def test_an_anonymous_route_handler_is_named_by_its_path(tmp_path: Path) -> None
     zoomed = api.zoom(index, 'app.get("/users")').to_json()
     assert zoomed["name"] == 'app.get("/users")'
     assert {call["name"] for call in zoomed["calls"]} == {"res.send", "users.list"}
+    # express's own tests make an app in each test: a route inside a test's callback stays the test's, so trace
+    # starts at the test (`[test] it("lists")`), not at a route of the test file
+    write(
+        tmp_path,
+        "test/app.test.js",
+        "var users = require('../src/users');\n\ndescribe('app', function () {\n"
+        "  it('lists', function () {\n    var app = express();\n"
+        "    app.get('/', function (req, res) {\n      res.send(users.list());\n    });\n  });\n});\n",
+    )
+    index.build()
+    starts = {(path["entry"], path["calls"][0]["symbol"]) for path in api.trace(index, "list").to_json()["paths"]}
+    assert ("test", 'it("lists")') in starts and ("route", 'app.get("/")') not in starts, starts
