@@ -24,7 +24,7 @@ from lsp_hub.agents.query import (
     query_main,
     spawn_hub,
 )
-from lsp_hub.agents.query.documents import distinct_definitions
+from lsp_hub.agents.query.documents import distinct_definitions, outside_tests
 from tests.hubclient import fake_server_config
 
 LANGUAGES = {"python": {"extensions": ["py"], "language_ids": ["python"], "servers": ["fakeA"]}}
@@ -276,3 +276,15 @@ def test_distinct_definitions_keep_the_last_of_a_name_per_file() -> None:
     assert distinct_definitions([*overloads, other_file]) == [overloads[-1], other_file]
     unnamed = [named("file:///a.py", 1, None), named("file:///a.py", 2, None)]
     assert distinct_definitions(unnamed) == unnamed  # an older hub's answer: nothing to go by
+
+
+def test_a_symbol_a_tests_stand_in_shares_means_the_code_outside_tests() -> None:
+    """`query hover --symbol View.render` on express: the tests define their own `View.prototype.render`. The hub
+    marks each definition `inTests`; when exactly one is outside tests, that one is meant (as zoom and impact
+    choose), else all stay and the answer is "ambiguous"."""
+    code = {"uri": "file:///w/lib/view.js", "name": "View.render", "inTests": False}
+    stand_in = {"uri": "file:///w/test/app.render.js", "name": "View.render", "inTests": True}
+    assert outside_tests([code, stand_in]) == [code]
+    other = {**code, "uri": "file:///w/lib/other.js"}
+    assert outside_tests([code, other, stand_in]) == [code, other, stand_in]
+    assert outside_tests([{k: v for k, v in code.items() if k != "inTests"}, stand_in])[0]["uri"].endswith("view.js")

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlparse
 
+from lsp_hub.index.file_kinds import is_test_file
 from lsp_hub.index.walk import DEFAULT_MAX_FILE_SIZE, REASON_TOO_LARGE
 from lsp_hub.index.workspace import Snapshot, WorkspaceIndex
 
@@ -286,6 +287,9 @@ def callers(index: WorkspaceIndex, arguments: Arguments, wait: float = 0.0) -> d
     targets = _targets(index, snapshot, args, "callers", callers_module.resolve_targets_at)
     result = callers_module.find_callers(snapshot, targets, depth, limit)
     result["callers"] = callers_module.merge_callers(result["callers"], None)  # each with origin "index"
+    for definition in result["definitions"]:  # a client may take the code's over a test's stand-in of the name
+        relative = index.relative_path(definition["uri"])
+        definition["inTests"] = relative is not None and is_test_file(relative)
     if symbol is not None and result["symbol"] is None:
         result["symbol"] = symbol.strip()
     result.update(_completeness(index, snapshot))

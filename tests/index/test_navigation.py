@@ -185,3 +185,14 @@ def test_an_index_still_building_answers_incomplete(tmp_path: Path) -> None:
     index = WorkspaceIndex(tmp_path, use_cache=False)  # never built: empty, not ready
     data = api.symbols(index, "f").to_json()
     assert data["complete"] is False and "index still building" in data["reason"]
+
+
+def test_callers_mark_the_definitions_in_test_files(shop: WorkspaceIndex, tmp_path: Path) -> None:
+    """What the query client needs to choose the code's definition over a test's stand-in (`inTests`)."""
+    write(tmp_path, "tests/test_store.py", "class Store:\n    def save(self, item: str) -> None:\n        pass\n")
+    shop.update_file(tmp_path / "tests/test_store.py")
+    found = api.callers(shop, {"symbol": "Store.save"})["definitions"]
+    assert sorted((entry["uri"].rsplit("/", 2)[-2], entry["inTests"]) for entry in found) == [
+        ("shop", False),
+        ("tests", True),
+    ]

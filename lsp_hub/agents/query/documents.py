@@ -150,13 +150,20 @@ def distinct_definitions(definitions: list[dict[str, Any]]) -> list[dict[str, An
     return list(distinct.values())
 
 
+def outside_tests(definitions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The one definition outside test files when the others are tests' (a stand-in of the same name, which the
+    hub marks `inTests`), else all of them."""
+    outside = [definition for definition in definitions if not definition.get("inTests")]
+    return outside if len(outside) == 1 else definitions
+
+
 def resolve_target(workspace: Workspace, place: Location | str | None, symbol: str | None) -> Target:
     """FILE:LINE:COL, or --symbol NAME through the hub's index (lspHub.callers names its definitions)."""
     if symbol is not None:
         result = workspace.connection.request("workspace/executeCommand", {
             "command": "lspHub.callers", "arguments": [{"symbol": symbol, "depth": 1, "servers": False}]},
             workspace.timeout)
-        definitions = distinct_definitions((result or {}).get("definitions") or [])
+        definitions = outside_tests(distinct_definitions((result or {}).get("definitions") or []))
         if not definitions:
             raise QueryError(f"lsp-hub query: unknown symbol {symbol!r} (no definition in the index of "
                              f"{workspace.root})")
