@@ -375,3 +375,38 @@ def test_an_anonymous_route_handler_is_named_by_its_path(tmp_path: Path) -> None
     index.build()
     starts = {(path["entry"], path["calls"][0]["symbol"]) for path in api.trace(index, "list").to_json()["paths"]}
     assert ("test", 'it("lists")') in starts and ("route", 'app.get("/")') not in starts, starts
+
+
+def test_trace_starts_at_spring_handlers_junit_tests_and_public_java_methods(tmp_path: Path) -> None:
+    """A Spring application's controller methods are called by the framework, not by code: trace of a service
+    method found "none" (Java annotations were not read, and no Java method counted as public). `@GetMapping` and
+    its kin make a route, JUnit's `@Test` a test, and a `public` method nothing calls is an `api` entry."""
+    write(
+        tmp_path,
+        "src/main/java/app/UserController.java",
+        "package app;\n\n@RestController\npublic class UserController {\n"
+        "  private final UserService service = new UserService();\n\n"
+        '  @GetMapping("/users")\n  public String list() {\n    return service.names();\n  }\n}\n',
+    )
+    write(
+        tmp_path,
+        "src/main/java/app/UserService.java",
+        "package app;\n\npublic class UserService {\n  public String names() {\n    return helper();\n  }\n\n"
+        '  private String helper() {\n    return "a";\n  }\n\n  public String all() {\n    return names();\n  }\n}\n',
+    )
+    write(
+        tmp_path,
+        "src/test/java/app/UserServiceTest.java",
+        "package app;\n\nclass UserServiceTest {\n  @Test\n  void returnsNames() {\n"
+        "    new UserService().names();\n  }\n}\n",
+    )
+    index = WorkspaceIndex(tmp_path, use_cache=False)
+    index.build()
+    starts = {
+        (path["entry"], path["calls"][0]["symbol"]) for path in api.trace(index, "UserService.names").to_json()["paths"]
+    }
+    assert {
+        ("route", "UserController.list"),
+        ("test", "UserServiceTest.returnsNames"),
+        ("api", "UserService.all"),
+    } <= starts, starts

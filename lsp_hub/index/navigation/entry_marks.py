@@ -22,7 +22,11 @@ ROUTE_VERBS = frozenset(
 )
 COMMAND_WORDS = frozenset(("command", "group"))  # click, typer
 TASK_WORDS = frozenset(("task", "shared_task", "periodic_task"))  # celery, dramatiq-like
-TEST_DECORATORS = frozenset(("pytest.fixture", "fixture"))
+TEST_DECORATORS = frozenset(("pytest.fixture", "fixture", "Test", "ParameterizedTest", "RepeatedTest"))  # + JUnit
+# Spring's request mappings: a handler the framework calls for a path.
+ROUTE_ANNOTATIONS = frozenset(
+    ("RequestMapping", "GetMapping", "PostMapping", "PutMapping", "DeleteMapping", "PatchMapping")
+)
 _ECMA = "ecma"
 MAX_PACKAGE_JSON_BYTES = 1 << 20
 
@@ -30,7 +34,7 @@ MAX_PACKAGE_JSON_BYTES = 1 << 20
 def decorator_kind(written: str) -> str | None:
     """The handler kind (route, command, task, test) of a decorator that registers its function, else None."""
     _receiver, dot, last = written.rpartition(".")
-    if dot and last in ROUTE_VERBS:
+    if (dot and last in ROUTE_VERBS) or last in ROUTE_ANNOTATIONS:
         return "route"
     if last in COMMAND_WORDS:
         return "command"
@@ -68,7 +72,8 @@ class EntryMarks:
         """Whether its language lets other code call it: Python without a leading underscore (dunders count),
         TS/JS exported where it is written (`export function`, a method of an `export class` that is not private),
         Go capitalized, Rust `pub`. `line_text(path, line)` gives a line of a file (0-based): the index keeps
-        signatures without `export`. Functions and methods of other languages are not judged (False)."""
+        signatures without `export`. Java and C# `public`. Functions and methods of other languages are not judged
+        (False)."""
         definition = ref.definition
         record = self.snapshot.files.get(ref.path)
         if record is None or definition.kind not in ("function", "method"):
@@ -92,6 +97,8 @@ class EntryMarks:
             return definition.name[:1].isupper()
         if language == "rust":
             return definition.signature.startswith("pub")
+        if language in ("java", "csharp"):  # `public` among the modifiers before the name (annotations too)
+            return "public" in definition.signature.partition("(")[0].split()
         return False
 
     def _decorators_of(self, path: str) -> dict[int, tuple[str, ...]]:

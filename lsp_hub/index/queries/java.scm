@@ -72,3 +72,14 @@
 (import_declaration
   [(scoped_identifier) (identifier)] @import.module
   (asterisk) @import.name) @import
+
+; --- decorators ----------------------------------------------------------------------------------------------
+; `@GetMapping("/users")`, `@Test`: a method's annotation as written, without its arguments (`trace` reads route
+; and test handlers from them).
+
+(method_declaration
+  (modifiers
+    [
+      (annotation name: (_) @decorator)
+      (marker_annotation name: (_) @decorator)
+    ])) @decorated
