@@ -380,7 +380,9 @@ def test_an_anonymous_route_handler_is_named_by_its_path(tmp_path: Path) -> None
 def test_trace_starts_at_spring_handlers_junit_tests_and_public_java_methods(tmp_path: Path) -> None:
     """A Spring application's controller methods are called by the framework, not by code: trace of a service
     method found "none" (Java annotations were not read, and no Java method counted as public). `@GetMapping` and
-    its kin make a route, JUnit's `@Test` a test, and a `public` method nothing calls is an `api` entry."""
+    its kin make a route, JUnit's `@Test` a test. A `public` Java method nothing calls is no `api` entry: Java's
+    callers go by name alone, and gson's `JsonReader.beginArray` (overridden, so called by nothing the index sees)
+    came before the tests that reach `peek`."""
     write(
         tmp_path,
         "src/main/java/app/UserController.java",
@@ -405,8 +407,5 @@ def test_trace_starts_at_spring_handlers_junit_tests_and_public_java_methods(tmp
     starts = {
         (path["entry"], path["calls"][0]["symbol"]) for path in api.trace(index, "UserService.names").to_json()["paths"]
     }
-    assert {
-        ("route", "UserController.list"),
-        ("test", "UserServiceTest.returnsNames"),
-        ("api", "UserService.all"),
-    } <= starts, starts
+    assert {("route", "UserController.list"), ("test", "UserServiceTest.returnsNames")} <= starts, starts
+    assert not any(entry == "api" for entry, _symbol in starts), starts

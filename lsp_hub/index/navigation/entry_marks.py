@@ -72,8 +72,7 @@ class EntryMarks:
         """Whether its language lets other code call it: Python without a leading underscore (dunders count),
         TS/JS exported where it is written (`export function`, a method of an `export class` that is not private),
         Go capitalized, Rust `pub`. `line_text(path, line)` gives a line of a file (0-based): the index keeps
-        signatures without `export`. Java and C# `public`. Functions and methods of other languages are not judged
-        (False)."""
+        signatures without `export`. Functions and methods of other languages are not judged (False)."""
         definition = ref.definition
         record = self.snapshot.files.get(ref.path)
         if record is None or definition.kind not in ("function", "method"):
@@ -97,8 +96,8 @@ class EntryMarks:
             return definition.name[:1].isupper()
         if language == "rust":
             return definition.signature.startswith("pub")
-        if language in ("java", "csharp"):  # `public` among the modifiers before the name (annotations too)
-            return "public" in definition.signature.partition("(")[0].split()
+        # Not Java or C#: their callers go by name alone (no receiver types), so a public method with an override
+        # somewhere has no callers the index can see, and would be taken for a way in (gson's JsonReader.beginArray).
         return False
 
     def _decorators_of(self, path: str) -> dict[int, tuple[str, ...]]:
