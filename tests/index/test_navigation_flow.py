@@ -409,3 +409,24 @@ def test_trace_starts_at_spring_handlers_junit_tests_and_public_java_methods(tmp
     }
     assert {("route", "UserController.list"), ("test", "UserServiceTest.returnsNames")} <= starts, starts
     assert not any(entry == "api" for entry, _symbol in starts), starts
+
+
+def test_trace_starts_at_go_handlers_registered_for_a_path(tmp_path: Path) -> None:
+    """net/http's `http.HandleFunc("/users", listUsers)`, gin's `r.GET("/users", listUsers)`, echo's and chi's
+    alike: the handler is a route entry, as `app.get("/users", listUsers)` is in TS/JS. A call with no path first
+    (`m.Get("k", f)`) registers nothing."""
+    write(tmp_path, "go.mod", "module example.com/app\n\ngo 1.22\n")
+    write(
+        tmp_path,
+        "main.go",
+        'package main\n\nimport "net/http"\n\nfunc main() {\n\thttp.HandleFunc("/users", listUsers)\n'
+        '\tr.GET("/health", health)\n\tm.Get("k", notARoute)\n}\n\n'
+        "func listUsers(w http.ResponseWriter, r *http.Request) {\n\tnames()\n}\n\n"
+        "func health(c *Context) {\n\tnames()\n}\n\nfunc notARoute() {\n\tnames()\n}\n\n"
+        "func names() []string {\n\treturn nil\n}\n",
+    )
+    index = WorkspaceIndex(tmp_path, use_cache=False)
+    index.build()
+    starts = {(path["entry"], path["calls"][0]["symbol"]) for path in api.trace(index, "names").to_json()["paths"]}
+    assert {("route", "listUsers"), ("route", "health")} <= starts, starts
+    assert ("route", "notARoute") not in starts, starts

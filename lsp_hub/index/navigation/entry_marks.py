@@ -1,7 +1,8 @@
 """Entry points that the code marks for a framework to call: a handler registered by a decorator (`@app.route`,
-`@click.command`, `@pytest.fixture`) or by a call (`app.get("/x", handler)` in TS/JS), read from the decorators and
-registrations the index records per file; and the `bin` files of the root's `package.json`. Names only, as written:
-`@app.get` counts as a route whatever `app` is, which is what these decorators mean in practice."""
+`@click.command`, `@pytest.fixture`, Java's `@GetMapping`) or by a call (`app.get("/x", handler)` in TS/JS,
+`http.HandleFunc("/x", handler)` in Go), read from the decorators and registrations the index records per file;
+and the `bin` files of the root's `package.json`. Names only, as written: `@app.get` counts as a route whatever
+`app` is, which is what these decorators mean in practice."""
 
 from __future__ import annotations
 
@@ -20,6 +21,9 @@ from lsp_hub.index.workspace import Snapshot
 ROUTE_VERBS = frozenset(
     ("route", "get", "post", "put", "delete", "patch", "head", "options", "websocket", "api_route", "all")
 )
+# Go's: net/http's HandleFunc and Handle; gin, echo and chi register with the verbs (`r.GET`, `e.POST`, `r.Get`).
+GO_ROUTE_WORDS = frozenset(("handlefunc", "handle"))
+_REGISTERING_FAMILIES = frozenset(("ecma", "go"))  # languages whose registrations the queries record
 COMMAND_WORDS = frozenset(("command", "group"))  # click, typer
 TASK_WORDS = frozenset(("task", "shared_task", "periodic_task"))  # celery, dramatiq-like
 TEST_DECORATORS = frozenset(("pytest.fixture", "fixture", "Test", "ParameterizedTest", "RepeatedTest"))  # + JUnit
@@ -61,11 +65,12 @@ class EntryMarks:
             if kind is not None:
                 return kind
         record = self.snapshot.files.get(ref.path)
-        if record is not None and language_family(record.language) == _ECMA and definition.container is None:
-            if is_named_callback(definition.name) and not is_test_call_name(definition.name):
+        family = language_family(record.language) if record is not None else None
+        if family in _REGISTERING_FAMILIES and definition.container is None:
+            if family == _ECMA and is_named_callback(definition.name) and not is_test_call_name(definition.name):
                 # `app.get("/users")`: an anonymous handler, named by its registration (queries/ecma.scm)
                 return "route" if definition.name.partition("(")[0].rpartition(".")[2] in ROUTE_VERBS else None
-            return "route" if definition.name in self._registered_routes() else None
+            return "route" if (family, definition.name) in self._registered_routes() else None
         return None
 
     def is_public(self, ref: SymbolRef, line_text: Callable[[str, int], str]) -> bool:
@@ -110,20 +115,27 @@ class EntryMarks:
             found = self._decorators[path] = {line: tuple(names) for line, names in by_line.items()}
         return found
 
-    def _registered_routes(self) -> frozenset[str]:
-        """Names of the TS/JS functions registered as route handlers anywhere in the workspace."""
+    def _registered_routes(self) -> frozenset[tuple[str, str]]:
+        """(language family, name) of the TS/JS and Go functions registered as route handlers in the workspace."""
 
-        def collect(snapshot: Snapshot) -> frozenset[str]:
+        def collect(snapshot: Snapshot) -> frozenset[tuple[str, str]]:
             return frozenset(
-                handler
+                (language_family(record.language), handler)
                 for record in snapshot.files.values()
-                if language_family(record.language) == _ECMA
+                if language_family(record.language) in _REGISTERING_FAMILIES
                 for handler, registrar in record.registrations
-                if registrar.rpartition(".")[2] in ROUTE_VERBS
+                if _routing(registrar.rpartition(".")[2], language_family(record.language))
             )
 
-        routes: frozenset[str] = self.snapshot.derived("navigation_registered_routes", collect)
+        routes: frozenset[tuple[str, str]] = self.snapshot.derived("navigation_registered_routes", collect)
         return routes
+
+
+def _routing(last: str, family: str) -> bool:
+    """Whether a registering call's last part (`get` of `app.get`) registers a route handler."""
+    if family == "go":
+        return last.lower() in ROUTE_VERBS or last.lower() in GO_ROUTE_WORDS
+    return last in ROUTE_VERBS
 
 
 def _python_public(name: str) -> bool:

@@ -94,3 +94,17 @@
   left: (expression_list . (identifier) @name)
   right: (expression_list
     . (call_expression function: [(identifier) (selector_expression)] @type) @made_by_call)) @local
+
+; --- registrations -------------------------------------------------------------------------------------------
+; `http.HandleFunc("/users", listUsers)`, gin's `r.GET("/users", listUsers)`: a named handler registered for a path
+; (the first argument a string starting with `/`, the handler the last).
+
+(call_expression
+  function: (selector_expression
+    field: (field_identifier)) @registrar
+  arguments: (argument_list
+    .
+    [(interpreted_string_literal) (raw_string_literal)] @_path
+    (identifier) @handler
+    .)
+  (#match? @_path "^.[/*]")) @registration
