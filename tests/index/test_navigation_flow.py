@@ -430,3 +430,28 @@ def test_trace_starts_at_go_handlers_registered_for_a_path(tmp_path: Path) -> No
     starts = {(path["entry"], path["calls"][0]["symbol"]) for path in api.trace(index, "names").to_json()["paths"]}
     assert {("route", "listUsers"), ("route", "health")} <= starts, starts
     assert ("route", "notARoute") not in starts, starts
+
+
+def test_trace_starts_at_aspnet_actions_and_xunit_tests(tmp_path: Path) -> None:
+    """ASP.NET's `[HttpGet("users")]` actions and xUnit's `[Fact]`, NUnit's `[Test]`, MSTest's `[TestMethod]`: entries
+    as Spring's and JUnit's annotations are in Java; `[Authorize]` beside them marks nothing."""
+    write(
+        tmp_path,
+        "Api/UsersController.cs",
+        "namespace Api;\n\npublic class UsersController {\n  [HttpGet(\"users\")]\n  [Authorize]\n"
+        "  public string List() {\n    return Store.Names();\n  }\n\n  [Authorize]\n"
+        "  public string Hidden() {\n    return Store.Names();\n  }\n}\n\n"
+        "public static class Store {\n  public static string Names() {\n    return \"\";\n  }\n}\n",
+    )
+    write(
+        tmp_path,
+        "Tests/StoreTests.cs",
+        "namespace Tests;\n\npublic class StoreTests {\n  [Fact]\n  public void ListsNames() {\n"
+        "    Api.Store.Names();\n  }\n}\n",
+    )
+    index = WorkspaceIndex(tmp_path, use_cache=False)
+    index.build()
+    paths = api.trace(index, "Store.Names").to_json()["paths"]
+    starts = {(path["entry"], path["calls"][0]["symbol"]) for path in paths}
+    assert {("route", "UsersController.List"), ("test", "StoreTests.ListsNames")} <= starts, starts
+    assert not any(symbol == "UsersController.Hidden" and entry in ("route", "test") for entry, symbol in starts)

@@ -26,10 +26,37 @@ GO_ROUTE_WORDS = frozenset(("handlefunc", "handle"))
 _REGISTERING_FAMILIES = frozenset(("ecma", "go"))  # languages whose registrations the queries record
 COMMAND_WORDS = frozenset(("command", "group"))  # click, typer
 TASK_WORDS = frozenset(("task", "shared_task", "periodic_task"))  # celery, dramatiq-like
-TEST_DECORATORS = frozenset(("pytest.fixture", "fixture", "Test", "ParameterizedTest", "RepeatedTest"))  # + JUnit
-# Spring's request mappings: a handler the framework calls for a path.
+# pytest; JUnit; xUnit, NUnit and MSTest.
+TEST_DECORATORS = frozenset(
+    (
+        "pytest.fixture",
+        "fixture",
+        "Test",
+        "ParameterizedTest",
+        "RepeatedTest",
+        "Fact",
+        "Theory",
+        "TestCase",
+        "TestMethod",
+        "DataTestMethod",
+    )
+)
+# Spring's request mappings and ASP.NET's action attributes: a handler the framework calls for a path.
 ROUTE_ANNOTATIONS = frozenset(
-    ("RequestMapping", "GetMapping", "PostMapping", "PutMapping", "DeleteMapping", "PatchMapping")
+    (
+        "RequestMapping",
+        "GetMapping",
+        "PostMapping",
+        "PutMapping",
+        "DeleteMapping",
+        "PatchMapping",
+        "HttpGet",
+        "HttpPost",
+        "HttpPut",
+        "HttpDelete",
+        "HttpPatch",
+        "Route",
+    )
 )
 _ECMA = "ecma"
 MAX_PACKAGE_JSON_BYTES = 1 << 20

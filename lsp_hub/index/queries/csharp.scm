@@ -91,3 +91,12 @@
 
 (using_directive
   (_) @import.module .) @import
+
+; --- decorators ----------------------------------------------------------------------------------------------
+; `[HttpGet("users")]`, `[Fact]`: a method's attribute as written, without its arguments (`trace` reads route and
+; test handlers from them).
+
+(method_declaration
+  (attribute_list
+    (attribute
+      name: (_) @decorator))) @decorated
