@@ -41,10 +41,6 @@ def language_family(language: str) -> str:
 MODULE_SCOPED_LANGUAGES = frozenset(("python", "typescript", "tsx", "javascript"))
 # Languages whose plain names also come from the other files of the same directory (a Go or Java package).
 PACKAGE_SCOPED_LANGUAGES = frozenset(("go", "java"))
-# Rust's plain names are a module's too (its items, its `use`s, the prelude), macros apart: `#[macro_use] mod m;`
-# shows m's `macro_rules!` to the modules after it without a `use`. Else `Result`, `Error` or `File` in every
-# file reached ripgrep's own `struct File` (one of its flags).
-_RUST_PLAIN_SCOPED = frozenset(("rust",))
 _STD_CRATES = frozenset(("std", "core", "alloc"))  # `std::fs::File`: never a workspace definition
 
 
@@ -294,7 +290,10 @@ def plain_names_scoped(record: FileRecord) -> bool:
     """Whether the file's plain names come only from itself, its imports (star imports too) or builtins: a module of
     a module-scoped language. A TS/JS file without imports may be a script whose names are global."""
     language = record.language
-    if language in _RUST_PLAIN_SCOPED:
+    if language == "rust":
+        # A Rust module's plain names are its items, its `use`s' and the prelude's (macros apart: `#[macro_use]`
+        # shows a crate's `macro_rules!` without a `use`, `UseResolver.macro_names`). Else `Result`, `Error` or
+        # `File` in every file reached ripgrep's own `struct File` (one of its flags).
         return True
     return language in MODULE_SCOPED_LANGUAGES and (language == "python" or bool(record.imports))
 

@@ -182,11 +182,15 @@ def outgoing_calls(snapshot: Snapshot, ref: SymbolRef) -> list[CallEdge]:
     span = definition.span
     counts: Counter[tuple[str, str | None]] = Counter()
     contexts: dict[tuple[str, str | None], Definition] = {}
-    a_test = is_named_callback(definition.name)  # a test's or a route's callback
+    a_callback = is_named_callback(definition.name)  # a test's or a route's: `it("adds")`, `app.get("/x")`
     for reference in file_index.references:
         if reference.is_call and _inside(span, reference.span.start_line, reference.span.start_col):
-            if a_test and reference.caller != definition.name and _outside_callback(file_index, definition, reference):
-                continue  # `it(...)` itself, or a call in its title: the test's call, not one its callback makes
+            if (
+                a_callback
+                and reference.caller != definition.name
+                and _outside_callback(file_index, definition, reference)
+            ):
+                continue  # `it(...)` itself, or a call in its title: the registering call, not one its callback makes
             key = (reference.name, reference.receiver)
             counts[key] += 1
             if key not in contexts:
@@ -197,11 +201,12 @@ def outgoing_calls(snapshot: Snapshot, ref: SymbolRef) -> list[CallEdge]:
     return edges
 
 
-def _outside_callback(file_index: FileIndex, test: Definition, reference: Reference) -> bool:
-    """Whether a call within a test's span is outside its callback: the test itself is the innermost definition
-    around it, yet not its caller (a function defined in the callback is the innermost one around its calls)."""
+def _outside_callback(file_index: FileIndex, named: Definition, reference: Reference) -> bool:
+    """Whether a call within a named callback's span (a test's, a route's) is outside its callback: the definition
+    itself is the innermost one around it, yet not its caller (a function defined in the callback is the innermost
+    one around its calls)."""
     inner = enclosing_definition(file_index, reference.span)
-    return inner is None or inner.span == test.span
+    return inner is None or inner.span == named.span
 
 
 CONSTRUCTOR_NAMES = frozenset(("__init__", "constructor"))

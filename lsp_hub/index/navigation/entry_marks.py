@@ -95,8 +95,9 @@ class EntryMarks:
         family = language_family(record.language) if record is not None else None
         if family in _REGISTERING_FAMILIES and definition.container is None:
             if family == _ECMA and is_named_callback(definition.name) and not is_test_call_name(definition.name):
-                # `app.get("/users")`: an anonymous handler, named by its registration (queries/ecma.scm)
-                return "route" if definition.name.partition("(")[0].rpartition(".")[2] in ROUTE_VERBS else None
+                # `app.get("/users")`: an anonymous handler, named by its registration (queries/ecma.scm names no
+                # other callback than a test's and a route's, and only for a route verb)
+                return "route"
             return "route" if (family, definition.name) in self._registered_routes() else None
         return None
 
