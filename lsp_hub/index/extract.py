@@ -71,6 +71,12 @@ QUERIES_DIR = Path(__file__).resolve().parent / "queries"
 
 SIGNATURE_MAX_CHARS = 200
 _HEADER_MAX_BYTES = 1000
+# A header (up to the body) longer than _HEADER_MAX_BYTES but within this is read whole, its docstrings shortened.
+_LONG_HEADER_MAX_BYTES = 64 * 1024
+_DOC_ARGUMENT = re.compile(rb""",\s*Doc\(\s*(?:\"\"\"\.\.\.\"\"\"|"[^"\n]*"|'[^'\n]*')\s*,?\s*\)(?:\s*,(?=\s*\]))?""")
+_OPENING_BRACKETS_ORD = frozenset(b"([{")
+_CLOSING_BRACKETS_ORD = frozenset(b")]}")
+_TRIPLE_QUOTED = re.compile(rb"(?s)\"\"\".*?\"\"\"|'''.*?'''")
 
 DEFINITION_KINDS: frozenset[str] = frozenset(
     ("function", "method", "class", "interface", "type", "constant", "variable", "module")
@@ -204,6 +210,34 @@ def _header_comments(node: tree_sitter.Node, body_start: int) -> list[tree_sitte
                 if "comment" in grandchild.type and grandchild.end_byte <= body_start
             )
     return found
+
+
+def _without_doc_annotations(header: bytes) -> bytes:
+    """`name: Annotated[T, Doc("...")]` as `name: T` (PEP 727's documentation in the annotation: FastAPI and Typer
+    write a parameter's prose there, which would fill the signature a map shows)."""
+    header = _DOC_ARGUMENT.sub(b"", header)
+    pieces: list[bytes] = []
+    position = 0
+    while (found := header.find(b"Annotated[", position)) >= 0:
+        inner_start = found + len(b"Annotated[")
+        depth, end, other_metadata = 1, inner_start, False
+        while end < len(header) and depth:
+            byte = header[end]
+            if byte in _OPENING_BRACKETS_ORD:
+                depth += 1
+            elif byte in _CLOSING_BRACKETS_ORD:
+                depth -= 1
+            elif byte == 44 and depth == 1:  # a comma: metadata other than Doc stays, and Annotated with it
+                other_metadata = True
+            end += 1
+        if depth or other_metadata:
+            pieces.append(header[position:inner_start])
+            position = inner_start
+            continue
+        pieces.append(header[position:found] + header[inner_start : end - 1].strip())
+        position = end
+    pieces.append(header[position:])
+    return b"".join(pieces)
 
 
 def _joined_lines(lines: list[bytes]) -> bytes:
@@ -646,7 +680,8 @@ class _Extractor:
         start = node.start_byte
         limit = min(node.end_byte, start + _HEADER_MAX_BYTES)
         body = node.child_by_field_name("body")
-        if body is not None and start < body.start_byte <= limit:
+        cut = False
+        if body is not None and start < body.start_byte <= start + _LONG_HEADER_MAX_BYTES:
             header = source[start : body.start_byte]
             if b"#" in header or b"/" in header:
                 # A comment before the body is no part of the signature: a child of the definition, or of its
@@ -654,6 +689,15 @@ class _Extractor:
                 comments = _header_comments(node, body.start_byte)
                 for comment in reversed(comments):
                     header = header[: comment.start_byte - start] + header[comment.end_byte - start :]
+            if b'"""' in header or b"'''" in header:
+                # Parameters documented in place (FastAPI's `Annotated[str, Doc("""...""")]`, hundreds of lines):
+                # their names and types, not the first line alone (`def get(`) nor the first parameter's prose.
+                header = _TRIPLE_QUOTED.sub(b'"""..."""', header)
+            if b"Doc(" in header:
+                header = _without_doc_annotations(header)
+            if len(header) > _HEADER_MAX_BYTES:
+                cut = True
+                header = header[:_HEADER_MAX_BYTES]
         elif node_type == "declaration":  # a C prototype or variable: the whole statement, however wrapped
             statement_end = source.find(b";", start, limit)
             header = source[start : statement_end + 1 if statement_end >= 0 else limit]
@@ -676,6 +720,8 @@ class _Extractor:
             signature = prefix + signature
         if len(signature) > SIGNATURE_MAX_CHARS:
             signature = signature[: SIGNATURE_MAX_CHARS - 3].rstrip() + "..."
+        elif cut:
+            signature = signature.rstrip() + "..."
         return signature
 
     # --- imports -----------------------------------------------------------------------------------------------

@@ -163,6 +163,44 @@ def test_long_signatures_are_truncated() -> None:
     assert len(signature) <= 200
 
 
+def test_parameters_documented_in_their_annotations_show_their_names_and_types() -> None:
+    """FastAPI writes each parameter's prose in `Annotated[T, Doc(\"\"\"...\"\"\")]`, hundreds of lines before the
+    body: the signature reads `path: str`, past the first line, with other metadata kept as written."""
+    prose = "\n".join(f"            Line {line} of the prose about this parameter." for line in range(60))
+    source = f'''\
+        def get(
+            self,
+            path: Annotated[
+                str,
+                Doc(
+                    """
+{prose}
+                    """
+                ),
+            ],
+            *,
+            tags: Annotated[list[str] | None, Doc("Tags.")] = None,
+            old: Annotated[int, Doc("Old."), deprecated("no")] = 0,
+            query: Annotated[int, Query()] = 1,  # noqa: B008
+        ) -> Callable[[Fn], Fn]:
+            pass
+        '''
+    result = extract("python", source)
+    signature = result.definitions[0].signature
+    assert signature == (
+        'def get(self, path: str, *, tags: list[str] | None = None, old: Annotated[int, deprecated("no")] = 0,'
+        " query: Annotated[int, Query()] = 1) -> Callable[[Fn], Fn]:"
+    )
+
+
+def test_a_header_longer_than_the_reading_limit_is_cut_not_reduced_to_its_first_line() -> None:
+    parameters = ",\n".join(f"    parameter_{index}: Annotated[int, Meta({index})] = {index}" for index in range(60))
+    result = extract("python", f"def wide(\n{parameters},\n):\n    pass\n")
+    signature = result.definitions[0].signature
+    assert signature.startswith("def wide(parameter_0: Annotated[int, Meta(0)] = 0, parameter_1:")
+    assert signature.endswith("...")
+
+
 # --- TypeScript / TSX / JavaScript -------------------------------------------------------------------------------
 
 TS_SOURCE = """\
