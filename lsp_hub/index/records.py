@@ -27,7 +27,7 @@ import marshal
 import threading
 import weakref
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from lsp_hub.index.model import Definition, FileIndex, Import, Reference, Span
@@ -54,8 +54,9 @@ Packed = tuple[Any, ...]
 ) = range(10)
 PACKED_LENGTH = 10
 # A definition as `FileRecord.definitions` gives it: what the graphs and maps read, without the spans (those come
-# from `file_index()`), which are most of a packed definition's objects.
-D_NAME, D_KIND, D_START_LINE, D_SIGNATURE, D_CONTAINER = range(5)
+# from `file_index()`), which are most of a packed definition's objects. D_LOCAL: inside a function's body.
+D_NAME, D_KIND, D_START_LINE, D_SIGNATURE, D_CONTAINER, D_LOCAL = range(6)
+_BODY_KINDS = frozenset(("function", "method"))
 R_NAME, R_LINE, R_COL, R_END_LINE, R_END_COL, R_IS_CALL, R_CALLER, R_RECEIVER = range(8)
 I_MODULE, I_NAMES, I_LEVEL, I_ALIASES = 0, 1, 2, 4
 
@@ -131,8 +132,27 @@ def head_of(packed: Packed) -> Head:
             by_receiver = uses[reference[R_NAME]] = {}
         receiver = reference[R_RECEIVER]
         by_receiver[receiver] = by_receiver.get(receiver, 0) + 1
-    summaries = tuple((d[0], d[1], d[2], kept_signature(d[10], d[11]), d[11]) for d in packed[P_DEFINITIONS])
+    summaries = tuple(
+        (d[0], d[1], d[2], kept_signature(d[10], d[11]), d[11], local)
+        for d, local in zip(packed[P_DEFINITIONS], _local_flags(packed[P_DEFINITIONS]), strict=True)
+    )
     return (*packed[:P_DEFINITIONS], summaries, (), *packed[P_REFERENCES + 1 :]), uses
+
+
+def _local_flags(definitions: Sequence[Sequence[Any]]) -> list[bool]:
+    """Per packed definition (in document order), whether it lies in a function's or method's body: a closure, a
+    local class, a test nested in a `describe` callback. No other file can name it, and the map and outline leave
+    it out."""
+    flags: list[bool] = []
+    open_ends: list[tuple[int, int]] = []  # the ends of the functions around the current definition, innermost last
+    for definition in definitions:
+        start = (definition[2], definition[3])
+        while open_ends and open_ends[-1] <= start:
+            open_ends.pop()
+        flags.append(bool(open_ends))
+        if definition[1] in _BODY_KINDS:
+            open_ends.append((definition[4], definition[5]))
+    return flags
 
 
 def kept_signature(signature: str, container: str | None) -> str:
@@ -355,8 +375,8 @@ class FileRecord:
 
     @property
     def definitions(self) -> tuple[tuple[Any, ...], ...]:
-        """(name, kind, start line, signature, container) per definition, in the file's order (see D_NAME...); the
-        signature only of module-level assignments (`kept_signature`), "" otherwise: see `signatures()`."""
+        """(name, kind, start line, signature, container, local) per definition, in the file's order (see D_NAME...);
+        the signature only of module-level assignments (`kept_signature`), "" otherwise: see `signatures()`."""
         definitions: tuple[tuple[Any, ...], ...] = self._loaded_head()[P_DEFINITIONS]
         return definitions
 

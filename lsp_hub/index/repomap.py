@@ -21,7 +21,7 @@ from lsp_hub.index.file_kinds import is_named_callback
 from lsp_hub.index.graph_inputs import name_tables
 from lsp_hub.index.graph_store import ranking
 from lsp_hub.index.pagerank import best_positions
-from lsp_hub.index.records import D_CONTAINER, D_KIND, D_NAME, D_START_LINE
+from lsp_hub.index.records import D_CONTAINER, D_KIND, D_LOCAL, D_NAME, D_START_LINE
 from lsp_hub.index.workspace import Snapshot
 
 DEFAULT_TOKEN_BUDGET = 1024
@@ -109,6 +109,8 @@ def _rank_tags(
         score_of = scores.get
         total = math.fsum(scores.values()) or 1.0  # fsum: the same whatever order the scores come in
         for position, definition in enumerate(snapshot.files[path].definitions):
+            if definition[D_LOCAL]:
+                continue  # a closure or a local class: no other file can name it, whatever shares its name
             name = definition[D_NAME]
             # A constructor is named as its class (Java, C#, C++): the uses of the name are the class's.
             passed = score_of(name, 0.0) if definition[D_CONTAINER] != name else 0.0
@@ -194,7 +196,11 @@ class _Renderer:
         wanted = {definitions[p][D_CONTAINER] for p in positions if definitions[p][D_CONTAINER] is not None}
         if wanted:
             for position, definition in enumerate(definitions):
-                if definition[D_NAME] in wanted and definition[D_KIND] in ("class", "interface", "type", "module"):
+                if (
+                    definition[D_NAME] in wanted
+                    and definition[D_KIND] in ("class", "interface", "type", "module")
+                    and not definition[D_LOCAL]
+                ):
                     shown.add(position)
                     wanted.discard(definition[D_NAME])
         return shown

@@ -273,3 +273,35 @@ def test_a_named_callback_comes_after_the_files_definitions_that_are_used(tmp_pa
         if symbols:
             break
     assert symbols == ["render"]
+
+
+def test_a_closure_sharing_a_used_name_is_not_drawn_as_a_top_level_function(tmp_path: Path) -> None:
+    """fastapi: `FastAPI.setup` defines `async def openapi(req)` inside it, and every use of the method `openapi`
+    ranked the closure too, drawn at the file's top level as if the module defined it (five `def decorator` lines
+    beside). No other file can name a function's locals: the map leaves them out, as the outline does."""
+    write(
+        tmp_path,
+        "app/applications.py",
+        "class FastAPI:\n    def openapi(self):\n        return {}\n\n    def setup(self):\n"
+        "        async def openapi(req):\n            return self.openapi()\n\n"
+        "        class Local:\n            def openapi(self):\n                return 1\n\n"
+        "        return openapi\n",
+    )
+    write(tmp_path, "app/main.py", "from app.applications import FastAPI\n\nFastAPI().openapi()\n")
+    snapshot = snapshot_of(tmp_path)
+    text = repo_map(snapshot, token_budget=4096)["text"]
+    block = text.split("app/applications.py:\n", 1)[1].split("\napp/", 1)[0]
+    assert block.splitlines() == [
+        "  class FastAPI:",
+        "    def openapi(self):",
+        "    def setup(self):",
+    ]
+    locals_flags = [(d[0], d[5]) for d in snapshot.files["app/applications.py"].definitions]
+    assert locals_flags == [
+        ("FastAPI", False),
+        ("openapi", False),
+        ("setup", False),
+        ("openapi", True),
+        ("Local", True),
+        ("openapi", True),
+    ]
