@@ -176,15 +176,20 @@ class _Renderer:
         shown_names: list[str] = []
         containers_shown = {definitions[p][D_NAME] for p in shown}
         beside = _beside_their_container(definitions)
+        depths: dict[str, int] = {}  # how deep each line drawn so far is, by its name: a member goes one deeper
         for position in sorted(shown, key=lambda p: (definitions[p][D_START_LINE], p)):
             definition = definitions[position]
             container, signature = definition[D_CONTAINER], signatures[position]
+            depth = 1
             if container is None:
-                lines.append(INDENT + signature)
+                pass
             elif container in containers_shown and position in beside:
-                lines.append(INDENT * 2 + signature)
-            else:  # a Go method or a Rust impl's function, away from its type: said whose it is, unless it says so
-                lines.append(INDENT + signature + ("" if _names_its_type(signature, container) else f" [{container}]"))
+                depth = depths.get(container, 1) + 1  # Ruby's `module Sinatra; class Request; def params`
+            elif not _names_its_type(signature, container):
+                # a Go method or a Rust impl's function, away from its type: said whose it is, unless it says so
+                signature += f" [{container}]"
+            lines.append(INDENT * depth + signature)
+            depths[definition[D_NAME]] = depth
             if position in positions:
                 shown_names.append(definition[D_NAME])
         return lines, shown_names
@@ -214,6 +219,8 @@ def _beside_their_container(definitions: Sequence[tuple[Any, ...]]) -> set[int]:
     open_names: set[str] = set()  # the last top-level definition and its members drawn after it
     for position in sorted(range(len(definitions)), key=lambda p: (definitions[p][D_START_LINE], p)):
         definition = definitions[position]
+        if definition[D_LOCAL]:
+            continue  # never drawn (Ruby's `def block.each` in a method's body)
         container = definition[D_CONTAINER]
         if container is None:
             open_names = {definition[D_NAME]}

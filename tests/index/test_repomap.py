@@ -305,3 +305,32 @@ def test_a_closure_sharing_a_used_name_is_not_drawn_as_a_top_level_function(tmp_
         ("Local", True),
         ("openapi", True),
     ]
+
+
+def test_members_of_nested_types_are_drawn_one_level_deeper_each(tmp_path: Path) -> None:
+    """sinatra: `module Sinatra; class Request; def params` drew the method level with the class, as if the module
+    had it, and `def block.each` inside a method's body (a local, never drawn) ended the nesting for the rest of
+    the file: every later method read `def redirect [Helpers]`."""
+    write(
+        tmp_path,
+        "lib/app.rb",
+        "module Sinatra\n  class Request\n    def params\n      1\n    end\n  end\n\n  module Helpers\n"
+        "    def body(&block)\n      def block.each; yield(call) end\n    end\n\n    def redirect(uri)\n"
+        "      uri\n    end\n  end\nend\n",
+    )
+    write(
+        tmp_path,
+        "lib/use.rb",
+        "require_relative 'app'\n\nSinatra::Request.new.params\nx.body { 1 }\nx.redirect('/')\nx.each\n",
+    )
+    snapshot = snapshot_of(tmp_path)
+    text = repo_map(snapshot, token_budget=4096)["text"]
+    block = text.split("lib/app.rb:\n", 1)[1].split("\nlib/", 1)[0]
+    assert block.splitlines() == [
+        "  module Sinatra",
+        "    class Request",
+        "      def params",
+        "    module Helpers",
+        "      def body(&block)",
+        "      def redirect(uri)",
+    ]
