@@ -22,6 +22,15 @@ def split_words(identifier: str) -> list[str]:
     return [word.lower() for chunk in identifier.split("_") for word in _WORD.findall(chunk)]
 
 
+def singular(word: str) -> str:
+    """A crude singular ("users" -> "user", "entries" -> "entry"), enough to match names to prose."""
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        return word[:-1]
+    return word
+
+
 def squashed(text: str) -> str:
     """Lower case without separators: `UserCache`, `user_cache` and `user cache` compare equal."""
     return _SEPARATORS.sub("", text).lower()
@@ -34,15 +43,15 @@ class PathTables:
         self.by_directory: dict[str, list[str]] = defaultdict(list)
         self.by_bare_name: dict[str, list[str]] = defaultdict(list)
         self.tests_by_subject: dict[str, list[str]] = defaultdict(list)
-        self.by_path_word: dict[str, list[str]] = defaultdict(list)
+        self.by_singular_path_word: dict[str, list[str]] = defaultdict(list)  # by the singular of each word
         for path in sorted(snapshot.files):
             self.by_directory[posixpath.dirname(path)].append(path)
             self.by_bare_name[bare_name(path)].append(path)
             subject = test_subject(path)
             if subject is not None:
                 self.tests_by_subject[subject].append(path)
-            for word in set(split_words(path.rsplit(".", 1)[0].replace("/", "_"))):
-                self.by_path_word[word].append(path)
+            for word in {singular(word) for word in split_words(path.rsplit(".", 1)[0].replace("/", "_"))}:
+                self.by_singular_path_word[word].append(path)
         self.names_by_squashed: dict[str, list[str]] = defaultdict(list)
         for name in name_tables(snapshot).definers:
             self.names_by_squashed[squashed(name)].append(name)

@@ -39,7 +39,7 @@ from lsp_hub.index.file_kinds import bare_name, is_generated_path, is_test_file,
 from lsp_hub.index.graph import use_resolver
 from lsp_hub.index.graph_inputs import COMMON_NAMES, import_graph, name_tables
 from lsp_hub.index.graph_store import ranking
-from lsp_hub.index.path_tables import path_tables, split_words, squashed
+from lsp_hub.index.path_tables import path_tables, singular, split_words, squashed
 from lsp_hub.index.relevance_weights import Evidence, Weights
 from lsp_hub.index.workspace import Snapshot
 
@@ -215,15 +215,6 @@ def _description_words(description: str) -> list[str]:
     return words
 
 
-def _singular(word: str) -> str:
-    """A crude singular ("users" -> "user", "entries" -> "entry"), enough to match names to prose."""
-    if len(word) > 4 and word.endswith("ies"):
-        return word[:-3] + "y"
-    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
-        return word[:-1]
-    return word
-
-
 def _mentions(snapshot: Snapshot, description: str, scores: Evidence) -> None:
     mentioned = {token.strip("./").lower() for token in _PATHLIKE.findall(description)}
     if not mentioned:
@@ -249,11 +240,11 @@ def _symbols(snapshot: Snapshot, description: str, words: list[str], scores: Evi
         for start in range(len(words) - length + 1):
             run = words[start : start + length]
             runs.setdefault("".join(run), SYMBOL_WORDS_SCORE)
-            runs.setdefault("".join(_singular(word) for word in run), SYMBOL_WORDS_SCORE)
+            runs.setdefault("".join(singular(word) for word in run), SYMBOL_WORDS_SCORE)
     for word in words:
         if len(word) > 3:
             runs.setdefault(word, SYMBOL_WORD_SCORE)
-            runs.setdefault(_singular(word), SYMBOL_WORD_SCORE)
+            runs.setdefault(singular(word), SYMBOL_WORD_SCORE)
     # The names written exactly, and those a run of words spells (looked up by their squashed spelling).
     by_squashed = path_tables(snapshot).names_by_squashed
     candidates = {name for name in exact if name in definers}
@@ -311,10 +302,14 @@ def _path_words(snapshot: Snapshot, words: list[str], scores: Evidence) -> None:
     interesting = {word for word in words if len(word) > 2}
     if not interesting:
         return
-    by_word = path_tables(snapshot).by_path_word
+    # "dependency" finds fastapi/dependencies/, "websocket" websockets.py: by their singulars
+    by_word = path_tables(snapshot).by_singular_path_word
     found: dict[str, list[str]] = defaultdict(list)
+    written: dict[str, str] = {}  # singular -> the description's word, each counted once
     for word in sorted(interesting):
-        for path in by_word.get(word, ()):
+        written.setdefault(singular(word), word)
+    for one, word in written.items():
+        for path in by_word.get(one, ()):
             found[path].append(word)
     for path, hits in found.items():
         if hits:
