@@ -88,3 +88,14 @@ def test_generated_paths(path: str, generated: bool) -> None:
 
 def test_minified_by_line_length() -> None:
     assert looks_minified(12_000, 3) and not looks_minified(12_000, 300) and not looks_minified(900, 1)
+
+
+def test_a_words_plural_in_a_path_matches_it(project: Path) -> None:
+    """fastapi: 'dependency' in a task did not find fastapi/dependencies/ by its path, nor 'websocket' websockets.py:
+    a path's words and the description's compare by their singulars, each counted once."""
+    write(project, "shop/dependencies/solver.py", "def solve():\n    return 1\n")
+    write(project, "shop/websockets.py", "def accept():\n    return 1\n")
+    files = relevant(project, "a websocket dependency and its dependencies")["files"]
+    reasons = {entry["path"]: entry["reasons"] for entry in files}  # type: ignore[attr-defined, index]
+    assert "path matches 'dependencies'" in reasons["shop/dependencies/solver.py"]
+    assert "path matches 'websocket'" in reasons["shop/websockets.py"]
