@@ -11,6 +11,8 @@ asked which files go with the target, the non-test file the commit changed most.
 the commit modified or deleted that the index holds. Rankings compared, each cut at 10:
 - ours:target   `relevance.relevant_files` with the target and no description, default weights;
 - ours:subject  the same with the commit's subject line as the description;
+- ours:described  the subject line alone, no target (an agent's first question): its key is the target and the
+                rest of the key, every source file the commit changed;
 - ours:repo     ours:target with the weights the hub would fit to the repository (`relevance_tuning`), fitted
                 once, at the parent of the first held-out commit, from the commits before it (held-out half only);
 - same-dir      files nearest the target in the directory tree, then by the length of the name they share;
@@ -66,7 +68,16 @@ from lsp_hub.index.workspace import WorkspaceIndex
 
 TOP_N = 10
 DEEP = 50  # rankings are kept this deep so a miss can say how far down it was
-SYSTEMS = ("ours:target", "ours:subject", "ours:repo", "same-dir", "history", "aider:target", "aider:subject")
+SYSTEMS = (
+    "ours:target",
+    "ours:subject",
+    "ours:described",
+    "ours:repo",
+    "same-dir",
+    "history",
+    "aider:target",
+    "aider:subject",
+)
 OURS = ("ours:target", "ours:subject")
 SPLITS = ("held-out", "tuning")
 DEFAULT_CACHE = Path.home() / ".cache" / "lsp-hub-bench" / "relevance-cochange"
@@ -196,6 +207,9 @@ def replay_repository(repo: Path, options: argparse.Namespace, aider_python: Pat
                             snapshot, query.subject, [query.target], DEEP, options.history_commits, DEFAULTS
                         )
                     ),
+                    "ours:described": _paths(
+                        relevance.relevant_files(snapshot, query.subject, [], DEEP, options.history_commits, DEFAULTS)
+                    ),
                     "ours:repo": _paths(
                         relevance.relevant_files(snapshot, "", [query.target], DEEP, options.history_commits, fitted)
                     )
@@ -252,7 +266,7 @@ def _rank(ranking: list[str] | None, path: str) -> str:
 def print_query(outcome: Outcome) -> None:
     query = outcome.query
     figures = "  ".join(
-        f"{system} {recall(ranking, outcome.key, TOP_N):.2f}"
+        f"{system} {recall(ranking, key_of(outcome, system), TOP_N):.2f}"
         for system, ranking in outcome.rankings.items()
         if ranking is not None
     )
@@ -267,8 +281,13 @@ def print_query(outcome: Outcome) -> None:
         print(f"      miss {outcome.kinds[path]:<15} {path}  {ranks}")
 
 
+def key_of(outcome: Outcome, system: str) -> tuple[str, ...]:
+    """What a ranking should find: the other files the commit changed, and the target too where it was not given."""
+    return (outcome.query.target, *outcome.key) if system == "ours:described" else outcome.key
+
+
 def scores(outcomes: list[Outcome], system: str) -> tuple[float, float, float, int] | None:
-    rankings = [(outcome.rankings[system], outcome.key) for outcome in outcomes]
+    rankings = [(outcome.rankings[system], key_of(outcome, system)) for outcome in outcomes]
     scored = [(ranking, key) for ranking, key in rankings if ranking is not None]
     if not scored:
         return None

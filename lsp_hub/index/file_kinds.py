@@ -68,6 +68,15 @@ def test_subject(path: str) -> str | None:
     return None
 
 
+_EXAMPLE_DIRECTORY = re.compile(r"^_?(examples?|docs?|docs_src|samples?|demos?)$")
+
+
+def is_example_path(path: str) -> bool:
+    """Whether a path lies under an examples', docs' or samples' directory (fastapi's docs_src, express's
+    examples): code that shows the project's use, rarely what a task changes first."""
+    return any(_EXAMPLE_DIRECTORY.match(part) for part in path.split("/")[:-1])
+
+
 def bare_name(path: str) -> str:
     """`pkg/cart.test.ts` -> `cart`."""
     return posixpath.basename(path).split(".", 1)[0]

@@ -99,3 +99,12 @@ def test_a_words_plural_in_a_path_matches_it(project: Path) -> None:
     reasons = {entry["path"]: entry["reasons"] for entry in files}  # type: ignore[attr-defined, index]
     assert "path matches 'dependencies'" in reasons["shop/dependencies/solver.py"]
     assert "path matches 'websocket'" in reasons["shop/websockets.py"]
+
+
+def test_a_description_alone_ranks_the_code_before_its_examples(project: Path) -> None:
+    """fastapi: hundreds of docs_src files match a task's words as well as the library does. With no target they
+    count half; with a target (whose neighbours decide) they are left as they are."""
+    for number in range(3):
+        write(project, f"docs_src/invoice_{number}.py", "from shop.models import Invoice\n\nInvoice().total()\n")
+    ranked = paths(relevant(project, "the invoice total"))
+    assert ranked.index("shop/models.py") < min(ranked.index(f"docs_src/invoice_{n}.py") for n in range(3)), ranked
