@@ -455,3 +455,44 @@ def test_trace_starts_at_aspnet_actions_and_xunit_tests(tmp_path: Path) -> None:
     starts = {(path["entry"], path["calls"][0]["symbol"]) for path in paths}
     assert {("route", "UsersController.List"), ("test", "StoreTests.ListsNames")} <= starts, starts
     assert not any(symbol == "UsersController.Hidden" and entry in ("route", "test") for entry, symbol in starts)
+
+
+def test_trace_starts_at_nestjs_handlers_in_typescript_and_javascript(tmp_path: Path) -> None:
+    """NestJS's `@Get(':id')` above a controller's method (TypeScript's grammar makes the decorators the method's
+    siblings in the class body, so none was read), its `@MessagePattern` and `@Cron` handlers, and the same
+    decorators in Babel-compiled JavaScript (where the grammar keeps them in the method). `@UseGuards` beside a
+    route marks nothing; a method without decorators is no route."""
+    write(tmp_path, "package.json", '{"name": "cats"}\n')
+    write(
+        tmp_path,
+        "src/cats.controller.ts",
+        "import { CatsService } from './cats.service';\n\n@Controller('cats')\nexport class CatsController {\n"
+        "  constructor(private readonly cats: CatsService) {}\n\n  @UseGuards(AuthGuard)\n  @Get(':id')\n"
+        "  findOne(id: string) {\n    return this.cats.find(id);\n  }\n\n  @MessagePattern('cat.created')\n"
+        "  created() {\n    return this.cats.find('x');\n  }\n\n  @Cron('0 * * * *')\n  sweep() {\n"
+        "    return this.cats.find('y');\n  }\n\n  @UseGuards(AuthGuard)\n  guarded() {\n"
+        "    return this.cats.find('z');\n  }\n}\n",
+    )
+    write(
+        tmp_path,
+        "src/dogs.controller.js",
+        "import { lookup } from './lookup';\n\nexport class DogsController {\n  @Post()\n"
+        "  create() {\n    return lookup('d');\n  }\n}\n",
+    )
+    write(
+        tmp_path,
+        "src/cats.service.ts",
+        "import { lookup } from './lookup';\n\nexport class CatsService {\n  find(id: string) {\n"
+        "    return lookup(id);\n  }\n}\n",
+    )
+    write(tmp_path, "src/lookup.ts", "export function lookup(id: string) {\n  return id;\n}\n")
+    index = WorkspaceIndex(tmp_path, use_cache=False)
+    index.build()
+    starts = {(path["entry"], path["calls"][0]["symbol"]) for path in api.trace(index, "lookup").to_json()["paths"]}
+    assert {
+        ("route", "CatsController.findOne"),
+        ("route", "CatsController.created"),
+        ("task", "CatsController.sweep"),
+        ("route", "DogsController.create"),
+    } <= starts, starts
+    assert not any(symbol == "CatsController.guarded" and entry != "api" for entry, symbol in starts), starts

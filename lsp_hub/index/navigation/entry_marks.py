@@ -25,7 +25,7 @@ ROUTE_VERBS = frozenset(
 GO_ROUTE_WORDS = frozenset(("handlefunc", "handle"))
 _REGISTERING_FAMILIES = frozenset(("ecma", "go"))  # languages whose registrations the queries record
 COMMAND_WORDS = frozenset(("command", "group"))  # click, typer
-TASK_WORDS = frozenset(("task", "shared_task", "periodic_task"))  # celery, dramatiq-like
+TASK_WORDS = frozenset(("task", "shared_task", "periodic_task", "Cron", "Interval"))  # celery; NestJS's schedule
 # pytest; JUnit; xUnit, NUnit and MSTest.
 TEST_DECORATORS = frozenset(
     (
@@ -41,9 +41,27 @@ TEST_DECORATORS = frozenset(
         "DataTestMethod",
     )
 )
-# Spring's request mappings and ASP.NET's action attributes: a handler the framework calls for a path.
+# Spring's request mappings, ASP.NET's action attributes, NestJS's method decorators and microservice handlers,
+# JAX-RS's verbs: a handler the framework calls for a path or a message.
 ROUTE_ANNOTATIONS = frozenset(
     (
+        "Get",
+        "Post",
+        "Put",
+        "Delete",
+        "Patch",
+        "Head",
+        "Options",
+        "All",
+        "MessagePattern",
+        "EventPattern",
+        "GET",
+        "POST",
+        "PUT",
+        "DELETE",
+        "PATCH",
+        "HEAD",
+        "OPTIONS",
         "RequestMapping",
         "GetMapping",
         "PostMapping",

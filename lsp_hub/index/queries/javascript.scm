@@ -11,3 +11,14 @@
   (member_expression
     object: (_) @receiver
     property: (property_identifier) @name) @reference.class)
+
+; --- decorators ----------------------------------------------------------------------------------------------
+; A method's decorators as written, without their arguments (the JavaScript grammar keeps them in the method).
+
+(method_definition
+  decorator: (decorator
+    [
+      (identifier) @decorator
+      (member_expression) @decorator
+      (call_expression function: [(identifier) (member_expression)] @decorator)
+    ])) @decorated

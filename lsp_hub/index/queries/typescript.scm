@@ -110,3 +110,20 @@
     (call_expression function: [(identifier) (member_expression)] @type)
     (await_expression (call_expression function: [(identifier) (member_expression)] @type))
   ] @made_by_call) @local
+
+; --- decorators ----------------------------------------------------------------------------------------------
+; NestJS's `@Get(':id')`, Angular's `@HostListener('click')`: a method's decorators as written, without their
+; arguments (`trace` reads route handlers from them). TypeScript's grammar puts them before the method in the class
+; body, as its siblings; the method is the first definition after them.
+
+(class_body
+  (decorator
+    [
+      (identifier) @decorator
+      (member_expression) @decorator
+      (call_expression function: [(identifier) (member_expression)] @decorator)
+    ])
+  .
+  (decorator)*
+  .
+  (method_definition) @decorated)
