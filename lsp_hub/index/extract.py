@@ -74,6 +74,11 @@ _HEADER_MAX_BYTES = 1000
 # A header (up to the body) longer than _HEADER_MAX_BYTES but within this is read whole, its docstrings shortened.
 _LONG_HEADER_MAX_BYTES = 64 * 1024
 _DOC_ARGUMENT = re.compile(rb""",\s*Doc\(\s*(?:\"\"\"\.\.\.\"\"\"|"[^"\n]*"|'[^'\n]*')\s*,?\s*\)(?:\s*,(?=\s*\]))?""")
+# Definitions that are a signature and nothing else (TypeScript's interface members and overloads, Go's interface
+# methods, Rust's trait methods without a default): their first line alone was `register<R extends Registry>(`.
+_BODILESS_SIGNATURES = frozenset(
+    ("function_signature", "method_signature", "abstract_method_signature", "method_elem", "function_signature_item")
+)
 _OPENING_BRACKETS_ORD = frozenset(b"([{")
 _CLOSING_BRACKETS_ORD = frozenset(b")]}")
 _TRIPLE_QUOTED = re.compile(rb"(?s)\"\"\".*?\"\"\"|'''.*?'''")
@@ -701,6 +706,9 @@ class _Extractor:
         elif node_type == "declaration":  # a C prototype or variable: the whole statement, however wrapped
             statement_end = source.find(b";", start, limit)
             header = source[start : statement_end + 1 if statement_end >= 0 else limit]
+        elif node_type in _BODILESS_SIGNATURES:  # an interface's or trait's method: all of it, however wrapped
+            header = source[start:limit]
+            cut = limit < node.end_byte
         else:
             line_end = source.find(b"\n", start, limit)
             header = source[start : line_end if line_end >= 0 else limit]

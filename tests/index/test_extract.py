@@ -201,6 +201,24 @@ def test_a_header_longer_than_the_reading_limit_is_cut_not_reduced_to_its_first_
     assert signature.endswith("...")
 
 
+def test_a_wrapped_signature_without_a_body_is_read_whole() -> None:
+    """zod's outline showed `register<R extends core.$ZodRegistry>(` for an interface's method: a definition that
+    is only a signature (TypeScript's interface members and abstract methods, Go's interface methods, Rust's trait
+    methods) had its first line alone."""
+    typescript = extract(
+        "typescript",
+        "interface Z {\n  register<R extends Registry>(\n    registry: R,\n    meta?: string\n  ): this;\n}\n"
+        "abstract class A {\n  abstract run(\n    x: number\n  ): void;\n}\n",
+    )
+    signatures = {d.name: d.signature for d in typescript.definitions}
+    assert signatures["register"] == "register<R extends Registry>(registry: R, meta?: string): this"
+    assert signatures["run"] == "abstract run(x: number): void"
+    go = extract("go", "package p\n\ntype Store interface {\n\tGet(\n\t\tkey string,\n\t) (string, error)\n}\n")
+    assert {d.name: d.signature for d in go.definitions}["Get"] == "Get(key string) (string, error)"
+    rust = extract("rust", "trait Store {\n    fn get(\n        &self,\n        key: &str,\n    ) -> Option<String>;\n}\n")
+    assert {d.name: d.signature for d in rust.definitions}["get"] == "fn get(&self, key: &str) -> Option<String>;"
+
+
 # --- TypeScript / TSX / JavaScript -------------------------------------------------------------------------------
 
 TS_SOURCE = """\
