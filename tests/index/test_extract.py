@@ -215,7 +215,9 @@ def test_a_wrapped_signature_without_a_body_is_read_whole() -> None:
     assert signatures["run"] == "abstract run(x: number): void"
     go = extract("go", "package p\n\ntype Store interface {\n\tGet(\n\t\tkey string,\n\t) (string, error)\n}\n")
     assert {d.name: d.signature for d in go.definitions}["Get"] == "Get(key string) (string, error)"
-    rust = extract("rust", "trait Store {\n    fn get(\n        &self,\n        key: &str,\n    ) -> Option<String>;\n}\n")
+    rust = extract(
+        "rust", "trait Store {\n    fn get(\n        &self,\n        key: &str,\n    ) -> Option<String>;\n}\n"
+    )
     assert {d.name: d.signature for d in rust.definitions}["get"] == "fn get(&self, key: &str) -> Option<String>;"
 
 
