@@ -180,6 +180,20 @@ def test_symbols_camel_case_pieces_kind_container_and_cap(tmp_path: Path) -> Non
     assert "no definition matches 'zzz'" in api.symbols(index, "zzz").to_text()
 
 
+
+def test_equal_matches_list_the_projects_code_then_tests_and_examples_then_locals(tmp_path: Path) -> None:
+    """fastapi: `symbols websocket` and the definitions a task names listed `docs_src/` tutorials before `fastapi/`
+    (path order), and a test's nested `def dependency` beside the library's."""
+    write(tmp_path, "docs_src/tutorial.py", "def websocket():\n    pass\n")
+    write(tmp_path, "tests/test_ws.py", "def test_ws():\n    def websocket():\n        pass\n")
+    write(tmp_path, "zapp/core.py", "def websocket():\n    pass\n")
+    index = WorkspaceIndex(tmp_path, use_cache=False)
+    index.build()
+    expected = ["zapp/core.py", "docs_src/tutorial.py", "tests/test_ws.py"]
+    assert [entry["path"] for entry in api.symbols(index, "websocket").to_json()["symbols"]] == expected
+    named = api.context(index, "a timeout on the websocket").to_json()["definitions"]
+    assert [entry["path"] for entry in named] == expected
+
 def test_an_index_still_building_answers_incomplete(tmp_path: Path) -> None:
     write(tmp_path, "a.py", "def f() -> None:\n    pass\n")
     index = WorkspaceIndex(tmp_path, use_cache=False)  # never built: empty, not ready

@@ -13,7 +13,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from lsp_hub.index.file_kinds import is_test_call_name
+from lsp_hub.index.file_kinds import is_example_path, is_test_call_name, is_test_file
 from lsp_hub.index.navigation.common import (
     Completeness,
     NavigationError,
@@ -22,7 +22,7 @@ from lsp_hub.index.navigation.common import (
     more_line,
     take_snapshot,
 )
-from lsp_hub.index.records import D_CONTAINER, D_KIND, D_NAME, D_START_LINE
+from lsp_hub.index.records import D_CONTAINER, D_KIND, D_LOCAL, D_NAME, D_START_LINE
 from lsp_hub.index.symbols import _QUERY_PIECE, _humps
 from lsp_hub.index.workspace import Snapshot, WorkspaceIndex
 
@@ -43,7 +43,8 @@ class NameTable:
     name_line_starts: list[int]
     words: str  # each name's words lowercased and space-separated, one name per line (the same order)
     word_line_starts: list[int]
-    places: dict[str, list[tuple[str, str, str | None, int]]]  # name -> (path, kind, container, 0-based line)
+    # name -> (path, kind, container, 0-based line, standing: PROJECT_CODE, TESTS_OR_EXAMPLES or LOCAL)
+    places: dict[str, list[tuple[str, str, str | None, int, int]]]
 
 
 def _line_starts(lines: list[str]) -> list[int]:
@@ -54,13 +55,21 @@ def _line_starts(lines: list[str]) -> list[int]:
     return starts
 
 
+# Where a definition stands, for the order of equal matches: the project's code, then its tests' and examples', then
+# a function's locals (fastapi's `docs_src` tutorials sort before `fastapi/`, and a test's nested `def dependency`
+# named in a task came before the library's).
+PROJECT_CODE, TESTS_OR_EXAMPLES, LOCAL = 0, 1, 2
+
+
 def name_table(snapshot: Snapshot) -> NameTable:
     def build(s: Snapshot) -> NameTable:
-        places: dict[str, list[tuple[str, str, str | None, int]]] = defaultdict(list)
+        places: dict[str, list[tuple[str, str, str | None, int, int]]] = defaultdict(list)
         for path, record in s.files.items():
+            file_standing = TESTS_OR_EXAMPLES if is_test_file(path) or is_example_path(path) else PROJECT_CODE
             for definition in record.definitions:
+                standing = LOCAL if definition[D_LOCAL] else file_standing
                 places[definition[D_NAME]].append((path, definition[D_KIND], definition[D_CONTAINER],
-                                                   definition[D_START_LINE]))
+                                                   definition[D_START_LINE], standing))
         names = sorted(places)
         lowered_names: dict[str, list[str]] = defaultdict(list)
         for name in names:
@@ -203,15 +212,15 @@ def symbols(index: WorkspaceIndex, query: str, limit: int = DEFAULT_SYMBOLS_LIMI
     snapshot = take_snapshot(index, wait)
     completeness = index_completeness(index, snapshot)
     table = name_table(snapshot)
-    ranked: list[tuple[int, int, int, str, str, int, str, str | None]] = []
+    ranked: list[tuple[int, int, int, int, str, str, int, str, str | None]] = []
     truncated: list[int] = []
     for name, score in _matching_names(table, query, truncated).items():
-        for path, kind, container, line in table.places[name]:
+        for path, kind, container, line, standing in table.places[name]:
             if kind not in DEFINITION_KINDS and not include_variables and score < 90:
                 continue
             # A TS/JS test (`describe("Command.parseOptions()")`) spells what it tests: after what it tests.
             order = TEST_ORDER if is_test_call_name(name) else _KIND_ORDER.get(kind, 5)
-            ranked.append((-score, order, len(name), path, name, line, kind, container))
+            ranked.append((-score, standing, order, len(name), path, name, line, kind, container))
     shown = heapq.nsmallest(limit, ranked) if 0 < limit < len(ranked) else sorted(ranked)
     omitted = len(ranked) - len(shown)
     if omitted:
@@ -220,5 +229,5 @@ def symbols(index: WorkspaceIndex, query: str, limit: int = DEFAULT_SYMBOLS_LIMI
         completeness.add(f"over {MAX_SUBSTRING_NAMES} names contain {query!r}: substring matches not all counted or "
                          "ranked; a longer query narrows it")
     matches = [SymbolMatch(name, kind, container, path, line + 1, -score)
-               for score, _order, _length, path, name, line, kind, container in shown]
+               for score, _standing, _order, _length, path, name, line, kind, container in shown]
     return SymbolsResult(query, matches, omitted, completeness)

@@ -111,11 +111,13 @@ def context(index: WorkspaceIndex, description: str = "", targets: Sequence[str]
     definitions_section = False
     for name in _named_identifiers(result.description):
         bare = name.rsplit(".", 1)[-1]
-        places = [place for place in table.places.get(bare, ()) if place[1] in _NAMED_KINDS]
+        places = sorted(  # the project's own first, a function's locals last (stable: in path order among equals)
+            (place for place in table.places.get(bare, ()) if place[1] in _NAMED_KINDS), key=lambda place: place[4]
+        )
         if "." in name:
             qualifier = name.rsplit(".", 2)[-2]
             places = [place for place in places if place[2] == qualifier] or places
-        for path, kind, container, line in places[:MAX_DEFINITIONS_PER_NAME]:
+        for path, kind, container, line, _standing in places[:MAX_DEFINITIONS_PER_NAME]:
             definition = next((d for d in snapshot.files[path].outline().definitions
                                if d.span.start_line == line and d.kind == kind), None)
             signature = definition.signature if definition is not None else ""
