@@ -79,6 +79,7 @@ _DOC_ARGUMENT = re.compile(rb""",\s*Doc\(\s*(?:\"\"\"\.\.\.\"\"\"|"[^"\n]*"|'[^'
 _BODILESS_SIGNATURES = frozenset(
     ("function_signature", "method_signature", "abstract_method_signature", "method_elem", "function_signature_item")
 )
+_SPACES = re.compile(rb"  +")
 _OPENING_BRACKETS_ORD = frozenset(b"([{")
 _CLOSING_BRACKETS_ORD = frozenset(b")]}")
 _TRIPLE_QUOTED = re.compile(rb"(?s)\"\"\".*?\"\"\"|'''.*?'''")
@@ -711,7 +712,15 @@ class _Extractor:
             cut = limit < node.end_byte
         else:
             line_end = source.find(b"\n", start, limit)
-            header = source[start : line_end if line_end >= 0 else limit]
+            end = line_end if line_end >= 0 else limit
+            header = source[start:end]
+            if b"#" in header or b"/*" in header:
+                # A comment on the first line (Ruby's `class Error < StandardError # :nodoc:`) is no part of it.
+                comments = _header_comments(node, end)
+                for comment in reversed(comments):
+                    header = header[: comment.start_byte - start] + header[comment.end_byte - start :]
+                if comments:  # `x = /*@__PURE__*/ make()`: one space where the comment was
+                    header = _SPACES.sub(b" ", header)
         if b"\n" in header:
             stripped = header.strip()
             if b"\n" in stripped:

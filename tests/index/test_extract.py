@@ -221,6 +221,14 @@ def test_a_wrapped_signature_without_a_body_is_read_whole() -> None:
     assert {d.name: d.signature for d in rust.definitions}["get"] == "fn get(&self, key: &str) -> Option<String>;"
 
 
+def test_a_comment_on_a_first_line_signature_is_left_out() -> None:
+    """sinatra's map drew `class Error < StandardError # :nodoc:`, zod's `const $ZodType = /*@__PURE__*/ ...`."""
+    ruby = extract("ruby", "module M\n  class Error < StandardError # :nodoc:\n  end\nend\n")
+    assert {d.name: d.signature for d in ruby.definitions}["Error"] == "class Error < StandardError"
+    typescript = extract("typescript", 'export const Z: C = /*@__PURE__*/ make("Z", (inst) => {\n  return 1;\n});\n')
+    assert typescript.definitions[0].signature == 'const Z: C = make("Z", (inst) => {'
+
+
 # --- TypeScript / TSX / JavaScript -------------------------------------------------------------------------------
 
 TS_SOURCE = """\
