@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable
 from pathlib import Path
@@ -22,6 +23,12 @@ def snapshot_of(root: Path) -> Snapshot:
     index = WorkspaceIndex(root, use_cache=False)
     index.build()
     return index.snapshot()
+
+
+def drawn_lines(snapshot: Snapshot, path: str) -> list[str]:
+    """The lines a roomy map draws under `path`: those after its header, up to the next file's."""
+    after = repo_map(snapshot, token_budget=4096)["text"].split(f"{path}:\n", 1)[1].splitlines()
+    return list(itertools.takewhile(lambda line: line.startswith(" "), after))
 
 
 def listed(result: dict[str, object]) -> list[str]:
@@ -289,9 +296,7 @@ def test_a_closure_sharing_a_used_name_is_not_drawn_as_a_top_level_function(tmp_
     )
     write(tmp_path, "app/main.py", "from app.applications import FastAPI\n\nFastAPI().openapi()\n")
     snapshot = snapshot_of(tmp_path)
-    text = repo_map(snapshot, token_budget=4096)["text"]
-    block = text.split("app/applications.py:\n", 1)[1].split("\napp/", 1)[0]
-    assert block.splitlines() == [
+    assert drawn_lines(snapshot, "app/applications.py") == [
         "  class FastAPI:",
         "    def openapi(self):",
         "    def setup(self):",
@@ -323,10 +328,7 @@ def test_members_of_nested_types_are_drawn_one_level_deeper_each(tmp_path: Path)
         "lib/use.rb",
         "require_relative 'app'\n\nSinatra::Request.new.params\nx.body { 1 }\nx.redirect('/')\nx.each\n",
     )
-    snapshot = snapshot_of(tmp_path)
-    text = repo_map(snapshot, token_budget=4096)["text"]
-    block = text.split("lib/app.rb:\n", 1)[1].split("\nlib/", 1)[0]
-    assert block.splitlines() == [
+    assert drawn_lines(snapshot_of(tmp_path), "lib/app.rb") == [
         "  module Sinatra",
         "    class Request",
         "      def params",
