@@ -20,7 +20,7 @@ from lsp_hub.index.graph_inputs import (
     resolved_imports,
 )
 from lsp_hub.index.model import COMPLEX_RECEIVER
-from lsp_hub.index.records import D_CONTAINER, D_NAME, D_SIGNATURE, I_NAMES, FileRecord
+from lsp_hub.index.records import D_CONTAINER, D_NAME, D_SIGNATURE, I_NAMES, FileRecord, local_names
 from lsp_hub.index.workspace import Snapshot
 
 Link = tuple[str, int, tuple[str, ...]]  # (name used, uses, target files): `links.py`
@@ -77,6 +77,7 @@ class UseResolver:
         self.bindings = import_bindings(snapshot)
         self.renames = import_renames(snapshot)
         self._star_sources: dict[str, tuple[str, ...]] = {}
+        self._local_names: dict[str, frozenset[str]] = {}
         self._family_of = _Families(snapshot.files)
         # Per family, name -> its definers (member definers) in that family: a dictionary per family, not one keyed
         # by (name, family), saves making and hashing a tuple for each of the 100,000 uses of the standard library.
@@ -152,12 +153,13 @@ class UseResolver:
         found = definers_cache.get(name)
         definers = found if found is not None else self._in_family(definers_cache, self.tables.definers, name, family)
         if not definers:
-            return ()
+            # a name only functions' bodies define (the tables leave those out): here, the file's own
+            return (source,) if (receiver is None or receiver in SELF_RECEIVERS) and self._local(source, name) else ()
         if receiver is None:
             bound = source_bindings.get(name)
             if bound is not None:
                 return self._bound_targets(bound, name, definers)
-            if defines(self.tables.definers, source, name):
+            if defines(self.tables.definers, source, name) or self._local(source, name):
                 return (source,)
             if plain_names_scoped(record):
                 star = self.star_sources(source)
@@ -175,7 +177,8 @@ class UseResolver:
                 return tuple(path for path in definers if path.rpartition("/")[0] == directory)
             return definers
         if receiver in SELF_RECEIVERS:
-            return (source,) if defines(self.tables.definers, source, name) else definers
+            here = defines(self.tables.definers, source, name) or self._local(source, name)
+            return (source,) if here else definers
         bound = source_bindings.get(receiver)
         if bound is not None:  # `module.name`, `ImportedClass.name`, `package.module.name` after `import a.b`
             return self._bound_targets(bound, name, definers)
@@ -201,6 +204,13 @@ class UseResolver:
             members = self._member_definers[family] = {}
         bindings, renames = self.bindings.get(source, {}), self.renames.get(source, {})
         return _SourceContext(source, record, family, bindings, renames, definers, members)
+
+    def _local(self, source: str, name: str) -> bool:
+        """Whether `source` defines `name` in a function's body only (its set made when first asked)."""
+        names = self._local_names.get(source)
+        if names is None:
+            names = self._local_names[source] = local_names(self.snapshot.files[source])
+        return name in names
 
     def _from_outside(self, source: str, receiver: str) -> bool:
         """Whether `receiver` is a module-level variable of `source` made by calling into an import from outside

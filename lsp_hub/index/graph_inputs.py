@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from lsp_hub.index.graph_cache import graph_state
 from lsp_hub.index.import_parts import ImportNames, import_names
 from lsp_hub.index.layered_table import LayeredTable
-from lsp_hub.index.records import FileRecord, definition_names
+from lsp_hub.index.records import FileRecord, linkable_names
 from lsp_hub.index.resolve import ImportResolver, ResolvedImport
 from lsp_hub.index.snapshot import changed_files
 from lsp_hub.index.table_parts import SortedTables, dependency_names, member_names
@@ -198,7 +198,7 @@ def _built_tables(snapshot: Snapshot) -> SortedTables:
     dependents: dict[str, list[str]] = defaultdict(list)
     for path in sorted(snapshot.files):
         record = snapshot.files[path]
-        for name in definition_names(record):  # none kept per record (table_parts)
+        for name in linkable_names(record):  # none kept per record (table_parts)
             definers[name].append(path)
         for name in record.reference_uses():
             referencers[name].append(path)
@@ -236,8 +236,8 @@ def _updated_inputs(base: GraphInputs, anchor: Snapshot, snapshot: Snapshot, cha
     for path in sorted(changed):
         old, new = old_files.get(path), new_files.get(path)
         empty: frozenset[str] = frozenset()
-        old_defined = old.defined_names() if old is not None else empty
-        new_defined = new.defined_names() if new is not None else empty
+        old_defined = frozenset(linkable_names(old)) if old is not None else empty
+        new_defined = frozenset(linkable_names(new)) if new is not None else empty
         old_members, old_dependencies = old.graph_names() if old is not None else (empty, empty)
         new_members, new_dependencies = new.graph_names() if new is not None else (empty, empty)
         if old is not None and new is not None and old.language != new.language:

@@ -38,7 +38,16 @@ def _extractor_fingerprint() -> str:
     A cache written by another version of any of them is rebuilt rather than trusted."""
     here = Path(__file__).resolve().parent
     digest = hashlib.sha256()
-    names = ("extract.py", "import_forms.py", "model.py", "records.py", "text.py", "languages.py", "file_kinds.py")
+    names = (
+        "extract.py",
+        "import_forms.py",
+        "model.py",
+        "records.py",
+        "definition_scopes.py",
+        "text.py",
+        "languages.py",
+        "file_kinds.py",
+    )
     sources = [here / name for name in names]
     for path in [*sources, *sorted((here / "queries").glob("*.scm"))]:
         with contextlib.suppress(OSError):
@@ -88,6 +97,7 @@ _GRAPH_SOURCES = (
     "graph_store.py",
     "graph_cache.py",
     "records.py",
+    "definition_scopes.py",
     "file_kinds.py",
 )
 _graph_code: str | None = None

@@ -14,7 +14,7 @@ from typing import Any
 from lsp_hub.index.graph import MODULE_SCOPED_LANGUAGES, language_family, use_resolver
 from lsp_hub.index.graph_inputs import name_tables
 from lsp_hub.index.model import Definition, FileIndex, Reference, Span
-from lsp_hub.index.records import D_KIND, D_NAME
+from lsp_hub.index.records import D_KIND, D_NAME, local_names
 from lsp_hub.index.workspace import Snapshot, file_uri
 
 # LSP SymbolKind numbers.
@@ -105,6 +105,20 @@ def enclosing_definition(file_index: FileIndex, span: Span, kinds: Iterable[str]
     return best
 
 
+def _local_definers(snapshot: Snapshot) -> dict[str, list[str]]:
+    """name -> the files defining it in a function's body: made once per snapshot, when first asked."""
+
+    def build(built: Snapshot) -> dict[str, list[str]]:
+        found: dict[str, list[str]] = {}
+        for path in sorted(built.files):
+            for name in local_names(built.files[path]):
+                found.setdefault(name, []).append(path)
+        return found
+
+    table: dict[str, list[str]] = snapshot.derived("local_definers", build)
+    return table
+
+
 def definitions_named(
     snapshot: Snapshot, name: str, files: Iterable[str] | None = None
 ) -> list[tuple[str, Definition]]:
@@ -114,7 +128,8 @@ def definitions_named(
         cache: dict[str, tuple[tuple[str, Definition], ...]] = snapshot.derived("definitions_named", lambda _s: {})
         cached = cache.get(name)
         if cached is None:
-            definers = name_tables(snapshot).definers.get(name, ())
+            # A name only functions' bodies define (the tables leave those out) is still found, by its files.
+            definers = name_tables(snapshot).definers.get(name, ()) or _local_definers(snapshot).get(name, ())
             cached = cache[name] = tuple(definitions_named(snapshot, name, definers))
         return list(cached)
     found: list[tuple[str, Definition]] = []

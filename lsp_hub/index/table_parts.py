@@ -12,7 +12,7 @@ import threading
 from collections.abc import Mapping
 from typing import cast
 
-from lsp_hub.index.records import FileRecord, definition_names, dependency_names, member_names
+from lsp_hub.index.records import FileRecord, dependency_names, linkable_names, member_names
 
 # name -> files: one file as a tuple (final), more as a list in the order the files came (sorted at the end)
 Table = dict[str, tuple[str, ...] | list[str]]
@@ -54,7 +54,7 @@ class TableParts:
             (
                 # Not the record's cached `defined_names()` and `reference_counts()`: held by every record of a
                 # cold build, they were 1.6 KB a file (the graphs ask the name tables instead).
-                definition_names(record),
+                linkable_names(record),
                 record.reference_uses(),
                 member_names(record),
                 dependency_names(record),

@@ -1,0 +1,34 @@
+"""Which definitions lie in a function's body: a closure, a local class and its methods. No other file can name
+them, so the map and outline leave them out and the name tables do not count them as definers (`records.D_LOCAL`).
+
+A test or route callback named by its call (`it("adds")` in `describe("math")`, `app.get("/users")`) is neither
+local nor a body that makes what it holds local: the test framework names it, and `zoom`, `call-tree` and `trace`
+find it by that name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from lsp_hub.index.file_kinds import is_named_callback
+
+_BODY_KINDS = frozenset(("function", "method"))
+
+
+def local_flags(definitions: Sequence[Sequence[Any]]) -> list[bool]:
+    """Per packed definition (name, kind, start line, start column, end line, end column, ...; in document order),
+    whether it lies in a function's or method's body."""
+    flags: list[bool] = []
+    open_ends: list[tuple[int, int]] = []  # the ends of the functions around the current definition, innermost last
+    for definition in definitions:
+        start = (definition[2], definition[3])
+        while open_ends and open_ends[-1] <= start:
+            open_ends.pop()
+        if is_named_callback(definition[0]):
+            flags.append(False)
+            continue
+        flags.append(bool(open_ends))
+        if definition[1] in _BODY_KINDS:
+            open_ends.append((definition[4], definition[5]))
+    return flags
