@@ -13,7 +13,7 @@ from typing import Any
 
 from lsp_hub.index.file_kinds import is_named_callback
 
-_BODY_KINDS = frozenset(("function", "method"))
+BODY_KINDS = frozenset(("function", "method"))  # whose body makes what it holds local
 
 
 def local_flags(definitions: Sequence[Sequence[Any]]) -> list[bool]:
@@ -29,6 +29,6 @@ def local_flags(definitions: Sequence[Sequence[Any]]) -> list[bool]:
             flags.append(False)
             continue
         flags.append(bool(open_ends))
-        if definition[1] in _BODY_KINDS:
+        if definition[1] in BODY_KINDS:
             open_ends.append((definition[4], definition[5]))
     return flags

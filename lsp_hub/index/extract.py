@@ -218,6 +218,13 @@ def _header_comments(node: tree_sitter.Node, body_start: int) -> list[tree_sitte
     return found
 
 
+def _without_comments(header: bytes, start: int, comments: list[tree_sitter.Node]) -> bytes:
+    """`header` (the source from byte `start`) without `comments`, which lie in it in document order."""
+    for comment in reversed(comments):
+        header = header[: comment.start_byte - start] + header[comment.end_byte - start :]
+    return header
+
+
 def _without_doc_annotations(header: bytes) -> bytes:
     """`name: Annotated[T, Doc("...")]` as `name: T` (PEP 727's documentation in the annotation: FastAPI and Typer
     write a parameter's prose there, which would fill the signature a map shows)."""
@@ -692,9 +699,7 @@ class _Extractor:
             if b"#" in header or b"/" in header:
                 # A comment before the body is no part of the signature: a child of the definition, or of its
                 # modifiers (Java's `@SuppressWarnings("serial") // why` above the class).
-                comments = _header_comments(node, body.start_byte)
-                for comment in reversed(comments):
-                    header = header[: comment.start_byte - start] + header[comment.end_byte - start :]
+                header = _without_comments(header, start, _header_comments(node, body.start_byte))
             if b'"""' in header or b"'''" in header:
                 # Parameters documented in place (FastAPI's `Annotated[str, Doc("""...""")]`, hundreds of lines):
                 # their names and types, not the first line alone (`def get(`) nor the first parameter's prose.
@@ -717,10 +722,8 @@ class _Extractor:
             if b"#" in header or b"/*" in header:
                 # A comment on the first line (Ruby's `class Error < StandardError # :nodoc:`) is no part of it.
                 comments = _header_comments(node, end)
-                for comment in reversed(comments):
-                    header = header[: comment.start_byte - start] + header[comment.end_byte - start :]
                 if comments:  # `x = /*@__PURE__*/ make()`: one space where the comment was
-                    header = _SPACES.sub(b" ", header)
+                    header = _SPACES.sub(b" ", _without_comments(header, start, comments))
         if b"\n" in header:
             stripped = header.strip()
             if b"\n" in stripped:

@@ -181,11 +181,9 @@ class _Renderer:
             definition = definitions[position]
             container, signature = definition[D_CONTAINER], signatures[position]
             depth = 1
-            if container is None:
-                pass
-            elif container in containers_shown and position in beside:
+            if container is not None and container in containers_shown and position in beside:
                 depth = depths.get(container, 1) + 1  # Ruby's `module Sinatra; class Request; def params`
-            elif not _names_its_type(signature, container):
+            elif container is not None and not _names_its_type(signature, container):
                 # a Go method or a Rust impl's function, away from its type: said whose it is, unless it says so
                 signature += f" [{container}]"
             lines.append(INDENT * depth + signature)

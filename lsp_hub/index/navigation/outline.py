@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from lsp_hub.index.definition_scopes import BODY_KINDS
 from lsp_hub.index.model import Definition
 from lsp_hub.index.navigation.common import (
     Completeness,
@@ -20,7 +21,6 @@ from lsp_hub.index.navigation.common import (
 from lsp_hub.index.workspace import Snapshot, WorkspaceIndex
 
 DEFAULT_OUTLINE_LIMIT = 300  # entries
-_BODY_KINDS = frozenset(("function", "method"))
 
 
 @dataclass(slots=True)
@@ -119,7 +119,7 @@ def file_tree(snapshot: Snapshot, path: str, top_level_only: bool = False) -> tu
     for definition in definitions:
         while stack and not _contains(stack[-1][0], definition):
             stack.pop()
-        if stack and (top_level_only or stack[-1][0].kind in _BODY_KINDS):
+        if stack and (top_level_only or stack[-1][0].kind in BODY_KINDS):
             continue  # a local of a function, or not top-level
         parent = stack[-1][0] if stack else None
         shown_container = definition.container if definition.container and (
