@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import posixpath
 import re
+from bisect import bisect_right
 from collections import defaultdict
+from collections.abc import Collection
+from itertools import accumulate
 
 from lsp_hub.index.file_kinds import bare_name, test_subject
 from lsp_hub.index.graph_inputs import name_tables
@@ -55,6 +58,50 @@ class PathTables:
         self.names_by_squashed: dict[str, list[str]] = defaultdict(list)
         for name in name_tables(snapshot).definers:
             self.names_by_squashed[squashed(name)].append(name)
+        self._squashed_lines: str | None = None  # every squashed name on a line, made for the first question
+        self._line_starts: list[int] = []
+
+    def names_made_of(self, words: Collection[str], fillers: Collection[str]) -> list[str]:
+        """The defined names made only of `words` (in any order, singular or plural) and `fillers`, with at least two
+        distinct `words`: "follow redirects, strip the Authorization header" finds `_redirect_headers` and
+        `get_host_header`, which no run of its words spells."""
+        stems = {singular(word) for word in words}
+        stems = {stem[:-1] if stem.endswith("y") else stem for stem in stems}  # "entr" finds entry and entries
+        if len(stems) < 2:
+            return []
+        if self._squashed_lines is None:
+            self._squashed_lines = "\n".join(self.names_by_squashed) + "\n"
+            self._line_starts = [0, *accumulate(len(key) + 1 for key in self.names_by_squashed)]
+        lines, starts = self._squashed_lines, self._line_starts
+        # The names holding two of the words, by a search of every name at once (a regular expression tried on each
+        # name cost 10-25 ms a question on the standard library's 43,000 names; a question takes 3 ms without it)...
+        found: dict[int, set[str]] = defaultdict(set)
+        for stem in stems:
+            at = lines.find(stem)
+            while at != -1:
+                found[bisect_right(starts, at) - 1].add(stem)
+                at = lines.find(stem, at + 1)
+        keys = [lines[starts[line] : starts[line + 1] - 1] for line, held in found.items() if len(held) > 1]
+        if not keys:
+            return []
+        # ...then made of them alone, two at least: squashed names have no separators left, and the backtracking
+        # match finds where each word ends.
+        forms = {form for word in words for form in _forms(word)}
+        content, filler = _alternatives(forms), _alternatives(set(fillers) - forms)
+        made_of = re.compile(f"(?:{filler})*(?:{content})(?:{filler})*(?:{content})(?:{content}|{filler})*")
+        return [name for key in sorted(keys) if made_of.fullmatch(key) for name in self.names_by_squashed[key]]
+
+
+def _forms(word: str) -> set[str]:
+    one = singular(word)
+    forms = {word, one, one + "s", one + "es"}
+    if one.endswith("y"):
+        forms.add(one[:-1] + "ies")
+    return forms
+
+
+def _alternatives(words: Collection[str]) -> str:
+    return "|".join(re.escape(word) for word in sorted(words, key=lambda word: (-len(word), word))) or "(?!)"
 
 
 def path_tables(snapshot: Snapshot) -> PathTables:

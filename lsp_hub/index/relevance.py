@@ -58,6 +58,7 @@ MAX_SYMBOL_REASONS = 3
 SYMBOL_EXACT_SCORE = 3.0  # an identifier written as in the code
 SYMBOL_WORDS_SCORE = 2.0  # several description words that together spell the name
 SYMBOL_WORD_SCORE = 1.0  # one description word that is the whole name
+SYMBOL_MADE_OF_SCORE = 1.5  # a name made of several description words, in any order, and stop words
 MANY_USERS = 10  # users of a name beyond this count less each
 # The files the description points at: this much by these (fixed) weights of the description's signals, whatever
 # the fitted weights, so which files anchor the history and PageRank does not move with a fit.
@@ -74,6 +75,12 @@ what when where which while who why will with would you your fix add update chan
 files function method class test tests support handle when all any also more same each
 """
 STOP_WORDS = frozenset(_STOP_WORDS_TEXT.split())
+# The stop words a name made of the description's words may carry too (`get_host_header`, `test_follow_redirects`):
+# the few that names are built with, since each is tried at every name (the whole list cost 25 ms a question on the
+# standard library).
+NAME_FILLERS = frozenset(
+    ("get", "set", "is", "has", "to", "from", "make", "new", "add", "update", "remove", "handle", "test", "do", "can")
+)
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PATHLIKE = re.compile(r"[\w./-]+\.\w+")
@@ -264,17 +271,22 @@ def _symbols(snapshot: Snapshot, description: str, words: list[str], scores: Evi
             runs.setdefault(word, SYMBOL_WORD_SCORE)
             runs.setdefault(singular(word), SYMBOL_WORD_SCORE)
     # The names written exactly, and those a run of words spells (looked up by their squashed spelling).
-    by_squashed = path_tables(snapshot).names_by_squashed
+    tables = path_tables(snapshot)
+    by_squashed = tables.names_by_squashed
     candidates = {name for name in exact if name in definers}
     candidates.update(name for run in runs for name in by_squashed.get(run, ()))
+    # And the names made of several of its words in any order (private ones too: two words are distinctive enough).
+    made_of = set(tables.names_made_of({word for word in words if len(word) > 2}, NAME_FILLERS))
+    candidates.update(made_of)
     for name in sorted(candidates):
         paths = definers[name]
         if name in exact:
             score = SYMBOL_EXACT_SCORE
-        elif name.startswith("_"):
-            continue  # private names match only when written exactly
         else:
-            score = runs.get(squashed(name), 0.0)
+            # private names match a run of words only when written exactly
+            score = runs.get(squashed(name), 0.0) if not name.startswith("_") else 0.0
+            if not score and name in made_of:
+                score = SYMBOL_MADE_OF_SCORE
             if not score:
                 continue
         if len(paths) > 20:

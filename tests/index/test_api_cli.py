@@ -73,7 +73,8 @@ def test_relevance_from_a_description_alone(copy_repo: Callable[[str], Path]) ->
     result = api.relevant_files(index, {"description": "formatPrice should round to the currency digits"})
     first = result["files"][0]
     assert first["path"] == "src/lib/format.ts"
-    assert "defines formatPrice named in the description" in first["reasons"]
+    # formatPrice first, as written; PriceFormat is made of the same two words
+    assert "defines formatPrice, PriceFormat named in the description" in first["reasons"]
     # cart.ts calls formatPrice through the lib/index.ts re-export: the code a change to it may break.
     users = {entry["path"]: entry["reasons"] for entry in result["files"][1:]}
     assert users["src/cart.ts"] == ["uses formatPrice named in the description"]

@@ -108,3 +108,19 @@ def test_a_description_alone_ranks_the_code_before_its_examples(project: Path) -
         write(project, f"docs_src/invoice_{number}.py", "from shop.models import Invoice\n\nInvoice().total()\n")
     ranked = paths(relevant(project, "the invoice total"))
     assert ranked.index("shop/models.py") < min(ranked.index(f"docs_src/invoice_{n}.py") for n in range(3)), ranked
+
+
+def test_a_name_made_of_the_descriptions_words_in_another_order_is_found(project: Path) -> None:
+    """httpx: "follow redirects should strip the Authorization header when the host changes" did not find
+    `_client.py`, whose `_redirect_headers` no run of the words spells. A name made of two or more of its words in
+    any order (private too, and with a few stop words such as `get`) counts; one of them alone, or one word twice,
+    does not."""
+    write(project, "shop/client.py", "class Client:\n    def _redirect_headers(self):\n        return {}\n\n"
+                                     "    def get_host_header(self):\n        return ''\n")
+    write(project, "shop/headers.py", "class HeaderHeader:\n    pass\n\n\ndef headers():\n    return []\n")
+    write(project, "shop/hosts.py", "def host_name():\n    return ''\n")
+    files = relevant(project, "follow redirects should strip the Authorization header when the host changes")["files"]
+    reasons = {entry["path"]: entry["reasons"] for entry in files}  # type: ignore[attr-defined, index]
+    assert any("_redirect_headers" in reason and "get_host_header" in reason for reason in reasons["shop/client.py"])
+    every_reason = " ".join(reason for file_reasons in reasons.values() for reason in file_reasons)
+    assert "HeaderHeader" not in every_reason and "host_name" not in every_reason
