@@ -41,6 +41,19 @@ def language_family(language: str) -> str:
 MODULE_SCOPED_LANGUAGES = frozenset(("python", "typescript", "tsx", "javascript"))
 # Languages whose plain names also come from the other files of the same directory (a Go or Java package).
 PACKAGE_SCOPED_LANGUAGES = frozenset(("go", "java"))
+# Receivers naming a language's own globals: express's `Object.create(...)` linked to an example's `exports.create`.
+# Imported modules need no list (an import from outside binds nothing in the workspace); these are never imported.
+_RUNTIME_GLOBALS = {
+    "ecma": frozenset(
+        "Object Array JSON Math Promise Reflect Number String Boolean Date Symbol Buffer Error Intl Map Set WeakMap "
+        "WeakSet Proxy RegExp BigInt Atomics console process window document globalThis navigator".split()
+    ),
+    "python": frozenset("str bytes int float dict list set frozenset tuple object type bool complex bytearray".split()),
+    "ruby": frozenset(
+        "File Dir Hash Array String Integer Float Kernel Time IO Struct Object Class Module Process Thread Math "
+        "Regexp Symbol Comparable Enumerable ENV STDOUT STDERR STDIN".split()
+    ),
+}
 _STD_CRATES = frozenset(("std", "core", "alloc"))  # `std::fs::File`: never a workspace definition
 
 
@@ -186,12 +199,23 @@ class UseResolver:
             if record.language not in MODULE_SCOPED_LANGUAGES:
                 return definers
             return self._in_family(context.members, self.tables.member_definers, name, family)
+        if self._runtime_global(family, receiver):
+            return ()  # `Object.create(...)`, `JSON.parse`, `dict.fromkeys`, `Array.prototype.slice.call`
         if "." in receiver or "::" in receiver:  # a chain (`chain_head`)
             members = self._in_family(context.members, self.tables.member_definers, name, family)
             return self._chain_targets(source, source_bindings, record.language, name, receiver, definers, members)
         if self._from_outside(source, receiver):
             return ()  # `log.info()` after `log = logging.getLogger(...)`: a method of an outside object
         return definers
+
+    def _runtime_global(self, family: str, receiver: str) -> bool:
+        """Whether `receiver` (or a chain's head) is one of the language's own globals that the workspace does not
+        define itself: a member of it is never a workspace definition."""
+        globals_here = _RUNTIME_GLOBALS.get(family)
+        if globals_here is None:
+            return False
+        head = receiver.split(".", 1)[0].split("::", 1)[0]
+        return head in globals_here and head not in self.tables.definers
 
     def _context_of(self, source: str) -> _SourceContext:
         record = self.snapshot.files[source]

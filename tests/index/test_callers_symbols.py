@@ -6,6 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from lsp_hub.index.callers import find_callers, resolve_targets_at, resolve_targets_by_name
+from lsp_hub.index.links import file_links
 from lsp_hub.index.ranking import reference_graph
 from lsp_hub.index.symbols import definition_locations, document_symbols, match_score, workspace_symbols
 from lsp_hub.index.workspace import Snapshot, WorkspaceIndex
@@ -198,6 +199,28 @@ def test_methods_called_on_an_object_made_outside_the_workspace_are_not_ours(tmp
     result = find_callers(snapshot, resolve_targets_by_name(snapshot, "Notes.info"))
     assert [entry["location"]["range"]["start"]["line"] for entry in result["callers"]] == [9]
     assert reference_graph(snapshot).graph.has_edge("service.py", "notes.py")
+
+
+def test_members_of_the_languages_own_globals_are_not_ours(tmp_path: Path) -> None:
+    """express: `Object.create(...)` in lib/ linked to an example's `exports.create`, which then opened the map.
+    A receiver naming a language's global (`Object`, `Array.prototype...`, Python's `dict`, Ruby's `File`) means no
+    workspace definition, unless the workspace defines that name itself."""
+    write(tmp_path, "examples/pets.js", "exports.create = function (req, res) {};\nexports.call = function () {};\n")
+    write(tmp_path, "lib/response.js", "var res = Object.create(null);\nvar s = Array.prototype.slice.call(res);\n"
+                                       "module.exports = res;\n")
+    write(tmp_path, "lib/mine.js", "class Map { create() { return 1; } }\nvar m = Map.create();\n")
+    write(tmp_path, "keys.py", "class Keys:\n    def fromkeys(self, names):\n        return names\n")
+    write(tmp_path, "use.py", "from keys import Keys\n\nseen = dict.fromkeys(['a'])\n")
+    write(tmp_path, "lib/files.rb", "class Store\n  def join(a)\n    a\n  end\nend\n")
+    write(tmp_path, "lib/paths.rb", "def path\n  File.join('a', 'b')\nend\n")
+    snapshot = snapshot_of(tmp_path)
+    links = file_links(snapshot)
+    assert [link for link in links["lib/response.js"] if link[0] in ("create", "call")] == []
+    assert [link for link in links["use.py"] if link[0] == "fromkeys"] == []
+    assert [link for link in links["lib/paths.rb"] if link[0] == "join"] == []
+    # `Map` is the workspace's own class here: a member of it may be any `create`.
+    assert ("create", 1, ("examples/pets.js",)) in links["lib/mine.js"]
+    assert not reference_graph(snapshot).graph.has_edge("lib/response.js", "examples/pets.js")
 
 
 def test_a_default_export_renamed_by_a_barrel_file(tmp_path: Path) -> None:
