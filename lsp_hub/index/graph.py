@@ -44,16 +44,17 @@ PACKAGE_SCOPED_LANGUAGES = frozenset(("go", "java"))
 # Receivers naming a language's own globals: express's `Object.create(...)` linked to an example's `exports.create`.
 # Imported modules need no list (an import from outside binds nothing in the workspace); these are never imported.
 _RUNTIME_GLOBALS = {
-    "ecma": frozenset(
+    "ecma": (
         "Object Array JSON Math Promise Reflect Number String Boolean Date Symbol Buffer Error Intl Map Set WeakMap "
-        "WeakSet Proxy RegExp BigInt Atomics console process window document globalThis navigator".split()
+        "WeakSet Proxy RegExp BigInt Atomics console process window document globalThis navigator"
     ),
-    "python": frozenset("str bytes int float dict list set frozenset tuple object type bool complex bytearray".split()),
-    "ruby": frozenset(
+    "python": "str bytes int float dict list set frozenset tuple object type bool complex bytearray",
+    "ruby": (
         "File Dir Hash Array String Integer Float Kernel Time IO Struct Object Class Module Process Thread Math "
-        "Regexp Symbol Comparable Enumerable ENV STDOUT STDERR STDIN".split()
+        "Regexp Symbol Comparable Enumerable ENV STDOUT STDERR STDIN"
     ),
 }
+_RUNTIME_GLOBAL_NAMES = {family: frozenset(names.split()) for family, names in _RUNTIME_GLOBALS.items()}
 _STD_CRATES = frozenset(("std", "core", "alloc"))  # `std::fs::File`: never a workspace definition
 
 
@@ -211,7 +212,7 @@ class UseResolver:
     def _runtime_global(self, family: str, receiver: str) -> bool:
         """Whether `receiver` (or a chain's head) is one of the language's own globals that the workspace does not
         define itself: a member of it is never a workspace definition."""
-        globals_here = _RUNTIME_GLOBALS.get(family)
+        globals_here = _RUNTIME_GLOBAL_NAMES.get(family)
         if globals_here is None:
             return False
         head = receiver.split(".", 1)[0].split("::", 1)[0]
