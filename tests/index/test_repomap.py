@@ -336,3 +336,19 @@ def test_members_of_nested_types_are_drawn_one_level_deeper_each(tmp_path: Path)
         "      def body(&block)",
         "      def redirect(uri)",
     ]
+
+
+def test_a_types_own_is_some_does_not_open_a_rust_map(tmp_path: Path) -> None:
+    """axum: `MethodEndpoint::is_some`, `Buffer::as_mut` and `EventFlags::contains` took every `.is_some()`,
+    `.as_mut()` and `.contains()` the crate calls on std's types, and sse.rs opened the map. The standard library's
+    everyday method names count as common names, as Python's and JavaScript's do."""
+    write(tmp_path, "Cargo.toml", '[package]\nname = "web"\nversion = "0.1.0"\n')
+    write(tmp_path, "src/endpoint.rs", "pub enum Endpoint { None, Some(u8) }\n\nimpl Endpoint {\n"
+          "    pub fn is_some(&self) -> bool { true }\n    pub fn as_mut(&mut self) -> &mut Self { self }\n}\n")
+    write(tmp_path, "src/router.rs", "pub struct Router;\n\nimpl Router {\n"
+          "    pub fn route(self, path: &str) -> Self { self }\n}\n")
+    for number in range(6):
+        write(tmp_path, f"src/handler_{number}.rs", "use crate::router::Router;\n\n"
+              "pub fn app(x: Option<u8>, mut y: Option<u8>) -> Router {\n"
+              "    if x.is_some() && y.as_mut().is_some() && x.is_some() { Router.route(\"/\") } else { Router }\n}\n")
+    assert listed(repo_map(snapshot_of(tmp_path)))[0] == "src/router.rs"
