@@ -2,11 +2,11 @@
 
 A server answers `textDocument/references` only for the files it analyses (basedpyright with `[tool.pyright]
 include = ["src"]` knows nothing of `tests/`); the index holds every file. A use counts for a definition as a call
-counts in `callers.find_callers` (`_CallJudge`: the same import, scoping and receiver rules), over every reference
-the extractor records (calls, decorators, base classes, annotations), plus the name in the import statements that
-bind it (`from m import name`), plus, in Python files that use the name, its other reads found by the tokenizer
-(`handlers = [name]`, `name.attribute`). It is a floor, not the truth: the server's answer stands wherever it has
-one.
+counts in `callers.find_callers` (`call_judge.CallJudge`: the same import, scoping and receiver rules), over every
+reference the extractor records (calls, decorators, base classes, annotations), plus the name in the import
+statements that bind it (`from m import name`), plus, in Python files that use the name, its other reads found by
+the tokenizer (`handlers = [name]`, `name.attribute`). It is a floor, not the truth: the server's answer stands
+wherever it has one.
 
 `cover_server_locations` is the merge: the server's locations first (origin `server`, or `both` when the index has
 the site too); the index's sites only in files where the server listed nothing (origin `index`), and those files
@@ -20,7 +20,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from lsp_hub.index.callers import ORIGIN_BOTH, ORIGIN_INDEX, ORIGIN_SERVER, _CallJudge, _range_key, _same_site, _Target
+from lsp_hub.index.call_judge import CallJudge, CallTarget
+from lsp_hub.index.callers import ORIGIN_BOTH, ORIGIN_INDEX, ORIGIN_SERVER, _range_key, _same_site
 from lsp_hub.index.graph import language_family
 from lsp_hub.index.graph_inputs import alias_users, import_bindings, name_tables
 from lsp_hub.index.model import Definition, FileIndex, Reference, Span
@@ -41,7 +42,7 @@ def find_references(snapshot: Snapshot, targets: list[tuple[str, Definition]], i
     targets (`name`: as written there, another for a use through an alias: `b` after `import a as b`).
     `text_of` gives a file's text, read only for files whose import statements bind the name (the extractor keeps
     an import's statement span, not its names' positions)."""
-    judge = _CallJudge(snapshot)
+    judge = CallJudge(snapshot)
     reads = _FileReads(snapshot, judge, text_of)
     tables = name_tables(snapshot)
     sites: list[dict[str, Any]] = []
@@ -61,7 +62,7 @@ def find_references(snapshot: Snapshot, targets: list[tuple[str, Definition]], i
         return True
 
     for path, definition in targets:
-        target = _Target(path, definition)
+        target = CallTarget(path, definition)
         name = definition.name
         family = language_family(snapshot.files[path].language)
         definition_count = sum(1 for other, _definition in definitions_named(snapshot, name)
@@ -104,7 +105,7 @@ class _FileReads:
     the same files use them all): references by name with their enclosing function, outlines, texts, and where
     the resolver says a use leads."""
 
-    def __init__(self, snapshot: Snapshot, judge: _CallJudge, text_of: TextOf) -> None:
+    def __init__(self, snapshot: Snapshot, judge: CallJudge, text_of: TextOf) -> None:
         self.snapshot = snapshot
         self.resolver = judge.resolver
         self._text_of = text_of
@@ -169,7 +170,7 @@ def agreed_targets(snapshot: Snapshot, targets: list[tuple[str, Definition]],
                    if isinstance(entry, dict) and isinstance(entry.get("uri"), str) and "range" in entry)]
 
 
-def _import_sites(snapshot: Snapshot, reads: _FileReads, target: _Target) -> list[tuple[str, Span]]:
+def _import_sites(snapshot: Snapshot, reads: _FileReads, target: CallTarget) -> list[tuple[str, Span]]:
     """Where import statements name the target (`from m import name`, `from m import name as other`, `import {
     name } from`), in the files whose import of the name leads to the target's file (through re-exports)."""
     name = target.definition.name
@@ -192,7 +193,7 @@ def _import_sites(snapshot: Snapshot, reads: _FileReads, target: _Target) -> lis
     return found
 
 
-def _python_name_uses(snapshot: Snapshot, reads: _FileReads, target: _Target,
+def _python_name_uses(snapshot: Snapshot, reads: _FileReads, target: CallTarget,
                       uses: list[tuple[str, str]]) -> list[tuple[str, Span, str]]:
     """The uses the extractor does not record, in the Python files that use the name: the name read but not
     called (`raises(Error, find_app, x)`, `run_command.make_context(...)`, `handlers = [name]`), never in a string
