@@ -19,7 +19,7 @@ from lsp_hub.index.receiver_types import (
     cloud_definer,
     declared_class,
 )
-from lsp_hub.index.symbols import has_parameter, plain_name_can_mean
+from lsp_hub.index.symbols import definitions_named, has_parameter, plain_name_can_mean
 from lsp_hub.index.type_clouds import TypeCloud
 from lsp_hub.index.workspace import Snapshot
 
@@ -125,6 +125,10 @@ class CallJudge:
         if definition.kind == "function" and container is None and file_index.language in MODULE_SCOPED_LANGUAGES:
             # `app.use()` is not the module function `use`: that is reached through its module (bound above)
             return False
+        if container is not None and file_index.language == "rust" and receiver.isidentifier():
+            typed = self._rust_typed(source, file_index, receiver, caller, definition, line)
+            if typed is not None:
+                return typed
         if container is not None and self._squash(receiver) == self._squash(container):
             return True  # `Cart.total()`, `cart.total()`
         known_class = self._receiver_class(source, file_index, receiver)
@@ -146,6 +150,26 @@ class CallJudge:
                 if reached is not None:  # `res.json()` on the typed client's response: the one cloud class with json
                     return reached == container
         return definition_count == 1 and definition.name not in COMMON_NAMES
+
+    def _rust_typed(
+        self,
+        source: str,
+        file_index: FileIndex,
+        receiver: str,
+        caller: Definition | None,
+        definition: Definition,
+        line: int | None,
+    ) -> bool | None:
+        """Rust: a variable or parameter its function types (`let other: Self = other.into()`, `let app =
+        Router::new()`, `fn f(router: Router)`) decides before its name does (`other.route()` is not `Other`'s);
+        None when nothing types it, or when the method is a trait's own (any implementor may take that call)."""
+        inferred = self._inferred_class(source, file_index, receiver, caller, line)
+        if not isinstance(inferred, WorkspaceClass):
+            return None
+        if self._reaches(inferred.name, definition):
+            return True
+        owners = definitions_named(self.snapshot, definition.container or "")
+        return None if any(owner.kind == "interface" for _path, owner in owners) else False
 
     def _squash(self, text: str) -> str:
         squashed = self._squashed.get(text)

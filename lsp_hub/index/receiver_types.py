@@ -303,6 +303,8 @@ class TypeInference:
         if len(shown) != 1:
             return None  # untyped, or given several types: not for us to guess
         [typed] = shown
+        if typed == "Self" and caller is not None and caller.container is not None:
+            return caller.container  # Rust's `let other: Self = other.into();` in an impl's method
         if unknown_call and self.file_index.language in CONVENTION_LANGUAGES:
             # an unknown call's result (`const app2 = app.get(...)`): what the name is made by elsewhere outside
             # named functions, when that is one class (`const app2 = new Hono()` in the other tests)
@@ -387,8 +389,12 @@ class TypeInference:
                 if len(constructed) == 1 and self._is_class(next(iter(constructed))):
                     return constructed.pop()  # a factory: `const app = new Hono(); ...; return app`
                 return type_cloud(self.snapshot, path, maker)
+        owner, _, callee = callee.rpartition("::")  # Rust's `Router::new`: a function of that type first
         callee = callee.rsplit(".", 1)[-1]
         found = definitions_named(self.snapshot, callee)
+        owner = owner.rpartition("::")[2]
+        if owner and any(definition.container == owner for _path, definition in found):
+            found = [(path, definition) for path, definition in found if definition.container == owner]
         if any(definition.kind == "class" for _path, definition in found):
             return callee
         returned = set()

@@ -401,3 +401,42 @@ def test_a_class_names_the_methods_it_inherits(tmp_path: Path) -> None:
     found = resolve_targets_by_name(snapshot, "Flask.get")
     assert [(path, definition.container) for path, definition in found] == [("app.py", "App")]
     assert resolve_targets_by_name(snapshot, "Flask.post") == []
+
+
+def test_a_variable_typed_self_is_its_methods_class(tmp_path: Path) -> None:
+    """`mine: Self = self.copy()` (Python's typing.Self, Rust's `let other: Self = other.into();`): the class
+    whose method it is, not a type named `Self` that the workspace does not have."""
+    write(tmp_path, "shop.py", "from typing import Self\n\n\nclass Cart:\n    def total(self) -> int:\n"
+          "        return 0\n\n    def merge(self, other: object) -> int:\n        mine: Self = self.copy()\n"
+          "        return mine.total()\n\n    def copy(self) -> 'Cart':\n        return Cart()\n\n\n"
+          "class Order:\n    def total(self) -> int:\n        return 1\n")
+    snapshot = snapshot_of(tmp_path)
+    cart = find_callers(snapshot, resolve_targets_by_name(snapshot, "Cart.total"))
+    assert [(entry["caller"], entry["location"]["range"]["start"]["line"]) for entry in cart["callers"]] == [
+        ("Cart.merge", 9)]
+    assert find_callers(snapshot, resolve_targets_by_name(snapshot, "Order.total"))["callers"] == []
+
+
+def test_a_rust_variable_typed_in_its_function_decides_before_its_name(tmp_path: Path) -> None:
+    """axum's `Router::merge`: `let other: Self = other.into(); other.into_inner()` is Router's, and so is
+    `let router = Router::new(); router.route(..)`; the variable's name (`other`) does not make it `Other`'s. A
+    trait's own method stays reachable from any typed variable."""
+    write(tmp_path, "Cargo.toml", '[package]\nname = "web"\nversion = "0.1.0"\n')
+    write(tmp_path, "src/lib.rs", "pub trait Layered {\n    fn layer(self) -> Self where Self: Sized { self }\n}\n\n"
+          "pub struct Router;\n\nimpl Layered for Router {}\n\nimpl Router {\n"
+          "    pub fn new() -> Self {\n        Router\n    }\n\n"
+          "    pub fn route(self, path: &str) -> Self {\n        self\n    }\n\n"
+          "    pub fn merge(self, other: Router) -> Self {\n        let other: Self = other.into();\n"
+          "        other.route(\"/\")\n    }\n}\n\npub struct Other;\n\nimpl Other {\n"
+          "    pub fn route(self, path: &str) -> Self {\n        self\n    }\n}\n\n"
+          "pub fn app() -> Router {\n    let router = Router::new();\n    router.layer().route(\"/a\");\n"
+          "    let second = Router::new();\n    second.layer()\n}\n")
+    snapshot = snapshot_of(tmp_path)
+
+    def callers_of(symbol: str) -> list[tuple[str, int]]:
+        found = find_callers(snapshot, resolve_targets_by_name(snapshot, symbol))["callers"]
+        return [(entry["caller"], entry["location"]["range"]["start"]["line"]) for entry in found]
+
+    assert callers_of("Router.route") == [("Router.merge", 19)]
+    assert callers_of("Other.route") == []
+    assert ("app", 33) in callers_of("Layered.layer")

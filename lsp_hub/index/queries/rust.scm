@@ -92,6 +92,27 @@
 (struct_expression
   name: (type_identifier) @name) @reference.call
 
+; --- variable types ----------------------------------------------------------------------------------------
+; `let other: Self = other.into();`, `let router: Router<S> = ...`: the annotation's type.
+
+(let_declaration
+  pattern: (identifier) @name
+  type: [
+    (type_identifier) @type
+    (scoped_type_identifier name: (type_identifier) @type)
+    (generic_type type: [
+      (type_identifier) @type
+      (scoped_type_identifier name: (type_identifier) @type)
+    ])
+  ]) @local
+
+; `let app = Router::new();`, `let client = make_client();`: the callee as written.
+(let_declaration
+  pattern: (identifier) @name
+  !type
+  value: (call_expression
+    function: [(identifier) (scoped_identifier)] @type) @made_by_call) @local
+
 ; --- imports -----------------------------------------------------------------------------------------------
 
 (use_declaration
