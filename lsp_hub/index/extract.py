@@ -89,6 +89,7 @@ DEFINITION_KINDS: frozenset[str] = frozenset(
 )
 # Containers whose functions are methods.
 _CLASS_LIKE = frozenset(("class", "interface", "type"))
+_TAGGED_TYPES = frozenset(("struct_specifier", "union_specifier", "enum_specifier"))
 _FUNCTION_LIKE = frozenset(("function", "method"))
 _CONTAINER_KINDS = frozenset(("class", "interface", "type", "module"))
 
@@ -216,6 +217,17 @@ def _header_comments(node: tree_sitter.Node, body_start: int) -> list[tree_sitte
                 if "comment" in grandchild.type and grandchild.end_byte <= body_start
             )
     return found
+
+
+def _open_comment_start(node: tree_sitter.Node, line_end: int) -> int:
+    """Where a comment among the definition's children that starts before `line_end` and ends after it starts;
+    `line_end` when there is none."""
+    for child in node.children:
+        if child.start_byte >= line_end:
+            break
+        if "comment" in child.type and child.end_byte > line_end:
+            return child.start_byte
+    return line_end
 
 
 def _without_comments(header: bytes, start: int, comments: list[tree_sitter.Node]) -> bytes:
@@ -538,6 +550,7 @@ class _Extractor:
         functions = _FunctionRegions()
         classes = _FunctionRegions()
         out: list[tuple[Any, ...]] = []
+        typedefs: dict[int, int] = {}  # a typedef's open scope (by identity) -> its entry in `out`
         for start_byte, negative_end, event_type, index in events:
             while stack and stack[-1].end_byte <= start_byte:
                 stack.pop()
@@ -568,10 +581,21 @@ class _Extractor:
             else:
                 name_span = span(name_node)
             node_type = node.type
-            out.append((name, kind, *span(node), *name_span, self._signature(node, node_type), container))
+            typedef_index = typedefs.get(id(parent)) if parent is not None else None
+            if typedef_index is not None and out[typedef_index][0] == name and node_type in _TAGGED_TYPES:
+                # C's `typedef struct reply {...} reply;`: one definition, the struct's, with the typedef's header
+                # and whole span (the map and the outline drew `typedef struct reply {` and `struct reply` both).
+                typedef = out[typedef_index]
+                out[typedef_index] = (name, kind, *typedef[2:6], *name_span, typedef[10], container)
+            else:
+                signature = self._signature(node, node_type)
+                if node_type == "type_definition" and signature.endswith("{") and name not in signature:
+                    signature += f"...}} {name};"  # `typedef struct {`: the name it gives is at the end
+                out.append((name, kind, *span(node), *name_span, signature, container))
             new_scope = _Scope(-negative_end, kind, name)
             if node_type == "type_definition":  # C `typedef struct {...} name;` does not contain the struct
                 new_scope.is_container = new_scope.is_class_like = False
+                typedefs[id(new_scope)] = len(out) - 1
             if test is not None:  # its callback holds its calls, not the call `it(...)` itself
                 functions.add(test[1], test[2], name)
             elif new_scope.is_function:
@@ -720,10 +744,14 @@ class _Extractor:
             end = line_end if line_end >= 0 else limit
             header = source[start:end]
             if b"#" in header or b"/*" in header:
-                # A comment on the first line (Ruby's `class Error < StandardError # :nodoc:`) is no part of it.
+                # A comment on the first line (Ruby's `class Error < StandardError # :nodoc:`) is no part of it,
+                # nor one that starts there and goes on (C's `#define FLAG 0x04  /* Don't free the async`).
+                header = header[: _open_comment_start(node, end) - start]
                 comments = _header_comments(node, end)
                 if comments:  # `x = /*@__PURE__*/ make()`: one space where the comment was
                     header = _SPACES.sub(b" ", _without_comments(header, start, comments))
+            if header.endswith(b"\\"):  # a macro's first line goes on: `#define SET(o) do { \`
+                header = header[:-1]
         if b"\n" in header:
             stripped = header.strip()
             if b"\n" in stripped:

@@ -642,6 +642,37 @@ def test_c_symbols_and_includes_keep_delimiters() -> None:
     assert imports(result) == [('"util.h"', (), 0), ("<stdio.h>", (), 0)]
 
 
+def test_a_typedef_of_a_struct_of_its_own_name_is_one_definition() -> None:
+    """hiredis.h: `typedef struct redisReply {...} redisReply;` drew `typedef struct redisReply {` and `struct
+    redisReply` both, in the map and the outline; an anonymous struct's typedef drew `typedef struct {` without the
+    name it gives; a `#define`'s comment running on to the next lines was part of its signature."""
+    source = """\
+        #define NO_FREE 0x04  /* Don't automatically free the async
+                               * objects */
+        typedef struct redisReply {
+            int type;
+        } redisReply;
+        typedef struct {
+            int port;
+        } redisOptions;
+        typedef struct node_s {
+            int value;
+        } node_t;
+        #define SET_TCP(opts, ip_) do { \\
+            (opts)->ip = ip_; } while (0)
+        """
+    result = extract("c", source)
+    found = {(found.name, found.kind, found.container): found.signature for found in result.definitions}
+    assert found == {
+        ("NO_FREE", "constant", None): "#define NO_FREE 0x04",
+        ("redisReply", "class", None): "typedef struct redisReply {",
+        ("redisOptions", "type", None): "typedef struct {...} redisOptions;",
+        ("node_t", "type", None): "typedef struct node_s {...} node_t;",
+        ("node_s", "class", None): "struct node_s",
+        ("SET_TCP", "function", None): "#define SET_TCP(opts, ip_) do {",
+    }
+
+
 def test_a_headers_declarations_inside_its_include_guard_are_definitions() -> None:
     """Nearly every header wraps its API in `#ifndef X_H` (or `extern "C" {` in C++): the outline of
     examples/sample's math.h showed only its guard's `#define`, not `gcd` and `lcm`. A prototype's signature is
