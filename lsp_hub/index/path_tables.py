@@ -8,9 +8,9 @@ from __future__ import annotations
 import posixpath
 import re
 from bisect import bisect_right
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Collection
-from itertools import accumulate
+from itertools import accumulate, islice
 
 from lsp_hub.index.file_kinds import bare_name, test_subject
 from lsp_hub.index.graph_inputs import name_tables
@@ -18,6 +18,10 @@ from lsp_hub.index.workspace import Snapshot
 
 _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 _SEPARATORS = re.compile(r"[^0-9a-zA-Z]+")
+_LEADING_WORD = re.compile(r"_*([a-z]+|[A-Z]+(?![a-z])|[A-Z][a-z]+)")
+PREFIX_SHARE = 0.05
+PREFIX_MIN_NAMES = 20
+PREFIX_SAMPLE = 4000
 
 
 def split_words(identifier: str) -> list[str]:
@@ -58,6 +62,8 @@ class PathTables:
         self.names_by_squashed: dict[str, list[str]] = defaultdict(list)
         for name in name_tables(snapshot).definers:
             self.names_by_squashed[squashed(name)].append(name)
+        self._names = name_tables(snapshot).definers
+        self._name_prefixes: frozenset[str] | None = None
         self._squashed_lines: str | None = None  # every squashed name on a line, made for the first question
         self._line_starts: list[int] = []
 
@@ -87,9 +93,27 @@ class PathTables:
         # ...then made of them alone, two at least: squashed names have no separators left, and the backtracking
         # match finds where each word ends.
         forms = {form for word in words for form in _forms(word)}
-        content, filler = _alternatives(forms), _alternatives(set(fillers) - forms)
+        content, filler = _alternatives(forms), _alternatives((set(fillers) | self.name_prefixes()) - forms)
         made_of = re.compile(f"(?:{filler})*(?:{content})(?:{filler})*(?:{content})(?:{content}|{filler})*")
         return [name for key in sorted(keys) if made_of.fullmatch(key) for name in self.names_by_squashed[key]]
+
+
+    def name_prefixes(self) -> frozenset[str]:
+        """The words that begin a twentieth of the names or more (at least 20): a C library's namespace (hiredis's
+        `redisCallbackList` is made of "callback list"), or a convention such as `test_`."""
+        if self._name_prefixes is None:
+            # Counted on a sample of PREFIX_SAMPLE names at most: all of the standard library's took 25 ms.
+            step = max(1, len(self._names) // PREFIX_SAMPLE)
+            counts: Counter[str] = Counter()
+            sampled = 0
+            for name in islice(self._names, 0, None, step):
+                sampled += 1
+                leading = _LEADING_WORD.match(name)
+                if leading is not None and leading.end() < len(name):
+                    counts[leading.group(1).lower()] += 1
+            floor = max(PREFIX_MIN_NAMES / step, PREFIX_SHARE * sampled)
+            self._name_prefixes = frozenset(word for word, count in counts.items() if count >= floor)
+        return self._name_prefixes
 
 
 def _forms(word: str) -> set[str]:

@@ -124,3 +124,16 @@ def test_a_name_made_of_the_descriptions_words_in_another_order_is_found(project
     assert any("_redirect_headers" in reason and "get_host_header" in reason for reason in reasons["shop/client.py"])
     every_reason = " ".join(reason for file_reasons in reasons.values() for reason in file_reasons)
     assert "HeaderHeader" not in every_reason and "host_name" not in every_reason
+
+
+def test_a_c_librarys_name_prefix_need_not_be_in_the_description(tmp_path: Path) -> None:
+    """hiredis: "async reconnect leaks the callback list" did not find `redisCallbackList`: a word that begins a
+    twentieth of the names (a C library's namespace) may begin a name made of the description's words."""
+    root = tmp_path / "client"
+    functions = "".join(f"int redisCommand{number}(void) {{ return {number}; }}\n" for number in range(24))
+    write(root, "commands.c", functions)
+    write(root, "async.h", "typedef struct redisCallbackList {\n    int head;\n} redisCallbackList;\n")
+    write(root, "net.c", "int redisNetRead(void) { return 0; }\n")
+    files = relevant(root, "reconnect leaks the callback list")["files"]
+    reasons = {entry["path"]: entry["reasons"] for entry in files}  # type: ignore[attr-defined, index]
+    assert any("redisCallbackList" in reason for reason in reasons.get("async.h", [])), reasons
