@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from lsp_hub.index import api
+from lsp_hub.index.graph_inputs import name_tables
 from lsp_hub.index.navigation.common import AmbiguousSymbol, NavigationError
 from lsp_hub.index.workspace import WorkspaceIndex
 from tests.index.index_helpers import write
@@ -72,6 +73,23 @@ def test_outline_of_a_file_is_a_tree_without_locals(shop: WorkspaceIndex) -> Non
     assert data["complete"] is True
     text = result.to_text()
     assert "  4-17 class Cart:" in text and "    10-12 def add(self, item: str) -> None:" in text
+
+
+def test_a_tests_outline_nests_its_tests_and_leaves_their_locals_out(tmp_path: Path) -> None:
+    """The outline hid the `it("...")` tests in a `describe`, which the map, `symbols` and `zoom` see (named by
+    their call, they are no function's locals); a function inside a test's body is a local, in the outline and
+    in the name tables (no other file can name it)."""
+    write(tmp_path, "math.test.js", 'describe("math", () => {\n  function setup() { return 1; }\n'
+          '  it("adds", () => {\n    function local() { return 0; }\n    expect(local() + setup()).toBe(1);\n  });\n'
+          '});\n')
+    write(tmp_path, "other.js", "setup();\nlocal();\n")
+    index = WorkspaceIndex(tmp_path, use_cache=False)
+    index.build()
+    [describe] = api.outline(index, "math.test.js").to_json()["files"][0]["symbols"]
+    assert describe["name"] == 'describe("math")'
+    assert [child["name"] for child in describe["children"]] == ['it("adds")']
+    definers = name_tables(index.snapshot()).definers
+    assert "setup" not in definers and "local" not in definers and 'it("adds")' in definers
 
 
 def test_outline_of_a_directory_lists_top_level_definitions_and_caps(shop: WorkspaceIndex) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from lsp_hub.index.definition_scopes import BODY_KINDS
+from lsp_hub.index.definition_scopes import BODY_KINDS, is_local
 from lsp_hub.index.model import Definition
 from lsp_hub.index.navigation.common import (
     Completeness,
@@ -115,12 +115,18 @@ def file_tree(snapshot: Snapshot, path: str, top_level_only: bool = False) -> tu
                          key=lambda d: (d.span.start_line, d.span.start_col, -d.span.end_line, -d.span.end_col))
     roots: list[OutlineEntry] = []
     stack: list[tuple[Definition, OutlineEntry]] = []
+    bodies: list[Definition] = []  # the functions around the current definition, drawn or not (`definition_scopes`)
     count = 0
     for definition in definitions:
         while stack and not _contains(stack[-1][0], definition):
             stack.pop()
-        if stack and (top_level_only or stack[-1][0].kind in BODY_KINDS):
-            continue  # a local of a function, or not top-level
+        while bodies and not _contains(bodies[-1], definition):
+            bodies.pop()
+        inside_body = bool(bodies)
+        if definition.kind in BODY_KINDS:
+            bodies.append(definition)
+        if (stack and top_level_only) or is_local(definition.name, inside_body):
+            continue  # a local of a function (a test's `it("adds")` in its `describe` is none), or not top-level
         parent = stack[-1][0] if stack else None
         shown_container = definition.container if definition.container and (
             parent is None or parent.name != definition.container) else None
