@@ -219,6 +219,32 @@ def _header_comments(node: tree_sitter.Node, body_start: int) -> list[tree_sitte
     return found
 
 
+_CLOSERS = {ord("("): b")", ord("["): b"]", ord("{"): b"}"}
+_QUOTES = frozenset(b"'\"`")
+
+
+def _closed(header: bytes) -> bytes:
+    """A first line that ends opening a bracket, with what it leaves open closed: `Types = Union[` reads
+    `Types = Union[...]`, `describe("math", () => {` reads `describe("math", () => {...})`."""
+    if not header or header[-1] not in _CLOSERS:
+        return header
+    open_brackets: list[int] = []
+    quote = 0
+    for byte in header:
+        if quote:
+            if byte == quote:
+                quote = 0
+        elif byte in _QUOTES:
+            quote = byte
+        elif byte in _CLOSERS:
+            open_brackets.append(byte)
+        elif open_brackets and byte == _CLOSERS[open_brackets[-1]][0]:
+            open_brackets.pop()
+    if quote or not open_brackets:
+        return header  # a string left open, or closers that do not match: not for us to mend
+    return header + b"..." + b"".join(_CLOSERS[byte] for byte in reversed(open_brackets))
+
+
 def _open_comment_start(node: tree_sitter.Node, line_end: int) -> int:
     """Where a comment among the definition's children that starts before `line_end` and ends after it starts;
     `line_end` when there is none."""
@@ -589,8 +615,8 @@ class _Extractor:
                 out[typedef_index] = (name, kind, *typedef[2:6], *name_span, typedef[10], container)
             else:
                 signature = self._signature(node, node_type)
-                if node_type == "type_definition" and signature.endswith("{") and name not in signature:
-                    signature += f"...}} {name};"  # `typedef struct {`: the name it gives is at the end
+                if node_type == "type_definition" and signature.endswith("{...}") and name not in signature:
+                    signature += f" {name};"  # `typedef struct {`: the name it gives is at the end
                 out.append((name, kind, *span(node), *name_span, signature, container))
             new_scope = _Scope(-negative_end, kind, name)
             if node_type == "type_definition":  # C `typedef struct {...} name;` does not contain the struct
@@ -752,6 +778,7 @@ class _Extractor:
                     header = _SPACES.sub(b" ", _without_comments(header, start, comments))
             if header.endswith(b"\\"):  # a macro's first line goes on: `#define SET(o) do { \`
                 header = header[:-1]
+            header = _closed(header.rstrip())
         if b"\n" in header:
             stripped = header.strip()
             if b"\n" in stripped:

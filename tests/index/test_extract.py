@@ -222,7 +222,7 @@ def test_a_comment_on_a_first_line_signature_is_left_out() -> None:
     ruby = extract("ruby", "module M\n  class Error < StandardError # :nodoc:\n  end\nend\n")
     assert {d.name: d.signature for d in ruby.definitions}["Error"] == "class Error < StandardError"
     typescript = extract("typescript", 'export const Z: C = /*@__PURE__*/ make("Z", (inst) => {\n  return 1;\n});\n')
-    assert typescript.definitions[0].signature == 'const Z: C = make("Z", (inst) => {'
+    assert typescript.definitions[0].signature == 'const Z: C = make("Z", (inst) => {...})'
 
 
 # --- TypeScript / TSX / JavaScript -------------------------------------------------------------------------------
@@ -444,7 +444,7 @@ def test_a_tests_call_is_a_function_named_with_its_title_and_the_caller_of_its_c
     # The test's span is the whole call; its signature the call's first line.
     [adds] = [d for d in result.definitions if d.name == 'test("adds two")']
     assert (adds.span.start_line, adds.span.end_line) == (3, 6)
-    assert adds.signature == 'test("adds two", async t => {'
+    assert adds.signature == 'test("adds two", async t => {...})'
     assert result.syntax_error_count == 0
     if language != "javascript":  # a variable of the callback is the test's own: its type is read in its scope
         assert ('test("adds two")', "sum", "add()") in result.local_types
@@ -642,6 +642,14 @@ def test_c_symbols_and_includes_keep_delimiters() -> None:
     assert imports(result) == [('"util.h"', (), 0), ("<stdio.h>", (), 0)]
 
 
+def test_a_first_line_that_opens_a_bracket_reads_closed() -> None:
+    """httpx's map showed `QueryParamTypes = Union[`; a test's `describe("math", () => {` left two brackets open.
+    What the first line leaves open is closed after `...`, brackets inside strings not counted."""
+    source = "QueryParamTypes = Union[\n    str,\n]\nPAIRS = dict(']', [\n    1,\n])\nDONE = (1,\n  2)\n"
+    signatures = [found.signature for found in extract("python", source).definitions]
+    assert signatures == ["QueryParamTypes = Union[...]", "PAIRS = dict(']', [...])", "DONE = (1,"]
+
+
 def test_a_typedef_of_a_struct_of_its_own_name_is_one_definition() -> None:
     """hiredis.h: `typedef struct redisReply {...} redisReply;` drew `typedef struct redisReply {` and `struct
     redisReply` both, in the map and the outline; an anonymous struct's typedef drew `typedef struct {` without the
@@ -665,11 +673,11 @@ def test_a_typedef_of_a_struct_of_its_own_name_is_one_definition() -> None:
     found = {(found.name, found.kind, found.container): found.signature for found in result.definitions}
     assert found == {
         ("NO_FREE", "constant", None): "#define NO_FREE 0x04",
-        ("redisReply", "class", None): "typedef struct redisReply {",
+        ("redisReply", "class", None): "typedef struct redisReply {...}",
         ("redisOptions", "type", None): "typedef struct {...} redisOptions;",
         ("node_t", "type", None): "typedef struct node_s {...} node_t;",
         ("node_s", "class", None): "struct node_s",
-        ("SET_TCP", "function", None): "#define SET_TCP(opts, ip_) do {",
+        ("SET_TCP", "function", None): "#define SET_TCP(opts, ip_) do {...}",
     }
 
 

@@ -220,7 +220,7 @@ def test_a_member_away_from_its_type_is_not_drawn_under_another(tmp_path: Path) 
     lines = repo_map(snapshot_of(tmp_path), token_budget=4096)["text"].splitlines()
     go, rust, python = lines.index("shapes.go:"), lines.index("src/lib.rs:"), lines.index("app.py:")
     assert lines[go + 1 : go + 5] == [
-        "  type Point struct {",
+        "  type Point struct {...}",
         "  type Other struct{}",
         "  func (p *Point) Norm() int",
         "  func (o Other) Len() int",
