@@ -80,6 +80,7 @@ class _SourceContext(NamedTuple):
     renames: Mapping[str, str]
     definers: dict[str, tuple[str, ...]]  # the resolver's cache of the family's definers (`_in_family`)
     members: dict[str, tuple[str, ...]]  # and of its member definers
+    runtime_globals: frozenset[str]  # receivers that mean no workspace definition (`_runtime_globals_of`)
 
 
 class UseResolver:
@@ -98,6 +99,7 @@ class UseResolver:
         self._definers: dict[str, dict[str, tuple[str, ...]]] = {}
         self._member_definers: dict[str, dict[str, tuple[str, ...]]] = {}
         self._made_outside: dict[str, frozenset[str]] = {}  # per file: module variables made by outside calls
+        self._runtime_globals: dict[str, frozenset[str]] = {}  # per family (`_runtime_globals_of`)
         self._module_paths: dict[str, str] = {}  # "/" + module_path(path), asked for every chain receiver
         self._rust_macros: dict[str, frozenset[str]] | None = None  # name -> files defining that macro_rules!
         # What `targets` reads of the file it was last asked about: a file's uses are asked about one after another.
@@ -200,23 +202,25 @@ class UseResolver:
             if record.language not in MODULE_SCOPED_LANGUAGES:
                 return definers
             return self._in_family(context.members, self.tables.member_definers, name, family)
-        if self._runtime_global(family, receiver):
-            return ()  # `Object.create(...)`, `JSON.parse`, `dict.fromkeys`, `Array.prototype.slice.call`
+        if receiver in context.runtime_globals:
+            return ()  # `Object.create(...)`, `JSON.parse`, `dict.fromkeys`
         if "." in receiver or "::" in receiver:  # a chain (`chain_head`)
+            if context.runtime_globals and receiver.split(".", 1)[0].split("::", 1)[0] in context.runtime_globals:
+                return ()  # `Array.prototype.slice.call(...)`
             members = self._in_family(context.members, self.tables.member_definers, name, family)
             return self._chain_targets(source, source_bindings, record.language, name, receiver, definers, members)
         if self._from_outside(source, receiver):
             return ()  # `log.info()` after `log = logging.getLogger(...)`: a method of an outside object
         return definers
 
-    def _runtime_global(self, family: str, receiver: str) -> bool:
-        """Whether `receiver` (or a chain's head) is one of the language's own globals that the workspace does not
-        define itself: a member of it is never a workspace definition."""
-        globals_here = _RUNTIME_GLOBAL_NAMES.get(family)
-        if globals_here is None:
-            return False
-        head = receiver.split(".", 1)[0].split("::", 1)[0]
-        return head in globals_here and head not in self.tables.definers
+    def _runtime_globals_of(self, family: str) -> frozenset[str]:
+        """The language's own globals (`_RUNTIME_GLOBALS`) that the workspace does not define itself: a member of
+        one is never a workspace definition."""
+        found = self._runtime_globals.get(family)
+        if found is None:
+            names = _RUNTIME_GLOBAL_NAMES.get(family, frozenset())
+            found = self._runtime_globals[family] = frozenset(n for n in names if n not in self.tables.definers)
+        return found
 
     def _context_of(self, source: str) -> _SourceContext:
         record = self.snapshot.files[source]
@@ -228,7 +232,8 @@ class UseResolver:
         if members is None:
             members = self._member_definers[family] = {}
         bindings, renames = self.bindings.get(source, {}), self.renames.get(source, {})
-        return _SourceContext(source, record, family, bindings, renames, definers, members)
+        runtime_globals = self._runtime_globals_of(family)
+        return _SourceContext(source, record, family, bindings, renames, definers, members, runtime_globals)
 
     def _local(self, source: str, name: str) -> bool:
         """Whether `source` defines `name` in a function's body only (its set made when first asked)."""
