@@ -36,7 +36,6 @@ MAX_CALLERS = 500
 MAX_LIMIT = 10_000  # what a query may ask for instead of MAX_CALLERS
 
 
-
 def resolve_targets_at(snapshot: Snapshot, path: str, line: int, character: int) -> list[tuple[str, Definition]]:
     """The definitions meant at a position: the name under the cursor (a definition or a use), else the function
     or method the position is inside."""
@@ -157,13 +156,12 @@ def find_callers(
                     queue.clear()
                     break
                 seen_sites.add(site)
-                result_callers.append(
-                    {
-                        "location": location(snapshot, source, reference.span),
-                        "caller": qualified_name(caller) if caller is not None else None,
-                        "depth": level,
-                    }
-                )
+                entry = {
+                    "location": location(snapshot, source, reference.span),
+                    "caller": qualified_name(caller) if caller is not None else None,
+                    "depth": level,
+                }
+                result_callers.append(_with_outer_function(entry, file_index, caller))
                 if caller is not None and level < depth:
                     next_target = CallTarget(source, caller)
                     if next_target.key not in seen_targets:
@@ -257,12 +255,29 @@ def name_server_callers(snapshot: Snapshot, sites: list[dict[str, Any]]) -> list
         record = snapshot.files.get(path) if path is not None else None
         if record is not None:
             start = site["location"]["range"]["start"]
+            outline = record.outline()
             enclosing = enclosing_definition(
-                record.outline(), Span(start["line"], start["character"], start["line"], start["character"])
+                outline, Span(start["line"], start["character"], start["line"], start["character"])
             )
             caller = qualified_name(enclosing) if enclosing is not None else None
-        named.append({"location": site["location"], "caller": caller})
+            named.append(_with_outer_function({"location": site["location"], "caller": caller}, outline, enclosing))
+        else:
+            named.append({"location": site["location"], "caller": caller})
     return named
+
+
+def _with_outer_function(entry: dict[str, Any], file_index: FileIndex, caller: Definition | None) -> dict[str, Any]:
+    """`entry` with `callerIn`, the function a local caller is defined in (fastapi's closure `app` inside
+    `get_request_handler`, which alone reads like the application), when the caller is one."""
+    if caller is None or caller.container is not None:
+        return entry
+    start = caller.span
+    outer = enclosing_definition(
+        file_index, Span(start.start_line, start.start_col, start.start_line, start.start_col), exclude=caller
+    )
+    if outer is not None:
+        entry["callerIn"] = qualified_name(outer)
+    return entry
 
 
 def _snapshot_path(snapshot: Snapshot, uri: str) -> str | None:

@@ -268,7 +268,7 @@ def _callers(options: argparse.Namespace, out: TextIO) -> int:
         out.write(f"  defined at {_location_text(index, definition)}\n")
     for caller in result["callers"]:
         indent = "  " * caller["depth"]
-        name = caller["caller"] or "(top level)"
+        name = (caller["caller"] or "(top level)") + (f" (in {caller['callerIn']})" if "callerIn" in caller else "")
         out.write(f"{indent}{_location_text(index, caller['location'])}  {name}\n")
     if not result["callers"]:
         out.write("  no callers found\n")

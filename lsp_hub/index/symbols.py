@@ -91,13 +91,16 @@ def symbol_at(file_index: FileIndex, line: int, character: int) -> SymbolAt | No
     return None
 
 
-def enclosing_definition(file_index: FileIndex, span: Span, kinds: Iterable[str] = FUNCTION_KINDS) -> Definition | None:
-    """The innermost definition of one of `kinds` whose range contains `span`'s start."""
+def enclosing_definition(
+    file_index: FileIndex, span: Span, kinds: Iterable[str] = FUNCTION_KINDS, exclude: Definition | None = None
+) -> Definition | None:
+    """The innermost definition of one of `kinds` whose range contains `span`'s start (other than `exclude`)."""
     wanted = frozenset(kinds)
     best: Definition | None = None
     for definition in file_index.definitions:
         if (
             definition.kind in wanted
+            and definition is not exclude
             and _contains(definition.span, span.start_line, span.start_col)
             and (best is None or _span_size(definition.span) < _span_size(best.span))
         ):

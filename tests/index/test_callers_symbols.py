@@ -440,3 +440,15 @@ def test_a_rust_variable_typed_in_its_function_decides_before_its_name(tmp_path:
     assert callers_of("Router.route") == [("Router.merge", 19)]
     assert callers_of("Other.route") == []
     assert ("app", 33) in callers_of("Layered.layer")
+
+
+def test_a_caller_defined_in_another_function_says_which(tmp_path: Path) -> None:
+    """fastapi: `serialize_response`'s caller read `app`, a closure in `get_request_handler` that alone reads like
+    the application. A caller in another function's body carries `callerIn`; a method or top-level one does not."""
+    write(tmp_path, "routing.py", "def serialize(value):\n    return value\n\n\ndef get_request_handler():\n"
+          "    def app(request):\n        return serialize(request)\n    return app\n\n\nclass Route:\n"
+          "    def handle(self, value):\n        return serialize(value)\n")
+    snapshot = snapshot_of(tmp_path)
+    found = find_callers(snapshot, resolve_targets_by_name(snapshot, "serialize"))["callers"]
+    assert [(entry["caller"], entry.get("callerIn")) for entry in found] == [
+        ("app", "get_request_handler"), ("Route.handle", None)]

@@ -69,7 +69,7 @@ def index_action(workspace: Workspace, action: str, options: QueryOptions) -> An
             # Where a caller came from, only when the index and a server did not both find it.
             origin = f"  [{caller['origin']}]" if result.get("servers") and caller.get("origin") != "both" else ""
             lines.append(f"{'  ' * (caller['depth'] - 1)}{display(path)}:{line}:{column}  "
-                         f"{caller.get('caller') or '(top level)'}{origin}")
+                         f"{caller.get('caller') or '(top level)'}{_defined_in(caller)}{origin}")
         late = [server["name"] for server in result.get("servers", []) if not server.get("complete")]
         notes = [f"(incomplete: no answer from {', '.join(late)} in time; the index's callers only)"] if late else []
         if not result.get("definitions"):
@@ -96,3 +96,8 @@ def index_action(workspace: Workspace, action: str, options: QueryOptions) -> An
         text += f"\n({note})" if lines else f" ({note})"
     # As `lsp-hub syntax`: exit code 1 when there are syntax errors.
     return Answer(result, text, not result.get("ok", True))
+
+
+def _defined_in(caller: dict[str, Any]) -> str:
+    """` (in outer)` for a caller defined in another function's body (fastapi's `app` in `get_request_handler`)."""
+    return f" (in {caller['callerIn']})" if caller.get("callerIn") else ""
