@@ -219,30 +219,38 @@ def _header_comments(node: tree_sitter.Node, body_start: int) -> list[tree_sitte
     return found
 
 
-_CLOSERS = {ord("("): b")", ord("["): b"]", ord("{"): b"}"}
+_CLOSERS = {ord("("): b")", ord("["): b"]", ord("{"): b"}", ord("<"): b">"}
 _QUOTES = frozenset(b"'\"`")
+_NAME_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$")
 
 
 def _closed(header: bytes) -> bytes:
     """A first line that ends opening a bracket, with what it leaves open closed: `Types = Union[` reads
-    `Types = Union[...]`, `describe("math", () => {` reads `describe("math", () => {...})`."""
-    if not header or header[-1] not in _CLOSERS:
+    `Types = Union[...]`, `describe("math", () => {` reads `describe("math", () => {...})`, TypeScript's
+    `type InternalOptions = Required<` reads `Required<...>`."""
+    last = len(header) - 1
+    if last < 0 or header[last] not in _CLOSERS or (header[last] == ord("<") and not _generic_at(header, last)):
         return header
     open_brackets: list[int] = []
     quote = 0
-    for byte in header:
+    for at, byte in enumerate(header):
         if quote:
             if byte == quote:
                 quote = 0
         elif byte in _QUOTES:
             quote = byte
-        elif byte in _CLOSERS:
+        elif byte in _CLOSERS and (byte != ord("<") or _generic_at(header, at)):
             open_brackets.append(byte)
         elif open_brackets and byte == _CLOSERS[open_brackets[-1]][0]:
             open_brackets.pop()
     if quote or not open_brackets:
         return header  # a string left open, or closers that do not match: not for us to mend
     return header + b"..." + b"".join(_CLOSERS[byte] for byte in reversed(open_brackets))
+
+
+def _generic_at(header: bytes, at: int) -> bool:
+    """Whether the `<` at `at` opens type arguments (`Required<`), not a comparison (`a < b`)."""
+    return at > 0 and header[at - 1] in _NAME_BYTES
 
 
 def _open_comment_start(node: tree_sitter.Node, line_end: int) -> int:

@@ -648,6 +648,9 @@ def test_a_first_line_that_opens_a_bracket_reads_closed() -> None:
     source = "QueryParamTypes = Union[\n    str,\n]\nPAIRS = dict(']', [\n    1,\n])\nDONE = (1,\n  2)\n"
     signatures = [found.signature for found in extract("python", source).definitions]
     assert signatures == ["QueryParamTypes = Union[...]", "PAIRS = dict(']', [...])", "DONE = (1,"]
+    source = "type InternalOptions = Required<\n  A>;\nconst near = (a: number) => a <\n  3;\n"
+    signatures = [found.signature for found in extract("typescript", source).definitions]
+    assert signatures == ["type InternalOptions = Required<...>", "const near = (a: number) => a <"]
 
 
 def test_a_typedef_of_a_struct_of_its_own_name_is_one_definition() -> None:
