@@ -345,7 +345,16 @@ def extract_packed(source: bytes, language: str) -> Packed:
     tree = get_parser(language).parse(source)
     root = tree.root_node
     syntax_errors = count_syntax_errors(root) if root.has_error else 0
-    return (language, syntax_errors, line_count, *_Extractor(source, language).run(root))
+    grammar = language
+    if syntax_errors and language == "c":
+        # A `.h` may be C++ (fmt's base.h, most C++ libraries' APIs): read as C, its templates and namespaces made
+        # local variables top-level definitions and joined bodies into signatures. The C++ grammar when it reads the
+        # file with fewer errors; the record stays the walk's language.
+        cpp_tree = get_parser("cpp").parse(source)
+        cpp_errors = count_syntax_errors(cpp_tree.root_node) if cpp_tree.root_node.has_error else 0
+        if cpp_errors < syntax_errors:
+            tree, root, syntax_errors, grammar = cpp_tree, cpp_tree.root_node, cpp_errors, "cpp"
+    return (language, syntax_errors, line_count, *_Extractor(source, grammar).run(root))
 
 
 def count_syntax_errors(root: tree_sitter.Node) -> int:

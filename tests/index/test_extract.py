@@ -13,6 +13,7 @@ import pytest
 from lsp_hub.index.extract import extract_file
 from lsp_hub.index.languages import language_for_path
 from lsp_hub.index.model import FileIndex
+from lsp_hub.index.syntax_checkers import check
 
 VALID_FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "valid"
 
@@ -1114,3 +1115,35 @@ def test_a_table_driven_test_is_named_with_its_title_too(language: str) -> None:
     assert not any("no test" in name for name in names)
     callers_of_add = sorted(r.caller or "<module>" for r in result.references if r.name == "add" and r.is_call)
     assert callers_of_add == ["<module>", 'it.each("adds $a")', 'test.only.each("only %i")']
+
+
+def test_a_cpp_header_named_h_is_read_with_the_cpp_grammar() -> None:
+    """fmt's include/fmt/base.h (a `.h`, so C to the walk): read as C, its class and template methods were lost and
+    a function's locals became top-level definitions. A C file with errors is read again as C++, and the reading
+    with fewer errors is kept; the record keeps the walk's language. A C header stays C."""
+    source = """\\
+        namespace fmt {
+        template <typename Char> class basic_string_view {
+         public:
+          constexpr auto size() const noexcept -> size_t { return size_; }
+        };
+        inline auto parse_align(char c) -> int {
+          auto next = c + 1;
+          return next;
+        }
+        }  // namespace fmt
+        """
+    result = extract("c", source)
+    assert result.language == "c"
+    assert {(found.name, found.kind, found.container) for found in result.definitions} >= {
+        ("fmt", "module", None), ("basic_string_view", "class", "fmt"), ("size", "method", "basic_string_view"),
+        ("parse_align", "function", "fmt")}
+    assert "next" not in {found.name for found in result.definitions}
+    plain_c = extract("c", "struct list { int new; };\nint add(int a, int b);\n")
+    assert {found.name for found in plain_c.definitions} == {"list", "add"}
+
+
+def test_a_cpp_header_named_h_passes_the_syntax_check() -> None:
+    header = b"namespace fmt {\ntemplate <typename T> class view {\n public:\n  T value;\n};\n}\n"
+    assert check(header, "c", "include/fmt/view.h").problems == []
+    assert check(header, "c", "src/view.c").problems != []  # a .c file is C
