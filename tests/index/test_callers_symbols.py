@@ -29,6 +29,12 @@ def caller_sites(result: dict[str, object]) -> list[tuple[str, str | None, int, 
     )
 
 
+def callers_named(snapshot: Snapshot, symbol: str) -> list[tuple[str | None, int]]:
+    """(caller, line) of each call site of `symbol`, in the answer's order."""
+    found = find_callers(snapshot, resolve_targets_by_name(snapshot, symbol))["callers"]
+    return [(entry["caller"], entry["location"]["range"]["start"]["line"]) for entry in found]
+
+
 def test_import_narrowing_keeps_callers_of_the_other_save_user_out(copy_repo: Callable[[str], Path]) -> None:
     snapshot = snapshot_of(copy_repo("pyapp"))
     result = find_callers(snapshot, resolve_targets_by_name(snapshot, "storage.save_user"))
@@ -411,10 +417,8 @@ def test_a_variable_typed_self_is_its_methods_class(tmp_path: Path) -> None:
           "        return mine.total()\n\n    def copy(self) -> 'Cart':\n        return Cart()\n\n\n"
           "class Order:\n    def total(self) -> int:\n        return 1\n")
     snapshot = snapshot_of(tmp_path)
-    cart = find_callers(snapshot, resolve_targets_by_name(snapshot, "Cart.total"))
-    assert [(entry["caller"], entry["location"]["range"]["start"]["line"]) for entry in cart["callers"]] == [
-        ("Cart.merge", 9)]
-    assert find_callers(snapshot, resolve_targets_by_name(snapshot, "Order.total"))["callers"] == []
+    assert callers_named(snapshot, "Cart.total") == [("Cart.merge", 9)]
+    assert callers_named(snapshot, "Order.total") == []
 
 
 def test_a_rust_variable_typed_in_its_function_decides_before_its_name(tmp_path: Path) -> None:
@@ -432,14 +436,9 @@ def test_a_rust_variable_typed_in_its_function_decides_before_its_name(tmp_path:
           "pub fn app() -> Router {\n    let router = Router::new();\n    router.layer().route(\"/a\");\n"
           "    let second = Router::new();\n    second.layer()\n}\n")
     snapshot = snapshot_of(tmp_path)
-
-    def callers_of(symbol: str) -> list[tuple[str, int]]:
-        found = find_callers(snapshot, resolve_targets_by_name(snapshot, symbol))["callers"]
-        return [(entry["caller"], entry["location"]["range"]["start"]["line"]) for entry in found]
-
-    assert callers_of("Router.route") == [("Router.merge", 19)]
-    assert callers_of("Other.route") == []
-    assert ("app", 33) in callers_of("Layered.layer")
+    assert callers_named(snapshot, "Router.route") == [("Router.merge", 19)]
+    assert callers_named(snapshot, "Other.route") == []
+    assert ("app", 33) in callers_named(snapshot, "Layered.layer")
 
 
 def test_a_caller_defined_in_another_function_says_which(tmp_path: Path) -> None:
