@@ -202,20 +202,19 @@ def _keep_routes_outside_tests(
 
 
 def _header_comments(node: tree_sitter.Node, body_start: int) -> list[tree_sitter.Node]:
-    """The comments among a definition's children and grandchildren before its body, in order."""
+    """The comments inside a definition before its body, at any depth (hono's `get var(): Readonly<// eslint-...`
+    has one inside its return type), in document order."""
     found: list[tree_sitter.Node] = []
-    for child in node.children:
+    stack = list(reversed(node.children))
+    while stack:
+        child = stack.pop()
         if child.start_byte >= body_start:
-            break
+            continue
         if "comment" in child.type:
             if child.end_byte <= body_start:
                 found.append(child)
         else:
-            found.extend(
-                grandchild
-                for grandchild in child.children
-                if "comment" in grandchild.type and grandchild.end_byte <= body_start
-            )
+            stack.extend(reversed(child.children))
     return found
 
 

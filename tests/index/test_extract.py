@@ -654,6 +654,17 @@ def test_a_first_line_that_opens_a_bracket_reads_closed() -> None:
     assert signatures == ["type InternalOptions = Required<...>", "const near = (a: number) => a <"]
 
 
+def test_a_comment_deep_inside_a_header_is_left_out() -> None:
+    """hono's map showed `get var(): Readonly<// eslint-disable-next-line ... ContextVariableMap & ...>`: a comment
+    inside a return type, deeper than the definition's children and grandchildren, stayed in the signature."""
+    source = (
+        "class Context {\n  get var(): Readonly<\n    // eslint-disable-next-line no-explicit-any\n"
+        "    Map & Record<string, any>\n  > {\n    return this.v\n  }\n}\n"
+    )
+    [_context, getter] = extract("typescript", source).definitions
+    assert getter.signature == "get var(): Readonly<Map & Record<string, any>>"
+
+
 def test_a_typedef_of_a_struct_of_its_own_name_is_one_definition() -> None:
     """hiredis.h: `typedef struct redisReply {...} redisReply;` drew `typedef struct redisReply {` and `struct
     redisReply` both, in the map and the outline; an anonymous struct's typedef drew `typedef struct {` without the
