@@ -62,9 +62,10 @@ import tree_sitter
 
 from lsp_hub.index.file_kinds import is_test_call_name
 from lsp_hub.index.import_forms import interpret_import, squeeze
-from lsp_hub.index.languages import SUPPORTED_LANGUAGES, get_language, get_parser
+from lsp_hub.index.languages import SUPPORTED_LANGUAGES, get_language
 from lsp_hub.index.model import COMPLEX_RECEIVER, FileIndex
 from lsp_hub.index.records import Packed, unpack_file_index
+from lsp_hub.index.syntax import parse_best
 from lsp_hub.index.text import PositionConverter, count_lines, decode, utf16_length
 
 QUERIES_DIR = Path(__file__).resolve().parent / "queries"
@@ -341,35 +342,10 @@ def extract_packed(source: bytes, language: str) -> Packed:
     line_count = count_lines(source)
     if not source:
         return (language, 0, line_count, (), (), (), (), (), (), ())
-    tree = get_parser(language).parse(source)
-    root = tree.root_node
-    syntax_errors = count_syntax_errors(root) if root.has_error else 0
-    grammar = language
-    if syntax_errors and language == "c":
-        # A `.h` may be C++ (fmt's base.h, most C++ libraries' APIs): read as C, its templates and namespaces made
-        # local variables top-level definitions and joined bodies into signatures. The C++ grammar when it reads the
-        # file with fewer errors; the record stays the walk's language.
-        cpp_tree = get_parser("cpp").parse(source)
-        cpp_errors = count_syntax_errors(cpp_tree.root_node) if cpp_tree.root_node.has_error else 0
-        if cpp_errors < syntax_errors:
-            tree, root, syntax_errors, grammar = cpp_tree, cpp_tree.root_node, cpp_errors, "cpp"
-    return (language, syntax_errors, line_count, *_Extractor(source, grammar).run(root))
-
-
-def count_syntax_errors(root: tree_sitter.Node) -> int:
-    """Number of ERROR and MISSING nodes, visiting only subtrees that contain errors."""
-    count = 0
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if node.is_missing:
-            count += 1
-            continue
-        if node.is_error:
-            count += 1
-        # A leaf ERROR (an unexpected character) reports has_error False, hence the is_error test.
-        stack.extend(child for child in node.children if child.has_error or child.is_error)
-    return count
+    # A C file may be C++ (any, not only a `.h`: reading it well matters more here than judging it): read as C,
+    # fmt's base.h made its functions' locals top-level definitions. The record stays the walk's language.
+    tree, grammar, syntax_errors = parse_best(source, language, may_be_cpp=True)
+    return (language, syntax_errors, line_count, *_Extractor(source, grammar).run(tree.root_node))
 
 
 class _Extractor:

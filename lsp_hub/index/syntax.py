@@ -41,16 +41,45 @@ class SyntaxProblem:
     message: str
 
 
-def check_syntax(source: bytes, language: str) -> list[SyntaxProblem]:
+def check_syntax(source: bytes, language: str, may_be_cpp: bool = False) -> list[SyntaxProblem]:
     """Syntax problems of `source` in document order, at most MAX_PROBLEMS; raises ValueError for an unsupported
-    language, never for any content."""
+    language, never for any content. `may_be_cpp`: C that may be C++ (a `.h`), see `parse_best`."""
     if language not in SUPPORTED_LANGUAGES:
         raise ValueError(f"unsupported language: {language!r}")
-    tree = get_parser(language).parse(source)
-    root = tree.root_node
-    if not root.has_error:
+    tree, _grammar, errors = parse_best(source, language, may_be_cpp)
+    if not errors:
         return []
-    return _Checker(source).problems(root)
+    return _Checker(source).problems(tree.root_node)
+
+
+def parse_best(source: bytes, language: str, may_be_cpp: bool = False) -> tuple[tree_sitter.Tree, str, int]:
+    """`source` parsed with `language`'s grammar: (tree, grammar, count of errors). C that `may_be_cpp` (fmt's
+    base.h, most C++ libraries' API: a `.h` is both languages') is read again with the C++ grammar when the C one
+    finds errors, and that reading is kept when it finds fewer."""
+    tree = get_parser(language).parse(source)
+    errors = count_syntax_errors(tree.root_node) if tree.root_node.has_error else 0
+    if errors and may_be_cpp and language == "c":
+        as_cpp = get_parser("cpp").parse(source)
+        cpp_errors = count_syntax_errors(as_cpp.root_node) if as_cpp.root_node.has_error else 0
+        if cpp_errors < errors:
+            return as_cpp, "cpp", cpp_errors
+    return tree, language, errors
+
+
+def count_syntax_errors(root: tree_sitter.Node) -> int:
+    """Number of ERROR and MISSING nodes, visiting only subtrees that contain errors."""
+    count = 0
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.is_missing:
+            count += 1
+            continue
+        if node.is_error:
+            count += 1
+        # A leaf ERROR (an unexpected character) reports has_error False, hence the is_error test.
+        stack.extend(child for child in node.children if child.has_error or child.is_error)
+    return count
 
 
 def lsp_range(span: Span) -> dict[str, dict[str, int]]:

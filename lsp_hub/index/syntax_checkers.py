@@ -111,13 +111,8 @@ def check(source: bytes, language: str, path: str = "", checkers: SyntaxCheckers
                                  checkers.typescript.checker_name)
         except TypeScriptUnavailable as error:
             return _tree_sitter(source, language, str(error))
-    problems = check_syntax(source, language)
-    if problems and language == "c" and path.lower().endswith(".h"):
-        # A header may be C++ (a `.h` is both languages'): judged by the grammar that reads it with fewer errors.
-        as_cpp = check_syntax(source, "cpp")
-        if len(as_cpp) < len(problems):
-            problems = as_cpp
-    return SyntaxVerdict(problems, TREE_SITTER_CHECKER)
+    # A header may be C++ (a `.h` is both languages'); a `.c` file is C.
+    return SyntaxVerdict(check_syntax(source, language, may_be_cpp=path.lower().endswith(".h")), TREE_SITTER_CHECKER)
 
 
 def _tree_sitter(source: bytes, language: str, reason: str) -> SyntaxVerdict:
