@@ -202,18 +202,17 @@ def _keep_routes_outside_tests(
             del definitions[key]
 
 
-def _header_comments(node: tree_sitter.Node, body_start: int) -> list[tree_sitter.Node]:
-    """The comments inside a definition before its body, at any depth (hono's `get var(): Readonly<// eslint-...`
-    has one inside its return type), in document order."""
+def _header_comments(node: tree_sitter.Node, limit: int) -> list[tree_sitter.Node]:
+    """The comments inside a definition that start before `limit` (its body's start, or its first line's end), at
+    any depth (hono's `get var(): Readonly<// eslint-...` has one inside its return type), in document order."""
     found: list[tree_sitter.Node] = []
     stack = list(reversed(node.children))
     while stack:
         child = stack.pop()
-        if child.start_byte >= body_start:
+        if child.start_byte >= limit:
             continue
         if "comment" in child.type:
-            if child.end_byte <= body_start:
-                found.append(child)
+            found.append(child)
         else:
             stack.extend(reversed(child.children))
     return found
@@ -251,17 +250,6 @@ def _closed(header: bytes) -> bytes:
 def _generic_at(header: bytes, at: int) -> bool:
     """Whether the `<` at `at` opens type arguments (`Required<`), not a comparison (`a < b`)."""
     return at > 0 and header[at - 1] in _NAME_BYTES
-
-
-def _open_comment_start(node: tree_sitter.Node, line_end: int) -> int:
-    """Where a comment among the definition's children that starts before `line_end` and ends after it starts;
-    `line_end` when there is none."""
-    for child in node.children:
-        if child.start_byte >= line_end:
-            break
-        if "comment" in child.type and child.end_byte > line_end:
-            return child.start_byte
-    return line_end
 
 
 def _without_comments(header: bytes, start: int, comments: list[tree_sitter.Node]) -> bytes:
@@ -764,8 +752,9 @@ class _Extractor:
             if b"#" in header or b"/*" in header:
                 # A comment on the first line (Ruby's `class Error < StandardError # :nodoc:`) is no part of it,
                 # nor one that starts there and goes on (C's `#define FLAG 0x04  /* Don't free the async`).
-                header = header[: _open_comment_start(node, end) - start]
                 comments = _header_comments(node, end)
+                if comments and comments[-1].end_byte > end:  # the one that goes on is the last to start
+                    header = header[: comments.pop().start_byte - start]
                 if comments:  # `x = /*@__PURE__*/ make()`: one space where the comment was
                     header = _SPACES.sub(b" ", _without_comments(header, start, comments))
             if header.endswith(b"\\"):  # a macro's first line goes on: `#define SET(o) do { \`
