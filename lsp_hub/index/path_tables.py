@@ -59,10 +59,10 @@ class PathTables:
                 self.tests_by_subject[subject].append(path)
             for word in {singular(word) for word in split_words(path.rsplit(".", 1)[0].replace("/", "_"))}:
                 self.by_singular_path_word[word].append(path)
-        self.names_by_squashed: dict[str, list[str]] = defaultdict(list)
-        for name in name_tables(snapshot).definers:
-            self.names_by_squashed[squashed(name)].append(name)
         self._names = name_tables(snapshot).definers
+        self.names_by_squashed: dict[str, list[str]] = defaultdict(list)
+        for name in self._names:
+            self.names_by_squashed[squashed(name)].append(name)
         self._name_prefixes: frozenset[str] | None = None
         self._squashed_lines: str | None = None  # every squashed name on a line, made for the first question
         self._line_starts: list[int] = []
@@ -96,7 +96,6 @@ class PathTables:
         content, filler = _alternatives(forms), _alternatives((set(fillers) | self.name_prefixes()) - forms)
         made_of = re.compile(f"(?:{filler})*(?:{content})(?:{filler})*(?:{content})(?:{content}|{filler})*")
         return [name for key in sorted(keys) if made_of.fullmatch(key) for name in self.names_by_squashed[key]]
-
 
     def name_prefixes(self) -> frozenset[str]:
         """The words that begin a twentieth of the names or more (at least 20): a C library's namespace (hiredis's
