@@ -271,10 +271,7 @@ def _with_outer_function(entry: dict[str, Any], file_index: FileIndex, caller: D
     `get_request_handler`, which alone reads like the application), when the caller is one."""
     if caller is None or caller.container is not None:
         return entry
-    start = caller.span
-    outer = enclosing_definition(
-        file_index, Span(start.start_line, start.start_col, start.start_line, start.start_col), exclude=caller
-    )
+    outer = enclosing_definition(file_index, caller.span, exclude=caller)  # around where the caller starts
     if outer is not None:
         entry["callerIn"] = qualified_name(outer)
     return entry
