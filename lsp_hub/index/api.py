@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlparse
 
 from lsp_hub.index.file_kinds import is_test_file
-from lsp_hub.index.walk import DEFAULT_MAX_FILE_SIZE, REASON_TOO_LARGE
+from lsp_hub.index.skip_reasons import REASON_TOO_LARGE
+from lsp_hub.index.walk import DEFAULT_MAX_FILE_SIZE
 from lsp_hub.index.workspace import Snapshot, WorkspaceIndex
 
 log = logging.getLogger(__name__)

@@ -31,7 +31,7 @@ from lsp_hub.index.records import (
     head_of,
 )
 from lsp_hub.index.shared_records import SharedRecordsLocation, shared_records_at
-from lsp_hub.index.walk import REASON_BINARY, REASON_TOO_LARGE, REASON_UNREADABLE, is_binary
+from lsp_hub.index.skip_reasons import REASON_BINARY, REASON_TOO_LARGE, REASON_UNREADABLE, is_binary
 from lsp_hub.pid_liveness import pid_exists
 
 OWNER_POLL_SECONDS = 0.5  # how often a worker checks that its owner lives, where it cannot wait on a pidfd

@@ -10,9 +10,10 @@ Rules, in the order they apply to each directory entry:
 - files in a language the index does not support are passed over; supported ones over the size cap are skipped;
 - directories more than MAX_DIRECTORY_DEPTH levels down are not entered (`too_deep`).
 
-Binary content is only detectable by reading the file, so that check (a NUL byte in the first 8 KB, `is_binary`)
-happens where files are read for parsing. Every skip is counted by reason in `WalkResult.skip_counts`; skips that
-leave source code out of the index are also listed by path in `WalkResult.skipped`.
+Binary content is only detectable by reading the file, so that check (a NUL byte in the first 8 KB,
+`skip_reasons.is_binary`) happens where files are read for parsing. Every skip is counted by reason in
+`WalkResult.skip_counts`; skips that leave source code out of the index are also listed by path in
+`WalkResult.skipped`.
 """
 
 from __future__ import annotations
@@ -28,12 +29,25 @@ from typing import NamedTuple
 import pathspec
 
 from lsp_hub.index.languages import language_for_name, language_for_path
+from lsp_hub.index.skip_reasons import (
+    LEFT_OUT_REASONS,
+    REASON_BROKEN_SYMLINK,
+    REASON_GITIGNORED,
+    REASON_HIDDEN_DIRECTORY,
+    REASON_IGNORED_DIRECTORY,
+    REASON_SYMLINK_DUPLICATE,
+    REASON_SYMLINK_LOOP,
+    REASON_SYMLINK_OUTSIDE_ROOT,
+    REASON_TOO_DEEP,
+    REASON_TOO_LARGE,
+    REASON_UNREADABLE,
+    REASON_UNSUPPORTED_LANGUAGE,
+)
 
 DEFAULT_MAX_FILE_SIZE = 1024 * 1024
 # Directories nested deeper than this are not entered. Real source trees stay far below it; generated or
 # pathological chains (a symlink-free loop made by a tool, a test fixture) would otherwise be walked to the bottom.
 MAX_DIRECTORY_DEPTH = 128
-BINARY_SNIFF_BYTES = 8192
 
 SKIPPED_DIRECTORY_NAMES: frozenset[str] = frozenset(
     (
@@ -80,22 +94,6 @@ MARKER_FILE_NAMES: frozenset[str] = frozenset(
     ("go.mod", "Cargo.toml", "tsconfig.json", "jsconfig.json", "package.json")
 )
 
-# Skip reasons. The first group leaves source code out of the index and is reported per file.
-REASON_TOO_LARGE = "too_large"
-REASON_BINARY = "binary"
-REASON_UNREADABLE = "unreadable"
-REASON_SYMLINK_OUTSIDE_ROOT = "symlink_outside_root"
-REASON_TOO_DEEP = "too_deep"  # a directory below MAX_DIRECTORY_DEPTH: not entered
-LEFT_OUT_REASONS: frozenset[str] = frozenset(
-    (REASON_TOO_LARGE, REASON_BINARY, REASON_UNREADABLE, REASON_SYMLINK_OUTSIDE_ROOT, REASON_TOO_DEEP)
-)
-REASON_SYMLINK_LOOP = "symlink_loop"
-REASON_SYMLINK_DUPLICATE = "symlink_duplicate"
-REASON_BROKEN_SYMLINK = "broken_symlink"
-REASON_GITIGNORED = "gitignored"
-REASON_IGNORED_DIRECTORY = "ignored_directory"
-REASON_HIDDEN_DIRECTORY = "hidden_directory"
-REASON_UNSUPPORTED_LANGUAGE = "unsupported_language"
 
 
 class WalkedFile(NamedTuple):  # a tuple: made 100,000 times by a walk, twice as fast as a frozen dataclass
@@ -116,11 +114,6 @@ class WalkResult:
         self.skip_counts[reason] += 1
         if reason in LEFT_OUT_REASONS:
             self.skipped.append((path, reason))
-
-
-def is_binary(head: bytes) -> bool:
-    """Whether content starting with `head` looks binary: a NUL byte in the first 8 KB, as git decides."""
-    return b"\0" in head[:BINARY_SNIFF_BYTES]
 
 
 class _IgnoreRules:

@@ -130,3 +130,23 @@ def test_the_repomap_verb_imports_no_pool_history_or_syntax_checker_before_it_ne
         check=True,
     )
     assert json.loads(loaded.stdout.strip().splitlines()[-1]) == []
+
+
+def test_the_workers_forkserver_imports_neither_the_walk_nor_the_graphs(tmp_path: Path) -> None:
+    """What the forkserver preloads (`parse_pool._process_context`) is on the way to every worker's first file, with
+    cores idle meanwhile: the walk's pathspec alone cost it 10-15 ms."""
+    script = (
+        "import sys, json, lsp_hub.index.parse_worker, lsp_hub.index.extract\n"
+        "print(json.dumps([m for m in ('pathspec', 'lsp_hub.index.walk', 'networkx', 'numpy', "
+        "'lsp_hub.index.graph', 'multiprocessing.pool') if m in sys.modules]))"
+    )
+    loaded = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(REPOSITORY)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert json.loads(loaded.stdout.strip().splitlines()[-1]) == []

@@ -24,9 +24,10 @@ from lsp_hub.index.parse_worker import ParseJob, parse_batch
 from lsp_hub.index.ranking import reference_graph
 from lsp_hub.index.records import content_digest
 from lsp_hub.index.shared_records import LOOKUP_VARIABLES, SharedRecords, SharedRecordsLocation
+from lsp_hub.index.skip_reasons import REASON_BINARY
 from lsp_hub.index.store import EXTRACTOR_VERSION, IndexStore, StoredFile, database_path
 from lsp_hub.index.store_rows import StoredRow
-from lsp_hub.index.walk import REASON_BINARY, WalkResult
+from lsp_hub.index.walk import WalkResult
 from lsp_hub.index.workspace import WorkspaceIndex
 
 

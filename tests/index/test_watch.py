@@ -13,7 +13,7 @@ from index_helpers import write
 
 from lsp_hub.index import api
 from lsp_hub.index.ranking import reference_graph
-from lsp_hub.index.walk import REASON_TOO_LARGE
+from lsp_hub.index.skip_reasons import REASON_TOO_LARGE
 from lsp_hub.index.watch import IndexWatcher
 from lsp_hub.index.workspace import WorkspaceIndex
 
