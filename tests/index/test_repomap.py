@@ -352,3 +352,39 @@ def test_a_types_own_is_some_does_not_open_a_rust_map(tmp_path: Path) -> None:
               "pub fn app(x: Option<u8>, mut y: Option<u8>) -> Router {\n"
               "    if x.is_some() && y.as_mut().is_some() && x.is_some() { Router.route(\"/\") } else { Router }\n}\n")
     assert listed(repo_map(snapshot_of(tmp_path)))[0] == "src/router.rs"
+
+
+def test_a_run_of_overloads_is_drawn_once_with_its_count(tmp_path: Path) -> None:
+    """requests' auth.py took six of a map's lines for two classes' `__init__` (three `@overload`s each). A run of
+    definitions of one name, kind and container (overloads, a property's getter and setter) is drawn as its first,
+    with how many follow; a name defined again elsewhere in the file is drawn again."""
+    write(
+        tmp_path,
+        "src/jar.py",
+        "from typing import overload\n\n\nclass Jar:\n    @overload\n    def get(self, key: str) -> str: ...\n"
+        "    @overload\n    def get(self, key: int) -> int: ...\n    def get(self, key):\n        return key\n\n"
+        "    @property\n    def size(self) -> int:\n        return 1\n\n    @size.setter\n"
+        "    def size(self, value: int) -> None:\n        pass\n\n\nclass Box:\n    def get(self) -> int:\n"
+        "        return 0\n",
+    )
+    write(
+        tmp_path,
+        "src/pick.ts",
+        "export function pick(a: string): string;\nexport function pick(a: number): number;\n"
+        "export function pick(a: any): any { return a; }\n",
+    )
+    write(tmp_path, "src/use.py", "from src.jar import Box, Jar\n\nJar().get('a')\nJar().size\nBox().get()\n")
+    write(tmp_path, "src/use.ts", "import { pick } from './pick';\npick('a');\n")
+    result = repo_map(snapshot_of(tmp_path), token_budget=4096)
+    lines = result["text"].splitlines()
+    jar, pick = lines.index("src/jar.py:"), lines.index("src/pick.ts:")
+    assert lines[jar + 1 : jar + 6] == [
+        "  class Jar:",
+        "    def get(self, key: str) -> str: [+2 more]",
+        "    def size(self) -> int: [+1 more]",
+        "  class Box:",
+        "    def get(self) -> int:",
+    ]
+    assert lines[pick + 1] == "  function pick(a: string): string; [+2 more]"
+    symbols = {entry["path"]: entry["symbols"] for entry in result["files"]}
+    assert symbols["src/pick.ts"] == ["pick"]
