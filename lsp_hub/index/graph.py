@@ -20,13 +20,23 @@ from lsp_hub.index.graph_inputs import (
     resolved_imports,
 )
 from lsp_hub.index.model import COMPLEX_RECEIVER
-from lsp_hub.index.records import D_CONTAINER, D_NAME, D_SIGNATURE, I_NAMES, FileRecord, local_names
+from lsp_hub.index.records import (
+    D_CONTAINER,
+    D_KIND,
+    D_LOCAL,
+    D_NAME,
+    D_SIGNATURE,
+    I_NAMES,
+    FileRecord,
+    local_names,
+)
 from lsp_hub.index.workspace import Snapshot
 
 Link = tuple[str, int, tuple[str, ...]]  # (name used, uses, target files): `links.py`
 FileLinks = tuple[Link, ...]  # a file's links (`links.py`); its row (`rows.py`) is made from them
 
 SELF_RECEIVERS = frozenset(("self", "this", "cls", "super", "Self"))
+_TYPE_KINDS = frozenset(("class", "interface", "type"))
 # `name = callee(`, `name: T = callee(`, `const name = callee(`, `let name = new callee(`: a variable made by a call.
 _MADE_BY_CALL = re.compile(r"(?:(?:const|let|var)\s+)?[\w$]+\s*(?::[^=]*)?=\s*(?:new\s+)?([\w$.]+)\s*\(")
 # Languages whose files can use each other's names; every other language only its own.
@@ -93,6 +103,7 @@ class UseResolver:
         self.renames = import_renames(snapshot)
         self._star_sources: dict[str, tuple[str, ...]] = {}
         self._local_names: dict[str, frozenset[str]] = {}
+        self._own_type_names: dict[str, frozenset[str]] = {}  # per file: `_own_types`
         self._family_of = _Families(snapshot.files)
         # Per family, name -> its definers (member definers) in that family: a dictionary per family, not one keyed
         # by (name, family), saves making and hashing a tuple for each of the 100,000 uses of the standard library.
@@ -211,6 +222,10 @@ class UseResolver:
             return self._chain_targets(source, source_bindings, record.language, name, receiver, definers, members)
         if self._from_outside(source, receiver):
             return ()  # `log.info()` after `log = logging.getLogger(...)`: a method of an outside object
+        if receiver in self._own_types(source) and defines(self.tables.definers, source, name):
+            # `InvalidJSONError.__init__(self)` in the file that defines that class and the name: its own or a base's
+            # here. requests' exceptions.py linked it to every file defining `__init__`, and each map opened with them.
+            return (source,)
         return definers
 
     def _runtime_globals_of(self, family: str) -> frozenset[str]:
@@ -241,6 +256,17 @@ class UseResolver:
         if names is None:
             names = self._local_names[source] = local_names(self.snapshot.files[source])
         return name in names
+
+    def _own_types(self, source: str) -> frozenset[str]:
+        """The classes and types `source` defines at its top level (its set made when first asked)."""
+        types = self._own_type_names.get(source)
+        if types is None:
+            types = self._own_type_names[source] = frozenset(
+                definition[D_NAME]
+                for definition in self.snapshot.files[source].definitions
+                if definition[D_CONTAINER] is None and definition[D_KIND] in _TYPE_KINDS and not definition[D_LOCAL]
+            )
+        return types
 
     def _from_outside(self, source: str, receiver: str) -> bool:
         """Whether `receiver` is a module-level variable of `source` made by calling into an import from outside

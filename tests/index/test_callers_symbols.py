@@ -214,7 +214,7 @@ def test_members_of_the_languages_own_globals_are_not_ours(tmp_path: Path) -> No
     write(tmp_path, "examples/pets.js", "exports.create = function (req, res) {};\nexports.call = function () {};\n")
     write(tmp_path, "lib/response.js", "var res = Object.create(null);\nvar s = Array.prototype.slice.call(res);\n"
                                        "module.exports = res;\n")
-    write(tmp_path, "lib/mine.js", "class Map { create() { return 1; } }\nvar m = Map.create();\n")
+    write(tmp_path, "lib/mine.js", "class Map { size() { return 1; } }\nvar m = Map.create();\n")
     write(tmp_path, "keys.py", "class Keys:\n    def fromkeys(self, names):\n        return names\n")
     write(tmp_path, "use.py", "from keys import Keys\n\nseen = dict.fromkeys(['a'])\n")
     write(tmp_path, "lib/files.rb", "class Store\n  def join(a)\n    a\n  end\nend\n")
@@ -224,9 +224,27 @@ def test_members_of_the_languages_own_globals_are_not_ours(tmp_path: Path) -> No
     assert [link for link in links["lib/response.js"] if link[0] in ("create", "call")] == []
     assert [link for link in links["use.py"] if link[0] == "fromkeys"] == []
     assert [link for link in links["lib/paths.rb"] if link[0] == "join"] == []
-    # `Map` is the workspace's own class here: a member of it may be any `create`.
+    # `Map` is the workspace's own class here: a member of it it does not define may be any `create`.
     assert ("create", 1, ("examples/pets.js",)) in links["lib/mine.js"]
     assert not reference_graph(snapshot).graph.has_edge("lib/response.js", "examples/pets.js")
+
+
+def test_a_member_of_a_class_the_file_defines_is_the_files_own(tmp_path: Path) -> None:
+    """requests: `InvalidJSONError.__init__(self, ...)` in exceptions.py, which defines that class and `__init__`,
+    linked to the ten files defining an `__init__`, and each of their `__init__`s then took a line of the map. A
+    member the file does not define may still be inherited from anywhere."""
+    write(
+        tmp_path,
+        "pkg/errors.py",
+        "class BaseError(IOError):\n    def __init__(self, *args):\n        super().__init__(*args)\n\n\n"
+        "class JSONError(BaseError):\n    pass\n\n\nclass DecodeError(JSONError, ValueError):\n"
+        "    def __init__(self, *args):\n        JSONError.__init__(self, *args)\n        JSONError.describe(self)\n",
+    )
+    write(tmp_path, "pkg/models.py", "class Model:\n    def __init__(self):\n        pass\n\n    def describe(self):\n"
+                                     "        return 1\n")
+    links = file_links(snapshot_of(tmp_path))
+    assert [link for link in links["pkg/errors.py"] if link[0] == "__init__"] == []
+    assert ("describe", 1, ("pkg/models.py",)) in links["pkg/errors.py"]
 
 
 def test_a_default_export_renamed_by_a_barrel_file(tmp_path: Path) -> None:
