@@ -549,6 +549,29 @@ def test_rust_symbols() -> None:
     ]
 
 
+def test_rust_calls_inside_a_macros_arguments() -> None:
+    """fd: `assert_eq!(strip_current_dir(Path::new("./foo")), ...)` in its tests were no callers of
+    strip_current_dir: tree-sitter leaves a macro's arguments as tokens. A name right before a `( ... )` group is a
+    call there, with the name before a `.` or `::` as its receiver; an index (`items[0]`) or a block is none."""
+    source = """\
+        fn check(&self) {
+            assert_eq!(strip_current_dir(Path::new("./foo")), self.expected(1));
+            let all = vec![make(2), items[0], Config { depth: 1 }];
+            println!("{}", state.render(&all));
+        }
+        """
+    result = extract("rust", source)
+    found = calls(result)
+    assert {
+        ("strip_current_dir", "check", None),
+        ("new", "check", "Path"),
+        ("expected", "check", "self"),
+        ("make", "check", None),
+        ("render", "check", "state"),
+    } <= found
+    assert not {name for name, _caller, _receiver in found} & {"items", "Config", "depth", "all"}
+
+
 # --- Java ----------------------------------------------------------------------------------------------------------
 
 

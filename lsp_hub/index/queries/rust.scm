@@ -81,6 +81,35 @@
 (macro_invocation
   macro: (identifier) @name) @reference.call
 
+; Calls inside a macro's arguments (`assert_eq!(parse(x), ...)`, `vec![make(1)]`), which tree-sitter leaves as
+; tokens: a name right before a `( ... )` group, after `receiver.` or `Path::` when there is one. A chain's receiver
+; is its last name.
+(token_tree
+  (identifier) @name
+  .
+  (token_tree) @_arguments
+  (#match? @_arguments "^[(]")) @reference.call
+
+(token_tree
+  [(identifier) (self)] @receiver
+  .
+  "."
+  .
+  (identifier) @name
+  .
+  (token_tree) @_arguments
+  (#match? @_arguments "^[(]")) @reference.call
+
+(token_tree
+  (identifier) @receiver
+  .
+  "::"
+  .
+  (identifier) @name
+  .
+  (token_tree) @_arguments
+  (#match? @_arguments "^[(]")) @reference.call
+
 (type_identifier) @name @reference.type
 
 ; `fmt::Debug`, `io::Result<()>`: the type of a module, named with its path (std's, through `use std::fmt`).
