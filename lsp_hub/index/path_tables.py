@@ -94,6 +94,7 @@ class PathTables:
         # match finds where each word ends.
         forms = {form for word in words for form in _forms(word)}
         content, filler = _alternatives(forms), _alternatives((set(fillers) | self.name_prefixes()) - forms)
+        filler += "|v?[0-9]+"  # a version or a number: fzf's `FuzzyMatchV2`, `bonusCamel123`
         made_of = re.compile(f"(?:{filler})*(?:{content})(?:{filler})*(?:{content})(?:{content}|{filler})*")
         return [name for key in sorted(keys) if made_of.fullmatch(key) for name in self.names_by_squashed[key]]
 

@@ -126,6 +126,18 @@ def test_a_name_made_of_the_descriptions_words_in_another_order_is_found(project
     assert "HeaderHeader" not in every_reason and "host_name" not in every_reason
 
 
+def test_a_version_or_a_number_in_a_name_made_of_the_words_is_no_other_word(project: Path) -> None:
+    """fzf: "fuzzy match scoring bonus for camel case" did not find algo.go, whose `FuzzyMatchV2` and
+    `bonusCamel123` are made of its words and a version or a number; a number alone beside one word still is not."""
+    write(project, "shop/algo.go", "package algo\n\nconst bonusCamel123 = 2\n\nfunc FuzzyMatchV2() int {\n"
+                                   "\treturn bonusCamel123\n}\n")
+    write(project, "shop/other.go", "package algo\n\nfunc Fuzzy42() int {\n\treturn 1\n}\n")
+    files = relevant(project, "fuzzy match scoring bonus for camel case")["files"]
+    reasons = {entry["path"]: entry["reasons"] for entry in files}  # type: ignore[attr-defined, index]
+    assert any("FuzzyMatchV2" in reason and "bonusCamel123" in reason for reason in reasons["shop/algo.go"]), reasons
+    assert "Fuzzy42" not in " ".join(reason for file_reasons in reasons.values() for reason in file_reasons)
+
+
 def test_a_c_librarys_name_prefix_need_not_be_in_the_description(tmp_path: Path) -> None:
     """hiredis: "async reconnect leaks the callback list" did not find `redisCallbackList`: a word that begins a
     twentieth of the names (a C library's namespace) may begin a name made of the description's words."""
