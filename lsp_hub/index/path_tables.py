@@ -66,28 +66,17 @@ class PathTables:
         self._name_prefixes: frozenset[str] | None = None
         self._squashed_lines: str | None = None  # every squashed name on a line, made for the first question
         self._line_starts: list[int] = []
+        self._holding: tuple[frozenset[str], dict[str, set[str]]] | None = None  # `names_holding`'s last answer
 
     def names_made_of(self, words: Collection[str], fillers: Collection[str]) -> list[str]:
         """The defined names made only of `words` (in any order, singular or plural) and `fillers`, with at least two
         distinct `words`: "follow redirects, strip the Authorization header" finds `_redirect_headers` and
         `get_host_header`, which no run of its words spells."""
-        stems = {singular(word) for word in words}
-        stems = {stem[:-1] if stem.endswith("y") else stem for stem in stems}  # "entr" finds entry and entries
+        stems = name_stems(words)
         if len(stems) < 2:
             return []
-        if self._squashed_lines is None:
-            self._squashed_lines = "\n".join(self.names_by_squashed) + "\n"
-            self._line_starts = [0, *accumulate(len(key) + 1 for key in self.names_by_squashed)]
-        lines, starts = self._squashed_lines, self._line_starts
-        # The names holding two of the words, by a search of every name at once (a regular expression tried on each
-        # name cost 10-25 ms a question on the standard library's 43,000 names; a question takes 3 ms without it)...
-        found: dict[int, set[str]] = defaultdict(set)
-        for stem in stems:
-            at = lines.find(stem)
-            while at != -1:
-                found[bisect_right(starts, at) - 1].add(stem)
-                at = lines.find(stem, at + 1)
-        keys = [lines[starts[line] : starts[line + 1] - 1] for line, held in found.items() if len(held) > 1]
+        found = self.names_holding(stems)
+        keys = [key for key, held in found.items() if len(held) > 1]
         if not keys:
             return []
         # ...then made of them alone, two at least: squashed names have no separators left, and the backtracking
@@ -97,6 +86,27 @@ class PathTables:
         filler += "|v?[0-9]+"  # a version or a number: fzf's `FuzzyMatchV2`, `bonusCamel123`
         made_of = re.compile(f"(?:{filler})*(?:{content})(?:{filler})*(?:{content})(?:{content}|{filler})*")
         return [name for key in sorted(keys) if made_of.fullmatch(key) for name in self.names_by_squashed[key]]
+
+    def names_holding(self, stems: Collection[str]) -> dict[str, set[str]]:
+        """The squashed names that hold any of `stems` anywhere, each with the stems it holds: one search of every
+        name at once (a regular expression tried on each name cost 10-25 ms a question on the standard library's
+        43,000 names; a question takes 3 ms without it). The last question's answer is kept: relevance asks twice."""
+        asked = frozenset(stems)
+        if self._holding is not None and self._holding[0] == asked:
+            return self._holding[1]
+        if self._squashed_lines is None:
+            self._squashed_lines = "\n".join(self.names_by_squashed) + "\n"
+            self._line_starts = [0, *accumulate(len(key) + 1 for key in self.names_by_squashed)]
+        lines, starts = self._squashed_lines, self._line_starts
+        by_line: dict[int, set[str]] = defaultdict(set)
+        for stem in asked:
+            at = lines.find(stem)
+            while at != -1:
+                by_line[bisect_right(starts, at) - 1].add(stem)
+                at = lines.find(stem, at + 1)
+        found = {lines[starts[line] : starts[line + 1] - 1]: held for line, held in by_line.items()}
+        self._holding = (asked, found)
+        return found
 
     def name_prefixes(self) -> frozenset[str]:
         """The words that begin a twentieth of the names or more (at least 20): a C library's namespace (hiredis's
@@ -114,6 +124,13 @@ class PathTables:
             floor = max(PREFIX_MIN_NAMES / step, PREFIX_SHARE * sampled)
             self._name_prefixes = frozenset(word for word, count in counts.items() if count >= floor)
         return self._name_prefixes
+
+
+def name_stems(words: Collection[str]) -> set[str]:
+    """What a name holding one of `words` holds: its singular, without a closing y ("entr" finds entry and
+    entries)."""
+    stems = {singular(word) for word in words}
+    return {stem[:-1] if stem.endswith("y") else stem for stem in stems}
 
 
 def _forms(word: str) -> set[str]:

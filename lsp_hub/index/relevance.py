@@ -5,6 +5,7 @@ Signals, each adding to a file's score with a short reason:
 - it defines a symbol named in the description (identifiers as written, and words split on camelCase and
   snake_case with stop words dropped, joined back in runs so "user cache" finds `UserCache`);
 - it uses such a symbol (written as in the code or by several words), resolved to its definition;
+- it defines names holding a rare word of the description (`resolve_redirects` for "redirect"), by how rare;
 - its path contains a word of the description;
 - it imports a target or is imported by one; further along the import graph (either way) the signal decays by half
   per step;
@@ -27,6 +28,7 @@ The result says whether the history was used (`history: "git"`, with
 
 from __future__ import annotations
 
+import math
 import posixpath
 import re
 from collections import defaultdict, deque
@@ -46,7 +48,7 @@ from lsp_hub.index.file_kinds import (
 from lsp_hub.index.graph import use_resolver
 from lsp_hub.index.graph_inputs import COMMON_NAMES, import_graph, name_tables
 from lsp_hub.index.graph_store import ranking
-from lsp_hub.index.path_tables import path_tables, singular, split_words, squashed
+from lsp_hub.index.path_tables import name_stems, path_tables, singular, split_words, squashed
 from lsp_hub.index.relevance_weights import Evidence, Weights
 from lsp_hub.index.workspace import Snapshot
 
@@ -59,6 +61,10 @@ SYMBOL_EXACT_SCORE = 3.0  # an identifier written as in the code
 SYMBOL_WORDS_SCORE = 2.0  # several description words that together spell the name
 SYMBOL_WORD_SCORE = 1.0  # one description word that is the whole name
 SYMBOL_MADE_OF_SCORE = 1.5  # a name made of several description words, in any order, and stop words
+SYMBOL_PART_SCORE = 0.5  # a distinctive description word inside names the file defines (`resolve_redirects`)
+PART_MIN_LENGTH = 5  # shorter words are inside too many unrelated names ("host" in `ghost`)
+PART_MIN_FILES, PART_MAX_SHARE = 8, 0.1  # a word inside the names of more files than both points nowhere
+PART_FULL_NAMES = 3  # names holding the word that give a file the whole score
 MANY_USERS = 10  # users of a name beyond this count less each
 # The files the description points at: this much by these (fixed) weights of the description's signals, whatever
 # the fitted weights, so which files anchor the history and PageRank does not move with a fit.
@@ -300,7 +306,47 @@ def _symbols(snapshot: Snapshot, description: str, words: list[str], scores: Evi
         total = sum(score for score, _name in found[:MAX_SYMBOL_REASONS])
         names = ", ".join(name for _score, name in found[:MAX_SYMBOL_REASONS])
         scores.add(path, "defines_named", total, f"defines {names} named in the description", by_words=True)
+    _words_inside_names(snapshot, words, candidates, scores)
     return distinct
+
+
+def _words_inside_names(snapshot: Snapshot, words: list[str], scored: set[str], scores: Evidence) -> None:
+    """Score the few files whose names hold a distinctive word of the description: requests' "redirect should drop
+    the Authorization header" named no name of sessions.py, which defines `resolve_redirects`,
+    `get_redirect_target` and `SessionRedirectMixin`. A word inside the names of many files says nothing."""
+    file_count = len(snapshot.files)
+    if file_count < 2:
+        return
+    tables = path_tables(snapshot)
+    definers = name_tables(snapshot).definers
+    asked = {word for word in words if len(word) > 2}  # as `names_made_of` asks: its answer is kept
+    holding = tables.names_holding(name_stems(asked))
+    limit = max(PART_MIN_FILES, PART_MAX_SHARE * file_count)
+    by_stem: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+    common: set[str] = set()  # inside the names of more files than the limit: no longer counted
+    for key, held in holding.items():
+        for stem in held:
+            if len(stem) < PART_MIN_LENGTH or stem in STOP_WORDS or stem in common:
+                continue
+            files = by_stem[stem]
+            for name in tables.names_by_squashed[key]:
+                if name not in scored:
+                    for path in definers.get(name, ()):
+                        files[path].append(name)
+            if len(files) > limit:
+                common.add(stem)
+    for stem in sorted(by_stem.keys() - common):
+        files = by_stem[stem]
+        if not files:
+            continue  # its names are scored already, or defined by no file
+        # The rarer the word among the files' names, the more it says (inverse document frequency, 0 to 1); a file
+        # with several such names is more about it than a file with one.
+        rarity = math.log(file_count / len(files)) / math.log(file_count)
+        for path, names in files.items():
+            distinct = sorted(set(names))
+            score = SYMBOL_PART_SCORE * rarity * min(1.0, len(distinct) / PART_FULL_NAMES)
+            shown = ", ".join(distinct[:MAX_SYMBOL_REASONS])
+            scores.add(path, "defines_named", score, f"defines {shown}, with '{stem}' in the name", by_words=True)
 
 
 def _users(snapshot: Snapshot, names: set[str], scores: Evidence) -> None:
