@@ -41,6 +41,7 @@ from lsp_hub.index.file_kinds import (
     bare_name,
     is_example_path,
     is_generated_path,
+    is_named_callback,
     is_test_file,
     looks_minified,
     test_subject,
@@ -330,7 +331,8 @@ def _words_inside_names(snapshot: Snapshot, words: list[str], scored: set[str], 
                 continue
             files = by_stem[stem]
             for name in tables.names_by_squashed[key]:
-                if name not in scored:
+                # A test's or a route's callback (`it("should encode the url")`) is named in prose, not a name.
+                if name not in scored and not is_named_callback(name):
                     for path in definers.get(name, ()):
                         files[path].append(name)
             if len(files) > limit:

@@ -143,7 +143,7 @@ def test_a_rare_word_inside_a_files_names_counts_and_a_common_one_does_not(proje
     sessions.py, which defines `resolve_redirects`, `get_redirect_target` and `SessionRedirectMixin`. A description
     word of five letters or more inside the names of a few files counts for them, more for a file with more such
     names; a word inside the names of more files than both eight and a tenth (`invoice` here), or a stop word
-    (`update`), does not."""
+    (`update`), does not, nor a test's callback named in prose (`it("should follow a redirect")`)."""
     write(project, "shop/sessions.py", "class SessionRedirectMixin:\n    def resolve_redirects(self):\n"
                                        "        return get_redirect_target()\n\n\ndef get_redirect_target():\n"
                                        "    return None\n")
@@ -151,12 +151,14 @@ def test_a_rare_word_inside_a_files_names_counts_and_a_common_one_does_not(proje
     write(project, "shop/errors.py", "class TooManyUpdates(Exception):\n    pass\n")
     for number in range(9):
         write(project, f"shop/parts/part_{number}.py", f"def invoice_part_{number}():\n    return {number}\n")
+    write(project, "web/flow.test.js", 'it("should follow a redirect", () => {});\n')
     files = relevant(project, "redirect the invoice when the user updates")["files"]
     scores = {entry["path"]: entry["score"] for entry in files}  # type: ignore[attr-defined, index]
     reasons = {entry["path"]: " ".join(entry["reasons"]) for entry in files}  # type: ignore[attr-defined, index]
     assert "with 'redirect' in the name" in reasons["shop/sessions.py"]
     assert scores["shop/sessions.py"] > scores["shop/status.py"] > 0
     assert "'invoice'" not in " ".join(reasons.values()) and "shop/errors.py" not in scores
+    assert "should follow a redirect" not in reasons.get("web/flow.test.js", "")  # prose, not a name
 
 
 def test_a_c_librarys_name_prefix_need_not_be_in_the_description(tmp_path: Path) -> None:
