@@ -63,6 +63,19 @@ _RUNTIME_GLOBALS = {
         "File Dir Hash Array String Integer Float Kernel Time IO Struct Object Class Module Process Thread Math "
         "Regexp Symbol Comparable Enumerable ENV STDOUT STDERR STDIN"
     ),
+    # java.lang's, never imported: gson's `Integer.parseInt` reached two private `parseInt`s, which came into its map
+    "java": (
+        "Integer Long Short Byte Double Float Boolean Character String StringBuilder StringBuffer Math StrictMath "
+        "System Thread Runtime Class Object Enum Number Void Process ProcessBuilder ClassLoader Iterable Comparable "
+        "CharSequence Runnable AutoCloseable Throwable Exception RuntimeException Error"
+    ),
+    # System's, named after a `using System;` that binds no name
+    "csharp": (
+        "Math Console String Convert Array Enum Guid DateTime DateTimeOffset TimeSpan Environment GC Activator Type "
+        "Object Nullable Tuple ValueTuple BitConverter Buffer Int32 Int64 UInt32 UInt64 Double Single Boolean Char "
+        "Decimal Byte Task File Path Directory Encoding Interlocked Volatile ArgumentNullException ArgumentException "
+        "ArgumentOutOfRangeException ObjectDisposedException"
+    ),
 }
 _RUNTIME_GLOBAL_NAMES = {family: frozenset(names.split()) for family, names in _RUNTIME_GLOBALS.items()}
 _STD_CRATES = frozenset(("std", "core", "alloc"))  # `std::fs::File`: never a workspace definition

@@ -209,8 +209,8 @@ def test_methods_called_on_an_object_made_outside_the_workspace_are_not_ours(tmp
 
 def test_members_of_the_languages_own_globals_are_not_ours(tmp_path: Path) -> None:
     """express: `Object.create(...)` in lib/ linked to an example's `exports.create`, which then opened the map.
-    A receiver naming a language's global (`Object`, `Array.prototype...`, Python's `dict`, Ruby's `File`) means no
-    workspace definition, unless the workspace defines that name itself."""
+    A receiver naming a language's global (`Object`, `Array.prototype...`, Python's `dict`, Ruby's `File`, Java's
+    `Integer`, C#'s `Math`) means no workspace definition, unless the workspace defines that name itself."""
     write(tmp_path, "examples/pets.js", "exports.create = function (req, res) {};\nexports.call = function () {};\n")
     write(tmp_path, "lib/response.js", "var res = Object.create(null);\nvar s = Array.prototype.slice.call(res);\n"
                                        "module.exports = res;\n")
@@ -219,11 +219,17 @@ def test_members_of_the_languages_own_globals_are_not_ours(tmp_path: Path) -> No
     write(tmp_path, "use.py", "from keys import Keys\n\nseen = dict.fromkeys(['a'])\n")
     write(tmp_path, "lib/files.rb", "class Store\n  def join(a)\n    a\n  end\nend\n")
     write(tmp_path, "lib/paths.rb", "def path\n  File.join('a', 'b')\nend\n")
+    write(tmp_path, "src/Dates.java", "package x;\nclass Dates {\n  private static int parseInt(String s) { return 0; }\n}\n")
+    write(tmp_path, "src/Use.java", "package x;\nclass Use {\n  int n() { return Integer.parseInt(\"1\"); }\n}\n")
+    write(tmp_path, "src/Dates.cs", "class Dates {\n  static int Max(int a, int b) { return a; }\n}\n")
+    write(tmp_path, "src/Use.cs", "using System;\nclass Use {\n  int N() { return Math.Max(1, 2); }\n}\n")
     snapshot = snapshot_of(tmp_path)
     links = file_links(snapshot)
     assert [link for link in links["lib/response.js"] if link[0] in ("create", "call")] == []
     assert [link for link in links["use.py"] if link[0] == "fromkeys"] == []
     assert [link for link in links["lib/paths.rb"] if link[0] == "join"] == []
+    assert [link for link in links["src/Use.java"] if link[0] == "parseInt"] == []
+    assert [link for link in links["src/Use.cs"] if link[0] == "Max"] == []
     # `Map` is the workspace's own class here: a member of it it does not define may be any `create`.
     assert ("create", 1, ("examples/pets.js",)) in links["lib/mine.js"]
     assert not reference_graph(snapshot).graph.has_edge("lib/response.js", "examples/pets.js")
