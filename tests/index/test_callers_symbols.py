@@ -219,7 +219,8 @@ def test_members_of_the_languages_own_globals_are_not_ours(tmp_path: Path) -> No
     write(tmp_path, "use.py", "from keys import Keys\n\nseen = dict.fromkeys(['a'])\n")
     write(tmp_path, "lib/files.rb", "class Store\n  def join(a)\n    a\n  end\nend\n")
     write(tmp_path, "lib/paths.rb", "def path\n  File.join('a', 'b')\nend\n")
-    write(tmp_path, "src/Dates.java", "package x;\nclass Dates {\n  private static int parseInt(String s) { return 0; }\n}\n")
+    write(tmp_path, "src/Dates.java",
+          "package x;\nclass Dates {\n  private static int parseInt(String s) { return 0; }\n}\n")
     write(tmp_path, "src/Use.java", "package x;\nclass Use {\n  int n() { return Integer.parseInt(\"1\"); }\n}\n")
     write(tmp_path, "src/Dates.cs", "class Dates {\n  static int Max(int a, int b) { return a; }\n}\n")
     write(tmp_path, "src/Use.cs", "using System;\nclass Use {\n  int N() { return Math.Max(1, 2); }\n}\n")
