@@ -4,6 +4,7 @@ definitions' files, opened and waited for first) and `syntax` (the language's ow
 from __future__ import annotations
 
 from pathlib import Path
+from time import monotonic
 from typing import Any
 
 from lsp_hub.agents.query.documents import Workspace, resolve_target
@@ -14,6 +15,7 @@ from lsp_hub.agents.query.positions import path_uri, uri_path
 from lsp_hub.agents.query.rendering import Answer, capped, display
 
 SERVER_CALLERS_SECONDS = 5.0  # at least this long for the servers that confirm `callers`
+MIN_WAIT_MS = 200  # a file opened for `callers` is waited for this long at least, once the others took the rest
 
 
 def open_for_servers(workspace: Workspace, arguments: dict[str, Any]) -> None:
@@ -26,12 +28,19 @@ def open_for_servers(workspace: Workspace, arguments: dict[str, Any]) -> None:
     else:
         paths = [Path(uri_path(arguments["uri"]))]
     languages = languages_of(workspace)
+    opened = []
     for path in dict.fromkeys(paths):
         language = language_entry(languages, path) or {}
         served = any(server.get("state") not in ("missing", "disabled") for server in language.get("servers", []))
         if served and path.is_file():
-            uri = workspace.open(path)
-            hub_command(workspace, "lspHub.diagnostics", {"uri": uri, "timeoutMs": hub_wait_ms(workspace.timeout)})
+            opened.append(workspace.open(path))
+    # Every file opened before the first wait, and one wait's time for them all: their servers start together (four
+    # TypeScript projects of vite's playgrounds, each its own root, took 23.6 s one after another; the most it could
+    # have taken was four times the query's timeout).
+    deadline = monotonic() + hub_wait_ms(workspace.timeout) / 1000
+    for uri in opened:
+        left_ms = max(MIN_WAIT_MS, int((deadline - monotonic()) * 1000))
+        hub_command(workspace, "lspHub.diagnostics", {"uri": uri, "timeoutMs": left_ms})
 
 
 def index_action(workspace: Workspace, action: str, options: QueryOptions) -> Answer:
