@@ -113,33 +113,9 @@ def test_the_cache_key_reads_the_grammars_version_without_importlib_metadata(tmp
     assert json.loads(completed.stdout.strip().splitlines()[-1]) == [False]
 
 
-def test_the_repomap_verb_imports_no_pool_history_or_syntax_checker_before_it_needs_them(tmp_path: Path) -> None:
-    loaded = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "import sys, json, lsp_hub.cli, lsp_hub.index.cli, lsp_hub.index.api\n"
-            "print(json.dumps([m for m in ('multiprocessing', 'concurrent.futures.process', 'lsp_hub.index.history', "
-            "'lsp_hub.index.syntax_checkers') if m in sys.modules]))",
-        ],
-        cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": str(REPOSITORY)},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
-    assert json.loads(loaded.stdout.strip().splitlines()[-1]) == []
-
-
-def test_the_workers_forkserver_imports_neither_the_walk_nor_the_graphs(tmp_path: Path) -> None:
-    """What the forkserver preloads (`parse_pool._process_context`) is on the way to every worker's first file, with
-    cores idle meanwhile: the walk's pathspec alone cost it 10-15 ms."""
-    script = (
-        "import sys, json, lsp_hub.index.parse_worker, lsp_hub.index.extract\n"
-        "print(json.dumps([m for m in ('pathspec', 'lsp_hub.index.walk', 'networkx', 'numpy', "
-        "'lsp_hub.index.graph', 'multiprocessing.pool') if m in sys.modules]))"
-    )
+def _modules_after(tmp_path: Path, imports: str, modules: tuple[str, ...]) -> list[str]:
+    """Which of `modules` a fresh interpreter holds after `import {imports}`."""
+    script = f"import sys, json, {imports}\nprint(json.dumps([m for m in {modules!r} if m in sys.modules]))"
     loaded = subprocess.run(
         [sys.executable, "-c", script],
         cwd=tmp_path,
@@ -149,4 +125,22 @@ def test_the_workers_forkserver_imports_neither_the_walk_nor_the_graphs(tmp_path
         timeout=60,
         check=True,
     )
-    assert json.loads(loaded.stdout.strip().splitlines()[-1]) == []
+    found: list[str] = json.loads(loaded.stdout.strip().splitlines()[-1])
+    return found
+
+
+def test_the_repomap_verb_imports_no_pool_history_or_syntax_checker_before_it_needs_them(tmp_path: Path) -> None:
+    modules = (
+        "multiprocessing",
+        "concurrent.futures.process",
+        "lsp_hub.index.history",
+        "lsp_hub.index.syntax_checkers",
+    )
+    assert _modules_after(tmp_path, "lsp_hub.cli, lsp_hub.index.cli, lsp_hub.index.api", modules) == []
+
+
+def test_the_workers_forkserver_imports_neither_the_walk_nor_the_graphs(tmp_path: Path) -> None:
+    """What the forkserver preloads (`parse_pool._process_context`) is on the way to every worker's first file, with
+    cores idle meanwhile: the walk's pathspec alone cost it 10-15 ms."""
+    modules = ("pathspec", "lsp_hub.index.walk", "networkx", "numpy", "lsp_hub.index.graph", "multiprocessing.pool")
+    assert _modules_after(tmp_path, "lsp_hub.index.parse_worker, lsp_hub.index.extract", modules) == []
