@@ -49,6 +49,7 @@ __next__ __len__ __getitem__ __setitem__ __contains__ new Println Printf Sprintf
 casefold translate expandtabs zfill center ljust rjust isupper islower isspace isalnum isidentifier isnumeric
 isdecimal isprintable istitle swapcase removeprefix removesuffix maketrans issubset issuperset isdisjoint
 symmetric_difference difference_update intersection_update fromkeys popitem hex fromhex
+isatty fileno getvalue read1 readinto readable writable seekable truncate detach
 is_some is_none is_ok is_err is_empty as_ref as_mut as_str as_bytes as_slice unwrap unwrap_or unwrap_or_else
 unwrap_or_default expect ok err ok_or ok_or_else map_err and_then or_else take into from try_from try_into clone
 to_string to_owned to_vec iter iter_mut into_iter collect contains fmt eq ne cmp partial_cmp default borrow
