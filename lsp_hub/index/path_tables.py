@@ -79,8 +79,8 @@ class PathTables:
         keys = [key for key, held in found.items() if len(held) > 1]
         if not keys:
             return []
-        # ...then made of them alone, two at least: squashed names have no separators left, and the backtracking
-        # match finds where each word ends.
+        # The names holding two of the words, then made of them alone, two at least: squashed names have no
+        # separators left, and the backtracking match finds where each word ends.
         forms = {form for word in words for form in _forms(word)}
         content, filler = _alternatives(forms), _alternatives((set(fillers) | self.name_prefixes()) - forms)
         filler += "|v?[0-9]+"  # a version or a number: fzf's `FuzzyMatchV2`, `bonusCamel123`
