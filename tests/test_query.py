@@ -181,6 +181,13 @@ def test_call_hierarchy_and_index_actions(ask: Ask, sample: Path) -> None:
     assert ask_json(ask, "syntax", str(sample / "app" / "models.py"))["ok"] is True
 
 
+def test_callers_from_the_index_alone(ask: Ask, sample: Path) -> None:
+    """`--index-only`: the index's callers at once, no server asked (vite's playgrounds started one TypeScript
+    server each to confirm them)."""
+    callers = ask_json(ask, "callers", "--symbol", "total_value", "--index-only")
+    assert callers["callers"][0]["caller"] == "report" and callers["servers"] == []
+
+
 def test_status_and_languages(ask: Ask, sample: Path) -> None:
     ask_json(ask, "hover", f"{sample / 'app' / 'service.py'}:16:66")  # basedpyright and ruff run by now
     status = ask_json(ask, "status")

@@ -125,6 +125,9 @@ def _parser() -> _UsageParser:
     parser.add_argument(
         "--include-unresolved", action="store_true", help="call-tree: list calls outside the workspace one by one"
     )
+    parser.add_argument(
+        "--index-only", action="store_true", help="callers: the index's answer alone, no server started or asked"
+    )
     parser.add_argument("--edits", help="apply: a JSON file of edits, [{path, old_text, new_text} | {path, content}]")
     parser.add_argument("--force", action="store_true", help="apply: replace read-only files too")
     return parser
@@ -200,6 +203,7 @@ def options_from(argv: list[str]) -> QueryOptions:
         lang=arguments.lang,
         targets=arguments.target,
         include_unresolved=arguments.include_unresolved,
+        index_only=arguments.index_only,
         pattern=pattern,
     )
     options.check_settings()

@@ -65,12 +65,14 @@ def index_action(workspace: Workspace, action: str, options: QueryOptions) -> An
         else:
             target = resolve_target(workspace, options.location, None)
             arguments = {"uri": path_uri(target.path), "position": target.position}
-        open_for_servers(workspace, arguments)
-        # The servers get half the query's time: a cold server's first call hierarchy may take a while, and the
-        # index's answer still comes back in time when it takes too long.
-        server_ms = int(max(SERVER_CALLERS_SECONDS, workspace.timeout / 2) * 1000)
-        result = hub_command(workspace, "lspHub.callers", {**arguments, "depth": options.depth or 1,
-                                                        "timeoutMs": server_ms})
+        if options.index_only:  # at once, whatever servers a monorepo's roots would start
+            arguments["servers"] = False
+        else:
+            open_for_servers(workspace, arguments)
+            # The servers get half the query's time: a cold server's first call hierarchy may take a while, and the
+            # index's answer still comes back in time when it takes too long.
+            arguments["timeoutMs"] = int(max(SERVER_CALLERS_SECONDS, workspace.timeout / 2) * 1000)
+        result = hub_command(workspace, "lspHub.callers", {**arguments, "depth": options.depth or 1})
         lines = []
         for caller in result.get("callers", []):
             path = uri_path(caller["location"]["uri"])

@@ -26,7 +26,7 @@ ACTION_OPTIONS: dict[str, tuple[str, ...]] = {
     **{action: ("symbol",) for action in (*LOCATION_ACTIONS, "hover", "incoming-calls", "outgoing-calls")},
     "rename": ("symbol", "apply"), "code-actions": ("symbol", "apply"), "format": ("apply",),
     "symbols": ("query",), "diagnostics": ("text_file",), "repomap": ("budget", "mention"),
-    "relevant": ("description", "top"), "callers": ("symbol", "depth"), "apply": ("edits", "force"),
+    "relevant": ("description", "top"), "callers": ("symbol", "depth", "index_only"), "apply": ("edits", "force"),
     "zoom": ("symbol",), "imports": ("depth", "direction"), "impact": ("symbol", "depth"),
     "search": ("regex", "ignore_case", "globs", "structural", "lang"), "context": ("description", "targets", "budget"),
     "call-tree": ("symbol", "depth", "include_unresolved"), "trace": ("symbol", "depth"),
@@ -37,7 +37,7 @@ OPTION_FLAGS: dict[str, str] = {
     "mention": "--mention", "description": "--description", "top": "--top", "depth": "--depth",
     "direction": "--direction", "regex": "--regex", "ignore_case": "--ignore-case", "globs": "--glob",
     "structural": "--structural", "lang": "--lang", "targets": "--target",
-    "include_unresolved": "--include-unresolved", "edits": "--edits", "force": "--force",
+    "include_unresolved": "--include-unresolved", "edits": "--edits", "force": "--force", "index_only": "--index-only",
 }
 
 
@@ -76,6 +76,7 @@ class QueryOptions:
     lang: str | None = None  # search --structural: the language
     targets: list[str] = field(default_factory=list)  # context: the files the task is about
     include_unresolved: bool = False  # call-tree: list calls outside the workspace one by one
+    index_only: bool = False  # callers: the index alone (no server started or asked)
 
     def check(self) -> None:
         """QueryError (one line, exit code 2) for options that do not go together."""
