@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 import posixpath
 import re
-from collections import defaultdict, deque
+from collections import Counter, defaultdict, deque
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -243,7 +243,11 @@ class _Subjects:
 def _description_words(description: str) -> list[str]:
     words: list[str] = []
     for identifier in _IDENTIFIER.findall(description):
-        words.extend(word for word in split_words(identifier) if word not in STOP_WORDS and len(word) > 1)
+        parts = split_words(identifier)
+        words.extend(word for word in parts if word not in STOP_WORDS and len(word) > 1)
+        if len(parts) > 1 and identifier.isalpha():
+            # The word as written too: "GZip" splits into g and zip, and neither finds gzip.py or GZipMiddleware.
+            words.append(identifier.lower())
     return words
 
 
@@ -337,6 +341,7 @@ def _words_inside_names(snapshot: Snapshot, words: list[str], scored: set[str], 
                         files[path].append(name)
             if len(files) > limit:
                 common.add(stem)
+    per_file: dict[str, tuple[Counter[str], list[tuple[float, str]]]] = {}  # names held, (score, word) per word
     for stem in sorted(by_stem.keys() - common):
         files = by_stem[stem]
         if not files:
@@ -345,10 +350,17 @@ def _words_inside_names(snapshot: Snapshot, words: list[str], scored: set[str], 
         # with several such names is more about it than a file with one.
         rarity = math.log(file_count / len(files)) / math.log(file_count)
         for path, names in files.items():
-            distinct = sorted(set(names))
-            score = SYMBOL_PART_SCORE * rarity * min(1.0, len(distinct) / PART_FULL_NAMES)
-            shown = ", ".join(distinct[:MAX_SYMBOL_REASONS])
-            scores.add(path, "defines_named", score, f"defines {shown}, with '{stem}' in the name", by_words=True)
+            distinct = set(names)
+            found = per_file.setdefault(path, (Counter(), []))
+            found[0].update(distinct)
+            found[1].append((SYMBOL_PART_SCORE * rarity * min(1.0, len(distinct) / PART_FULL_NAMES), stem))
+    for path, (names_held, stems) in per_file.items():
+        # One reason per file: the names holding the most of the words, then the words.
+        best = sorted(names_held.items(), key=lambda item: (-item[1], item[0]))[:MAX_SYMBOL_REASONS]
+        shown = ", ".join(name for name, _count in best)
+        words_held = ", ".join(f"'{stem}'" for _score, stem in sorted(stems, key=lambda item: (-item[0], item[1])))
+        reason = f"defines {shown}, with {words_held} in the names"
+        scores.add(path, "defines_named", sum(score for score, _stem in stems), reason, by_words=True)
 
 
 def _users(snapshot: Snapshot, names: set[str], scores: Evidence) -> None:

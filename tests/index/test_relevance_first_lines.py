@@ -161,6 +161,18 @@ def test_a_rare_word_inside_a_files_names_counts_and_a_common_one_does_not(proje
     assert "should follow a redirect" not in reasons.get("web/flow.test.js", "")  # prose, not a name
 
 
+def test_a_word_written_in_camel_case_counts_as_written_too(project: Path) -> None:
+    """starlette: "GZip middleware should not compress server sent events" split GZip into g and zip, so neither
+    gzip.py nor its GZipMiddleware was found by it."""
+    write(project, "shop/middleware/gzip.py", "class GZipMiddleware:\n    pass\n")
+    write(project, "shop/middleware/cors.py", "class CORSMiddleware:\n    pass\n")
+    files = relevant(project, "GZip middleware should not compress server sent events")["files"]
+    reasons = {entry["path"]: " ".join(entry["reasons"]) for entry in files}  # type: ignore[attr-defined, index]
+    assert "path matches 'gzip'" in reasons["shop/middleware/gzip.py"]
+    assert "GZipMiddleware named in the description" in reasons["shop/middleware/gzip.py"]
+    assert paths({"files": files})[0] == "shop/middleware/gzip.py"
+
+
 def test_a_c_librarys_name_prefix_need_not_be_in_the_description(tmp_path: Path) -> None:
     """hiredis: "async reconnect leaks the callback list" did not find `redisCallbackList`: a word that begins a
     twentieth of the names (a C library's namespace) may begin a name made of the description's words."""
