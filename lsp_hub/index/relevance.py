@@ -262,15 +262,9 @@ def _mentions(snapshot: Snapshot, description: str, scores: Evidence) -> None:
             scores.add(path, "mention", 1.0, "mentioned in the description")
 
 
-def _symbols(snapshot: Snapshot, description: str, words: list[str], scores: Evidence) -> set[str]:
-    """Score the files defining names the description spells; returns the names spelled distinctly (written as
-    in the code, or by several words)."""
-    definers = name_tables(snapshot).definers
-    distinct: set[str] = set()
-    matched: dict[str, list[tuple[float, str]]] = defaultdict(list)
-    exact = {identifier for identifier in _IDENTIFIER.findall(description) if len(identifier) > 2}
-    exact = {identifier for identifier in exact if identifier.lower() not in STOP_WORDS}
-    # Runs of consecutive words, squashed: "user cache" and "user_cache" both find UserCache.
+def _word_runs(words: list[str]) -> dict[str, float]:
+    """Runs of consecutive words, squashed, with the score of a name they spell: "user cache" and "user_cache" both
+    find UserCache; a word alone of four letters or more finds a name that is that word."""
     runs: dict[str, float] = {}
     for length in (3, 2):
         for start in range(len(words) - length + 1):
@@ -281,6 +275,31 @@ def _symbols(snapshot: Snapshot, description: str, words: list[str], scores: Evi
         if len(word) > 3:
             runs.setdefault(word, SYMBOL_WORD_SCORE)
             runs.setdefault(singular(word), SYMBOL_WORD_SCORE)
+    return runs
+
+
+def names_spelled_by(snapshot: Snapshot, description: str) -> list[str]:
+    """The public names that runs of the description's words spell (`GZipMiddleware` for "GZip middleware"), in
+    name order: what `context` shows beside the identifiers the description writes as in the code."""
+    by_squashed = path_tables(snapshot).names_by_squashed
+    return sorted(
+        name
+        for run, score in _word_runs(_description_words(description)).items()
+        if score >= SYMBOL_WORDS_SCORE
+        for name in by_squashed.get(run, ())
+        if not name.startswith("_")
+    )
+
+
+def _symbols(snapshot: Snapshot, description: str, words: list[str], scores: Evidence) -> set[str]:
+    """Score the files defining names the description spells; returns the names spelled distinctly (written as
+    in the code, or by several words)."""
+    definers = name_tables(snapshot).definers
+    distinct: set[str] = set()
+    matched: dict[str, list[tuple[float, str]]] = defaultdict(list)
+    exact = {identifier for identifier in _IDENTIFIER.findall(description) if len(identifier) > 2}
+    exact = {identifier for identifier in exact if identifier.lower() not in STOP_WORDS}
+    runs = _word_runs(words)
     # The names written exactly, and those a run of words spells (looked up by their squashed spelling).
     tables = path_tables(snapshot)
     by_squashed = tables.names_by_squashed

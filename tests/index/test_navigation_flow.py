@@ -307,6 +307,22 @@ def test_context_block_within_budget(shop: WorkspaceIndex) -> None:
         api.context(shop, "x", ["/etc/hosts"])
 
 
+def test_context_shows_a_name_the_descriptions_words_spell(tmp_path: Path) -> None:
+    """starlette: "GZip middleware should not compress server sent events" showed the functions named `middleware`
+    and not `GZipMiddleware`, which its words spell. A name written as code comes first, then what several words
+    spell, then a plain word that happens to be a name."""
+    write(tmp_path, "web/gzip.py", "class GZipMiddleware:\n    pass\n")
+    write(tmp_path, "web/app.py", "def middleware(kind):\n    return kind\n\n\ndef send_events():\n    return []\n")
+    index = WorkspaceIndex(tmp_path, use_cache=False)
+    try:
+        index.build()
+        names = [entry["name"] for entry in api.context(index, "GZip middleware should not send_events").to_json()[
+            "definitions"]]
+    finally:
+        index.close()
+    assert names == ["send_events", "GZipMiddleware", "middleware"]
+
+
 def test_impact_of_a_go_file_ranks_its_users_before_importers_of_its_package(tmp_path: Path) -> None:
     """A Go import takes in the whole package: an importer using none of a file's names depends on its package, not
     on it, and comes after the files that use its names (the same package's among them, which import nothing)."""

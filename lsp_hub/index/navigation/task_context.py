@@ -1,6 +1,7 @@
 """`context`: a ready context block for a task, within a byte budget: the files most relevant to it with their
 reasons (`relevance.py`), each target's imports and importers, and the definitions (with signatures) of the
-identifiers the description names. With neither target nor description: the repo map (a project summary).
+identifiers the description names, as written or spelled by its words ("GZip middleware": `GZipMiddleware`).
+With neither target nor description: the repo map (a project summary).
 
 The block is filled in order of use to a model (definitions named, targets' neighbours, relevant files) and cut at
 the budget; the JSON lists exactly what the text shows."""
@@ -109,7 +110,14 @@ def context(index: WorkspaceIndex, description: str = "", targets: Sequence[str]
     block = _Block(budget)
     table = name_table(snapshot)
     definitions_section = False
-    for name in _named_identifiers(result.description):
+    from lsp_hub.index.relevance import names_spelled_by
+
+    written = _named_identifiers(result.description)
+    spelled = [name for name in names_spelled_by(snapshot, result.description) if name not in written]
+    # Written as code first (`user_cache`, `Session.send`), then what several words spell, then a plain word that
+    # happens to be a name ("middleware").
+    as_code = [name for name in written if name != name.lower() or "_" in name or "." in name]
+    for name in [*as_code, *spelled, *(name for name in written if name not in as_code)]:
         bare = name.rsplit(".", 1)[-1]
         places = sorted(  # the project's own first, a function's locals last (stable: in path order among equals)
             (place for place in table.places.get(bare, ()) if place[1] in _NAMED_KINDS), key=lambda place: place[4]
