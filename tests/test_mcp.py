@@ -188,6 +188,8 @@ def test_repo_map_relevant_files_callers_and_syntax(mcp: McpClient, sample: Path
     assert "app/service.py:16:66  report" in callers.content[0].text
     by_position = mcp.call("callers", {"file": "app/models.py", "line": 32, "column": 5})
     assert by_position.structured_content["callers"][0]["caller"] == "report"
+    index_only = mcp.call("callers", {"symbol": "total_value", "index_only": True}).structured_content
+    assert index_only["callers"][0]["caller"] == "report" and index_only["servers"] == []
 
     assert "no syntax errors" in mcp.text("check_syntax", {"file": "app/models.py"})
     broken = mcp.call("check_syntax", {"file": "app/draft.py", "content": "def f(:\n    pass\n"})

@@ -298,12 +298,13 @@ class AgentTools:
         return self._run(run)
 
     def callers(self, file: str | None = None, line: int | None = None, column: int | None = None,
-                symbol: str | None = None, depth: int = 1, limit: int = DEFAULT_LIMIT) -> ToolAnswer:
+                symbol: str | None = None, depth: int = 1, limit: int = DEFAULT_LIMIT,
+                index_only: bool = False) -> ToolAnswer:
         if symbol is None and (file is None or line is None or column is None):
             raise ToolFailure("callers needs file, line and column (1-based), or symbol")
         path = self.path(file) if symbol is None and file else None
         options = QueryOptions("callers", symbol=symbol, limit=max(1, limit), depth=max(1, depth),
-                               timeout=self.timeout)
+                               timeout=self.timeout, index_only=index_only)
         if path is not None and line is not None and column is not None:
             options.location = Location(str(path), line, column)
 

@@ -382,11 +382,12 @@ def build_server(tools: Tools) -> MCPServer:
         symbol: Symbol = None,
         depth: Annotated[int, Field(ge=1, le=5, description="callers of callers, up to this")] = 1,
         limit: Limit = 50,
+        index_only: Annotated[bool, Field(description="the index alone: no server started or asked")] = False,
         ctx: Context | None = None,
     ) -> CallToolResult:
         """Where a function is called, across files: the index's callers confirmed by the language server (one
         only one found is marked [server] or [index]). Give file+line+column or symbol."""
-        return await call(ctx, AgentTools.callers, file, line, column, symbol, depth, limit)
+        return await call(ctx, AgentTools.callers, file, line, column, symbol, depth, limit, index_only)
 
     @tool
     async def check_syntax(
