@@ -66,17 +66,14 @@ class PathTables:
         self._name_prefixes: frozenset[str] | None = None
         self._squashed_lines: str | None = None  # every squashed name on a line, made for the first question
         self._line_starts: list[int] = []
-        self._holding: tuple[frozenset[str], dict[str, set[str]]] | None = None  # `names_holding`'s last answer
 
-    def names_made_of(self, words: Collection[str], fillers: Collection[str]) -> list[str]:
+    def names_made_of(
+        self, words: Collection[str], fillers: Collection[str], holding: dict[str, set[str]]
+    ) -> list[str]:
         """The defined names made only of `words` (in any order, singular or plural) and `fillers`, with at least two
         distinct `words`: "follow redirects, strip the Authorization header" finds `_redirect_headers` and
-        `get_host_header`, which no run of its words spells."""
-        stems = name_stems(words)
-        if len(stems) < 2:
-            return []
-        found = self.names_holding(stems)
-        keys = [key for key, held in found.items() if len(held) > 1]
+        `get_host_header`, which no run of its words spells. `holding`: `names_holding(name_stems(words))`."""
+        keys = [key for key, held in holding.items() if len(held) > 1]
         if not keys:
             return []
         # The names holding two of the words, then made of them alone, two at least: squashed names have no
@@ -90,23 +87,18 @@ class PathTables:
     def names_holding(self, stems: Collection[str]) -> dict[str, set[str]]:
         """The squashed names that hold any of `stems` anywhere, each with the stems it holds: one search of every
         name at once (a regular expression tried on each name cost 10-25 ms a question on the standard library's
-        43,000 names; a question takes 3 ms without it). The last question's answer is kept: relevance asks twice."""
-        asked = frozenset(stems)
-        if self._holding is not None and self._holding[0] == asked:
-            return self._holding[1]
+        43,000 names; a question takes 3 ms without it)."""
         if self._squashed_lines is None:
             self._squashed_lines = "\n".join(self.names_by_squashed) + "\n"
             self._line_starts = [0, *accumulate(len(key) + 1 for key in self.names_by_squashed)]
         lines, starts = self._squashed_lines, self._line_starts
         by_line: dict[int, set[str]] = defaultdict(set)
-        for stem in asked:
+        for stem in stems:
             at = lines.find(stem)
             while at != -1:
                 by_line[bisect_right(starts, at) - 1].add(stem)
                 at = lines.find(stem, at + 1)
-        found = {lines[starts[line] : starts[line + 1] - 1]: held for line, held in by_line.items()}
-        self._holding = (asked, found)
-        return found
+        return {lines[starts[line] : starts[line + 1] - 1]: held for line, held in by_line.items()}
 
     def name_prefixes(self) -> frozenset[str]:
         """The words that begin a twentieth of the names or more (at least 20): a C library's namespace (hiredis's

@@ -32,7 +32,7 @@ import math
 import posixpath
 import re
 from collections import Counter, defaultdict, deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from lsp_hub.index import history as history_module
@@ -305,8 +305,12 @@ def _symbols(snapshot: Snapshot, description: str, words: list[str], scores: Evi
     by_squashed = tables.names_by_squashed
     candidates = {name for name in exact if name in definers}
     candidates.update(name for run in runs for name in by_squashed.get(run, ()))
-    # And the names made of several of its words in any order (private ones too: two words are distinctive enough).
-    made_of = set(tables.names_made_of({word for word in words if len(word) > 2}, NAME_FILLERS))
+    # And the names made of several of its words in any order (private ones too: two words are distinctive enough),
+    # found among the names holding any of them, which also score the files whose names hold a rare one.
+    asked = {word for word in words if len(word) > 2}
+    stems = name_stems(asked)
+    holding = tables.names_holding(stems)
+    made_of = set(tables.names_made_of(asked, NAME_FILLERS, holding)) if len(stems) > 1 else set()
     candidates.update(made_of)
     for name in sorted(candidates):
         paths = definers[name]
@@ -330,21 +334,24 @@ def _symbols(snapshot: Snapshot, description: str, words: list[str], scores: Evi
         total = sum(score for score, _name in found[:MAX_SYMBOL_REASONS])
         names = ", ".join(name for _score, name in found[:MAX_SYMBOL_REASONS])
         scores.add(path, "defines_named", total, f"defines {names} named in the description", by_words=True)
-    _words_inside_names(snapshot, words, candidates, scores)
+    _words_inside_names(len(snapshot.files), by_squashed, definers, holding, candidates, scores)
     return distinct
 
 
-def _words_inside_names(snapshot: Snapshot, words: list[str], scored: set[str], scores: Evidence) -> None:
-    """Score the few files whose names hold a distinctive word of the description: requests' "redirect should drop
-    the Authorization header" named no name of sessions.py, which defines `resolve_redirects`,
-    `get_redirect_target` and `SessionRedirectMixin`. A word inside the names of many files says nothing."""
-    file_count = len(snapshot.files)
+def _words_inside_names(
+    file_count: int,
+    names_by_squashed: Mapping[str, list[str]],
+    definers: Mapping[str, tuple[str, ...]],
+    holding: Mapping[str, set[str]],
+    scored: set[str],
+    scores: Evidence,
+) -> None:
+    """Score the few files whose names hold a distinctive word of the description (`holding`: the squashed names
+    holding each word, `PathTables.names_holding`): requests' "redirect should drop the Authorization header" named
+    no name of sessions.py, which defines `resolve_redirects`, `get_redirect_target` and `SessionRedirectMixin`. A
+    word inside the names of many files says nothing."""
     if file_count < 2:
         return
-    tables = path_tables(snapshot)
-    definers = name_tables(snapshot).definers
-    asked = {word for word in words if len(word) > 2}  # as `names_made_of` asks: its answer is kept
-    holding = tables.names_holding(name_stems(asked))
     limit = max(PART_MIN_FILES, PART_MAX_SHARE * file_count)
     by_stem: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
     common: set[str] = set()  # inside the names of more files than the limit: no longer counted
@@ -353,7 +360,7 @@ def _words_inside_names(snapshot: Snapshot, words: list[str], scored: set[str], 
             if len(stem) < PART_MIN_LENGTH or stem in STOP_WORDS or stem in common:
                 continue
             files = by_stem[stem]
-            for name in tables.names_by_squashed[key]:
+            for name in names_by_squashed[key]:
                 # A test's or a route's callback (`it("should encode the url")`) is named in prose, not a name.
                 if name not in scored and not is_named_callback(name):
                     for path in definers.get(name, ()):
