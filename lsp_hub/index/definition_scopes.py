@@ -19,14 +19,14 @@ BODY_KINDS = frozenset(("function", "method"))  # whose body makes what it holds
 
 def local_flags(definitions: Sequence[Sequence[Any]]) -> list[bool]:
     """Per packed definition (name, kind, start line, start column, end line, end column, ...; in document order),
-    whether it lies in a function's or method's body."""
+    whether it is local: in a function's or method's body (`is_local`)."""
     flags: list[bool] = []
     open_ends: list[tuple[int, int]] = []  # the ends of the functions around the current definition, innermost last
     for definition in definitions:
         start = (definition[2], definition[3])
         while open_ends and open_ends[-1] <= start:
             open_ends.pop()
-        flags.append(bool(open_ends) and not is_named_callback(definition[0]))
+        flags.append(is_local(definition[0], bool(open_ends)))
         if definition[1] in BODY_KINDS:
             open_ends.append((definition[4], definition[5]))
     return flags
