@@ -5,12 +5,12 @@ types, a module variable made by an outside call), judged once per query for all
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from lsp_hub.index.graph import MODULE_SCOPED_LANGUAGES, SELF_RECEIVERS, chain_head, use_resolver
 from lsp_hub.index.graph_inputs import COMMON_NAMES
 from lsp_hub.index.model import Definition, FileIndex
+from lsp_hub.index.path_tables import squashed
 from lsp_hub.index.receiver_types import (
     OUTSIDE,
     TypeInference,
@@ -23,8 +23,6 @@ from lsp_hub.index.symbols import definitions_named, has_parameter, plain_name_c
 from lsp_hub.index.type_clouds import TypeCloud
 from lsp_hub.index.workspace import Snapshot
 
-_SEPARATORS = re.compile(r"[^0-9a-zA-Z]+")
-
 
 @dataclass(frozen=True, slots=True)
 class CallTarget:
@@ -36,10 +34,6 @@ class CallTarget:
     @property
     def key(self) -> tuple[str, str, str | None, int]:
         return (self.path, self.definition.name, self.definition.container, self.definition.span.start_line)
-
-
-def _squashed(text: str) -> str:
-    return _SEPARATORS.sub("", text).lower()
 
 
 # Where `TypeInference` types a receiver from its function's variables and parameters.
@@ -172,10 +166,10 @@ class CallJudge:
         return None if any(owner.kind == "interface" for _path, owner in owners) else False
 
     def _squash(self, text: str) -> str:
-        squashed = self._squashed.get(text)
-        if squashed is None:
-            squashed = self._squashed[text] = _squashed(text)
-        return squashed
+        known = self._squashed.get(text)
+        if known is None:
+            known = self._squashed[text] = squashed(text)
+        return known
 
     def _attribute_type(self, source: str, file_index: FileIndex, owner: str, attribute: str) -> str | None:
         key = (source, owner, attribute)

@@ -21,6 +21,7 @@ from lsp_hub.index.file_kinds import is_named_callback
 from lsp_hub.index.graph_inputs import name_tables
 from lsp_hub.index.graph_store import ranking
 from lsp_hub.index.pagerank import best_positions
+from lsp_hub.index.path_tables import squashed
 from lsp_hub.index.records import D_CONTAINER, D_KIND, D_LOCAL, D_NAME, D_START_LINE
 from lsp_hub.index.workspace import Snapshot
 
@@ -41,16 +42,10 @@ KIND_WEIGHTS = {
 PRIVATE_FACTOR = 0.1
 INDENT = "  "
 ESTIMATED_SIGNATURE_CHARS = 40
-_WORD_SEPARATORS = re.compile(r"[^0-9a-zA-Z]+")
 
 
 def estimate_tokens(text: str) -> int:
     return math.ceil(len(text) / 4)
-
-
-def _squashed(text: str) -> str:
-    """Lower case without separators: `UserCache`, `user_cache` and `user-cache` compare equal."""
-    return _WORD_SEPARATORS.sub("", text).lower()
 
 
 def personalization_for(
@@ -65,7 +60,7 @@ def personalization_for(
     idents = [ident for ident in mentioned_idents if ident]
     if idents:
         definers = name_tables(snapshot).definers
-        squashed = {_squashed(ident) for ident in idents}
+        wanted = {squashed(ident) for ident in idents}
         for ident in idents:
             for path in definers.get(ident, ()):
                 weights[path] = weights.get(path, 0.0) + 1.0
@@ -73,7 +68,7 @@ def personalization_for(
             stem = posixpath.basename(path).split(".", 1)[0]
             if stem == "__init__" or stem == "index" or stem == "mod":
                 stem = posixpath.basename(posixpath.dirname(path))  # a package is named by its directory
-            if _squashed(stem) in squashed:
+            if squashed(stem) in wanted:
                 weights[path] = weights.get(path, 0.0) + 1.0
     if weights:
         # A floor for every file (a tenth of the boosted mass, spread evenly), so files the boosted ones do not
