@@ -250,7 +250,7 @@ def name_server_callers(snapshot: Snapshot, sites: list[dict[str, Any]]) -> list
     function or method, `Class.method`); a site in a file the index does not hold keeps the server's name."""
     named: list[dict[str, Any]] = []
     for site in sites:
-        caller = site.get("caller")
+        entry = {"location": site["location"], "caller": site.get("caller")}
         path = _snapshot_path(snapshot, site["location"]["uri"])
         record = snapshot.files.get(path) if path is not None else None
         if record is not None:
@@ -259,10 +259,9 @@ def name_server_callers(snapshot: Snapshot, sites: list[dict[str, Any]]) -> list
             enclosing = enclosing_definition(
                 outline, Span(start["line"], start["character"], start["line"], start["character"])
             )
-            caller = qualified_name(enclosing) if enclosing is not None else None
-            named.append(_with_outer_function({"location": site["location"], "caller": caller}, outline, enclosing))
-        else:
-            named.append({"location": site["location"], "caller": caller})
+            entry["caller"] = qualified_name(enclosing) if enclosing is not None else None
+            entry = _with_outer_function(entry, outline, enclosing)
+        named.append(entry)
     return named
 
 
