@@ -134,12 +134,21 @@ def relevant_files(
     reasons = {path: evidence.reasons_of(path, weights) for path, _score in ranked[: max(0, 4 * top_n)]}
     if not ranked and not target_set:
         ranked, reasons, basis = *_central_files(snapshot), "central"
-    ranked = _subjects_before_their_tests(ranked)
+    ranked, moved_before = _subjects_before_their_tests(ranked)
+    files: list[dict[str, Any]] = []
+    for path, score in ranked[: max(0, top_n)]:
+        entry: dict[str, Any] = {
+            "path": path,
+            "score": round(score, 3),
+            "reasons": list(reasons.get(path) or evidence.reasons_of(path, weights)),
+        }
+        test = moved_before.get(path)
+        if test is not None:  # its score is lower than the test's: say why it comes first
+            entry["reasons"].append(f"listed before its test {test}, which scored higher")
+            entry["listedBefore"] = test
+        files.append(entry)
     return {
-        "files": [
-            {"path": path, "score": round(score, 3), "reasons": reasons.get(path) or evidence.reasons_of(path, weights)}
-            for path, score in ranked[: max(0, top_n)]
-        ],
+        "files": files,
         # "central": nothing in the description matched a file or a name, and there was no target: the project's
         # most central files stand in, so an agent with a vague task still gets a place to start.
         "basis": basis,
@@ -199,14 +208,18 @@ def _central_files(snapshot: Snapshot) -> tuple[list[tuple[str, float]], dict[st
     return central, {path: reason for path in candidates}
 
 
-def _subjects_before_their_tests(ranked: list[tuple[str, float]]) -> list[tuple[str, float]]:
+def _subjects_before_their_tests(
+    ranked: list[tuple[str, float]],
+) -> tuple[list[tuple[str, float]], dict[str, str]]:
     """A test never ranks above the module it tests when both are listed and the module has a fair share of its
-    score: the module is what the task changes (a module only the busy-file prior lists stays where it is)."""
+    score: the module is what the task changes (a module only the busy-file prior lists stays where it is). Returns
+    the order and, for each module moved, the test it was moved before."""
     position = {path: index for index, path in enumerate(path for path, _score in ranked)}
     score_of = dict(ranked)
     subjects = _Subjects(path for path, _score in ranked if not is_test_file(path))
     order: list[tuple[str, float]] = []
     placed: set[str] = set()
+    moved_before: dict[str, str] = {}
     for path, score in ranked:
         if path in placed:
             continue
@@ -215,9 +228,10 @@ def _subjects_before_their_tests(ranked: list[tuple[str, float]]) -> list[tuple[
             if module not in placed and position[module] > position[path] and score_of[module] >= SUBJECT_SHARE * score:
                 order.append((module, score_of[module]))
                 placed.add(module)
+                moved_before[module] = path
         order.append((path, score))
         placed.add(path)
-    return order
+    return order, moved_before
 
 
 class _Subjects:

@@ -67,6 +67,21 @@ def test_a_test_never_ranks_above_the_module_it_tests(project: Path) -> None:
     assert ranked.index("shop/models.py") < ranked.index("tests/test_models.py"), ranked
 
 
+def test_a_module_moved_before_its_test_says_why(project: Path) -> None:
+    """Its score stays its own, lower than the test's: the reason tells a reader the order is not a mistake."""
+    # The test's function names hold "rounding", and so it outscores its subject on this description.
+    write(project, "tests/test_models.py", "from shop.models import Invoice, make_invoice\n\n\n" + "".join(
+        f"def test_invoice_rounding_{n}():\n    assert make_invoice().total() == Invoice().total()\n\n\n"
+        for n in range(8)))
+    files = relevant(project, "rounding of the invoice total in tests")["files"]
+    by_path = {entry["path"]: entry for entry in files}  # type: ignore[attr-defined]
+    module, test = by_path["shop/models.py"], by_path["tests/test_models.py"]
+    assert module["score"] < test["score"], files
+    assert any("listed before its test tests/test_models.py" in reason for reason in module["reasons"]), module
+    assert module["listedBefore"] == "tests/test_models.py"
+    assert not any("listed before" in reason for reason in test["reasons"]), test
+
+
 def test_a_vague_task_gets_the_central_files(project: Path) -> None:
     result = relevant(project, "fix the bug")
     ranked = paths(result)
