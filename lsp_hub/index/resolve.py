@@ -24,6 +24,7 @@ from __future__ import annotations
 import copy
 import posixpath
 import re
+import sys
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -158,6 +159,10 @@ class ImportResolver:
         if not candidates:
             return None
         if not valid:
+            if module.partition(".")[0] in sys.stdlib_module_names:
+                # A module of a package never imports its sibling by a bare name (Python 3 has no implicit relative
+                # import): rich/progress.py's `from abc import ABC` is the standard library's, not rich/abc.py.
+                return None
             # A script's own directory is on sys.path: `import helper` next to helper.py inside a package.
             importer_directory = posixpath.dirname(importer)
             valid = [path for path in candidates if self._python_root_of(path, module) == importer_directory]

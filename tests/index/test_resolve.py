@@ -49,6 +49,21 @@ def test_python_src_layout_and_nearest_candidate(tmp_path: Path) -> None:
     assert resolved[""] == ("src/shop/helpers/__init__.py",)
 
 
+def test_a_package_module_named_like_the_standard_library_s_is_not_what_its_siblings_import(tmp_path: Path) -> None:
+    """rich has rich/abc.py, rich/json.py and rich/logging.py: `from abc import ABC` in rich/progress.py is the
+    standard library's (Python 3 has no implicit relative import), and `impact rich/abc.py` listed 83 files. A
+    sibling that is no standard module still resolves, as for a script run from its directory."""
+    write(tmp_path, "rich/__init__.py", "")
+    write(tmp_path, "rich/abc.py", "class RichRenderable: pass\n")
+    write(tmp_path, "rich/logging.py", "class RichHandler: pass\n")
+    write(tmp_path, "rich/helper.py", "def helped(): pass\n")
+    write(tmp_path, "rich/progress.py", "from abc import ABC\nimport logging\nimport helper\nfrom . import abc\n")
+    resolved = targets(resolver_for(tmp_path), "rich/progress.py")
+    assert resolved["abc"] == () and resolved["logging"] == (), resolved
+    assert resolved["helper"] == ("rich/helper.py",), resolved
+    assert resolved[""] == ("rich/__init__.py",), resolved  # `from . import abc` is the package's own
+
+
 def test_typescript_extension_and_index_probing(copy_repo: Callable[[str], Path]) -> None:
     root = copy_repo("tsapp")
     write(root, "src/esm.ts", 'import { add } from "./lib/math.js";\nimport React from "react";\n')
