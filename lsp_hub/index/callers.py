@@ -113,11 +113,13 @@ def find_callers(
     tables = name_tables(snapshot)
     initial = [CallTarget(path, definition) for path, definition in targets]
     symbol = qualified_name(initial[0].definition) if initial else None
+    # A constructor is called by instantiating its class (`Cart(...)`, `new Cart()`): its class is searched too.
+    searched = initial + [found for target in initial for found in _class_of_constructor(snapshot, target)]
     result_callers: list[dict[str, Any]] = []
     truncated = False
-    seen_targets = {target.key for target in initial}
+    seen_targets = {target.key for target in searched}
     seen_sites: set[tuple[str, int, int]] = set()
-    queue: deque[tuple[CallTarget, int]] = deque((target, 1) for target in initial)
+    queue: deque[tuple[CallTarget, int]] = deque((target, 1) for target in searched)
     definition_counts = lookups.definition_counts
     judge = lookups.judge
     calls = lookups.calls
@@ -182,6 +184,32 @@ def find_callers(
         "callers": result_callers,
         **completeness,
     }
+
+
+# A method that instantiating its class calls, by language (Java's, C#'s and C++'s are named as the class).
+CONSTRUCTOR_NAMES = {
+    "python": "__init__",
+    "typescript": "constructor",
+    "tsx": "constructor",
+    "javascript": "constructor",
+    "ruby": "initialize",
+    "php": "__construct",
+}
+
+
+def _class_of_constructor(snapshot: Snapshot, target: CallTarget) -> list[CallTarget]:
+    """The class whose instantiation calls `target`, when it is a constructor, defined in the same file."""
+    definition = target.definition
+    record = snapshot.files.get(target.path)
+    if definition.container is None or record is None or CONSTRUCTOR_NAMES.get(record.language) != definition.name:
+        return []
+    return [
+        CallTarget(target.path, candidate)
+        for candidate in record.outline().definitions
+        if candidate.name == definition.container
+        and candidate.kind == "class"
+        and candidate.span.start_line <= definition.span.start_line <= candidate.span.end_line
+    ]
 
 
 # --- merging a language server's call sites ------------------------------------------------------------------

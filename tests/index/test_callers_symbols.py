@@ -476,3 +476,22 @@ def test_a_caller_defined_in_another_function_says_which(tmp_path: Path) -> None
     found = find_callers(snapshot, resolve_targets_by_name(snapshot, "serialize"))["callers"]
     assert [(entry["caller"], entry.get("callerIn")) for entry in found] == [
         ("app", "get_request_handler"), ("Route.handle", None)]
+
+
+def test_a_constructor_s_callers_are_its_class_s_instantiations(tmp_path: Path) -> None:
+    """rich's `callers --symbol Console.__init__` found nothing, though `Console(...)` is called 390 times; the
+    same for TypeScript's `constructor` and `new Cart()`. A subclass's `super().__init__()` still counts."""
+    write(tmp_path, "shop/__init__.py", "")
+    write(tmp_path, "shop/cart.py", "class Cart:\n    def __init__(self, items):\n        self.items = items\n\n\n"
+          "class BigCart(Cart):\n    def __init__(self):\n        super().__init__([])\n\n\n"
+          "def cart_type():\n    return Cart\n")
+    write(tmp_path, "shop/app.py", "from shop.cart import Cart\n\n\ndef checkout():\n    return Cart([1])\n\n\n"
+          "def ignored(cart: Cart):\n    return cart\n")
+    write(tmp_path, "web/cart.ts", "export class Cart {\n  constructor(readonly items: number[]) {}\n}\n")
+    write(tmp_path, "web/main.ts", 'import { Cart } from "./cart";\n\nexport function start() {\n'
+          "  return new Cart([]);\n}\n")
+    snapshot = snapshot_of(tmp_path)
+    assert sorted(callers_named(snapshot, "Cart.__init__")) == [("BigCart.__init__", 7), ("checkout", 4)]
+    result = find_callers(snapshot, resolve_targets_by_name(snapshot, "Cart.__init__"))
+    assert result["symbol"] == "Cart.__init__" and len(result["definitions"]) == 1  # the class is searched, not named
+    assert callers_named(snapshot, "Cart.constructor") == [("start", 3)]
