@@ -60,6 +60,7 @@ from typing import Any
 
 import tree_sitter
 
+from lsp_hub.index.c_library import C_LIBRARY_FUNCTIONS
 from lsp_hub.index.file_kinds import is_test_call_name
 from lsp_hub.index.import_forms import interpret_import, squeeze
 from lsp_hub.index.languages import SUPPORTED_LANGUAGES, get_language
@@ -570,6 +571,8 @@ class _Extractor:
                 continue  # a C prototype inside a function body declares a local name, defines nothing
             test = tests.get(name_node.start_byte) if tests else None
             name = test[0] if test is not None else intern(text(name_node))
+            if node.type == "declaration" and name in C_LIBRARY_FUNCTIONS:
+                continue  # `void free (void *);` in Bison's parser.c: the library's function, not the workspace's
             container: str | None = None
             if container_node is not None:
                 container = intern(_last_name_segment(text(container_node)))

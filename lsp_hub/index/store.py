@@ -47,6 +47,7 @@ def _extractor_fingerprint() -> str:
         "text.py",
         "languages.py",
         "file_kinds.py",
+        "c_library.py",
     )
     sources = [here / name for name in names]
     for path in [*sources, *sorted((here / "queries").glob("*.scm"))]:

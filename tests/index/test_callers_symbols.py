@@ -410,6 +410,22 @@ def test_a_c_function_is_its_body_not_its_prototypes(tmp_path: Path) -> None:
     assert "gcd" in outline  # the header's outline still shows its API
 
 
+def test_a_prototype_of_the_c_library_is_no_workspace_definition(tmp_path: Path) -> None:
+    """Bison's parser.c declares `void free (void *);` and `void *malloc (YYSIZE_T);`: jq's call tree of main sent
+    its `free` calls there, and `impact src/parser.c` listed every file that frees memory. A workspace that defines
+    one with a body still has it."""
+    write(tmp_path, "parser.c", "#include <stddef.h>\nvoid *malloc (size_t);\nvoid free (void *);\n"
+                                "int yyparse(void) {\n  free(malloc(1));\n  return 0;\n}\n")
+    write(tmp_path, "main.c", "#include <stdlib.h>\nint yyparse(void);\nint main(void) {\n  free(NULL);\n"
+                              "  return yyparse();\n}\n")
+    write(tmp_path, "alloc/arena.c", "#include <stddef.h>\nvoid *calloc(size_t n, size_t size) {\n  return 0;\n}\n")
+    snapshot = snapshot_of(tmp_path)
+    assert resolve_targets_by_name(snapshot, "free") == []
+    assert resolve_targets_by_name(snapshot, "malloc") == []
+    assert [path for path, _ in resolve_targets_by_name(snapshot, "calloc")] == ["alloc/arena.c"]
+    assert [path for path, _ in resolve_targets_by_name(snapshot, "yyparse")] == ["parser.c"]
+
+
 def test_a_class_names_the_methods_it_inherits(tmp_path: Path) -> None:
     """`Flask.route`: Flask defines no `route`, it inherits Scaffold's. Asked for by the class an agent has in hand,
     the nearest base's definition answers (not "unknown symbol"); an override in between wins, and a name no class
