@@ -131,3 +131,32 @@ def test_structural_matches_name_their_definition_and_refuse_unknown_languages(t
             for entry in result["files"]] == [("shop/cart.py", [(4, "Cart.add")])]
     with pytest.raises(NavigationError, match="not one structural search knows"):
         api.structural_search(tree, "$A", "klingon")
+
+
+def test_a_c_call_pattern_matches_calls_inside_expressions(tmp_path: Path) -> None:
+    """tree-sitter-c reads `jv_free($A)` alone as a declaration, so ast-grep matched nothing in jq; `jv_free($A);`
+    matched statements only, never the call in `if (jvp_refcnt_dec(...))`. A C or C++ pattern that is an expression
+    is matched as one."""
+    write(tmp_path, "jv.c", "void jv_free(jv x);\nint f(jv x) {\n  jv_free(x);\n  if (jvp_refcnt_dec(x.u.ptr)) {\n"
+                            "    jv_free(x);\n  }\n  return jv_free(x) + 1;\n}\n")
+    index = WorkspaceIndex(tmp_path, use_cache=False)
+    index.build()
+    lines = {match["line"] for entry in api.structural_search(index, "jv_free($A)", "c").to_json()["files"]
+             for match in entry["matches"]}
+    assert lines == {3, 5, 7}
+    [decrement] = api.structural_search(index, "jvp_refcnt_dec($$$A)", "c").to_json()["files"][0]["matches"]
+    assert decrement["line"] == 4 and decrement["symbol"] == "f"
+    statements = api.structural_search(index, "jv_free($A);", "c").to_json()["files"][0]["matches"]
+    assert [match["line"] for match in statements] == [3, 5]  # a statement pattern stays a statement pattern
+
+
+def test_structural_counts_after_an_early_stop_say_they_are_lower_bounds(tree: WorkspaceIndex) -> None:
+    """Files are searched until `limit` matches are found: rich's '... 1 more matches (0 more files)' with 55 files
+    left unsearched read as a total."""
+    write(tree.root, "shop/more.py", "def other(d):\n    return d.get(1) or d.get(2)\n")
+    tree.build()
+    result = api.structural_search(tree, "$A.get($B)", "python", limit=1)
+    assert result.to_json()["countedAll"] is False
+    text = result.to_text()
+    assert "at least" in text and "not searched" in text, text
+    assert api.structural_search(tree, "$A.get($B)", "python", limit=0).to_json()["countedAll"] is True

@@ -48,6 +48,7 @@ class SearchResult:
     total_matches: int
     total_files: int
     completeness: Completeness
+    unsearched_files: int = 0  # a search that stopped at its limit: the totals count only the files searched
 
     @property
     def shown_matches(self) -> int:
@@ -56,7 +57,8 @@ class SearchResult:
     def to_json(self) -> dict[str, Any]:
         result: dict[str, Any] = {"pattern": self.pattern, "mode": self.mode,
                                   "files": [entry.to_json() for entry in self.files],
-                                  "totalMatches": self.total_matches, "totalFiles": self.total_files}
+                                  "totalMatches": self.total_matches, "totalFiles": self.total_files,
+                                  "countedAll": self.unsearched_files == 0}
         result.update(self.completeness.to_json())
         return result
 
@@ -70,7 +72,10 @@ class SearchResult:
         if not self.files:
             lines.append(f"no match for {self.pattern!r} ({self.mode})")
         left = self.total_matches - self.shown_matches
-        if left > 0:
+        if self.unsearched_files:
+            found = f"at least {left} more matches; " if left > 0 else ""
+            lines.append(f"... {found}{self.unsearched_files} files not searched (a larger limit searches them)")
+        elif left > 0:
             lines.extend(more_line(left, f"matches ({self.total_files - len(self.files)} more files)"))
         lines.append(self.completeness.to_text())
         return join_lines(lines)

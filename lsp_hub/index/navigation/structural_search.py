@@ -4,6 +4,8 @@ the definition that encloses it. Files are searched in rank order until `limit` 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from lsp_hub.index.navigation.common import Completeness, NavigationError, index_completeness, take_snapshot
 from lsp_hub.index.navigation.search_results import (
     DEFAULT_SEARCH_LIMIT,
@@ -15,6 +17,9 @@ from lsp_hub.index.navigation.search_results import (
     name_enclosing,
 )
 from lsp_hub.index.workspace import WorkspaceIndex
+
+if TYPE_CHECKING:  # ast-grep is imported by a structural search, not with this module
+    from ast_grep_py import Pattern
 
 # The index's language names -> ast-grep's, for the languages both know.
 AST_GREP_LANGUAGES = {"python": "python", "javascript": "javascript", "typescript": "typescript", "tsx": "tsx",
@@ -36,6 +41,7 @@ def structural_search(index: WorkspaceIndex, pattern: str, language: str, limit:
                               + ", ".join(sorted(AST_GREP_LANGUAGES)))
     if not pattern.strip():
         raise NavigationError("pattern is empty")
+    rule = _pattern_rule(pattern, AST_GREP_LANGUAGES[wanted])
     snapshot = take_snapshot(index, wait)
     completeness = index_completeness(index, snapshot)
     ranks = file_order(snapshot)
@@ -54,7 +60,7 @@ def structural_search(index: WorkspaceIndex, pattern: str, language: str, limit:
             unreadable.append(path)
             continue
         try:
-            found = SgRoot(text, AST_GREP_LANGUAGES[wanted]).root().find_all(pattern=pattern)
+            found = SgRoot(text, AST_GREP_LANGUAGES[wanted]).root().find_all(pattern=rule)
         except (RuntimeError, ValueError) as error:  # a pattern ast-grep cannot parse
             raise NavigationError(f"structural pattern {pattern!r}: {str(error).splitlines()[0]}") from error
         if not found:
@@ -70,7 +76,29 @@ def structural_search(index: WorkspaceIndex, pattern: str, language: str, limit:
         name_enclosing(snapshot, path, entry.matches)
         files.append(entry)
     _report(completeness, unreadable, searched, len(paths), limit)
-    return SearchResult(pattern, f"structural:{wanted}", files, total, len(files), completeness)
+    result = SearchResult(pattern, f"structural:{wanted}", files, total, len(files), completeness)
+    result.unsearched_files = len(paths) - searched
+    return result
+
+
+_EXPRESSION_PROBE = "int __lsp_hub_probe = {};"
+
+
+def _pattern_rule(pattern: str, language: str) -> str | Pattern:
+    """The pattern as ast-grep is to match it. tree-sitter-c reads a call alone (`jv_free($A)`) as a declaration,
+    so it matched nothing, and with a `;` only statements: a C or C++ pattern that is an expression is given to
+    ast-grep inside an initializer, with that expression's kind as what it selects (ast-grep's pattern context)."""
+    if language not in ("c", "cpp") or pattern.rstrip().endswith((";", "}")):
+        return pattern
+    from ast_grep_py import SgRoot
+
+    context = _EXPRESSION_PROBE.format(pattern)
+    root = SgRoot(context, language).root()
+    declarator = root.find(kind="init_declarator")
+    value = declarator.field("value") if declarator is not None else None
+    if value is None or root.find(kind="ERROR") is not None:
+        return pattern
+    return {"context": context, "selector": value.kind(), "strictness": "smart"}  # smart: ast-grep's default
 
 
 def _report(completeness: Completeness, unreadable: list[str], searched: int, candidates: int, limit: int) -> None:
