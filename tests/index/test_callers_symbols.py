@@ -511,3 +511,20 @@ def test_a_constructor_s_callers_are_its_class_s_instantiations(tmp_path: Path) 
     result = find_callers(snapshot, resolve_targets_by_name(snapshot, "Cart.__init__"))
     assert result["symbol"] == "Cart.__init__" and len(result["definitions"]) == 1  # the class is searched, not named
     assert callers_named(snapshot, "Cart.constructor") == [("start", 3)]
+
+
+def test_super_in_a_call_tree_is_the_base_s_method_not_the_method_itself(tmp_path: Path) -> None:
+    """rich's `call-tree --symbol SpinnerColumn.__init__` showed `super.__init__ -> progress.py:576 (recursive)`,
+    the method itself; the base's `__init__` is what runs. A base outside the workspace leaves it unresolved."""
+    write(tmp_path, "columns.py", "import threading\n\n\nclass Column:\n    def __init__(self, width):\n"
+          "        self.width = width\n\n\nclass Spinner(Column):\n    def __init__(self):\n"
+          "        super().__init__(1)\n\n\nclass Refresh(threading.Thread):\n    def __init__(self):\n"
+          "        super().__init__(daemon=True)\n")
+    index = WorkspaceIndex(tmp_path, use_cache=False)
+    index.build()
+    from lsp_hub.index import api
+
+    [call] = api.call_tree(index, "Spinner.__init__").to_json()["calls"]
+    assert call["definition"] == "columns.py:5", call
+    outside = api.call_tree(index, "Refresh.__init__").to_json()
+    assert not any("definition" in call for call in outside.get("calls", [])), outside  # threading.Thread's

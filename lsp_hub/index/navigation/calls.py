@@ -134,7 +134,8 @@ class _CallResolver:
             )
         known = self._receiver_class(receiver, context)
         if isinstance(known, WorkspaceClass):
-            return known.member(name), "", 0  # empty: a method the class inherits from outside the workspace
+            # Empty: a method the class inherits from outside the workspace. `super().name()`: a base's, never its own.
+            return known.member(name, bases_only=receiver == "super"), "", 0
         if known == OUTSIDE or not self.resolver.targets(path, name, receiver):
             return [], "", 0  # an object from outside the workspace (`log.info()`, `json.dumps()`)
         if chain_head(receiver) not in (None, *SELF_RECEIVERS):  # `pkg.mod.func()`: the resolver matched the path
