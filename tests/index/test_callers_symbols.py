@@ -528,3 +528,18 @@ def test_super_in_a_call_tree_is_the_base_s_method_not_the_method_itself(tmp_pat
     assert call["definition"] == "columns.py:5", call
     outside = api.call_tree(index, "Refresh.__init__").to_json()
     assert not any("definition" in call for call in outside.get("calls", [])), outside  # threading.Thread's
+
+
+def test_a_bare_python_decorator_is_a_call_of_it(tmp_path: Path) -> None:
+    """`@rich_repr` over a class calls rich_repr(cls): rich's `callers --symbol rich_repr` found only the one
+    `@rich_repr()` and missed three bare uses. A Java annotation is still no call."""
+    write(tmp_path, "pkg/__init__.py", "")
+    write(tmp_path, "pkg/repr.py", "def rich_repr(cls=None):\n    return cls\n")
+    write(tmp_path, "pkg/layout.py", "from pkg.repr import rich_repr\n\n\n@rich_repr\nclass Layout:\n    pass\n\n\n"
+          "@rich_repr()\nclass Style:\n    pass\n\n\nclass Box:\n    @rich_repr\n    def inner(self):\n"
+          "        pass\n")
+    write(tmp_path, "src/Marker.java", "public @interface Marker {}\n")
+    write(tmp_path, "src/Use.java", "public class Use {\n  @Marker\n  void run() {}\n}\n")
+    snapshot = snapshot_of(tmp_path)
+    assert sorted(line for _caller, line in callers_named(snapshot, "rich_repr")) == [3, 8, 14]
+    assert callers_named(snapshot, "Marker") == []

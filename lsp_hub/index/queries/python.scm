@@ -58,7 +58,8 @@
       attribute: (identifier) @name))
   (#eq? @_partial "partial")) @reference.call
 
-; Base classes, decorators and type annotations name classes and functions without calling them.
+; Base classes and type annotations name classes and functions without calling them. A decorator is called: `@name`
+; over a definition runs name(definition) (`@name(...)` is a call anyway).
 (class_definition
   superclasses: (argument_list
     (identifier) @name @reference.class))
@@ -70,12 +71,12 @@
       attribute: (identifier) @name) @reference.class))
 
 (decorator
-  (identifier) @name @reference.decorator)
+  (identifier) @name @reference.call)
 
 (decorator
   (attribute
     object: (_) @receiver
-    attribute: (identifier) @name) @reference.decorator)
+    attribute: (identifier) @name) @reference.call)
 
 (type
   (identifier) @name @reference.type)
