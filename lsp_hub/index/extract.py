@@ -355,6 +355,19 @@ class _Extractor:
         # ASCII sources (nearly all): one decode, then names are str slices at byte offsets.
         self.ascii_text: str | None = source.decode("ascii") if self.positions.ascii else None
 
+    def _add_bare_calls(self, root: tree_sitter.Node, references: dict[int, _FoundReference]) -> None:
+        """Ruby's calls without parentheses or receiver, told from local variables (`ruby_bare_calls`)."""
+        from lsp_hub.index.ruby_bare_calls import bare_identifiers
+
+        calls, local_uses = bare_identifiers(root, self.source)
+        for node in calls:
+            if node.start_byte not in references:
+                references[node.start_byte] = (node, True, None)
+        for start_byte in local_uses:
+            found = references.get(start_byte)
+            if found is not None and found[1] and found[2] is None:
+                del references[start_byte]  # a local variable's use, not a call (a statement of its own, say)
+
     def run(self, root: tree_sitter.Node) -> tuple[tuple[Any, ...], ...]:
         """(definitions, references, imports, field types, local types, decorators, registrations), packed."""
         query = get_query(self.language)
@@ -442,6 +455,8 @@ class _Extractor:
                 else:
                     scopes.append((role_nodes[0], name_node, kind))
 
+        if self.language == "ruby":
+            self._add_bare_calls(root, references)
         if len(tests) > 1:
             _keep_routes_outside_tests(definitions, tests)
         packed_definitions, functions, classes = self._build_definitions(definitions, scopes, tests)

@@ -48,6 +48,7 @@ def _extractor_fingerprint() -> str:
         "languages.py",
         "file_kinds.py",
         "c_library.py",
+        "ruby_bare_calls.py",
     )
     sources = [here / name for name in names]
     for path in [*sources, *sorted((here / "queries").glob("*.scm"))]:

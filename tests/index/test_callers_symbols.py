@@ -543,3 +543,20 @@ def test_a_bare_python_decorator_is_a_call_of_it(tmp_path: Path) -> None:
     snapshot = snapshot_of(tmp_path)
     assert sorted(line for _caller, line in callers_named(snapshot, "rich_repr")) == [3, 8, 14]
     assert callers_named(snapshot, "Marker") == []
+
+
+def test_ruby_calls_without_parentheses_are_told_from_local_variables(tmp_path: Path) -> None:
+    """rack's multipart parser calls `handle_mime_head` as a `when` branch's value and `params = make_params`:
+    neither was a call, and its state machine had no callers. A local (`params = {}`, a parameter) is no call."""
+    write(tmp_path, "lib/parser.rb", "class Parser\n  def run(params)\n    case @state\n    when :head\n"
+          "      handle_mime_head\n    end\n    built = make_params\n    built[:a] ||= make_params\n"
+          "    params\n  end\n\n  def handle_mime_head\n  end\n\n  def make_params\n    {}\n  end\n\n"
+          "  def params\n    made = {}\n    made\n  end\nend\n")
+    snapshot = snapshot_of(tmp_path)
+    assert callers_named(snapshot, "Parser.handle_mime_head") == [("Parser.run", 4)]
+    assert sorted(callers_named(snapshot, "Parser.make_params")) == [("Parser.run", 6), ("Parser.run", 7)]
+    assert callers_named(snapshot, "Parser.params") == []  # `params` in run is its parameter
+    from lsp_hub.index.extract import extract_file
+
+    result = extract_file("x.rb", (tmp_path / "lib/parser.rb").read_bytes(), "ruby")
+    assert "made" not in {reference.name for reference in result.references if reference.is_call}

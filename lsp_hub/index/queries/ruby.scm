@@ -41,9 +41,7 @@
   receiver: (_) @receiver
   method: (identifier) @name) @reference.call
 
-; A statement made of a bare identifier is a call of a method without arguments.
-(body_statement
-  (identifier) @name @reference.call)
+; A bare identifier that is no local variable is a call too: the extractor tells them apart (ruby_bare_calls.py).
 
 (superclass
   [
