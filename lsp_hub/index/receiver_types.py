@@ -300,8 +300,13 @@ class TypeInference:
             if convention is not None and self._is_class(convention):
                 # hono's untyped `(c) => c.text()`, `const app2 = app.get(...)`: the type the name has nearly always
                 return convention
-        if len(shown) != 1:
-            return None  # untyped, or given several types: not for us to guess
+        if len(shown) > 1:
+            # `get_console() if file is None else Console(file=file)`: several ways of making one class is that class.
+            made_by = {self._returned_class(typed[:-2], caller) if typed.endswith("()") else typed for typed in shown}
+            agreed = made_by.pop() if len(made_by) == 1 else None
+            return agreed if isinstance(agreed, str) else None
+        if not shown:
+            return None  # untyped
         [typed] = shown
         if typed == "Self" and caller is not None and caller.container is not None:
             return caller.container  # Rust's `let other: Self = other.into();` in an impl's method

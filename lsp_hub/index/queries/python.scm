@@ -128,6 +128,36 @@
   right: (identifier) @type @parameter
   (#eq? @_self "self")) @field
 
+; `self.console = console or get_console()`, `self.console = console if console is not None else get_console()`:
+; the parameter's type (rich's way of defaulting an optional argument).
+(assignment
+  left: (attribute
+    object: (identifier) @_self
+    attribute: (identifier) @name)
+  !type
+  right: [
+    (boolean_operator left: (identifier) @type @parameter)
+    (conditional_expression . (identifier) @type @parameter)
+  ]
+  (#eq? @_self "self")) @field
+
+; The same defaults made by a class: `self.theme = theme or Theme()`, `Theme() if theme is None else theme`.
+(assignment
+  left: (attribute
+    object: (identifier) @_self
+    attribute: (identifier) @name)
+  !type
+  right: [
+    (boolean_operator
+      right: (call function: [(identifier) @type (attribute attribute: (identifier) @type)]))
+    (conditional_expression
+      . (call function: [(identifier) @type (attribute attribute: (identifier) @type)]))
+    (conditional_expression
+      (call function: [(identifier) @type (attribute attribute: (identifier) @type)]) .)
+  ]
+  (#eq? @_self "self")
+  (#match? @type "^[A-Z]")) @field
+
 ; --- variable types -----------------------------------------------------------------------------------------
 ; `s: Shop = ...` and `s = make()` / `s = Shop()` (in a function or at module level): calls through the variable
 ; (`s.pay()`) use its type, or the callee's class or return annotation, found at query time.
@@ -155,6 +185,16 @@
       (identifier)
       (attribute)
     ] @type) @made_by_call) @local
+
+; `shown = Console() if console is None else console`, `c = console or get_console()`: what either call makes.
+(assignment
+  left: (identifier) @name
+  !type
+  right: [
+    (boolean_operator right: (call function: [(identifier) (attribute)] @type) @made_by_call)
+    (conditional_expression . (call function: [(identifier) (attribute)] @type) @made_by_call)
+    (conditional_expression (call function: [(identifier) (attribute)] @type) @made_by_call .)
+  ]) @local
 
 ; --- imports -----------------------------------------------------------------------------------------------
 
