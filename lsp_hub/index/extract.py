@@ -819,6 +819,8 @@ class _Extractor:
             if name not in names:
                 names.append(name)
         alias_nodes = captures.get("import.alias")
+        if not alias_nodes and match_names:
+            entry[3].append(("", match_names[0]))  # imported as itself: dropped again unless it is renamed too
         if alias_nodes:
             # `from m import a as b`, `import { a as b }`: b means m's a; `import m as z`, `import * as z`: the module.
             imported = match_names[0] if match_names else "*"
@@ -829,8 +831,13 @@ class _Extractor:
 
     def _build_imports(self, imports: dict[tuple[int, str], _FoundImport]) -> tuple[tuple[Any, ...], ...]:
         out: list[tuple[Any, ...]] = []
-        for key, (statement, names, relative, aliases) in imports.items():
+        for key, (statement, names, relative, found_aliases) in imports.items():
             span = self._span(statement)
+            # `{ a, a as b }` binds both names: a name imported as itself and renamed too keeps an alias to itself.
+            renamed = {imported for local, imported in found_aliases if local}
+            aliases = [
+                (local or imported, imported) for local, imported in found_aliases if local or imported in renamed
+            ]
             for module, imported_names, level, bound_aliases in interpret_import(
                 self.language, statement.type, key[1], names, relative, tuple(aliases)
             ):

@@ -28,14 +28,17 @@ def import_names(record: FileRecord, imports: list[ResolvedImport]) -> ImportNam
     renames: dict[str, str] = {}
     for raw, resolved in zip(record.imports, imports, strict=False):
         aliases = raw[I_ALIASES]
-        renamed = {imported for _local, imported in aliases}
+        renamed = {imported for local, imported in aliases if local != imported}
+        as_itself = {imported for local, imported in aliases if local == imported}  # `{ a, a as b }`: a and b
         for name, files in resolved.names:
-            if name not in renamed:  # `from m import a as b` binds b, not a
+            if name not in renamed or name in as_itself:  # `from m import a as b` binds b, not a
                 bindings[name] = files
         if "*" not in renamed:  # `import a.b as z` binds z, not a.b
             for alias in resolved.aliases:
                 bindings[alias] = resolved.files
         for local, imported in aliases:
+            if local == imported:
+                continue
             if imported == "*":
                 bindings[local] = resolved.files
             else:

@@ -560,3 +560,25 @@ def test_ruby_calls_without_parentheses_are_told_from_local_variables(tmp_path: 
 
     result = extract_file("x.rb", (tmp_path / "lib/parser.rb").read_bytes(), "ruby")
     assert "made" not in {reference.name for reference in result.references if reference.is_call}
+
+
+def test_a_name_exported_both_as_itself_and_renamed_keeps_both_names(tmp_path: Path) -> None:
+    """tRPC's barrel: `export { getErrorShape, getErrorShape as getTRPCErrorShape } from ...`. The extractor kept
+    `getErrorShape` once, with its alias, so the barrel bound only the second name: the seven calls in ws.ts, which
+    import the first name from the barrel, were no callers. Python's `from m import a, a as b` alike."""
+    write(tmp_path, "package.json", '{"name": "x"}\n')
+    write(tmp_path, "core/error.ts", "export function getErrorShape(a: number) {\n  return a;\n}\n")
+    write(tmp_path, "server/index.ts", 'export { getErrorShape, getErrorShape as getTRPCErrorShape } from '
+                                       '"../core/error";\n')
+    write(tmp_path, "adapters/ws.ts", 'import { getErrorShape } from "../server";\n\nexport function handle() {\n'
+                                      "  return getErrorShape(1);\n}\n")
+    write(tmp_path, "adapters/http.ts", 'import { getTRPCErrorShape } from "../server";\n\n'
+                                        "export function other() {\n  return getTRPCErrorShape(2);\n}\n")
+    write(tmp_path, "py/__init__.py", "")
+    write(tmp_path, "py/util.py", "def helper():\n    pass\n")
+    write(tmp_path, "py/api.py", "from py.util import helper, helper as assist\n\n\ndef run():\n    helper()\n"
+                                 "    assist()\n")
+    snapshot = snapshot_of(tmp_path)
+    # http.ts's call through the second name, re-exported under it by the barrel, is still not followed.
+    assert sorted(callers_named(snapshot, "getErrorShape")) == [("handle", 3)]
+    assert sorted(callers_named(snapshot, "helper")) == [("run", 4), ("run", 5)]
