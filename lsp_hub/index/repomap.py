@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from lsp_hub.index.file_kinds import is_named_callback
+from lsp_hub.index.file_kinds import is_generated_path, is_named_callback
 from lsp_hub.index.graph_inputs import name_tables
 from lsp_hub.index.graph_store import ranking
 from lsp_hub.index.pagerank import best_positions
@@ -104,6 +104,7 @@ def _rank_tags(
         score_of = scores.get
         total = math.fsum(scores.values()) or 1.0  # fsum: the same whatever order the scores come in
         definitions = snapshot.files[path].definitions
+        generated = is_generated_path(path)
         for position, definition in enumerate(definitions):
             if definition[D_LOCAL]:
                 continue  # a closure or a local class: no other file can name it, whatever shares its name
@@ -121,8 +122,11 @@ def _rank_tags(
                 score *= PRIVATE_FACTOR
             if name in mentioned:
                 score *= MENTIONED_FACTOR
-            elif name in focus_names:
-                score *= FOCUS_REFERENCE_FACTOR
+            else:
+                if generated:  # generated code (`sdk.gen.ts`, `_pb2.py`) is read, not worked in
+                    score *= PRIVATE_FACTOR
+                if name in focus_names:
+                    score *= FOCUS_REFERENCE_FACTOR
             append((-score, path, position))
     tags.sort()
     return tags

@@ -388,3 +388,21 @@ def test_a_run_of_overloads_is_drawn_once_with_its_count(tmp_path: Path) -> None
     assert lines[pick + 1] == "  function pick(a: string): string; [+2 more]"
     symbols = {entry["path"]: entry["symbols"] for entry in result["files"]}
     assert symbols["src/pick.ts"] == ["pick"]
+
+
+def test_generated_files_come_after_the_code_that_uses_them(tmp_path: Path) -> None:
+    """tRPC's map spent its budget on generated `sdk.gen.ts`/`types.gen.ts` test fixtures, near copies of each
+    other. Generated code is not where an agent works: its definitions rank a tenth, unless the task mentions them."""
+    write(tmp_path, "package.json", '{"name": "x"}\n')
+    write(tmp_path, "client/sdk.gen.ts", "// This file is auto-generated\nexport function getUser(id: number) {\n"
+          "  return id;\n}\nexport function listUsers() {\n  return [];\n}\n")
+    write(tmp_path, "src/router.ts", "export function createRouter() {\n  return {};\n}\n")
+    write(tmp_path, "src/app.ts", 'import { createRouter } from "./router";\n\nexport const app = createRouter();\n')
+    for n in range(4):  # the generated client is used more than the router: it ranks higher
+        write(tmp_path, f"src/use{n}.ts", 'import { getUser } from "../client/sdk.gen";\n\n'
+              f"export function use{n}() {{\n  return getUser({n});\n}}\n")
+    snapshot = snapshot_of(tmp_path)
+    tight = repo_map(snapshot, token_budget=20)["text"]  # room for one file's definitions
+    assert "createRouter" in tight and "getUser" not in tight, tight
+    mentioned = repo_map(snapshot, token_budget=20, mentioned_idents=["getUser"])["text"]
+    assert "getUser" in mentioned, mentioned
