@@ -212,6 +212,18 @@ def test_equal_matches_list_the_projects_code_then_tests_and_examples_then_local
     named = api.context(index, "a timeout on the websocket").to_json()["definitions"]
     assert [entry["path"] for entry in named] == expected
 
+def test_a_definition_named_twice_in_a_task_is_listed_once(tmp_path: Path) -> None:
+    """tRPC: "subscription.stop handling" names `subscription.stop` and so `stop`; no class `subscription` defines
+    it, and each `stop` was listed twice."""
+    write(tmp_path, "client/utils.py", "class Backoff:\n    def stop(self):\n        pass\n")
+    write(tmp_path, "server/app.py", "def stop():\n    pass\n")
+    index = WorkspaceIndex(tmp_path, use_cache=False)
+    index.build()
+    named = api.context(index, "subscription.stop handling").to_json()["definitions"]
+    places = [(entry["path"], entry["line"]) for entry in named]
+    assert sorted(places) == [("client/utils.py", 2), ("server/app.py", 1)], named
+
+
 def test_an_index_still_building_answers_incomplete(tmp_path: Path) -> None:
     write(tmp_path, "a.py", "def f() -> None:\n    pass\n")
     index = WorkspaceIndex(tmp_path, use_cache=False)  # never built: empty, not ready

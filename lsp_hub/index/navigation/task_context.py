@@ -117,6 +117,7 @@ def context(index: WorkspaceIndex, description: str = "", targets: Sequence[str]
     # Written as code first (`user_cache`, `Session.send`), then what several words spell, then a plain word that
     # happens to be a name ("middleware").
     as_code = [name for name in written if name != name.lower() or "_" in name or "." in name]
+    shown: set[tuple[str, int]] = set()  # "subscription.stop" and "stop" may name the same definitions
     for name in [*as_code, *spelled, *(name for name in written if name not in as_code)]:
         bare = name.rsplit(".", 1)[-1]
         places = sorted(  # the project's own first, a function's locals last (stable: in path order among equals)
@@ -126,6 +127,8 @@ def context(index: WorkspaceIndex, description: str = "", targets: Sequence[str]
             qualifier = name.rsplit(".", 2)[-2]
             places = [place for place in places if place[2] == qualifier] or places
         for path, kind, container, line, _standing in places[:MAX_DEFINITIONS_PER_NAME]:
+            if (path, line) in shown:
+                continue
             definition = next((d for d in snapshot.files[path].outline().definitions
                                if d.span.start_line == line and d.kind == kind), None)
             signature = definition.signature if definition is not None else ""
@@ -135,6 +138,7 @@ def context(index: WorkspaceIndex, description: str = "", targets: Sequence[str]
             if not block.fits([*header, f"{path}:{line + 1} {shortened(signature) or kind + ' ' + qualified}"]):
                 break
             definitions_section = True
+            shown.add((path, line))
             result.definitions.append(entry)
     edges = import_edges(snapshot)
     for path in target_paths:
