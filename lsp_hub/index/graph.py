@@ -239,6 +239,10 @@ class UseResolver:
             # `InvalidJSONError.__init__(self)` in the file that defines that class and the name: its own or a base's
             # here. requests' exceptions.py linked it to every file defining `__init__`, and each map opened with them.
             return (source,)
+        if record.language in MODULE_SCOPED_LANGUAGES:
+            # `res.once(...)` on an object: a member, never a module's top-level function (those come through the
+            # module's import, bound above). tRPC's private `once` in router.ts drew eight files calling Node's.
+            return self._in_family(context.members, self.tables.member_definers, name, family)
         return definers
 
     def _runtime_globals_of(self, family: str) -> frozenset[str]:

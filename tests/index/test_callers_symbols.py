@@ -211,7 +211,8 @@ def test_members_of_the_languages_own_globals_are_not_ours(tmp_path: Path) -> No
     """express: `Object.create(...)` in lib/ linked to an example's `exports.create`, which then opened the map.
     A receiver naming a language's global (`Object`, `Array.prototype...`, Python's `dict`, Ruby's `File`, Java's
     `Integer`, C#'s `Math`) means no workspace definition, unless the workspace defines that name itself."""
-    write(tmp_path, "examples/pets.js", "exports.create = function (req, res) {};\nexports.call = function () {};\n")
+    write(tmp_path, "examples/pets.js", "exports.create = function (req, res) {};\nexports.call = function () {};\n"
+                                        "class Pets { create() {} }\n")
     write(tmp_path, "lib/response.js", "var res = Object.create(null);\nvar s = Array.prototype.slice.call(res);\n"
                                        "module.exports = res;\n")
     write(tmp_path, "lib/mine.js", "class Map { size() { return 1; } }\nvar m = Map.create();\n")
@@ -231,7 +232,7 @@ def test_members_of_the_languages_own_globals_are_not_ours(tmp_path: Path) -> No
     assert [link for link in links["lib/paths.rb"] if link[0] == "join"] == []
     assert [link for link in links["src/Use.java"] if link[0] == "parseInt"] == []
     assert [link for link in links["src/Use.cs"] if link[0] == "Max"] == []
-    # `Map` is the workspace's own class here: a member of it it does not define may be any `create`.
+    # `Map` is the workspace's own class here: a member of it it does not define may be any class's `create`.
     assert ("create", 1, ("examples/pets.js",)) in links["lib/mine.js"]
     assert not reference_graph(snapshot).graph.has_edge("lib/response.js", "examples/pets.js")
 
@@ -582,3 +583,24 @@ def test_a_name_exported_both_as_itself_and_renamed_keeps_both_names(tmp_path: P
     # http.ts's call through the second name, re-exported under it by the barrel, is still not followed.
     assert sorted(callers_named(snapshot, "getErrorShape")) == [("handle", 3)]
     assert sorted(callers_named(snapshot, "helper")) == [("run", 4), ("run", 5)]
+
+
+def test_a_method_call_on_an_unknown_object_never_means_a_module_s_own_function(tmp_path: Path) -> None:
+    """tRPC's router.ts has a private top-level `once`; eight files calling Node's `res.once('close', ...)` were
+    listed by `impact` as using it (the graph linked them, though `callers` did not). In Python and TS/JS a call on
+    an object reaches a member, never another module's top-level function (a module's own names come through its
+    import: `lib.once()` after `import * as lib`)."""
+    from lsp_hub.index import api
+
+    write(tmp_path, "package.json", '{"name": "x"}\n')
+    write(tmp_path, "src/router.ts", "function once(fn: () => void) {\n  return fn;\n}\n\n"
+          "export function createRouter() {\n  return once(() => {});\n}\n")
+    write(tmp_path, "src/server.ts", 'import { createRouter } from "./router";\n\nexport function serve(res: any) {\n'
+          "  res.once('close', () => {});\n  return createRouter();\n}\n")
+    write(tmp_path, "src/lib.ts", 'import * as router from "./router";\n\nexport function again() {\n'
+          "  return router.createRouter();\n}\n")
+    index = WorkspaceIndex(tmp_path, use_cache=False)
+    index.build()
+    files = {entry["path"]: entry for entry in api.impact(index, "src/router.ts").to_json()["files"]}
+    assert "once" not in str(files["src/server.ts"]), files["src/server.ts"]
+    assert "src/lib.ts" in files
