@@ -240,3 +240,20 @@ def test_callers_mark_the_definitions_in_test_files(shop: WorkspaceIndex, tmp_pa
         ("shop", False),
         ("tests", True),
     ]
+
+
+def test_a_file_in_a_directory_the_walk_leaves_out_says_so(tmp_path: Path) -> None:
+    """tRPC's packages/server/src/vendor/*.ts and examples/.test/: `outline` said "not a source file the index
+    knows (no indexed language)" of plain TypeScript files."""
+    write(tmp_path, "src/vendor/unpromise.ts", "export function wrap() {}\n")
+    write(tmp_path, "examples/.test/app.ts", "export function app() {}\n")
+    write(tmp_path, "src/main.ts", "export function main() {}\n")
+    write(tmp_path, "notes.txt", "plain\n")
+    index = WorkspaceIndex(tmp_path, use_cache=False)
+    index.build()
+    with pytest.raises(NavigationError, match=r"inside src/vendor, a directory the index leaves out \(vendored"):
+        api.outline(index, "src/vendor/unpromise.ts")
+    with pytest.raises(NavigationError, match=r"inside examples/\.test, a hidden directory"):
+        api.outline(index, "examples/.test/app.ts")
+    with pytest.raises(NavigationError, match="no indexed language"):
+        api.outline(index, "notes.txt")

@@ -136,8 +136,25 @@ def indexed_file(index: WorkspaceIndex, snapshot: Snapshot, value: str, what: st
             raise NavigationError(f"{path} is not indexed yet (the index is still building)")
         if not (index.root / path).exists():
             raise NavigationError(f"{what} {path} does not exist")
+        left_out = _left_out_directory(path)
+        if left_out is not None:
+            raise NavigationError(f"{what} {path} is not indexed: it is inside {left_out}")
         raise NavigationError(f"{path} is not a source file the index knows (no indexed language)")
     return path
+
+
+def _left_out_directory(path: str) -> str | None:
+    """The directory around `path` that the walk does not enter, and why (`walk.SKIPPED_DIRECTORY_NAMES`)."""
+    from lsp_hub.index.walk import SKIPPED_DIRECTORY_NAMES
+
+    parts = path.split("/")[:-1]
+    for depth, name in enumerate(parts):
+        directory = "/".join(parts[: depth + 1])
+        if name.startswith("."):
+            return f"{directory}, a hidden directory"
+        if name in SKIPPED_DIRECTORY_NAMES:
+            return f"{directory}, a directory the index leaves out (vendored code, dependencies or build output)"
+    return None
 
 
 def _definitions_at(snapshot: Snapshot, path: str, line: int, column: int) -> list[SymbolRef]:
