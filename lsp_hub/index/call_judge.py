@@ -125,6 +125,9 @@ class CallJudge:
                 return typed
         if container is not None and self._squash(receiver) == self._squash(container):
             return True  # `Cart.total()`, `cart.total()`
+        last = receiver.replace("::", ".").rpartition(".")[2]
+        if container is not None and last != receiver and self._squash(last) == self._squash(container):
+            return True  # `Rack::Utils.parse_query()`, `models.Cart.total()`: the chain ends in the class
         known_class = self._receiver_class(source, file_index, receiver)
         if known_class is not None:  # `app = Flask(...)`; `app.route()` reaches Scaffold.route through the bases
             return known_class == container or self._reaches(known_class, definition)

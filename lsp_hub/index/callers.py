@@ -57,11 +57,11 @@ def resolve_targets_by_name(snapshot: Snapshot, symbol: str) -> list[tuple[str, 
         return definitions_named(snapshot, symbol)
     container: str | None = None
     name = symbol
-    for separator in ("::", "."):
-        if separator in symbol:
-            container, _, name = symbol.rpartition(separator)
-            container = container.rsplit(separator, 1)[-1]
-            break
+    # The last separator of either kind: `Rack::Utils.escape` is Utils's escape, `a::b::C::f` C's f.
+    qualified = symbol.replace("::", ".")
+    if "." in qualified:
+        container, _, name = qualified.rpartition(".")
+        container = container.rsplit(".", 1)[-1]
     found = definitions_named(snapshot, name)
     if container is not None:
         in_container = [entry for entry in found if entry[1].container == container]

@@ -604,3 +604,20 @@ def test_a_method_call_on_an_unknown_object_never_means_a_module_s_own_function(
     files = {entry["path"]: entry for entry in api.impact(index, "src/router.ts").to_json()["files"]}
     assert "once" not in str(files["src/server.ts"]), files["src/server.ts"]
     assert "src/lib.ts" in files
+
+
+def test_a_call_through_a_qualified_constant_reaches_its_module_s_method(tmp_path: Path) -> None:
+    """rack: `Rack::Utils.parse_query(...)` (20 calls in its specs) did not count for Utils.parse_query, since two
+    other classes define `parse_query`; and `--symbol Rack::Utils.escape` split at `::` and found nothing."""
+    write(tmp_path, "lib/rack/utils.rb", "module Rack\n  module Utils\n    def parse_query(qs)\n      qs\n    end\n"
+          "\n    def escape(s)\n      s\n    end\n  end\nend\n")
+    write(tmp_path, "lib/rack/query_parser.rb", "module Rack\n  class QueryParser\n    def parse_query(qs)\n"
+          "      qs\n    end\n  end\nend\n")
+    write(tmp_path, "lib/rack/request.rb", "module Rack\n  class Request\n    def parse_query(qs)\n      qs\n"
+          "    end\n  end\nend\n")
+    write(tmp_path, "test/spec_utils.rb", "def check\n  Rack::Utils.parse_query('a=b')\n"
+                                          "  Rack::Utils.escape('x')\nend\n")
+    snapshot = snapshot_of(tmp_path)
+    assert callers_named(snapshot, "Utils.parse_query") == [("check", 1)]
+    assert callers_named(snapshot, "QueryParser.parse_query") == []
+    assert callers_named(snapshot, "Rack::Utils.escape") == [("check", 2)]
