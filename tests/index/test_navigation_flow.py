@@ -512,3 +512,16 @@ def test_trace_starts_at_nestjs_handlers_in_typescript_and_javascript(tmp_path: 
         ("route", "DogsController.create"),
     } <= starts, starts
     assert not any(symbol == "CatsController.guarded" and entry != "api" for entry, symbol in starts), starts
+
+
+def test_a_c_call_outside_any_function_is_no_module_entry_point(tmp_path: Path) -> None:
+    """jq: Bison's parser.c hides `yyerror`'s body behind a macro the parser could not read, and `trace` listed
+    `[module] <module src/parser.c>` as an entry point; C runs nothing at load. Such a call is "unplaced"."""
+    write(tmp_path, "src/locfile.c", "int locfile_locate(int x) {\n  return x;\n}\n")
+    write(tmp_path, "src/parser.c", "#define FAIL(loc, msg) \\\n  do { } while (0)\nFAIL(a, b) /*YYERROR*/;\n"
+          "void yyerror(int loc) {\n  locfile_locate(loc);\n}\n" "locfile_locate(3);\n")
+    index = WorkspaceIndex(tmp_path, use_cache=False)
+    index.build()
+    entries = {path["entry"] for path in api.trace(index, "locfile_locate").to_json()["paths"]}
+    assert "module" not in entries and "__main__" not in entries, entries
+    assert "unplaced" in entries, entries

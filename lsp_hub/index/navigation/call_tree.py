@@ -173,7 +173,9 @@ class Hop:
 
 @dataclass(slots=True)
 class TracePath:
-    entry_kind: str  # "main", "__main__", "module", "console script <name>", "bin <name>", "test", "route", "api"...
+    # "main", "__main__", "module", "console script <name>", "bin <name>", "test", "route", "api", "unplaced" (a C
+    # call outside any function the index knows)...
+    entry_kind: str
     hops: list[Hop]  # from the entry point to the symbol
 
     def to_json(self) -> dict[str, Any]:
@@ -293,6 +295,10 @@ def trace(
                     kind = f"bin {bins[group.path]}"
                 elif is_test_file(group.path):  # a test file's top level: `test("...", ...)`, a suite's setup
                     kind = "test"
+                elif snapshot.files[group.path].language == "c":
+                    # C runs no code outside functions: a call there sits in a macro's expansion or in code the
+                    # parser could not read (jq's Bison and flex output), not in code run at load
+                    kind = "unplaced"
                 else:
                     kind = "__main__" if _has_main_block(index, snapshot, group.path) else "module"
                 total += 1
