@@ -67,8 +67,20 @@ def resolve_targets_by_name(snapshot: Snapshot, symbol: str) -> list[tuple[str, 
         in_container = [entry for entry in found if entry[1].container == container]
         # `storage.save_user`: a module (file stem or directory) rather than a class.
         in_module = [entry for entry in found if container in entry[0].rsplit(".", 1)[0].split("/")]
-        found = in_container or in_module or WorkspaceClass(snapshot, container).member(name)
+        # `rich.print`: rich/__init__.py's, before rich/jupyter.py's (which is `rich.jupyter.print`)
+        named_module = [entry for entry in in_module if _module_name(entry[0]) == container]
+        found = in_container or named_module or in_module or WorkspaceClass(snapshot, container).member(name)
     return found
+
+
+_PACKAGE_FILES = frozenset(("__init__", "index", "mod", "lib"))  # a file that is its directory's module
+
+
+def _module_name(path: str) -> str:
+    """The last name of the module a file is: its stem, or its directory's for a package's own file."""
+    directory, _, file_name = path.rpartition("/")
+    stem = file_name.partition(".")[0]
+    return directory.rpartition("/")[2] if stem in _PACKAGE_FILES and directory else stem
 
 
 class _CallSites:

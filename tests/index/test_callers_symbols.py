@@ -621,3 +621,14 @@ def test_a_call_through_a_qualified_constant_reaches_its_module_s_method(tmp_pat
     assert callers_named(snapshot, "Utils.parse_query") == [("check", 1)]
     assert callers_named(snapshot, "QueryParser.parse_query") == []
     assert callers_named(snapshot, "Rack::Utils.escape") == [("check", 2)]
+
+
+def test_a_package_qualified_symbol_means_the_package_s_own_module(tmp_path: Path) -> None:
+    """rich: `trace --symbol rich.print` was ambiguous between rich/__init__.py's print and rich/jupyter.py's,
+    though `rich.jupyter.print` names the second: a module named by the qualifier itself comes first."""
+    write(tmp_path, "rich/__init__.py", "def print(*objects):\n    pass\n")
+    write(tmp_path, "rich/jupyter.py", "def print(*objects):\n    pass\n")
+    snapshot = snapshot_of(tmp_path)
+    assert [path for path, _ in resolve_targets_by_name(snapshot, "rich.print")] == ["rich/__init__.py"]
+    assert [path for path, _ in resolve_targets_by_name(snapshot, "rich.jupyter.print")] == ["rich/jupyter.py"]
+    assert [path for path, _ in resolve_targets_by_name(snapshot, "jupyter.print")] == ["rich/jupyter.py"]
