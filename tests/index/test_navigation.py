@@ -257,3 +257,18 @@ def test_a_file_in_a_directory_the_walk_leaves_out_says_so(tmp_path: Path) -> No
         api.outline(index, "examples/.test/app.ts")
     with pytest.raises(NavigationError, match="no indexed language"):
         api.outline(index, "notes.txt")
+
+
+def test_a_relative_import_of_an_unindexed_file_is_unresolved_not_external(tmp_path: Path) -> None:
+    """tRPC's parser.ts imports `../vendor/standard-schema-v1/error` (a vendored directory the walk leaves out);
+    `imports` listed it as external, as if it were a package."""
+    write(tmp_path, "src/vendor/error.ts", "export class SchemaError {}\n")
+    write(tmp_path, "src/core/parser.ts", 'import { SchemaError } from "../vendor/error";\nimport { z } from "zod";\n'
+          'import { gone } from "./missing";\n\nexport const parse = () => new SchemaError();\n')
+    index = WorkspaceIndex(tmp_path, use_cache=False)
+    index.build()
+    result = api.imports(index, "src/core/parser.ts", direction="down")
+    data = result.to_json()
+    assert data["external"] == ["zod"], data
+    assert data["unresolved"] == ["../vendor/error", "./missing"], data
+    assert "unresolved" in result.to_text()

@@ -102,12 +102,15 @@ class ImportsResult:
     imported_by_omitted: int
     completeness: Completeness
     packages: list[tuple[str, list[str]]] = field(default_factory=list)  # (module, its files) imported whole
+    unresolved: list[str] = field(default_factory=list)  # relative imports that lead to no indexed file
 
     def to_json(self) -> dict[str, Any]:
         result: dict[str, Any] = {"path": self.path, "direction": self.direction, "depth": self.depth}
         if self.direction in ("down", "both"):
             result["imports"] = [{"path": path, "depth": level} for path, level in self.imports]
             result["external"] = self.external
+            if self.unresolved:
+                result["unresolved"] = self.unresolved
             if self.packages:
                 result["packages"] = [{"module": module, "files": files} for module, files in self.packages]
             if self.imports_omitted:
@@ -127,6 +130,8 @@ class ImportsResult:
             lines.extend(more_line(self.imports_omitted, "files"))
             if self.external:
                 lines.append("external: " + ", ".join(self.external))
+            if self.unresolved:
+                lines.append("unresolved (a file the index leaves out, or none): " + ", ".join(self.unresolved))
         if self.direction in ("up", "both"):
             lines.append("importedBy:" + ("" if self.imported_by else " (no workspace file imports it)"))
             lines.extend(f"  {level} {path}" for path, level in self.imported_by)
@@ -170,7 +175,10 @@ def imports(index: WorkspaceIndex, path: str, direction: str = "both", depth: in
     omitted_down, omitted_up = len(down) - len(shown_down), len(up) - len(shown_up)
     if omitted_down or omitted_up:
         completeness.add(f"capped at {limit} files per direction")
-    external = list(edges.external.get(relative, ())) if direction != "up" else []
+    outside = list(edges.external.get(relative, ())) if direction != "up" else []
+    # A relative import that leads to no indexed file is no package: a file the walk left out (vendor/) or missing.
+    unresolved = [module for module in outside if module.startswith((".", "/"))]
+    external = [module for module in outside if not module.startswith((".", "/"))]
     shown_files = {path for path, _level in shown_down}
     packages = []
     if direction != "up":
@@ -179,4 +187,4 @@ def imports(index: WorkspaceIndex, path: str, direction: str = "both", depth: in
             if files and all(path in shown_files for path in files):
                 packages.append((resolved.module, files))
     return ImportsResult(relative, direction, depth, shown_down, shown_up, external,
-                         omitted_down, omitted_up, completeness, packages)
+                         omitted_down, omitted_up, completeness, packages, unresolved)
