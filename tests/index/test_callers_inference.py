@@ -438,19 +438,31 @@ def test_a_receiver_made_by_either_side_of_or_or_a_conditional_has_that_type(tmp
     and `c = Console(stderr=True) if console is None else console`: `callers --symbol Console.print` missed nine
     such sites. Another class's `print` on a plain variable stays out."""
     write(tmp_path, "rich/__init__.py", "")
-    write(tmp_path, "rich/console.py", "class Console:\n    def print(self, text):\n        pass\n\n\n"
-          "def get_console() -> Console:\n    return Console()\n")
+    write(
+        tmp_path,
+        "rich/console.py",
+        "class Console:\n    def print(self, text):\n        pass\n\n\n"
+        "def get_console() -> Console:\n    return Console()\n",
+    )
     write(tmp_path, "rich/printer.py", "class Printer:\n    def print(self, text):\n        pass\n")
-    write(tmp_path, "rich/live.py", "from typing import Optional\n\nfrom rich.console import Console, get_console\n\n\n"
-          "class Live:\n    def __init__(self, console: Optional[Console] = None):\n"
-          "        self.console = console or get_console()\n\n    def stop(self):\n"
-          "        self.console.print('a')\n\n\nclass Prompt:\n"
-          "    def __init__(self, console: Optional[Console] = None):\n"
-          "        self.console = console if console is not None else get_console()\n\n    def ask(self):\n"
-          "        self.console.print('b')\n\n\ndef show(console=None, file=None):\n"
-          "    shown = Console() if console is None else console\n    shown.print('c')\n"
-          "    written = get_console() if file is None else Console()\n    written.print('d')\n"
-          "    other = console or make()\n    other.print('e')\n")
+    write(
+        tmp_path,
+        "rich/live.py",
+        "from typing import Optional\n\nfrom rich.console import Console, get_console\n\n\n"
+        "class Live:\n    def __init__(self, console: Optional[Console] = None):\n"
+        "        self.console = console or get_console()\n\n    def stop(self):\n"
+        "        self.console.print('a')\n\n\nclass Prompt:\n"
+        "    def __init__(self, console: Optional[Console] = None):\n"
+        "        self.console = console if console is not None else get_console()\n\n    def ask(self):\n"
+        "        self.console.print('b')\n\n\ndef show(console=None, file=None):\n"
+        "    shown = Console() if console is None else console\n    shown.print('c')\n"
+        "    written = get_console() if file is None else Console()\n    written.print('d')\n"
+        "    other = console or make()\n    other.print('e')\n",
+    )
     snapshot = snapshot_of(tmp_path)
-    assert sites(snapshot, "Console.print") == [("live.py", "Live.stop", 10), ("live.py", "Prompt.ask", 18),
-                                                ("live.py", "show", 23), ("live.py", "show", 25)]
+    assert sites(snapshot, "Console.print") == [
+        ("live.py", "Live.stop", 10),
+        ("live.py", "Prompt.ask", 18),
+        ("live.py", "show", 23),
+        ("live.py", "show", 25),
+    ]
