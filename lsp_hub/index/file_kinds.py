@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Iterable
 
 TEST_DIRECTORIES = frozenset(("test", "tests", "testing", "__tests__", "spec", "specs"))
 GENERATED_DIRECTORIES = frozenset(("dist", "vendor", "vendored", "third_party", "node_modules",
@@ -93,3 +94,12 @@ def is_generated_path(path: str) -> bool:
 def looks_minified(size: int, line_count: int) -> bool:
     """A file of long lines: a bundle or a minified copy."""
     return size >= MINIFIED_MIN_BYTES and size / max(1, line_count) >= MINIFIED_BYTES_PER_LINE
+
+
+_C_FAMILY = re.compile(r"\.(?:c|h|cc|cpp|cxx|hh|hpp|hxx)$")
+
+
+def definition_places(paths: Iterable[str]) -> int:
+    """How many places the files defining a name are: a C or C++ header's prototype and its source file's body are
+    one (jq's `jv_string` in jv.h and jv.c shared its relevance out as if two modules defined it)."""
+    return len({_C_FAMILY.sub("", path) for path in paths})

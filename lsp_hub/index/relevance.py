@@ -39,6 +39,7 @@ from lsp_hub.index import history as history_module
 from lsp_hub.index import relevance_signals, relevance_tuning
 from lsp_hub.index.file_kinds import (
     bare_name,
+    definition_places,
     is_example_path,
     is_generated_path,
     is_named_callback,
@@ -142,8 +143,7 @@ def relevant_files(
             "score": round(score, 3),
             "reasons": list(reasons.get(path) or evidence.reasons_of(path, weights)),
         }
-        test = moved_before.get(path)
-        if test is not None:  # its score is lower than the test's: say why it comes first
+        if (test := moved_before.get(path)) is not None:  # its score is lower than the test's: say why it is first
             entry["reasons"].append(f"listed before its test {test}, which scored higher")
             entry["listedBefore"] = test
         files.append(entry)
@@ -341,8 +341,8 @@ def _symbols(snapshot: Snapshot, description: str, words: list[str], scores: Evi
             continue  # a name defined everywhere points nowhere
         if score >= SYMBOL_WORDS_SCORE:
             distinct.add(name)
-        for path in paths:
-            matched[path].append((score / max(1.0, len(paths) ** 0.5), name))
+        for path in paths:  # a C header's prototype and its source's body are one place
+            matched[path].append((score / max(1.0, definition_places(paths) ** 0.5), name))
     for path, found in matched.items():
         found.sort(key=lambda item: (-item[0], item[1]))
         total = sum(score for score, _name in found[:MAX_SYMBOL_REASONS])

@@ -199,3 +199,14 @@ def test_a_c_librarys_name_prefix_need_not_be_in_the_description(tmp_path: Path)
     files = relevant(root, "reconnect leaks the callback list")["files"]
     reasons = {entry["path"]: entry["reasons"] for entry in files}  # type: ignore[attr-defined, index]
     assert any("redisCallbackList" in reason for reason in reasons.get("async.h", [])), reasons
+
+
+def test_a_c_function_s_header_and_source_are_one_definer(tmp_path: Path) -> None:
+    """jq: "where are jv strings reference-counted" put sixteen files that use `jv_string` above src/jv.c, which
+    defines it: its prototype in jv.h made two definers, and each file's share of the name was split in two."""
+    write(tmp_path, "src/jv.h", "typedef int jv;\njv jv_string(const char *s);\n")
+    write(tmp_path, "src/jv.c", '#include "jv.h"\njv jv_string(const char *s) {\n  return 0;\n}\n')
+    for n in range(6):
+        write(tmp_path, f"src/use{n}.c", f'#include "jv.h"\nint use{n}(void) {{\n  return jv_string("a");\n}}\n')
+    ranked = paths(relevant(tmp_path, "where are jv strings reference-counted"))
+    assert ranked[:2] == ["src/jv.c", "src/jv.h"] or ranked[:2] == ["src/jv.h", "src/jv.c"], ranked
