@@ -45,8 +45,9 @@ def copy_sample(target: Path) -> Path:
     return target
 
 
-def descendant_pids(pid: int) -> list[int]:
-    """Every process below `pid`, from /proc (children of children included)."""
+def descendant_pids(pid: int, *, live_only: bool = False) -> list[int]:
+    """Every process below `pid`, from /proc (children of children included); with `live_only`, not those that
+    have exited and wait to be reaped (zombies)."""
     children: dict[int, list[int]] = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -55,6 +56,8 @@ def descendant_pids(pid: int) -> list[int]:
             with open(f"/proc/{entry}/stat") as stat:
                 fields = stat.read().rsplit(")", 1)[1].split()
         except OSError:
+            continue
+        if live_only and fields[0] == "Z":
             continue
         children.setdefault(int(fields[1]), []).append(int(entry))
     found: list[int] = []

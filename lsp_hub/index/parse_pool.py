@@ -1,6 +1,7 @@
 """Running an index build's parse jobs (`workspace.WorkspaceIndex`): in this process when they are few, else in
-worker processes (a forkserver's, `parse_worker`), in batches handed out largest first (guided self-scheduling), the
-workers killed when the index is stopped and the forkserver stopped with the last pool."""
+worker processes (a forkserver's, `parse_worker`, run by `worker_processes`), in batches handed out largest first
+(guided self-scheduling), the workers killed when the index is stopped and the forkserver stopped with the last
+pool."""
 
 from __future__ import annotations
 
@@ -31,10 +32,10 @@ from lsp_hub.index.walk import (
     WalkResult,
 )
 from lsp_hub.index.walk_feed import STREAM_AFTER_FILES, WalkFeed
+from lsp_hub.index.worker_processes import WorkerProcesses, stop_forkserver
 
-if TYPE_CHECKING:  # multiprocessing and the pool are imported by a build that starts workers, not by every process
+if TYPE_CHECKING:  # multiprocessing is imported by a build that starts workers, not by every process
     import multiprocessing.context
-    from concurrent.futures import Future, ProcessPoolExecutor
 
 log = logging.getLogger("lsp_hub.index.workspace")
 
@@ -86,13 +87,11 @@ class ParseRunning:
             for start in range(0, len(jobs), IN_PROCESS_BATCH):
                 take(self._parse_batch(root, jobs[start : start + IN_PROCESS_BATCH]))
             return
-        from concurrent.futures.process import BrokenProcessPool
-
         batches = _guided_batches(jobs, job_sizes, workers)
         remaining = {id(batch): batch for batch in batches}
         try:
             self._run_in_workers(root, batches, workers, remaining, take, feed)
-        except (BrokenProcessPool, OSError) as error:
+        except OSError as error:  # WorkerDied among them
             if self._stopped.is_set():
                 raise IndexingCancelled from error
             # A worker died (or could not start): finish here rather than leave files out.
@@ -120,20 +119,16 @@ class ParseRunning:
         Starting the workers takes a few hundred milliseconds (the forkserver's interpreter and imports, then each
         worker's), during which cores would idle: until every worker is ready, this process parses the smallest
         batches not yet handed to the pool itself, those it has the queries for (`_compiled_here`)."""
-        from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-
         context = _process_context(job.language for batch in batches for job in batch)
         # Parsing in workers leaves this process time to load what the graphs over their results need (numpy and
         # the graph modules: 0.1-0.3 s of a cold map's serial part after the parse otherwise).
         threading.Thread(target=_load_graph_modules, name="index-graph-modules", daemon=True).start()
         shared = self._shared_location
         started = context.Value("i", 0)
-        pool = ProcessPoolExecutor(
-            max_workers=workers, mp_context=context, initializer=worker_initializer, initargs=(os.getpid(), started)
-        )
-        stopped = False
+        pool = WorkerProcesses(context, workers, parse_batch, worker_initializer, (os.getpid(), started))
+        finished = False
         queue = deque(batches)  # not handed out yet, largest first
-        in_flight: dict[Future[BatchResult], list[ParseJob]] = {}
+        in_flight: dict[int, list[ParseJob]] = {}  # job number -> its batch
         fed = feed is None  # every batch is in the queue, or has been
         taken_files = [0, 0]  # files taken so far: found in the shared records, and the rest (parsed, mostly)
 
@@ -164,29 +159,34 @@ class ParseRunning:
                 remaining[id(batch)] = batch
             queue.extend(more)
 
+        def hand_out(batch: list[ParseJob]) -> None:
+            in_flight[pool.send((root, batch, self.max_file_size, shared))] = batch
+
         if not fed:
             feed_queue(0.0)
-        # The first submit starts the workers, and waits for the forkserver to start and import: meanwhile this
-        # thread parses the smallest batches.
+        # Starting the workers waits for the forkserver to start and import: meanwhile this thread parses the
+        # smallest batches.
         first_batch = queue.popleft()
-        first: list[Future[BatchResult] | BaseException] = []
+        failed: list[BaseException] = []
 
-        def submit_first() -> None:
+        def start_workers() -> None:
             try:
-                first.append(pool.submit(parse_batch, root, first_batch, self.max_file_size, shared))
+                pool.start()
             except BaseException as error:  # handed to the building thread
-                first.append(error)
+                failed.append(error)
 
         _pool_opened()
-        starter = threading.Thread(target=submit_first, name="index-pool-start", daemon=True)
+        starter = threading.Thread(target=start_workers, name="index-pool-start", daemon=True)
         starter.start()
         try:
             while starter.is_alive() and queue and fed and _compiled_here(queue[-1]):  # (a walk has the core)
                 self._parse_here(root, queue.pop(), remaining, counted)
             starter.join()
-            if isinstance(first[0], BaseException):
-                raise first[0]
-            in_flight[first[0]] = first_batch
+            if failed:
+                raise failed[0]
+            if pool.count < workers:
+                raise OSError("the index workers could not all be started")
+            hand_out(first_batch)
             while queue or in_flight or not fed:
                 if not fed:
                     feed_queue(0.0 if queue or in_flight else STOP_POLL_SECONDS)
@@ -195,29 +195,27 @@ class ParseRunning:
                     if not queue and not in_flight:
                         continue
                 while queue and len(in_flight) < IN_FLIGHT_PER_WORKER * workers:
-                    batch = queue.popleft()
-                    in_flight[pool.submit(parse_batch, root, batch, self.max_file_size, shared)] = batch
+                    hand_out(queue.popleft())
                 if queue and fed and started.value < workers and _compiled_here(queue[-1]):
                     self._parse_here(root, queue.pop(), remaining, counted)  # a core is idle: the smallest batch
                     continue
                 # Wait in short steps rather than for the next result: a stop must not wait for a batch to finish.
-                finished, _pending = wait(in_flight, timeout=STOP_POLL_SECONDS, return_when=FIRST_COMPLETED)
+                answers = pool.answers(STOP_POLL_SECONDS)
                 if self._stopped.is_set():
                     raise IndexingCancelled
-                for future in finished:
-                    batch = in_flight.pop(future)
-                    result = future.result()
+                for number, result in answers:
+                    batch = in_flight.pop(number)
                     remaining.pop(id(batch), None)
                     counted(result)
-        except IndexingCancelled:
-            stopped = True
-            raise
+            finished = True
         finally:
-            if stopped:
-                starter.join()  # the workers it is starting are killed too
-                _kill_workers(pool)
-            pool.shutdown(wait=not stopped, cancel_futures=True)
-            _pool_closed()
+            if finished:
+                pool.close()
+            else:  # stopped, or failed: the workers' batches are not waited for
+                pool.kill()
+                starter.join()  # the workers it is still starting are not started
+                pool.kill()
+            _pool_closed(pool.forkserver_pid)
 
     def _parse_here(
         self,
@@ -263,25 +261,6 @@ def _the_rest_of(feed: WalkFeed, workers: int, stopped: threading.Event) -> list
     return [*left, *feed.batches(), *_guided_batches(feed.rest(), feed.sizes, workers)]
 
 
-def _kill_workers(pool: ProcessPoolExecutor) -> None:
-    """Kill a pool's worker processes now, mid-batch: shutting down would wait for their current batches."""
-    processes = getattr(pool, "_processes", None) or {}  # private, but the only handle on a pool's processes
-    for process in list(processes.values()):
-        with contextlib.suppress(OSError, ValueError):
-            process.kill()
-    for process in list(processes.values()):
-        with contextlib.suppress(OSError, ValueError, AssertionError):
-            process.join(1.0)
-    # A worker killed while sending a result leaves half a message in the result pipe, and the pool's manager
-    # thread reads on for the rest, for ever: this process holds the pipe's write end too, so no end of file comes,
-    # and interpreter exit then hangs joining that thread. Closing our write end lets the read fail instead.
-    result_queue = getattr(pool, "_result_queue", None)
-    writer = getattr(result_queue, "_writer", None)
-    if writer is not None:
-        with contextlib.suppress(OSError):
-            writer.close()
-
-
 class WorkerPrestart:
     """Starts the forkserver the workers come from while a walk is still finding the files they will take: a pool
     started after the walk waited 0.45 s for it (its interpreter and imports), with a core idle. It is stopped
@@ -323,37 +302,37 @@ class WorkerPrestart:
 
 _pools_lock = threading.Lock()
 _open_pools = 0
+_forkserver_stopping: threading.Thread | None = None
+_known_forkserver: int | None = None  # the forkserver's pid, as the last pool's workers told it
 
 
 def _pool_opened() -> None:
     global _open_pools
     with _pools_lock:
+        if _forkserver_stopping is not None:
+            _forkserver_stopping.join()  # its forkserver is ending: the next is started once it has
         _open_pools += 1
 
 
-def _pool_closed() -> None:
-    """The last pool of this process is done: stop the forkserver too. It holds tree-sitter and the parsers (about
-    35 MB) and would idle for the life of the hub, or beside the graphs a one-shot `lsp-hub repomap` builds next;
-    the next big build starts another in about 0.1 s."""
-    global _open_pools
+def _pool_closed(forkserver_pid: int | None = None) -> None:
+    """A pool (or a prestart) is done; the last of them stops the forkserver too. It holds tree-sitter and the
+    parsers (about 35 MB) and would idle for the life of the hub, or beside the graphs a one-shot `lsp-hub repomap`
+    builds next; the next big build starts another in about 0.1 s. `forkserver_pid` is the pool's workers' parent
+    (found without a search of this process's children), kept for the last to close."""
+    global _open_pools, _forkserver_stopping, _known_forkserver
     with _pools_lock:
         _open_pools -= 1
+        _known_forkserver = forkserver_pid or _known_forkserver
         if _open_pools:
             return
-        from multiprocessing import forkserver
-
-        stop = getattr(forkserver._forkserver, "_stop", None)  # private: the only way to end it before exit
-        if stop is not None:
-            # In a thread: stopping waits for the forkserver's interpreter to exit (0.05-0.2 s), which the build's
-            # answer need not wait for. A pool started meanwhile waits for it (the forkserver's lock).
-            threading.Thread(target=_stop_forkserver, args=(stop,), name="index-forkserver-stop", daemon=True).start()
-
-
-def _stop_forkserver(stop: Callable[[], None]) -> None:
-    try:
-        stop()
-    except (OSError, AttributeError, TypeError) as error:
-        log.debug("could not stop the index forkserver: %s", error)
+        # In a thread, which waits for the forkserver to have exited (a search of this process's children when no
+        # pool told its pid: psutil's import and a scan): the build's answer need not. A pool opened meanwhile waits
+        # for it (`_pool_opened`).
+        _forkserver_stopping = threading.Thread(
+            target=stop_forkserver, args=(_known_forkserver,), name="index-forkserver-stop", daemon=True
+        )
+        _known_forkserver = None
+        _forkserver_stopping.start()
 
 
 def _process_context(languages: Iterable[str] = ()) -> multiprocessing.context.BaseContext:

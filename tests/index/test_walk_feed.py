@@ -10,7 +10,6 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +20,7 @@ from lsp_hub.index import builder, parse_pool, walk_feed
 from lsp_hub.index.parse_worker import ParseJob
 from lsp_hub.index.store import IndexStore
 from lsp_hub.index.walk import IndexingCancelled, WalkResult
+from lsp_hub.index.worker_processes import WorkerDied
 from lsp_hub.index.workspace import WorkspaceIndex
 
 REPOSITORY = Path(__file__).resolve().parents[2]
@@ -152,7 +152,7 @@ def test_a_pool_failing_during_a_fed_walk_leaves_no_file_out(tmp_path: Path, mon
         remaining, feed = rest[1], rest[-1]
         for batch in feed.batches(1.0):  # one handed out and lost with the pool
             remaining[id(batch)] = batch
-        raise BrokenProcessPool("a worker died")
+        raise WorkerDied("a worker died")
 
     monkeypatch.setattr(parse_pool.ParseRunning, "_run_in_workers", broken)
     fed = _index_of(tmp_path / "tree")
