@@ -62,6 +62,7 @@ import tree_sitter
 
 from lsp_hub.index.c_library import C_LIBRARY_FUNCTIONS
 from lsp_hub.index.file_kinds import is_test_call_name
+from lsp_hub.index.generated_marks import generated_mark
 from lsp_hub.index.import_forms import interpret_import, squeeze
 from lsp_hub.index.languages import SUPPORTED_LANGUAGES, get_language
 from lsp_hub.index.model import COMPLEX_RECEIVER, FileIndex
@@ -330,11 +331,13 @@ def extract_packed(source: bytes, language: str) -> Packed:
         raise ValueError(f"unsupported language: {language!r}")
     line_count = count_lines(source)
     if not source:
-        return (language, 0, line_count, (), (), (), (), (), (), ())
+        return (language, 0, line_count, (), (), (), (), (), (), (), "")
     # A C file may be C++ (any, not only a `.h`: reading it well matters more here than judging it): read as C,
     # fmt's base.h made its functions' locals top-level definitions. The record stays the walk's language.
     tree, grammar, syntax_errors = parse_best(source, language, may_be_cpp=True)
-    return (language, syntax_errors, line_count, *_Extractor(source, grammar).run(tree.root_node))
+    return (
+        language, syntax_errors, line_count, *_Extractor(source, grammar).run(tree.root_node), generated_mark(source)
+    )
 
 
 class _Extractor:

@@ -91,6 +91,12 @@ def is_generated_path(path: str) -> bool:
     return any(part in GENERATED_DIRECTORIES for part in directory.split("/"))
 
 
+def is_generated(path: str, generated_by: str) -> bool:
+    """Whether a file is generated or vendored code: by its path, or by the mark at its top (`generated_by`, the
+    record's: `generated_marks`), which names like Bison's `parser.c` do not show."""
+    return bool(generated_by) or is_generated_path(path)
+
+
 def looks_minified(size: int, line_count: int) -> bool:
     """A file of long lines: a bundle or a minified copy."""
     return size >= MINIFIED_MIN_BYTES and size / max(1, line_count) >= MINIFIED_BYTES_PER_LINE

@@ -7,7 +7,7 @@ index keeps each file's results as "packed" tuples, which the graph and search c
 
 Packed layout (PACKED_FORMAT; bump it when changing anything here, it is part of the cache schema version):
     (language, syntax_error_count, line_count, definitions, references, imports, field_types, local_types,
-     decorators, registrations)
+     decorators, registrations, generated mark)
     definition: (name, kind, start_line, start_col, end_line, end_col,
                  name_start_line, name_start_col, name_end_line, name_end_col, signature, container)
     reference:  (name, start_line, start_col, end_line, end_col, is_call, caller, receiver)
@@ -17,6 +17,7 @@ Packed layout (PACKED_FORMAT; bump it when changing anything here, it is part of
                  is made by a call: its class, or the called function's return annotation, decided at query time)
     decorator:  (0-based start line of the decorated definition, decorator as written without its arguments)
     registration: (handler name, registering call as written: `app.get`)
+    generated mark: the comment at the file's top that says it was generated (`generated_marks`), or ""
 """
 
 from __future__ import annotations
@@ -35,25 +36,15 @@ from lsp_hub.index.model import Definition, FileIndex, Import, Reference, Span
 
 log = logging.getLogger(__name__)
 
-PACKED_FORMAT = 5
+PACKED_FORMAT = 6
 MARSHAL_VERSION = 4
 
 Packed = tuple[Any, ...]
 
 # Field positions in packed tuples, for readers that avoid building objects.
-(
-    P_LANGUAGE,
-    P_SYNTAX_ERRORS,
-    P_LINES,
-    P_DEFINITIONS,
-    P_REFERENCES,
-    P_IMPORTS,
-    P_FIELD_TYPES,
-    P_LOCAL_TYPES,
-    P_DECORATORS,
-    P_REGISTRATIONS,
-) = range(10)
-PACKED_LENGTH = 10
+P_LANGUAGE, P_SYNTAX_ERRORS, P_LINES, P_DEFINITIONS, P_REFERENCES, P_IMPORTS = range(6)
+P_FIELD_TYPES, P_LOCAL_TYPES, P_DECORATORS, P_REGISTRATIONS, P_GENERATED = range(6, 11)
+PACKED_LENGTH = 11
 # A definition as `FileRecord.definitions` gives it: what the graphs and maps read, without the spans (those come
 # from `file_index()`), which are most of a packed definition's objects. D_LOCAL: inside a function's body.
 D_NAME, D_KIND, D_START_LINE, D_SIGNATURE, D_CONTAINER, D_LOCAL = range(6)
@@ -170,7 +161,7 @@ def decode_head(data: bytes) -> Head | None:
     return value[0], value[1]
 
 
-EMPTY_PACKED: Packed = ("", 0, 0, (), (), (), (), (), (), ())
+EMPTY_PACKED: Packed = ("", 0, 0, (), (), (), (), (), (), (), "")
 # Where a record whose bytes were let go (they are in the cache) gets them back; None when they are lost.
 EncodedLoader = Callable[["FileRecord"], "bytes | None"]
 FILE_INDEXES_KEPT = 2048  # about 30 MB of outlines; a callers query of a common name reads 700 files
@@ -407,6 +398,12 @@ class FileRecord:
     def registrations(self) -> tuple[tuple[str, str], ...]:
         registrations: tuple[tuple[str, str], ...] = self._loaded_head()[P_REGISTRATIONS]
         return registrations
+
+    @property
+    def generated_by(self) -> str:
+        """The comment at the file's top that says it was generated, or "" when it says nothing of the kind."""
+        mark: str = self._loaded_head()[P_GENERATED]
+        return mark
 
     @property
     def syntax_error_count(self) -> int:

@@ -41,7 +41,7 @@ from lsp_hub.index.file_kinds import (
     bare_name,
     definition_places,
     is_example_path,
-    is_generated_path,
+    is_generated,
     is_named_callback,
     is_test_file,
     looks_minified,
@@ -189,17 +189,17 @@ def _generated_on_words_alone(snapshot: Snapshot, path: str, scores: Evidence) -
     matched: it would take a slot from the code a person edits."""
     if path in scores.beyond_words:
         return False
-    if is_generated_path(path):
-        return True
     record = snapshot.files.get(path)
+    if is_generated(path, record.generated_by if record is not None else ""):
+        return True
     return record is not None and looks_minified(record.size, record.line_count)
 
 
 def _central_files(snapshot: Snapshot) -> tuple[list[tuple[str, float]], dict[str, list[str]]]:
     """The project's most central source files (reference-graph PageRank), tests and generated files left out."""
-    ranks = ranking(snapshot).base_ranks
+    ranks, files = ranking(snapshot).base_ranks, snapshot.files
     candidates = sorted(
-        (path for path in snapshot.files if not is_test_file(path) and not is_generated_path(path)),
+        (path for path in files if not is_test_file(path) and not is_generated(path, files[path].generated_by)),
         key=lambda path: (-ranks.get(path, 0.0), path),
     )[:CENTRAL_FILES]
     best = max((ranks.get(path, 0.0) for path in candidates), default=0.0) or 1.0

@@ -9,7 +9,7 @@ from collections import defaultdict
 from collections.abc import Set
 
 from lsp_hub.index import history as history_module
-from lsp_hub.index.file_kinds import bare_name, is_generated_path, is_test_file
+from lsp_hub.index.file_kinds import bare_name, is_generated, is_test_file
 from lsp_hub.index.graph_inputs import COMMON_NAMES, name_tables
 from lsp_hub.index.path_tables import path_tables
 from lsp_hub.index.relevance_weights import Evidence
@@ -133,7 +133,7 @@ def busy_files(snapshot: Snapshot, history: history_module.History, targets: Set
     rates = {
         path: rate
         for path, rate in history.change_rates().items()
-        if path in snapshot.files and path not in targets and not is_generated_path(path)
+        if path in snapshot.files and path not in targets and not is_generated(path, snapshot.files[path].generated_by)
     }
     count = len(history.commits)
     for feature, is_test in (("busy_test", True), ("busy_module", False)):

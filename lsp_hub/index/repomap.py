@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from lsp_hub.index.file_kinds import is_generated_path, is_named_callback
+from lsp_hub.index.file_kinds import is_generated, is_named_callback
 from lsp_hub.index.graph_inputs import name_tables
 from lsp_hub.index.graph_store import ranking
 from lsp_hub.index.pagerank import best_positions
@@ -103,8 +103,9 @@ def _rank_tags(
         scores = graph.definition_scores(path)
         score_of = scores.get
         total = math.fsum(scores.values()) or 1.0  # fsum: the same whatever order the scores come in
-        definitions = snapshot.files[path].definitions
-        generated = is_generated_path(path)
+        record = snapshot.files[path]
+        definitions = record.definitions
+        generated = is_generated(path, record.generated_by)
         for position, definition in enumerate(definitions):
             if definition[D_LOCAL]:
                 continue  # a closure or a local class: no other file can name it, whatever shares its name

@@ -49,6 +49,7 @@ def _extractor_fingerprint() -> str:
         "file_kinds.py",
         "c_library.py",
         "ruby_bare_calls.py",
+        "generated_marks.py",
     )
     sources = [here / name for name in names]
     for path in [*sources, *sorted((here / "queries").glob("*.scm"))]:

@@ -92,6 +92,19 @@ def test_a_tests_outline_nests_its_tests_and_leaves_their_locals_out(tmp_path: P
     assert "setup" not in definers and "local" not in definers and 'it("adds")' in definers
 
 
+def test_an_outline_says_a_file_is_generated(tmp_path: Path) -> None:
+    """An agent reading Bison's parser.c before an edit learns that the edit belongs in the grammar."""
+    bison = "/* A Bison parser, made by GNU Bison 3.8.2.  */\n"
+    write(tmp_path, "src/parser.c", bison + "\nint yyparse(void) { return 0; }\n")
+    write(tmp_path, "src/main.c", "int main(void) { return 0; }\n")
+    index = WorkspaceIndex(tmp_path, use_cache=False)
+    index.build()
+    generated = api.outline(index, "src/parser.c")
+    assert generated.to_json()["files"][0]["generatedBy"] == "/* A Bison parser, made by GNU Bison 3.8.2.  */"
+    assert generated.to_text().startswith("src/parser.c (3 lines; generated: /* A Bison parser")
+    assert "generatedBy" not in api.outline(index, "src/main.c").to_json()["files"][0]
+
+
 def test_outline_of_a_directory_lists_top_level_definitions_and_caps(shop: WorkspaceIndex) -> None:
     result = api.outline(shop, "shop", limit=3)
     data = result.to_json()

@@ -58,10 +58,14 @@ class FileOutline:
     language: str
     line_count: int
     symbols: list[OutlineEntry]
+    generated_by: str = ""  # the mark at its top that says it was generated (an edit belongs in its source)
 
     def to_json(self) -> dict[str, Any]:
-        return {"path": self.path, "language": self.language, "lines": self.line_count,
-                "symbols": [entry.to_json() for entry in self.symbols]}
+        result: dict[str, Any] = {"path": self.path, "language": self.language, "lines": self.line_count,
+                                  "symbols": [entry.to_json() for entry in self.symbols]}
+        if self.generated_by:
+            result["generatedBy"] = self.generated_by
+        return result
 
 
 @dataclass(slots=True)
@@ -85,7 +89,8 @@ class OutlineResult:
     def to_text(self) -> str:
         lines: list[str] = []
         for outline in self.files:
-            lines.append(f"{outline.path} ({outline.line_count} lines)")
+            generated = f"; generated: {outline.generated_by}" if outline.generated_by else ""
+            lines.append(f"{outline.path} ({outline.line_count} lines{generated})")
             if not outline.symbols:
                 lines.append("  (no definitions)")
             for entry in outline.symbols:
@@ -185,7 +190,7 @@ def outline(index: WorkspaceIndex, path: str, limit: int = DEFAULT_OUTLINE_LIMIT
         kept, used, left = _cut(entries, budget)
         budget -= used
         omitted += left
-        files.append(FileOutline(file, record.language, record.outline().line_count, kept))
+        files.append(FileOutline(file, record.language, record.outline().line_count, kept, record.generated_by))
     if omitted or omitted_files:
         completeness.add(f"capped at {limit} definitions" + (f", {omitted_files} files not shown" if omitted_files
                                                              else ""))
