@@ -327,7 +327,7 @@ def _symbols(snapshot: Snapshot, description: str, words: list[str], scores: Evi
     made_of = set(tables.names_made_of(asked, NAME_FILLERS, holding)) if len(stems) > 1 else set()
     candidates.update(made_of)
     for name in sorted(candidates):
-        paths = definers[name]
+        paths = relevance_signals.beyond_fields(snapshot, name, definers[name])
         if name in exact:
             score = SYMBOL_EXACT_SCORE
         else:
@@ -337,7 +337,7 @@ def _symbols(snapshot: Snapshot, description: str, words: list[str], scores: Evi
                 score = SYMBOL_MADE_OF_SCORE
             if not score:
                 continue
-        if len(paths) > 20:
+        if not paths or len(paths) > 20:
             continue  # a name defined everywhere points nowhere
         if score >= SYMBOL_WORDS_SCORE:
             distinct.add(name)

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import posixpath
 from collections import defaultdict
-from collections.abc import Set
+from collections.abc import Iterable, Set
 
 from lsp_hub.index import history as history_module
 from lsp_hub.index.file_kinds import bare_name, is_generated, is_test_file
 from lsp_hub.index.graph_inputs import COMMON_NAMES, name_tables
 from lsp_hub.index.path_tables import path_tables
+from lsp_hub.index.records import D_CONTAINER, D_KIND, D_NAME
 from lsp_hub.index.relevance_weights import Evidence
 from lsp_hub.index.workspace import Snapshot
 
@@ -23,6 +24,23 @@ MAX_CO_CHANGE_REASONS = 2
 MIN_CO_CHANGE_REASON = 1 / 16
 MAX_SAME_NAME = 4  # a module name more files share than this is no twin
 BUSY_FILES = 50  # the busiest files of each kind that get the prior
+
+
+def beyond_fields(snapshot: Snapshot, name: str, paths: Iterable[str]) -> list[str]:
+    """The files of `paths` where a plain lower-case word `name` is more than a field of a class or interface: such a
+    field's name is a word of the data it holds (`currency`, `digits`), which a description uses without meaning
+    the file. TypeScript's fields made hono's described files rank lower (MRR 0.77 against 0.71). A field spelled
+    as code (`openapi_url`, `responseModel`) still counts."""
+    if not (name.isalpha() and name.islower()):
+        return list(paths)
+    return [
+        path
+        for path in paths
+        if any(
+            definition[D_NAME] == name and (definition[D_KIND] != "variable" or definition[D_CONTAINER] is None)
+            for definition in snapshot.files[path].definitions
+        )
+    ]
 
 
 def directory_signals(snapshot: Snapshot, targets: frozenset[str], evidence: Evidence) -> None:

@@ -273,6 +273,50 @@ def test_typescript_definitions() -> None:
     }
 
 
+@pytest.mark.parametrize("language", ["typescript", "tsx"])
+def test_typescript_members_of_interfaces_and_type_aliases_and_class_fields_are_definitions(language: str) -> None:
+    """tRPC's `DecorateQueryProcedure.queryFilter` (a member typed as a function) and every class field were missing
+    from outlines; Python's, Java's and C#'s class-level fields were there. Members of an inline object type
+    (a parameter's `{ inline: string }`) are not: nothing names that type."""
+    source = """\
+        interface Deco {
+          queryFilter: (input: number) => string;
+          name: string;
+          method(x: number): void;
+        }
+        type Options = { verbose: boolean; log: (line: string) => void };
+        export class Store {
+          private items: Item[];
+          count = 0;
+          static readonly LIMIT = 5;
+          handler = () => 1;
+        }
+        function run(options: { inline: string }) {}
+        """
+    found = definitions(extract(language, source))
+    assert found >= {
+        ("queryFilter", "method", "Deco"),
+        ("name", "variable", "Deco"),
+        ("method", "method", "Deco"),
+        ("verbose", "variable", "Options"),
+        ("log", "method", "Options"),
+        ("items", "variable", "Store"),
+        ("count", "variable", "Store"),
+        ("LIMIT", "constant", "Store"),
+        ("handler", "method", "Store"),
+    }
+    assert not {entry for entry in found if entry[0] == "inline"}
+
+
+def test_javascript_class_fields_are_definitions() -> None:
+    source = "class Store {\n  count = 0;\n  handler = () => 1;\n  static LIMIT = 3;\n}\n"
+    assert definitions(extract("javascript", source)) >= {
+        ("count", "variable", "Store"),
+        ("handler", "method", "Store"),
+        ("LIMIT", "constant", "Store"),
+    }
+
+
 def test_typescript_calls_and_type_references() -> None:
     result = extract("typescript", TS_SOURCE)
     assert calls(result) >= {

@@ -210,3 +210,23 @@ def test_a_c_function_s_header_and_source_are_one_definer(tmp_path: Path) -> Non
         write(tmp_path, f"src/use{n}.c", f'#include "jv.h"\nint use{n}(void) {{\n  return jv_string("a");\n}}\n')
     ranked = paths(relevant(tmp_path, "where are jv strings reference-counted"))
     assert ranked[:2] == ["src/jv.c", "src/jv.h"] or ranked[:2] == ["src/jv.h", "src/jv.c"], ranked
+
+
+def test_a_plain_word_that_is_only_a_field_names_no_file_but_a_field_spelled_as_code_does(tmp_path: Path) -> None:
+    """`currency` in "show the currency" is a word of the data, not the interface holding a field of that name
+    (TypeScript's fields, new definitions, made hono's described files rank lower); `openapi_url` is code."""
+    write(tmp_path, "package.json", '{"name": "shop"}\n')
+    write(tmp_path, "src/money.ts", "export interface Money {\n  currency: string;\n  openapi_url: string;\n}\n")
+    write(tmp_path, "src/currency.ts", "export function currency(code: string): string {\n  return code;\n}\n")
+    index = WorkspaceIndex(tmp_path, use_cache=False)
+    index.build()
+
+    def reasons(description: str) -> dict[str, list[str]]:
+        files = api.relevant_files(index, {"description": description})["files"]
+        return {entry["path"]: entry["reasons"] for entry in files}
+
+    plain = reasons("show the currency on the receipt")
+    assert any("defines currency" in reason for reason in plain["src/currency.ts"])
+    assert not any("defines" in reason for reason in plain.get("src/money.ts", []))
+    spelled = reasons("set openapi_url for the docs")
+    assert any("defines openapi_url" in reason for reason in spelled["src/money.ts"])

@@ -22,3 +22,13 @@
       (member_expression) @decorator
       (call_expression function: [(identifier) (member_expression)] @decorator)
     ])) @decorated
+
+; --- class fields ------------------------------------------------------------------------------------------------
+; A class's fields, as TypeScript's (`typescript.scm`); one holding a function is called as a method (`c.handler()`).
+
+(field_definition
+  property: (property_identifier) @name
+  value: [(arrow_function) (function_expression)]) @definition.method
+
+(field_definition
+  property: (property_identifier) @name) @definition.variable

@@ -30,6 +30,32 @@
   name: (property_identifier) @name
   value: [(arrow_function) (function_expression)]) @definition.method
 
+; An interface's or object type alias's members and a class's fields: what an outline of the type shows, as Python's,
+; Java's and C#'s class-level fields are. A member typed as a function is called as a method (`procedure.queryFilter()`).
+; Members of inline object types (`(options: { a: string })`) are no definition: nothing names their type.
+(interface_body
+  (property_signature
+    name: (property_identifier) @name
+    type: (type_annotation (function_type))) @definition.method)
+
+(interface_body
+  (property_signature
+    name: (property_identifier) @name) @definition.variable)
+
+(type_alias_declaration
+  value: (object_type
+    (property_signature
+      name: (property_identifier) @name
+      type: (type_annotation (function_type))) @definition.method))
+
+(type_alias_declaration
+  value: (object_type
+    (property_signature
+      name: (property_identifier) @name) @definition.variable))
+
+(public_field_definition
+  name: (property_identifier) @name) @definition.variable
+
 ; Types named in annotations, heritage clauses, generics and `satisfies`.
 (type_identifier) @name @reference.type
 
