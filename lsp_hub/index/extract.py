@@ -384,7 +384,8 @@ class _Extractor:
         fields: list[tuple[int, tree_sitter.Node, tree_sitter.Node, bool]] = []
         # (start byte, variable, type or callee, made by a call)
         locals_found: list[tuple[int, tree_sitter.Node, tree_sitter.Node, bool]] = []
-        decorators: dict[tuple[int, str], None] = {}  # (decorated definition's line, decorator), in order
+        # (decorated definition's line, decorator, the decorator's own line: above the definition in Python)
+        decorators: dict[tuple[int, str, int], None] = {}
         registrations: dict[tuple[str, str], None] = {}  # (handler, registrar)
         # By name node start byte: a test's name (`it("adds")`) and its callback's byte range, its caller region.
         tests: dict[int, tuple[str, int, int]] = {}
@@ -427,7 +428,8 @@ class _Extractor:
             elif role == _DECORATOR:
                 written = captures.get("decorator")
                 if written:
-                    decorators[captures["decorated"][0].start_point[0], squeeze(self._text(written[0]))] = None
+                    line, own_line = captures["decorated"][0].start_point[0], written[0].start_point[0]
+                    decorators[line, squeeze(self._text(written[0])), own_line] = None
             elif role == _REGISTRATION:
                 registrars, handlers = captures.get("registrar"), captures.get("handler")
                 if registrars and handlers:

@@ -32,7 +32,9 @@ def fixture_types(snapshot: Snapshot) -> Mapping[str, Mapping[str, str]]:
         for path, record in s.files.items():
             if record.language != "python" or not _is_test_module(path):
                 continue
-            fixture_lines = {line for line, decorator in record.decorators if decorator.rsplit(".", 1)[-1] == "fixture"}
+            fixture_lines = {
+                line for line, decorator, _first in record.decorators if decorator.rsplit(".", 1)[-1] == "fixture"
+            }
             if not fixture_lines:
                 continue
             outline = record.outline()
@@ -66,7 +68,7 @@ def fixture_type(snapshot: Snapshot, path: str, function: Definition, parameter:
         return None
     is_fixture_or_test = function.name.startswith("test") or any(
         line == function.span.start_line and decorator.rsplit(".", 1)[-1] == "fixture"
-        for line, decorator in snapshot.files[path].decorators
+        for line, decorator, _first in snapshot.files[path].decorators
     )
     if not is_fixture_or_test:
         return None

@@ -15,7 +15,8 @@ Packed layout (PACKED_FORMAT; bump it when changing anything here, it is part of
     field type: (class, attribute, type name)
     local type: (function or "" at module level, variable, type name, or the callee as written + "()" when the variable
                  is made by a call: its class, or the called function's return annotation, decided at query time)
-    decorator:  (0-based start line of the decorated definition, decorator as written without its arguments)
+    decorator:  (0-based start line of the decorated definition, decorator as written without its arguments,
+                 its own 0-based line: above the definition's first line in Python, within its range elsewhere)
     registration: (handler name, registering call as written: `app.get`)
     generated mark: the comment at the file's top that says it was generated (`generated_marks`), or ""
 """
@@ -390,8 +391,8 @@ class FileRecord:
         return lines
 
     @property
-    def decorators(self) -> tuple[tuple[int, str], ...]:
-        decorators: tuple[tuple[int, str], ...] = self._loaded_head()[P_DECORATORS]
+    def decorators(self) -> tuple[tuple[int, str, int], ...]:
+        decorators: tuple[tuple[int, str, int], ...] = self._loaded_head()[P_DECORATORS]
         return decorators
 
     @property

@@ -92,6 +92,32 @@ def test_a_tests_outline_nests_its_tests_and_leaves_their_locals_out(tmp_path: P
     assert "setup" not in definers and "local" not in definers and 'it("adds")' in definers
 
 
+def test_a_decorated_python_definition_is_shown_from_its_first_decorator(tmp_path: Path) -> None:
+    """A zoom of rate() showed `def rate(kind)` without the `@staticmethod` above it, which says why it has no
+    `self`; the outline drew a property's getter and setter as two plain methods of one name."""
+    write(tmp_path, "m.py", "import functools\n\n\nclass Account:\n    @property\n    def balance(self) -> int:\n"
+          "        return 1\n\n    @balance.setter\n    def balance(self, value: int) -> None:\n        pass\n\n"
+          "    @functools.lru_cache(\n        maxsize=None,\n    )\n    @staticmethod\n"
+          "    def rate(kind: str) -> float:\n        return 0.1\n")
+    index = WorkspaceIndex(tmp_path, use_cache=False)
+    index.build()
+    [account] = api.outline(index, "m.py").to_json()["files"][0]["symbols"]
+    members = [(child["name"], child["lines"], child.get("decorators")) for child in account["children"]]
+    assert members == [
+        ("balance", [5, 7], ["property"]),
+        ("balance", [9, 11], ["balance.setter"]),
+        ("rate", [13, 18], ["functools.lru_cache", "staticmethod"]),
+    ]
+    drawn = "    13-18 @functools.lru_cache @staticmethod def rate(kind: str) -> float:"
+    assert drawn in api.outline(index, "m.py").to_text()
+    zoomed = api.zoom(index, "Account.rate").to_json()
+    assert zoomed["lines"] == [13, 18] and zoomed["line"] == 17
+    assert zoomed["source"].startswith("    @functools.lru_cache(\n")
+    text = api.zoom(index, "Account.rate").to_text()
+    assert "13      @functools.lru_cache(" in text and "16      @staticmethod" in text
+    assert "calls: (none)" in text  # the decorators run where they are written, not in rate()
+
+
 def test_an_outline_says_a_file_is_generated(tmp_path: Path) -> None:
     """An agent reading Bison's parser.c before an edit learns that the edit belongs in the grammar."""
     bison = "/* A Bison parser, made by GNU Bison 3.8.2.  */\n"

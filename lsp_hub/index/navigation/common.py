@@ -15,6 +15,7 @@ from typing import Any
 
 from lsp_hub.index.file_kinds import is_test_file
 from lsp_hub.index.model import Definition, Span
+from lsp_hub.index.records import FileRecord
 from lsp_hub.index.symbols import enclosing_definition, qualified_name
 from lsp_hub.index.workspace import Snapshot, WorkspaceIndex
 
@@ -253,3 +254,14 @@ def read_lines(index: WorkspaceIndex, path: str, completeness: Completeness) -> 
         completeness.add(f"could not read {path}: {error.strerror or error}")
         return None
     return text.splitlines()
+
+
+def decorations(record: FileRecord) -> dict[int, tuple[int, tuple[str, ...]]]:
+    """A file's definitions decorated above their first line (Python's), by that line (0-based): the line their
+    decorators start on and the decorators as written, in order. `@staticmethod` or `@property` is part of what a
+    definition is, which its range (from `def`, as its callers' regions) leaves out."""
+    above: dict[int, list[tuple[int, str]]] = {}
+    for line, written, own_line in record.decorators:
+        if own_line < line:
+            above.setdefault(line, []).append((own_line, written))
+    return {line: (min(found)[0], tuple(written for _own, written in sorted(found))) for line, found in above.items()}

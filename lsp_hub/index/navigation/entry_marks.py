@@ -156,7 +156,7 @@ class EntryMarks:
         if found is None:
             by_line: dict[int, list[str]] = {}
             record = self.snapshot.files.get(path)
-            for line, written in record.decorators if record is not None else ():
+            for line, written, _first in record.decorators if record is not None else ():
                 by_line.setdefault(line, []).append(written)
             found = self._decorators[path] = {line: tuple(names) for line, names in by_line.items()}
         return found

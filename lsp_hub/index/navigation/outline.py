@@ -11,6 +11,7 @@ from lsp_hub.index.model import Definition
 from lsp_hub.index.navigation.common import (
     Completeness,
     NavigationError,
+    decorations,
     index_completeness,
     indexed_file,
     join_lines,
@@ -32,18 +33,22 @@ class OutlineEntry:
     signature: str
     container: str | None = None  # shown only when nesting does not already say it
     children: list[OutlineEntry] = field(default_factory=list)
+    decorators: tuple[str, ...] = ()  # above its first line (Python's), which then is the first decorator's
 
     def to_json(self) -> dict[str, Any]:
         result: dict[str, Any] = {"name": self.name, "kind": self.kind, "lines": [self.first_line, self.last_line],
                                   "signature": self.signature}
         if self.container:
             result["container"] = self.container
+        if self.decorators:
+            result["decorators"] = list(self.decorators)
         if self.children:
             result["children"] = [child.to_json() for child in self.children]
         return result
 
     def text_lines(self, depth: int) -> list[str]:
         shown = self.signature or f"{self.kind} {self.name}"
+        shown = "".join(f"@{decorator} " for decorator in self.decorators) + shown
         owner = f" [{self.container}]" if self.container else ""
         span = f"{self.first_line}" if self.first_line == self.last_line else f"{self.first_line}-{self.last_line}"
         lines = [f"{'  ' * depth}{span} {shown}{owner}"]
@@ -116,6 +121,7 @@ def _contains(outer: Definition, inner: Definition) -> bool:
 
 def file_tree(snapshot: Snapshot, path: str, top_level_only: bool = False) -> tuple[list[OutlineEntry], int]:
     """A file's definitions nested by range (locals of functions left out) and how many entries they are."""
+    decorated = decorations(snapshot.files[path])
     definitions = sorted(snapshot.files[path].outline().definitions,
                          key=lambda d: (d.span.start_line, d.span.start_col, -d.span.end_line, -d.span.end_col))
     roots: list[OutlineEntry] = []
@@ -135,8 +141,9 @@ def file_tree(snapshot: Snapshot, path: str, top_level_only: bool = False) -> tu
         parent = stack[-1][0] if stack else None
         shown_container = definition.container if definition.container and (
             parent is None or parent.name != definition.container) else None
-        entry = OutlineEntry(definition.name, definition.kind, definition.span.start_line + 1,
-                             _last_line(definition), definition.signature, shown_container)
+        first, decorators = decorated.get(definition.span.start_line, (definition.span.start_line, ()))
+        entry = OutlineEntry(definition.name, definition.kind, first + 1, _last_line(definition),
+                             definition.signature, shown_container, decorators=decorators)
         (stack[-1][1].children if stack else roots).append(entry)
         stack.append((definition, entry))
         count += 1

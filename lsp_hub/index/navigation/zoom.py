@@ -11,6 +11,7 @@ from lsp_hub.index.navigation.common import (
     Completeness,
     SymbolRef,
     capped,
+    decorations,
     index_completeness,
     join_lines,
     more_line,
@@ -39,11 +40,12 @@ class ZoomResult:
     called_by_omitted: int
     source_omitted: int
     completeness: Completeness
+    first_line: int  # 1-based, its first decorator's where Python's are above it (`line` stays the definition's)
 
     def to_json(self) -> dict[str, Any]:
         result: dict[str, Any] = {
             **self.symbol.to_json(),
-            "lines": [self.symbol.first_line, self.symbol.last_line],
+            "lines": [self.first_line, self.symbol.last_line],
             "signature": self.signature,
         }
         if self.members:
@@ -64,7 +66,7 @@ class ZoomResult:
 
     def to_text(self) -> str:
         ref = self.symbol
-        lines = [f"{ref.definition.kind} {ref.name}  {ref.path}:{ref.first_line}-{ref.last_line}"]
+        lines = [f"{ref.definition.kind} {ref.name}  {ref.path}:{self.first_line}-{ref.last_line}"]
         if self.members:
             lines.append(f"members ({ref.last_line - ref.first_line + 1} lines; zoom into one by name):")
             lines.extend(f"  {line} {signature}" for line, signature in self.members)
@@ -93,7 +95,10 @@ def zoom(index: WorkspaceIndex, symbol: str, limit: int = DEFAULT_ZOOM_LIMIT, wa
     ref = one_symbol(index, snapshot, symbol)
     completeness = index_completeness(index, snapshot)
     definition = ref.definition
-    length = ref.last_line - ref.first_line + 1
+    # From its first decorator (Python's are above the `def`): `@staticmethod` says what the method is.
+    above = decorations(snapshot.files[ref.path]).get(definition.span.start_line)
+    first = above[0] + 1 if above else ref.first_line
+    length = ref.last_line - first + 1
     source: list[tuple[int, str]] = []
     members: list[tuple[int, str]] = []
     source_omitted = 0
@@ -110,8 +115,8 @@ def zoom(index: WorkspaceIndex, symbol: str, limit: int = DEFAULT_ZOOM_LIMIT, wa
     else:
         lines = read_lines(index, ref.path, completeness)
         if lines is not None:
-            last = min(ref.last_line, len(lines), ref.first_line - 1 + MAX_SOURCE_LINES)
-            source = [(number, lines[number - 1]) for number in range(ref.first_line, last + 1)]
+            last = min(ref.last_line, len(lines), first - 1 + MAX_SOURCE_LINES)
+            source = [(number, lines[number - 1]) for number in range(first, last + 1)]
             source_omitted = max(0, min(ref.last_line, len(lines)) - last)
             if source_omitted:
                 completeness.add(f"source cut at {MAX_SOURCE_LINES} lines")
@@ -133,4 +138,5 @@ def zoom(index: WorkspaceIndex, symbol: str, limit: int = DEFAULT_ZOOM_LIMIT, wa
         called_by_omitted,
         source_omitted,
         completeness,
+        first,
     )
