@@ -537,18 +537,22 @@ class _Extractor:
         written with its title, so that the calls in its callback have it as their caller (not the module) and the
         file's outline lists its tests. The name cannot be an identifier: no use of a name ever links to it."""
         calls, titles, bodies = captures.get("test"), captures.get("test.title"), captures.get("test.body")
-        if not calls or not titles or not bodies:
-            return
-        call, title, body = calls[0], titles[0], bodies[0]
         callees = captures.get("test.callee")  # `it.each` of `it.each(table)(...)`: without the table
-        function = callees[0] if callees else call.child_by_field_name("function")
-        if function is None or title.start_byte in definitions:
+        if not calls or not bodies or not (titles or callees):
             return
-        written = " ".join(self._text(title)[1:-1].split())  # without its quotes or backticks, on one line
-        if len(written) > TEST_TITLE_MAX_CHARS:
-            written = written[: TEST_TITLE_MAX_CHARS - 3].rstrip() + "..."
+        call, body = calls[0], bodies[0]
+        function = callees[0] if callees else call.child_by_field_name("function")
+        title = titles[0] if titles else function  # a hook's (`beforeEach(() => ...)`) has none: named by its callee
+        if function is None or title is None or title.start_byte in definitions:
+            return
+        if titles:
+            written = " ".join(self._text(title)[1:-1].split())  # without its quotes or backticks, on one line
+            if len(written) > TEST_TITLE_MAX_CHARS:
+                written = written[: TEST_TITLE_MAX_CHARS - 3].rstrip() + "..."
+            name = intern(f'{squeeze(self._text(function))}("{written}")')
+        else:
+            name = intern(f"{squeeze(self._text(function))}()")
         definitions[title.start_byte] = (call, title, "function", None)
-        name = intern(f'{squeeze(self._text(function))}("{written}")')
         tests[title.start_byte] = (name, body.start_byte, body.end_byte)
 
     def _build_definitions(

@@ -22,18 +22,33 @@ MINIFIED_MIN_BYTES = 4096
 
 # The callees whose call with a title and a callback is a test, named `it("adds")` by the extractor (queries/ecma.scm
 # matches the same list): ava, jest, vitest, mocha, node:test, Deno.
-TEST_CALLEES = ("test", "it", "describe", "suite", "context", "bench", "Deno")
-_TEST_CALL_NAME = re.compile(rf'(?:{"|".join(TEST_CALLEES)})(?:\.\w+)*\(".*"\)\Z', re.DOTALL)
+TEST_CALLEES = ("test", "it", "describe", "suite", "context", "bench", "Deno")  # queries/ecma.scm's
+RUBY_TEST_CALLEES = ("describe", "context", "it", "specify", "scenario", "feature", "test")  # queries/ruby.scm's
+# A test's set-up and tear-down (`beforeEach()`, mocha's `before("db")`, RSpec's `before()`): part of the tests.
+TEST_HOOKS = ("before", "after", "beforeEach", "afterEach", "beforeAll", "afterAll")  # queries/ecma.scm's
+RUBY_TEST_HOOKS = ("before", "after", "around")
+_TEST_CALL_NAME = re.compile(
+    rf'(?:{"|".join({*TEST_CALLEES, *RUBY_TEST_CALLEES, *TEST_HOOKS, *RUBY_TEST_HOOKS})})(?:\.\w+)*\((?:".*")?\)\Z',
+    re.DOTALL,
+)
+EVENT_VERBS = ("on", "once", "addEventListener", "addListener", "prependListener")
+_EVENT_HANDLER_NAME = re.compile(rf'[\w$]+(?:\.[\w$]+)*\.(?:{"|".join(EVENT_VERBS)})\(".*"\)\Z', re.DOTALL)
 
 
-# A callback the extractor names by the call that registers it: a test (`it("adds")`) or an anonymous route handler
-# (`app.get("/users")`). No identifier looks like this, so such a name is always one whole symbol.
-_CALLBACK_NAME = re.compile(r'[\w$]+(?:\.[\w$]+)*\(".*"\)\Z', re.DOTALL)
+# A callback the extractor names by the call that registers it: a test (`it("adds")`, a hook: `beforeEach()`), an
+# anonymous route handler (`app.get("/users")`) or event handler (`process.on("exit")`). No identifier looks like
+# this, so such a name is always one whole symbol.
+_CALLBACK_NAME = re.compile(r'[\w$]+(?:\.[\w$]+)*\((?:".*")?\)\Z', re.DOTALL)
 
 
 def is_named_callback(name: str) -> bool:
     """Whether a definition's name is a callback named by its registering call (a test's or a route's)."""
     return _CALLBACK_NAME.match(name) is not None
+
+
+def is_event_handler_name(name: str) -> bool:
+    """Whether a definition's name is an anonymous event handler's (`process.on("exit")`)."""
+    return _EVENT_HANDLER_NAME.match(name) is not None
 
 
 def is_test_call_name(name: str) -> bool:

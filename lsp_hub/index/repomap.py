@@ -117,7 +117,7 @@ def _rank_tags(
             score = file_rank * (passed / total + floors.get(definition[D_KIND], default_floor))
             if name.startswith("_") and not name.startswith("__"):
                 score *= PRIVATE_FACTOR
-            elif name.endswith('")') and is_named_callback(name):
+            elif name.endswith(")") and is_named_callback(name):
                 # a test's or a route's callback (`app.get("/users")`): no name can link to it, so it has only its
                 # kind's floor, which put an app's example routes before a library's own methods (express)
                 score *= PRIVATE_FACTOR

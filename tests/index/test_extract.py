@@ -443,6 +443,56 @@ def test_functions_assigned_to_an_objects_or_prototypes_property_are_its_methods
 
 
 @pytest.mark.parametrize("language", ["javascript", "typescript", "tsx"])
+def test_test_hooks_and_top_level_event_handlers_are_named_callers(language: str) -> None:
+    """tRPC's `beforeEach(() => ...)` and a module's `process.on("exit", ...)` made their calls "(top level)", and
+    trace took each such call for a module entry point. A handler a function registers stays part of it."""
+    source = """\
+        beforeEach(() => { connect("a"); });
+        describe("app", () => {
+          afterAll(async () => { connect("b"); });
+          before("seed the db", () => { connect("c"); });
+        });
+        process.on("exit", () => { connect("d"); });
+        window.addEventListener("load", function () { connect("e"); });
+        export function serve(socket) {
+          socket.on("data", (chunk) => { connect(chunk); });
+        }
+        """
+    result = extract(language, source, "test/app.test.ts")
+    connect_callers = [caller for name, caller, _receiver in sorted(calls(result), key=str) if name == "connect"]
+    assert sorted(connect_callers) == sorted(
+        ['beforeEach()', 'afterAll()', 'before("seed the db")', 'process.on("exit")',
+         'window.addEventListener("load")', "serve"]
+    )
+    assert ("afterAll()", "function", None) in definitions(result)
+
+
+def test_rspec_examples_and_hooks_are_named_callers() -> None:
+    """rack's `it "..." do` blocks made every call of its specs "(top level)"."""
+    source = """\
+        describe "app" do
+          before do
+            connect("a")
+          end
+          it "connects" do
+            connect("b")
+          end
+          it("braces") { connect("c") }
+        end
+        describe App do
+          context "when closed" do
+            specify { connect("d") }
+          end
+        end
+        """
+    result = extract("ruby", source, "spec/app_spec.rb")
+    connect_callers = sorted(str(caller) for name, caller, _receiver in calls(result) if name == "connect")
+    assert connect_callers == sorted(['before()', 'it("connects")', 'it("braces")', 'specify()'])
+    names = {name for name, kind, _container in definitions(result) if kind == "function"}
+    assert {'describe("app")', 'context("when closed")', 'it("connects")'} <= names
+
+
+@pytest.mark.parametrize("language", ["javascript", "typescript", "tsx"])
 def test_a_tests_call_is_a_function_named_with_its_title_and_the_caller_of_its_callback(language: str) -> None:
     """ava, jest, vitest, mocha, node:test and Deno tests are calls with a title and a callback: each is a function
     named as written (`it("adds")`), so the calls in its callback have a caller (else every one was `<module>`: an

@@ -225,11 +225,29 @@ def test_a_typescript_test_is_named_by_its_title_in_trace_and_impact(tmp_path: P
     )
 
 
+def test_trace_starts_at_hooks_as_tests_and_at_top_level_event_handlers_as_events(tmp_path: Path) -> None:
+    """`beforeEach(() => ...)` and `process.on("exit", ...)` were "[module]" entry points of their files."""
+    write(tmp_path, "package.json", '{"name": "srv"}\n')
+    write(tmp_path, "src/db.ts", "export function connect(url: string): string {\n  return url;\n}\n")
+    write(tmp_path, "src/main.ts", "import { connect } from './db';\n\n"
+          "process.on('exit', () => {\n  connect('x');\n});\n")
+    write(tmp_path, "test/db.test.ts", "import { connect } from '../src/db';\n\n"
+          "beforeEach(() => {\n  connect('y');\n});\n")
+    index = WorkspaceIndex(tmp_path, use_cache=False)
+    index.build()
+    starts = {(path["entry"], path["calls"][0]["symbol"]) for path in api.trace(index, "connect").to_json()["paths"]}
+    assert {("event", 'process.on("exit")'), ("test", "beforeEach()")} <= starts
+    assert not {entry for entry, _symbol in starts if entry == "module"}
+
+
 def test_the_test_callees_are_those_the_extractor_matches() -> None:
     from lsp_hub.index.extract import query_source
-    from lsp_hub.index.file_kinds import TEST_CALLEES
+    from lsp_hub.index.file_kinds import RUBY_TEST_CALLEES, RUBY_TEST_HOOKS, TEST_CALLEES, TEST_HOOKS
 
     assert f'"^({"|".join(TEST_CALLEES)})$"' in query_source("typescript")
+    assert f'"^({"|".join(TEST_HOOKS)})$"' in query_source("typescript")
+    assert f'"^({"|".join(RUBY_TEST_CALLEES)})$"' in query_source("ruby")
+    assert f'"^({"|".join(RUBY_TEST_HOOKS)})$"' in query_source("ruby")
 
 
 def test_trace_starts_at_route_command_and_task_handlers(shop: WorkspaceIndex, tmp_path: Path) -> None:

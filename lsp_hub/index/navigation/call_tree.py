@@ -173,8 +173,8 @@ class Hop:
 
 @dataclass(slots=True)
 class TracePath:
-    # "main", "__main__", "module", "console script <name>", "bin <name>", "test", "route", "api", "unplaced" (a C
-    # call outside any function the index knows)...
+    # "main", "__main__", "module", "console script <name>", "bin <name>", "test", "route", "event", "api",
+    # "unplaced" (a C call outside any function the index knows)...
     entry_kind: str
     hops: list[Hop]  # from the entry point to the symbol
 

@@ -10,7 +10,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from lsp_hub.index.file_kinds import is_named_callback, is_test_call_name
+from lsp_hub.index.file_kinds import is_event_handler_name, is_named_callback, is_test_call_name
 from lsp_hub.index.graph import language_family
 from lsp_hub.index.navigation.common import SymbolRef
 from lsp_hub.index.records import D_CONTAINER, D_NAME, D_START_LINE
@@ -113,9 +113,9 @@ class EntryMarks:
         family = language_family(record.language) if record is not None else None
         if family in _REGISTERING_FAMILIES and definition.container is None:
             if family == _ECMA and is_named_callback(definition.name) and not is_test_call_name(definition.name):
-                # `app.get("/users")`: an anonymous handler, named by its registration (queries/ecma.scm names no
-                # other callback than a test's and a route's, and only for a route verb)
-                return "route"
+                # `app.get("/users")`, `process.on("exit")`: an anonymous handler, named by its registration
+                # (queries/ecma.scm names no other callback than a test's, a route's and a top-level event's)
+                return "event" if is_event_handler_name(definition.name) else "route"
             return "route" if (family, definition.name) in self._registered_routes() else None
         return None
 

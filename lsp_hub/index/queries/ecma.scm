@@ -270,6 +270,39 @@
     [(arrow_function) (function_expression)] @test.body)
   (#match? @_callee "^(test|it|describe|suite|context|bench|Deno)$")) @test
 
+; `beforeEach(() => {...})`, `afterAll(async () => ...)`: a test's set-up or tear-down, named `beforeEach()`; mocha's
+; `before("db", () => ...)` is named `before("db")`.
+(call_expression
+  function: (identifier) @test.callee
+  arguments: (arguments
+    .
+    [(arrow_function) (function_expression)] @test.body)
+  (#match? @test.callee "^(before|after|beforeEach|afterEach|beforeAll|afterAll)$")) @test
+
+(call_expression
+  function: (identifier) @test.callee
+  arguments: (arguments
+    .
+    [(string) (template_string)] @test.title
+    [(arrow_function) (function_expression)] @test.body)
+  (#match? @test.callee "^(before|after|beforeEach|afterEach|beforeAll|afterAll)$")) @test
+
+; `process.on("exit", () => {...})`, `window.addEventListener("load", ...)` at a module's top level: an anonymous
+; event handler, named `process.on("exit")` (the handler the last argument); its calls were "(top level)". One a
+; function registers stays part of that function, the caller of what its handler calls, as before.
+(program
+  (expression_statement
+    (call_expression
+      function: (member_expression
+        object: (_)
+        property: (property_identifier) @_verb) @test.callee
+      arguments: (arguments
+        .
+        [(string) (template_string)] @test.title
+        [(arrow_function) (function_expression)] @test.body
+        .)
+      (#match? @_verb "^(on|once|addEventListener|addListener|prependListener)$")) @test))
+
 ; `app.get("/users", auth, (req, res) => {...})`: an anonymous route handler (express, koa, fastify, hono), named
 ; `app.get("/users")` the same way (a path starting with `/` or `*`, the handler the last argument).
 (call_expression

@@ -73,3 +73,27 @@
     (string
       (string_content) @import.module))
   (#eq? @import.relative "require_relative")) @import
+
+; --- tests ---------------------------------------------------------------------------------------------------
+; RSpec's and minitest/spec's `it "adds" do ... end`, `describe "cart" do`, `context`, `specify`: a function named
+; `it("adds")`, the caller of what its block calls (they were "(top level)"); `before do ... end` and
+; `before(:each) { ... }` are named `before()`. `describe Cart do` names no test: its tests are named inside it.
+(call
+  method: (identifier) @test.callee
+  arguments: (argument_list
+    .
+    (string) @test.title)
+  block: [(do_block) (block)] @test.body
+  (#match? @test.callee "^(describe|context|it|specify|scenario|feature|test)$")) @test
+
+(call
+  method: (identifier) @test.callee
+  block: [(do_block) (block)] @test.body
+  (#match? @test.callee "^(before|after|around)$")) @test
+
+; A one-liner without a description (`it { is_expected.to be_empty }`, `specify { ... }`): named `it()`.
+(call
+  method: (identifier) @test.callee
+  !arguments
+  block: [(do_block) (block)] @test.body
+  (#match? @test.callee "^(it|specify)$")) @test
