@@ -311,6 +311,22 @@ def test_a_project_file_the_hub_ignores_is_named_on_stderr_once(tmp_path: Path) 
                            "file; file ignored. Valid settings still apply.\n")
 
 
+def test_status_says_whether_the_workspace_is_trusted(tmp_path: Path) -> None:
+    """Servers start in a cloned repository too (the user's own and the built-in ones), which surprised an agent's
+    operator: status says what the workspace's trust allows, and how to change it."""
+    workspace = tmp_path / "clone"
+    workspace.mkdir()
+    env = {"XDG_CONFIG_HOME": str(tmp_path / "cfg"), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    done = lsp_hub("status", "--no-daemon", "--timeout", "20", cwd=workspace, env=env)
+    assert done.returncode == 0, done.stderr
+    assert f"workspace {workspace}: not trusted (its .lsp-hub.toml may not choose programs;" in done.stdout
+    trusted = subprocess.run([sys.executable, "-m", "lsp_hub", "trust", str(workspace)], capture_output=True,
+                             text=True, env={**os.environ, "PYTHONPATH": str(REPO_ROOT), **env}, timeout=30)
+    assert trusted.returncode == 0, trusted.stderr
+    done = lsp_hub("status", "--json", "--no-daemon", "--timeout", "20", cwd=workspace, env=env)
+    assert json.loads(done.stdout)["trust"] == [{"root": str(workspace), "trusted": True}]
+
+
 def test_a_hub_that_cannot_be_reached_exits_3(tmp_path: Path) -> None:
     done = lsp_hub("status", "--socket", str(tmp_path / "none.sock"), cwd=tmp_path)
     assert done.returncode == 3 and done.stdout == ""

@@ -24,13 +24,17 @@ HubCommand = Callable[["Session", list[Any]], Any]
 
 def status(session: Session, arguments: list[Any]) -> dict[str, Any]:
     """lspHub.status: the workspace's servers, this session's documents and folders, the hub, the configuration's
-    problems, and what the extensions add (the index)."""
+    problems, whether each folder is trusted, and what the extensions add (the index)."""
     result: dict[str, Any] = {
         "servers": session.workspace.server_statuses(),
         "documents": len(session.documents),
         "workspaceFolders": session.folders,
         "hub": {"version": __version__, "pid": os.getpid()},
         "configProblems": session.config_problems,
+        # Whether each folder's own `.lsp-hub.toml` may choose programs (`lsp-hub trust`): servers start either way,
+        # those of the user's configuration and the built-in defaults, which an untrusted project may only re-order,
+        # disable or configure.
+        "trust": [{"root": folder, "trusted": session.workspace.is_trusted(folder)} for folder in session.folders],
     }
     for extension in session.extensions:
         result.update(extension.status(session))

@@ -126,6 +126,13 @@ def run_action(options: QueryOptions, workspace: Workspace) -> Answer:
     if action == "status":
         status = hub_command(workspace, "lspHub.status")
         lines = [f"{server['name']}  {server['state']}  {server['root']}" for server in status.get("servers", [])]
+        for folder in status.get("trust", []):
+            lines.append(
+                f"workspace {folder['root']}: trusted (its .lsp-hub.toml may choose programs)"
+                if folder.get("trusted")
+                else f"workspace {folder['root']}: not trusted (its .lsp-hub.toml may not choose programs; the servers"
+                f" of your configuration and the built-in defaults start; `lsp-hub trust {folder['root']}` allows it)"
+            )
         index = status.get("index") or {}
         lines.append(
             f"index: {index.get('state', 'none')}, {index.get('files', 0)} files; "
