@@ -595,6 +595,9 @@ class _Extractor:
                 continue  # a C prototype inside a function body declares a local name, defines nothing
             test = tests.get(name_node.start_byte) if tests else None
             name = test[0] if test is not None else intern(text(name_node))
+            symbol = name[0] == ":" and len(name) > 1  # Ruby's `attr_reader :size` defines `size`
+            if symbol:
+                name = intern(name[1:])
             if node.type == "declaration" and name in C_LIBRARY_FUNCTIONS:
                 continue  # `void free (void *);` in Bison's parser.c: the library's function, not the workspace's
             container: str | None = None
@@ -608,11 +611,13 @@ class _Extractor:
                     kind = "method"
             if kind == "variable" and len(name) > 1 and _CONSTANT_NAME.match(name):
                 kind = "constant"
-            if ascii_text is not None and "\n" not in name and test is None:
+            if ascii_text is not None and "\n" not in name and test is None and not symbol:
                 name_row, name_column = name_node.start_point
                 name_span: tuple[int, int, int, int] = (name_row, name_column, name_row, name_column + len(name))
             else:
                 name_span = span(name_node)
+            if symbol:
+                name_span = (name_span[0], name_span[1] + 1, name_span[2], name_span[3])
             node_type = node.type
             typedef_index = typedefs.get(id(parent)) if parent is not None else None
             if typedef_index is not None and out[typedef_index][0] == name and node_type in _TAGGED_TYPES:
@@ -622,6 +627,8 @@ class _Extractor:
                 out[typedef_index] = (name, kind, *typedef[2:6], *name_span, typedef[10], container)
             else:
                 signature = self._signature(node, node_type)
+                if symbol and node.parent is not None and node.parent.parent is not None:
+                    signature = self._signature(node.parent.parent, "call")  # `attr_reader :apps`, not `:apps`
                 if node_type == "type_definition" and signature.endswith("{...}") and name not in signature:
                     signature += f" {name};"  # `typedef struct {`: the name it gives is at the end
                 out.append((name, kind, *span(node), *name_span, signature, container))

@@ -1277,3 +1277,25 @@ def test_a_cpp_header_named_h_passes_the_syntax_check() -> None:
     header = b"namespace fmt {\ntemplate <typename T> class view {\n public:\n  T value;\n};\n}\n"
     assert check(header, "c", "include/fmt/view.h").problems == []
     assert check(header, "c", "src/view.c").problems != []  # a .c file is C
+
+
+def test_ruby_attribute_methods_are_definitions_and_autoload_is_an_import() -> None:
+    """rack's `attr_reader :apps` made no method `apps` (no outline entry, nothing to go to), and `autoload
+    :Builder, "rack/builder"`, how rack.rb loads its modules, was no import: lib/rack.rb imported nothing."""
+    source = """\
+        module Rack
+          autoload :Builder, "rack/builder"
+          class Request
+            attr_reader :env, :params
+            attr_accessor :body
+          end
+        end
+        """
+    result = extract("ruby", source, "lib/rack.rb")
+    found = {(d.name, d.kind, d.container, d.name_span.start_col, d.signature) for d in result.definitions}
+    assert {
+        ("env", "method", "Request", 17, "attr_reader :env, :params"),
+        ("params", "method", "Request", 23, "attr_reader :env, :params"),
+        ("body", "method", "Request", 19, "attr_accessor :body"),
+    } <= found
+    assert [item.module for item in result.imports] == ["rack/builder"]

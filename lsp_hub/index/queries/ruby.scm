@@ -31,6 +31,15 @@
 (assignment
   left: (constant) @name) @definition.constant
 
+; `attr_reader :name, :size`: a method for each symbol (the extractor drops the colon). They were missing from
+; outlines, and `request.env` had no definition to go to.
+(call
+  !receiver
+  method: (identifier) @_attr
+  arguments: (argument_list
+    (simple_symbol) @name @definition.method)
+  (#match? @_attr "^attr_(reader|writer|accessor)$"))
+
 ; --- references --------------------------------------------------------------------------------------------
 
 (call
@@ -64,6 +73,16 @@
     (string
       (string_content) @import.module))
   (#any-of? @_require "require" "load")) @import
+
+; `autoload :Builder, "rack/builder"`: the file is loaded when the constant is first used (rack's own modules).
+(call
+  !receiver
+  method: (identifier) @_autoload
+  arguments: (argument_list
+    (simple_symbol)
+    (string
+      (string_content) @import.module))
+  (#eq? @_autoload "autoload")) @import
 
 (call
   !receiver
