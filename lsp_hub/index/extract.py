@@ -336,7 +336,11 @@ def extract_packed(source: bytes, language: str) -> Packed:
     # fmt's base.h made its functions' locals top-level definitions. The record stays the walk's language.
     tree, grammar, syntax_errors = parse_best(source, language, may_be_cpp=True)
     return (
-        language, syntax_errors, line_count, *_Extractor(source, grammar).run(tree.root_node), generated_mark(source)
+        language,
+        syntax_errors,
+        line_count,
+        *_Extractor(source, grammar).run(tree.root_node),
+        generated_mark(source),
     )
 
 

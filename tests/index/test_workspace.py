@@ -400,8 +400,6 @@ def test_a_worker_ends_when_the_process_that_owns_it_dies() -> None:
         worker.kill()
 
 
-
-
 def test_a_worker_killed_during_a_build_leaves_no_file_out(tmp_path: Path) -> None:
     """The batches a killed worker held are parsed in this process: the index is whole, as a build without it."""
     import multiprocessing
