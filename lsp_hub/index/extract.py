@@ -307,10 +307,11 @@ def _joined_lines(lines: list[bytes]) -> bytes:
 class _Scope:
     """A definition or scope region during the container sweep."""
 
-    __slots__ = ("end_byte", "is_class_like", "is_container", "is_function", "name")
+    __slots__ = ("end_byte", "is_class_like", "is_container", "is_function", "name", "start_byte")
 
-    def __init__(self, end_byte: int, kind: str, name: str) -> None:
+    def __init__(self, end_byte: int, kind: str, name: str, start_byte: int = -1) -> None:
         self.end_byte = end_byte
+        self.start_byte = start_byte  # a definition's (a scope's: -1)
         self.name = name
         self.is_function = kind in _FUNCTION_LIKE
         self.is_class_like = kind in _CLASS_LIKE
@@ -594,6 +595,8 @@ class _Extractor:
                 stack.append(_Scope(-negative_end, kind, intern(text(name_node))))
                 continue
             node, name_node, kind, container_node = definition_list[index]
+            if stack and stack[-1].start_byte == start_byte and stack[-1].end_byte == -negative_end:
+                stack.pop()  # a second name of one declaration (`int a, b;`, Go's `X, Y int`): beside the first
             parent = stack[-1] if stack else None
             if parent is not None and parent.is_function and node.type == "declaration":
                 continue  # a C prototype inside a function body declares a local name, defines nothing
@@ -636,7 +639,7 @@ class _Extractor:
                 if node_type == "type_definition" and signature.endswith("{...}") and name not in signature:
                     signature += f" {name};"  # `typedef struct {`: the name it gives is at the end
                 out.append((name, kind, *span(node), *name_span, signature, container))
-            new_scope = _Scope(-negative_end, kind, name)
+            new_scope = _Scope(-negative_end, kind, name, start_byte)
             if node_type == "type_definition":  # C `typedef struct {...} name;` does not contain the struct
                 new_scope.is_container = new_scope.is_class_like = False
                 typedefs[id(new_scope)] = len(out) - 1

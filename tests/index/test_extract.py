@@ -1299,3 +1299,19 @@ def test_ruby_attribute_methods_are_definitions_and_autoload_is_an_import() -> N
         ("body", "method", "Request", 19, "attr_accessor :body"),
     } <= found
     assert [item.module for item in result.imports] == ["rack/builder"]
+
+
+@pytest.mark.parametrize(
+    ("language", "source"),
+    [
+        ("csharp", "class Account {\n  int low, high;\n  void Run() {}\n}\n"),
+        ("java", "class Account {\n  int low, high;\n  void run() {}\n}\n"),
+    ],
+)
+def test_every_name_of_one_field_declaration_belongs_to_the_class(language: str, source: str) -> None:
+    """`int low, high;` is one declaration: its second name was taken to be inside its first, and lost its class."""
+    found = definitions(extract(language, source))
+    assert {(name, container) for name, kind, container in found if kind == "variable"} == {
+        ("low", "Account"),
+        ("high", "Account"),
+    }
