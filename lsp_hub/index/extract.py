@@ -547,8 +547,10 @@ class _Extractor:
             return
         call, body = calls[0], bodies[0]
         function = callees[0] if callees else call.child_by_field_name("function")
+        if function is None:
+            return
         title = titles[0] if titles else function  # a hook's (`beforeEach(() => ...)`) has none: named by its callee
-        if function is None or title is None or title.start_byte in definitions:
+        if title.start_byte in definitions:
             return
         if titles:
             written = " ".join(self._text(title)[1:-1].split())  # without its quotes or backticks, on one line
