@@ -22,6 +22,7 @@ from lsp_hub.index.graph_inputs import alias_users, name_tables
 from lsp_hub.index.model import Definition, FileIndex, Reference, Span
 from lsp_hub.index.receiver_types import WorkspaceClass
 from lsp_hub.index.records import FileRecord
+from lsp_hub.index.reexports import renamed_users
 from lsp_hub.index.symbols import (
     definition_targets,
     definitions_named,
@@ -150,13 +151,16 @@ def find_callers(
         # Files that use the name, and files that import it under another name (`from m import name as other`).
         uses = [(source, name) for source in tables.referencers.get(name, ())]
         uses.extend(alias_users(snapshot).get(name, ()))
+        # `export { name as other }` in a barrel: other's users, `module.other()` too
+        exported_as = renamed_users(snapshot, (name,))
+        uses.extend(exported_as)
         for source, used_name in uses:
             record = snapshot.files[source]
             file_index = outlines.get(source)
             if file_index is None:  # held for the query: each target reads the same files
                 file_index = outlines[source] = record.outline()
             for reference, caller in calls.of(record, file_index, used_name):
-                if used_name != name and reference.receiver is not None:
+                if used_name != name and reference.receiver is not None and (source, used_name) not in exported_as:
                     continue  # `x.other()` is not the alias
                 count = definition_counts[name, family]
                 line = reference.span.start_line

@@ -1,5 +1,5 @@
 """Which files a use of a name may mean (`UseResolver`): by the language's scoping (module-scoped, package-scoped,
-or every file of its family) and the file's imports, re-exports followed (`name_origins`). `links.py` turns every
+or every file of its family) and the file's imports, re-exports followed (`reexports.py`). `links.py` turns every
 file's uses into its links, `ranking.py` the links into the ranked reference graph. What the resolver reads (name
 tables, resolved imports) is `graph_inputs.py`.
 """
@@ -7,13 +7,10 @@ tables, resolved imports) is `graph_inputs.py`.
 from __future__ import annotations
 
 import re
-from bisect import bisect_left
 from collections.abc import Mapping
 from typing import NamedTuple
 
 from lsp_hub.index.graph_inputs import (
-    GraphInputs,
-    graph_inputs,
     import_bindings,
     import_renames,
     name_tables,
@@ -26,10 +23,10 @@ from lsp_hub.index.records import (
     D_LOCAL,
     D_NAME,
     D_SIGNATURE,
-    I_NAMES,
     FileRecord,
     local_names,
 )
+from lsp_hub.index.reexports import defines, name_origins, renamed_origin, star_imported
 from lsp_hub.index.workspace import Snapshot
 
 Link = tuple[str, int, tuple[str, ...]]  # (name used, uses, target files): `links.py`
@@ -149,12 +146,8 @@ class UseResolver:
         sources = self._star_sources.get(path)
         if sources is None:
             record = self.snapshot.files[path]
-            ecma = record.language in _ECMA
-            found: list[str] = []
-            for raw, resolved in zip(record.imports, resolved_imports(self.snapshot).get(path, ()), strict=False):
-                if resolved.files and ("*" in raw[I_NAMES] or (ecma and not raw[I_NAMES])):
-                    found.extend(resolved.files)
-            sources = self._star_sources[path] = tuple(found)
+            found = star_imported(record, resolved_imports(self.snapshot).get(path, ()))
+            sources = self._star_sources[path] = tuple(path for files in found for path in files)
         return sources
 
     def macro_names(self, source: str) -> Mapping[str, frozenset[str]]:
@@ -189,16 +182,24 @@ class UseResolver:
             exported = context.renames.get(name)
             if exported is not None:  # `b` after `from m import a as b`: m's a
                 definers = self._in_family(definers_cache, self.tables.definers, exported, family)
-                return self._bound_targets(source_bindings.get(name, ()), exported, definers)
+                aliased = source_bindings.get(name, ())
+                return self._bound_targets(aliased, exported, definers) or self._renamed_targets(
+                    aliased, exported, context
+                )
         found = definers_cache.get(name)
         definers = found if found is not None else self._in_family(definers_cache, self.tables.definers, name, family)
         if not definers:
+            imported_from = source_bindings.get(name if receiver is None else receiver)
+            if imported_from:  # a workspace file that does not define it: re-exported under this name?
+                renamed = self._renamed_targets(imported_from, name, context)
+                if renamed:
+                    return renamed
             # a name only functions' bodies define (the tables leave those out): here, the file's own
             return (source,) if (receiver is None or receiver in SELF_RECEIVERS) and self._local(source, name) else ()
         if receiver is None:
             bound = source_bindings.get(name)
             if bound is not None:
-                return self._bound_targets(bound, name, definers)
+                return self._bound_targets(bound, name, definers) or self._renamed_targets(bound, name, context)
             if defines(self.tables.definers, source, name) or self._local(source, name):
                 return (source,)
             if plain_names_scoped(record):
@@ -221,7 +222,7 @@ class UseResolver:
             return (source,) if here else definers
         bound = source_bindings.get(receiver)
         if bound is not None:  # `module.name`, `ImportedClass.name`, `package.module.name` after `import a.b`
-            return self._bound_targets(bound, name, definers)
+            return self._bound_targets(bound, name, definers) or self._renamed_targets(bound, name, context)
         if receiver == COMPLEX_RECEIVER:  # `make().name`: a member of whatever the expression gives
             if record.language not in MODULE_SCOPED_LANGUAGES:
                 return definers
@@ -357,9 +358,14 @@ class UseResolver:
 
     def imported_name(self, source: str, name: str, receiver: str | None) -> str:
         """The name a use in `source` refers to in the files `targets` gives: the imported name for a local alias
-        (`b` after `from m import a as b` is `a`), else the name itself."""
+        (`b` after `from m import a as b` is `a`), the name a re-export on the way renamed (`renamed_origin`), else
+        the name itself."""
+        bound = self.bindings.get(source, {}).get(name if receiver is None else receiver, ())
         if receiver is None:
-            return self.renames.get(source, {}).get(name, name)
+            name = self.renames.get(source, {}).get(name, name)
+        renamed = renamed_origin(self.snapshot, bound, name) if bound else None
+        if renamed is not None and not self._bound_targets(bound, name, self.tables.definers.get(name, ())):
+            return renamed[1]
         return name
 
     def _bound_targets(self, bound: tuple[str, ...], name: str, definers: tuple[str, ...]) -> tuple[str, ...]:
@@ -367,6 +373,15 @@ class UseResolver:
             return ()  # imported from outside the workspace
         origins = name_origins(self.snapshot, bound, name)
         return tuple(path for path in definers if path in origins)
+
+    def _renamed_targets(self, bound: tuple[str, ...], name: str, context: _SourceContext) -> tuple[str, ...]:
+        """The targets of `name` imported from `bound` through a re-export that renames it (`renamed_origin`)."""
+        renamed = renamed_origin(self.snapshot, bound, name) if bound else None
+        if renamed is None:
+            return ()
+        files, exported = renamed
+        definers = self._in_family(context.definers, self.tables.definers, exported, context.family)
+        return self._bound_targets(files, exported, definers)
 
 
 def plain_names_scoped(record: FileRecord) -> bool:
@@ -379,14 +394,6 @@ def plain_names_scoped(record: FileRecord) -> bool:
         # `File` in every file reached ripgrep's own `struct File` (one of its flags).
         return True
     return language in MODULE_SCOPED_LANGUAGES and (language == "python" or bool(record.imports))
-
-
-def defines(definers: Mapping[str, tuple[str, ...]], path: str, name: str) -> bool:
-    """Whether `path` defines `name`, by the name tables (each name's definers sorted): asked for every use, which
-    a set of names per file answered at the cost of holding one for every file (at 100,000 files, 140 MB)."""
-    files = definers.get(name, ())
-    position = bisect_left(files, path)
-    return position < len(files) and files[position] == path
 
 
 def chain_head(receiver: str | None) -> str | None:
@@ -410,56 +417,3 @@ def module_path(path: str) -> str:
 
 def use_resolver(snapshot: Snapshot) -> UseResolver:
     return snapshot.derived("use_resolver", UseResolver)
-
-
-MAX_REEXPORT_DEPTH = 6
-_ECMA = frozenset(("typescript", "tsx", "javascript"))
-
-
-def name_origins(snapshot: Snapshot, files: tuple[str, ...], name: str) -> frozenset[str]:
-    """The files that really define `name` when it is imported from `files`, following re-exports (`from .a import
-    x` in a package `__init__`, `export { x } from './a'`, `export * from './a'`, star imports). Falls back to
-    `files` when no definition is found. Cached per snapshot."""
-    cache: dict[tuple[tuple[str, ...], str], frozenset[str]] = snapshot.derived("name_origins", lambda _s: {})
-    key = (files, name)
-    cached = cache.get(key)
-    if cached is not None:
-        return cached
-    found: set[str] = set()
-    _collect_origins(snapshot, graph_inputs(snapshot), files, name, found, set(), 0)
-    result = frozenset(found) if found else frozenset(files)
-    cache[key] = result
-    return result
-
-
-def _collect_origins(
-    snapshot: Snapshot,
-    inputs: GraphInputs,
-    files: tuple[str, ...],
-    name: str,
-    found: set[str],
-    seen: set[str],
-    depth: int,
-) -> None:
-    if depth > MAX_REEXPORT_DEPTH:
-        return
-    bindings, definers, resolved_of = inputs.bindings, inputs.tables.definers, inputs.resolved
-    for path in files:
-        if path in seen:
-            continue
-        seen.add(path)
-        record = snapshot.files.get(path)
-        if record is None:
-            continue
-        if defines(definers, path, name):
-            found.add(path)
-            continue
-        bound = bindings.get(path, {}).get(name)
-        if bound:
-            _collect_origins(snapshot, inputs, bound, name, found, seen, depth + 1)
-            continue
-        ecma = record.language in _ECMA
-        for raw, resolved in zip(record.imports, resolved_of.get(path, ()), strict=False):
-            imported_names = raw[I_NAMES]
-            if resolved.files and ("*" in imported_names or (ecma and not imported_names)):
-                _collect_origins(snapshot, inputs, resolved.files, name, found, seen, depth + 1)

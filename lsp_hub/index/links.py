@@ -15,10 +15,11 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping
 
-from lsp_hub.index.graph import MAX_REEXPORT_DEPTH, SELF_RECEIVERS, FileLinks, Link, UseResolver, use_resolver
+from lsp_hub.index.graph import SELF_RECEIVERS, FileLinks, Link, UseResolver, use_resolver
 from lsp_hub.index.graph_cache import graph_state
 from lsp_hub.index.graph_inputs import MAX_DEFINERS, GraphChanges, GraphInputs, graph_inputs, imported_files
 from lsp_hub.index.records import definition_names
+from lsp_hub.index.reexports import MAX_REEXPORT_DEPTH, renamed_users
 from lsp_hub.index.walk import IndexingCancelled
 from lsp_hub.index.workspace import GRAPH_ANCHOR_KEY, Snapshot
 
@@ -94,12 +95,19 @@ def links_of(resolver: UseResolver, inputs: GraphInputs, source: str) -> FileLin
             else:
                 used = name
             definers = definers_of.get(used)
+            if not definers and bindings.get(name if receiver is None else receiver):
+                # Imported from a workspace file that does not define it: a re-export may have renamed it
+                # (`export { a as b } from './m'`), and the uses count for the name the origin defines.
+                used = resolver.imported_name(source, name, receiver)
+                definers = definers_of.get(used)
             if not definers or len(definers) > MAX_DEFINERS:
                 continue
             targets = targets_of(source, name, receiver)
             if source in targets:  # else the resolver's tuple itself, shared by every link to the same files
                 targets = tuple(target for target in targets if target != source)
             if targets:
+                if targets[0] not in definers:  # reached through a re-export that renamed it (another file's own)
+                    used = resolver.imported_name(source, name, receiver)
                 links.append((used, uses, targets))
     return tuple(links)
 
@@ -114,6 +122,8 @@ def affected_files(snapshot: Snapshot, inputs: GraphInputs, changes: GraphChange
     for name in changes.names:
         affected.update(referencers.get(name, ()))
         affected.update(dependents.get(name, ()))
+    # Files using a name under the name a re-export gave it: their links point at the name's definers.
+    affected.update(source for source, _local in renamed_users(snapshot, changes.names))
     if changes.rewired:
         affected.update(_importers(inputs, changes.rewired))
     return {path for path in affected if path in files}

@@ -26,6 +26,7 @@ from lsp_hub.index.graph import language_family
 from lsp_hub.index.graph_inputs import alias_users, import_bindings, name_tables
 from lsp_hub.index.model import Definition, FileIndex, Reference, Span
 from lsp_hub.index.records import I_NAMES, R_NAME, unpack_reference
+from lsp_hub.index.reexports import renamed_users
 from lsp_hub.index.symbols import definitions_named, enclosing_definition, location, qualified_name
 from lsp_hub.index.workspace import Snapshot
 
@@ -71,10 +72,13 @@ def find_references(snapshot: Snapshot, targets: list[tuple[str, Definition]], i
             add(path, definition.name_span, KIND_DEFINITION, name)
         uses = [(source, name) for source in tables.referencers.get(name, ())]
         uses.extend(alias_users(snapshot).get(name, ()))
+        # `export { name as other }` in a barrel: other's users, `module.other()` too
+        exported_as = renamed_users(snapshot, (name,))
+        uses.extend(exported_as)
         for source, used_name in uses:
             outline = reads.outline(source)
             for reference, caller in reads.references(source, used_name):
-                if used_name != name and reference.receiver is not None:
+                if used_name != name and reference.receiver is not None and (source, used_name) not in exported_as:
                     continue  # `x.other` is not the alias
                 if judge.counts(source, outline, used_name, reference.receiver, caller, target, definition_count) \
                         and not add(source, reference.span, KIND_CALL if reference.is_call else KIND_USE, used_name):

@@ -94,7 +94,12 @@ def _grammars_version() -> str | None:
 _GRAPH_SOURCES = (
     "graph_inputs.py",
     "graph.py",
+    "reexports.py",
     "links.py",
+    "rows.py",
+    "pagerank.py",
+    "table_parts.py",
+    "import_parts.py",
     "ranking.py",
     "resolve.py",
     "graph_store.py",

@@ -580,9 +580,46 @@ def test_a_name_exported_both_as_itself_and_renamed_keeps_both_names(tmp_path: P
     write(tmp_path, "py/api.py", "from py.util import helper, helper as assist\n\n\ndef run():\n    helper()\n"
                                  "    assist()\n")
     snapshot = snapshot_of(tmp_path)
-    # http.ts's call through the second name, re-exported under it by the barrel, is still not followed.
-    assert sorted(callers_named(snapshot, "getErrorShape")) == [("handle", 3)]
+    # http.ts's call through the second name, which the barrel gave it, counts too.
+    assert sorted(callers_named(snapshot, "getErrorShape")) == [("handle", 3), ("other", 3)]
     assert sorted(callers_named(snapshot, "helper")) == [("run", 4), ("run", 5)]
+
+
+def test_a_name_a_barrel_renamed_leads_to_its_definition(tmp_path: Path) -> None:
+    """tRPC's `getTRPCErrorShape`: `export { getErrorShape as getTRPCErrorShape } from '../../core'` in the package's
+    barrel, where core.ts only `export * from './error/getErrorShape'`. localLink.ts's call, through the name the
+    barrel gave it, was no caller, the definition by name was not found and the graph had no edge: nothing defines
+    `getTRPCErrorShape`. Through a second barrel, under an alias of the importer's own, and by a Python package's
+    `from .core import a as b` alike; a file calling its own `getTRPCErrorShape` is no caller."""
+    write(tmp_path, "package.json", '{"name": "x"}\n')
+    write(tmp_path, "server/error/shape.ts", "export function getErrorShape(a: number) {\n  return a;\n}\n")
+    write(tmp_path, "server/core.ts", "export * from './error/shape';\n")
+    write(tmp_path, "server/index.ts", "export { getErrorShape as getTRPCErrorShape } from './core';\n")
+    write(tmp_path, "server/public.ts", "export * from './index';\n")
+    write(tmp_path, "client/local.ts", "import { getTRPCErrorShape } from '../server';\n\n"
+                                       "export function localLink() {\n  return getTRPCErrorShape(1);\n}\n")
+    write(tmp_path, "client/aliased.ts", "import { getTRPCErrorShape as shape } from '../server/public';\n\n"
+                                         "export function viaAlias() {\n  return shape(2);\n}\n")
+    write(tmp_path, "client/own.ts", "function getTRPCErrorShape(a: number) {\n  return a;\n}\n\n"
+                                     "export function mine() {\n  return getTRPCErrorShape(3);\n}\n")
+    write(tmp_path, "py/__init__.py", "from .core import compute as evaluate\n")
+    write(tmp_path, "py/core.py", "def compute(x):\n    return x\n")
+    write(tmp_path, "main.py", "from py import evaluate\nimport py\n\n\ndef run():\n    evaluate(1)\n"
+                               "    py.evaluate(2)\n")
+    snapshot = snapshot_of(tmp_path)
+
+    assert sorted(callers_named(snapshot, "getErrorShape")) == [("localLink", 3), ("viaAlias", 3)]
+    assert sorted(callers_named(snapshot, "compute")) == [("run", 5), ("run", 6)]
+    [location] = definition_locations(snapshot, "client/local.ts", 3, 10)
+    assert location["uri"].endswith("/server/error/shape.ts")
+    [location] = definition_locations(snapshot, "main.py", 5, 4)
+    assert location["uri"].endswith("/py/core.py")
+    links = file_links(snapshot)
+    assert ("getErrorShape", 1, ("server/error/shape.ts",)) in links["client/local.ts"]
+    assert links["main.py"] == (("compute", 1, ("py/core.py",)),) * 2  # `evaluate(1)` and `py.evaluate(2)`
+    graph = reference_graph(snapshot).graph
+    assert graph.has_edge("client/aliased.ts", "server/error/shape.ts") and graph.has_edge("main.py", "py/core.py")
+    assert not graph.has_edge("client/own.ts", "server/error/shape.ts")
 
 
 def test_a_method_call_on_an_unknown_object_never_means_a_module_s_own_function(tmp_path: Path) -> None:

@@ -159,10 +159,19 @@ def test_updates_equal_builds_through_a_series_of_edits(corpus: Path) -> None:
                 _rename("from .decoder import JSONDecoder, JSONDecodeError", "from .decoder import JSONDecoder"),
             ),
         ),
+        # a package re-exports a name under another, a file calls it by that name: the link is to the definer of
+        # the first, which nothing in the calling file names, and it moves when that definition does
+        ("re-export renamed", _document("json/__init__.py", _append("\nfrom .decoder import JSONDecoder as Parser\n"))),
+        ("use it", _document("logging/config.py", _append("\nfrom json import Parser\nParser().decode('1')\n"))),
+        ("its origin renamed", _document("json/decoder.py", _rename("class JSONDecoder(", "class JSONParser("))),
+        ("and back", _document("json/decoder.py", _rename("class JSONParser(", "class JSONDecoder("))),
+        ("re-exported under a third name", _document("json/__init__.py", _rename("as Parser\n", "as Reader\n"))),
+        ("used by it", _document("logging/config.py", _rename("import Parser\nParser()", "import Reader\nReader()"))),
     ]
     for label, edit in steps:
         edit(index, corpus)
         _assert_equal_to_build(index.snapshot(), label)
+    assert ("JSONDecoder", 1, ("json/decoder.py",)) in file_links(index.snapshot())["logging/config.py"]
 
     # One more file referencing a name makes it common (referenced by more than 5% of the files): its weight drops
     # in every file that uses it, changed or not.

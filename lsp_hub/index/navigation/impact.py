@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from lsp_hub.index.file_kinds import is_test_file
-from lsp_hub.index.graph import name_origins
 from lsp_hub.index.graph_inputs import import_bindings, name_tables
 from lsp_hub.index.navigation.common import (
     Completeness,
@@ -24,6 +23,7 @@ from lsp_hub.index.navigation.common import (
     workspace_path,
 )
 from lsp_hub.index.navigation.imports_graph import import_edges, walk
+from lsp_hub.index.reexports import name_origins
 from lsp_hub.index.workspace import Snapshot, WorkspaceIndex
 
 if TYPE_CHECKING:
