@@ -124,6 +124,14 @@ class CallJudge:
             if typed is not None:
                 return typed
         if container is not None and self._squash(receiver) == self._squash(container):
+            if file_index.language in INFERRED_LANGUAGES and receiver.isidentifier():
+                # What the function types the variable as decides before its name: `text: str` or `text = "a,b"`
+                # makes `text.split()` no call of a workspace `Text.split`.
+                inferred = self._inferred_class(source, file_index, receiver, caller, line)
+                if inferred == OUTSIDE:
+                    return False
+                if isinstance(inferred, WorkspaceClass):
+                    return self._reaches(inferred.name, definition)
             return True  # `Cart.total()`, `cart.total()`
         last = receiver.replace("::", ".").rpartition(".")[2]
         if container is not None and last != receiver and self._squash(last) == self._squash(container):

@@ -31,7 +31,7 @@ Capture conventions of the `.scm` files (one match = one symbol):
   `@parameter` the type is a parameter of the method (`self.host = host`), stored as `method(parameter)`.
 - `@local` a statement that gives a variable a type, with `@name` the variable and `@type` the type's name, or the
   callee as written when the statement also captures `@made_by_call` (`s: Shop = ...`, `s = make()`, `s = Shop()`,
-  `s = shop.make()`); the
+  `s = shop.make()`), or the literal when it captures `@literal` (`s = "a"`: the literal's built-in type); the
   function is the innermost function around it ("" at module level; class bodies are left to their definitions).
   Calls through the variable (`s.pay()`) use it, with the callee's class or return annotation (`callers.py`).
 - `@decorator` a decorator as written, without its arguments (`app.route` of `@app.route("/")`), with `@decorated` the
@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from functools import cache
 from pathlib import Path
 from sys import intern
@@ -66,7 +66,7 @@ from lsp_hub.index.generated_marks import generated_mark
 from lsp_hub.index.import_forms import interpret_import, squeeze
 from lsp_hub.index.languages import SUPPORTED_LANGUAGES, get_language
 from lsp_hub.index.model import COMPLEX_RECEIVER, FileIndex
-from lsp_hub.index.records import Packed, unpack_file_index
+from lsp_hub.index.records import R_RECEIVER, Packed, unpack_file_index
 from lsp_hub.index.syntax import parse_best
 from lsp_hub.index.text import PositionConverter, count_lines, decode, utf16_length
 
@@ -387,8 +387,8 @@ class _Extractor:
         imports: dict[tuple[int, str], _FoundImport] = {}
         # (start byte, attribute, type, typed by a parameter of the method)
         fields: list[tuple[int, tree_sitter.Node, tree_sitter.Node, bool]] = []
-        # (start byte, variable, type or callee, made by a call)
-        locals_found: list[tuple[int, tree_sitter.Node, tree_sitter.Node, bool]] = []
+        # (start byte, variable, type, callee or literal, how it is made: _MADE_BY_CALL, _LITERAL or "")
+        locals_found: list[tuple[int, tree_sitter.Node, tree_sitter.Node, str]] = []
         # (decorated definition's line, decorator, the decorator's own line: above the definition in Python)
         decorators: dict[tuple[int, str, int], None] = {}
         registrations: dict[tuple[str, str], None] = {}  # (handler, registrar)
@@ -427,9 +427,8 @@ class _Extractor:
                 names = captures.get("name")
                 types = captures.get("type")
                 if names and types:
-                    locals_found.append(
-                        (captures["local"][0].start_byte, names[0], types[0], "made_by_call" in captures)
-                    )
+                    made = _MADE_BY_CALL if "made_by_call" in captures else _LITERAL if "literal" in captures else ""
+                    locals_found.append((captures["local"][0].start_byte, names[0], types[0], made))
             elif role == _DECORATOR:
                 written = captures.get("decorator")
                 if written:
@@ -476,30 +475,42 @@ class _Extractor:
             packed_references,
             self._build_imports(imports),
             self._field_types(fields, classes, functions),
-            self._local_types(locals_found, functions, classes),
+            self._local_types(locals_found, functions, classes, packed_references),
             tuple(decorators),
             tuple(registrations),
         )
 
     def _local_types(
         self,
-        found: list[tuple[int, tree_sitter.Node, tree_sitter.Node, bool]],
+        found: list[tuple[int, tree_sitter.Node, tree_sitter.Node, str]],
         functions: _FunctionRegions,
         classes: _FunctionRegions,
+        references: Sequence[Sequence[Any]],
     ) -> tuple[tuple[str, str, str], ...]:
         """(function or "", variable, type or "callee()") per typed variable, in document order; class-body
-        attributes are left to their definitions (`attribute_type`)."""
+        attributes are left to their definitions (`attribute_type`). A variable given a literal (`text = "a,b"`,
+        `parts = []`) has the literal's built-in type, kept only where a call's receiver is that name: what it
+        decides is that `text.split()` is no call of a workspace `Text.split` (most literals never receive one)."""
         innermost = functions.innermost if functions.starts else None
         innermost_class = classes.innermost if classes.starts else None
         text = self._text
+        receivers: set[str] | None = None
         out = []
-        for start_byte, name_node, type_node, made_by_call in sorted(found, key=lambda entry: entry[0]):
+        for start_byte, name_node, type_node, made in sorted(found, key=lambda entry: entry[0]):
+            if made == _LITERAL:
+                if receivers is None:
+                    receivers = {reference[R_RECEIVER] for reference in references}
+                if text(name_node) not in receivers:
+                    continue
             owner = (innermost(start_byte) if innermost is not None else None) or ""
             if not owner and innermost_class is not None and innermost_class(start_byte) is not None:
                 continue
             if not owner and self.language in _ANONYMOUS_SCOPED:
                 owner = _anonymous_owner(name_node)
-            if made_by_call:  # the callee as written (`make`, `asyncio.ensure_future`): where it comes from matters
+            if made == _LITERAL:
+                builtin = _LITERAL_TYPES["python" if self.language == "python" else "ecma"].get(type_node.type)
+                out.append((owner, text(name_node), builtin or type_node.type))
+            elif made == _MADE_BY_CALL:  # the callee as written (`make`, `asyncio.ensure_future`): where it comes from
                 callee = text(type_node)
                 out.append((owner, text(name_node), (squeeze(callee) if _HAS_SPACE(callee) else callee) + "()"))
             else:
@@ -871,6 +882,12 @@ class _Extractor:
 
 
 _ANONYMOUS_SCOPED = frozenset(("typescript", "tsx", "javascript"))
+_MADE_BY_CALL, _LITERAL = "call", "literal"  # how a typed local variable is made (`@made_by_call`, `@literal`)
+# A literal's node type -> its built-in type, which no workspace class is: Python's, then JavaScript's.
+_LITERAL_TYPES = {
+    "python": {"string": "str", "list": "list", "dictionary": "dict"},
+    "ecma": {"string": "String", "template_string": "String", "array": "Array"},
+}
 _ANONYMOUS_FUNCTIONS = frozenset(("arrow_function", "function_expression", "function", "generator_function"))
 
 

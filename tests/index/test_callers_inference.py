@@ -466,3 +466,30 @@ def test_a_receiver_made_by_either_side_of_or_or_a_conditional_has_that_type(tmp
         ("live.py", "show", 23),
         ("live.py", "show", 25),
     ]
+
+
+def test_a_variable_typed_or_given_a_literal_is_no_class_its_name_matches(tmp_path: Path) -> None:
+    """rich: `text.split()` on a string counted as a call of `Text.split`, because a receiver named like a class
+    meant that class before anything else was asked. An annotation (`text: str`) or a literal (`text = "a,b"`,
+    `parts = []`) now decides first; a variable made by a workspace class, or that nothing types, keeps its name's
+    meaning. A literal also ends the one-definition guess (`parts.append()` is no workspace `Bag.append`)."""
+    write(tmp_path, "text.py", "class Text:\n    def split(self, sep):\n        return [self]\n\n\n"
+                               "class Bag:\n    def append(self, item):\n        pass\n")
+    write(tmp_path, "use.py", "from text import Text\n\n\ndef annotated(text: str):\n    return text.split(',')\n\n\n"
+                              "def literal():\n    text = 'a,b'\n    parts = []\n    parts.append(text)\n"
+                              "    return text.split(',')\n\n\n"
+                              "def made():\n    text = Text()\n    return text.split(',')\n\n\n"
+                              "def untyped(text):\n    return text.split(',')\n")
+    write(tmp_path, "web/text.ts", "export class Text {\n  split(sep: string): Text[] {\n    return [this];\n  }\n}\n")
+    write(tmp_path, "web/use.ts", "import { Text } from './text';\n\nexport function literal() {\n"
+                                  "  const text = `a,b`;\n  return text.split(',');\n}\n\n"
+                                  "export function typed(text: string) {\n  return text.split(',');\n}\n\n"
+                                  "export function made() {\n  const text = new Text();\n"
+                                  "  return text.split(',');\n}\n")
+    snapshot = snapshot_of(tmp_path)
+    python = [site for site in sites(snapshot, "text.Text.split") if site[0] == "use.py"]
+    assert python == [("use.py", "made", 16), ("use.py", "untyped", 20)]
+    assert sites(snapshot, "Bag.append") == []
+    targets = [target for target in resolve_targets_by_name(snapshot, "Text.split") if target[0] == "web/text.ts"]
+    found = find_callers(snapshot, targets)["callers"]
+    assert [entry["caller"] for entry in found if entry["location"]["uri"].endswith("/use.ts")] == ["made"]

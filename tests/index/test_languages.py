@@ -91,6 +91,7 @@ def test_tags_query_compiles_and_uses_known_captures(language: str) -> None:
         "type",
         "local",
         "made_by_call",
+        "literal",
         "parameter",
         "decorator",
         "decorated",

@@ -343,3 +343,9 @@
       (identifier) @type
       (member_expression property: (property_identifier) @type)
     ])) @local
+
+; `const text = "a,b"`, `let parts = []`: a literal's built-in type (`text.split()` is String's, never a workspace
+; `Text`'s). Not an object literal: the methods it defines are the variable's own.
+(variable_declarator
+  name: (identifier) @name
+  value: [(string) (template_string) (array)] @type @literal) @local

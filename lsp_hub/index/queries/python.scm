@@ -233,3 +233,9 @@
     (call
       function: [(identifier) (attribute)] @decorator))
   definition: (_) @decorated)
+
+; `text = "a,b"`, `parts = []`: a literal's built-in type (`text.split()` is str's, never a workspace `Text`'s).
+(assignment
+  left: (identifier) @name
+  !type
+  right: [(string) (list) (dictionary)] @type @literal) @local
