@@ -92,21 +92,9 @@ def _grammars_version() -> str | None:
 
 
 _GRAPH_SOURCES = (
-    "graph_inputs.py",
-    "graph.py",
-    "reexports.py",
-    "links.py",
-    "rows.py",
-    "pagerank.py",
-    "table_parts.py",
-    "import_parts.py",
-    "ranking.py",
-    "resolve.py",
-    "graph_store.py",
-    "graph_cache.py",
-    "records.py",
-    "definition_scopes.py",
-    "file_kinds.py",
+    *("graph_inputs.py", "graph.py", "reexports.py", "links.py", "rows.py", "pagerank.py", "ranking.py"),
+    *("table_parts.py", "import_parts.py", "resolve.py", "graph_store.py", "graph_cache.py", "records.py"),
+    *("definition_scopes.py", "file_kinds.py"),
 )
 _graph_code: str | None = None
 
