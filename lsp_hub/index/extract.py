@@ -67,6 +67,7 @@ from lsp_hub.index.import_forms import interpret_import, squeeze
 from lsp_hub.index.languages import SUPPORTED_LANGUAGES, get_language
 from lsp_hub.index.model import COMPLEX_RECEIVER, FileIndex
 from lsp_hub.index.records import R_RECEIVER, Packed, unpack_file_index
+from lsp_hub.index.struct_fields import STRUCT_LANGUAGES, struct_fields
 from lsp_hub.index.syntax import parse_best
 from lsp_hub.index.text import PositionConverter, count_lines, decode, utf16_length
 
@@ -88,7 +89,7 @@ _CLOSING_BRACKETS_ORD = frozenset(b")]}")
 _TRIPLE_QUOTED = re.compile(rb"(?s)\"\"\".*?\"\"\"|'''.*?'''")
 
 DEFINITION_KINDS: frozenset[str] = frozenset(
-    ("function", "method", "class", "interface", "type", "constant", "variable", "module")
+    ("function", "method", "class", "interface", "type", "constant", "variable", "module", "field")
 )
 # Containers whose functions are methods.
 _CLASS_LIKE = frozenset(("class", "interface", "type"))
@@ -464,6 +465,9 @@ class _Extractor:
                 else:
                     scopes.append((role_nodes[0], name_node, kind))
 
+        if self.language in STRUCT_LANGUAGES:
+            for declaration, name_node in struct_fields([found[0] for found in definitions.values()]):
+                definitions.setdefault(name_node.start_byte, (declaration, name_node, "field", None))
         if self.language == "ruby":
             self._add_bare_calls(root, references)
         if len(tests) > 1:
@@ -629,6 +633,8 @@ class _Extractor:
                 container = parent.name
                 if kind == "function" and parent.is_class_like:
                     kind = "method"
+            elif parent is not None and kind == "field" and id(parent) in typedefs:
+                container = parent.name  # `typedef struct { int port; } options;`: a field of `options`
             if kind == "variable" and len(name) > 1 and _CONSTANT_NAME.match(name):
                 kind = "constant"
             if ascii_text is not None and "\n" not in name and test is None and not symbol:

@@ -13,7 +13,7 @@ from typing import Literal
 
 COMPLEX_RECEIVER = "?"  # a receiver that is an expression (a call, an index, ...), not a name
 
-SymbolKind = Literal["function", "method", "class", "interface", "type", "constant", "variable", "module"]
+SymbolKind = Literal["function", "method", "class", "interface", "type", "constant", "variable", "module", "field"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -49,6 +49,9 @@ PACKED_LENGTH = 11
 # A definition as `FileRecord.definitions` gives it: what the graphs and maps read, without the spans (those come
 # from `file_index()`), which are most of a packed definition's objects. D_LOCAL: inside a function's body.
 D_NAME, D_KIND, D_START_LINE, D_SIGNATURE, D_CONTAINER, D_LOCAL = range(6)
+# D_LOCAL's values besides False: in a function's body, or a struct's field (Go, Rust, C, C++), which outlines show
+# under its struct and no name table holds: `x.Key` on any struct with a `Key` linked caddy's map to every one.
+IN_BODY, OUTLINE_ONLY = 1, 2
 R_NAME, R_LINE, R_COL, R_END_LINE, R_END_COL, R_IS_CALL, R_CALLER, R_RECEIVER = range(8)
 I_MODULE, I_NAMES, I_LEVEL, I_ALIASES = 0, 1, 2, 4
 
@@ -125,7 +128,7 @@ def head_of(packed: Packed) -> Head:
         receiver = reference[R_RECEIVER]
         by_receiver[receiver] = by_receiver.get(receiver, 0) + 1
     summaries = tuple(
-        (d[0], d[1], d[2], kept_signature(d[10], d[11]), d[11], local)
+        (d[0], d[1], d[2], kept_signature(d[10], d[11]), d[11], local or (OUTLINE_ONLY if d[1] == "field" else 0))
         for d, local in zip(packed[P_DEFINITIONS], local_flags(packed[P_DEFINITIONS]), strict=True)
     )
     return (*packed[:P_DEFINITIONS], summaries, (), *packed[P_REFERENCES + 1 :]), uses
@@ -485,7 +488,7 @@ class FileRecord:
 def definition_names(record: FileRecord) -> set[str]:
     """Names the file defines, made afresh: the name tables and the links ask for every file's once, and kept on
     every record of a cold build (`defined_names`) they were 1.6 KB a file."""
-    return {definition[D_NAME] for definition in record.definitions}
+    return {definition[D_NAME] for definition in record.definitions if definition[D_LOCAL] != OUTLINE_ONLY}
 
 
 def linkable_names(record: FileRecord) -> set[str]:
@@ -496,7 +499,7 @@ def linkable_names(record: FileRecord) -> set[str]:
 
 def local_names(record: FileRecord) -> frozenset[str]:
     """Names the file defines only in a function's body (most files have none: one pass)."""
-    local = {definition[D_NAME] for definition in record.definitions if definition[D_LOCAL]}
+    local = {definition[D_NAME] for definition in record.definitions if definition[D_LOCAL] == IN_BODY}
     return frozenset(local - linkable_names(record)) if local else frozenset()
 
 

@@ -20,6 +20,7 @@ NAMES_FOR_FULL_OVERLAP = 5  # distinct shared names that count as a full overlap
 MAX_DEFINERS = 20  # a name defined in more files than this points nowhere
 MAX_NAMES_IN_REASON = 3
 MAX_CO_CHANGE_REASONS = 2
+_FIELD_KINDS = frozenset(("variable", "field"))  # a class's attribute, a struct's field (with a container)
 # Weaker co-changes (e.g. once in a target's last 20 commits) still count, without a reason of their own.
 MIN_CO_CHANGE_REASON = 1 / 16
 MAX_SAME_NAME = 4  # a module name more files share than this is no twin
@@ -37,7 +38,7 @@ def beyond_fields(snapshot: Snapshot, name: str, paths: Iterable[str]) -> list[s
         path
         for path in paths
         if any(
-            definition[D_NAME] == name and (definition[D_KIND] != "variable" or definition[D_CONTAINER] is None)
+            definition[D_NAME] == name and (definition[D_KIND] not in _FIELD_KINDS or definition[D_CONTAINER] is None)
             for definition in snapshot.files[path].definitions
         )
     ]

@@ -50,6 +50,7 @@ def _extractor_fingerprint() -> str:
         "c_library.py",
         "ruby_bare_calls.py",
         "generated_marks.py",
+        "struct_fields.py",
     )
     sources = [here / name for name in names]
     for path in [*sources, *sorted((here / "queries").glob("*.scm"))]:

@@ -27,6 +27,7 @@ LSP_SYMBOL_KINDS = {
     "constant": 14,
     "interface": 11,
     "type": 5,
+    "field": 8,
 }
 LSP_FIELD = 8
 LSP_NAMESPACE = 3
@@ -301,6 +302,7 @@ _KIND_ORDER = {
     "module": 3,
     "constant": 3,
     "variable": 4,
+    "field": 4,
 }
 
 

@@ -576,6 +576,7 @@ def test_go_symbols() -> None:
     result = extract("go", source)
     assert definitions(result) == {
         ("Server", "class", None),
+        ("name", "field", "Server"),
         ("Handler", "interface", None),
         ("Serve", "method", "Handler"),
         ("ID", "type", None),
@@ -622,6 +623,7 @@ def test_rust_symbols() -> None:
         ("inline", "module", None),
         ("inside", "function", "inline"),
         ("Parser", "class", None),
+        ("input", "field", "Parser"),
         ("Visit", "interface", None),
         ("visit", "method", "Visit"),
         ("Token", "type", None),
@@ -745,6 +747,7 @@ def test_c_symbols_and_includes_keep_delimiters() -> None:
         ("MAX", "function", None),
         ("LIMIT", "constant", None),
         ("node", "class", None),
+        ("value", "field", "node"),
         ("node_t", "type", None),
         ("color", "type", None),
         ("RED", "constant", "color"),
@@ -812,6 +815,9 @@ def test_a_typedef_of_a_struct_of_its_own_name_is_one_definition() -> None:
         ("node_t", "type", None): "typedef struct node_s {...} node_t;",
         ("node_s", "class", None): "struct node_s",
         ("SET_TCP", "function", None): "#define SET_TCP(opts, ip_) do {...}",
+        ("type", "field", "redisReply"): "int type;",  # a struct's fields, an anonymous one's its typedef's
+        ("port", "field", "redisOptions"): "int port;",
+        ("value", "field", "node_s"): "int value;",
     }
 
 
@@ -1270,7 +1276,7 @@ def test_a_cpp_header_named_h_is_read_with_the_cpp_grammar() -> None:
         ("parse_align", "function", "fmt")}
     assert "next" not in {found.name for found in result.definitions}
     plain_c = extract("c", "struct list { int new; };\nint add(int a, int b);\n")
-    assert {found.name for found in plain_c.definitions} == {"list", "add"}
+    assert {found.name for found in plain_c.definitions} == {"list", "new", "add"}  # `new`: a C struct's field
 
 
 def test_a_cpp_header_named_h_passes_the_syntax_check() -> None:

@@ -8,6 +8,7 @@ import pytest
 
 from lsp_hub.index import api
 from lsp_hub.index.graph_inputs import name_tables
+from lsp_hub.index.links import file_links
 from lsp_hub.index.navigation.common import AmbiguousSymbol, NavigationError
 from lsp_hub.index.workspace import WorkspaceIndex
 from tests.index.index_helpers import write
@@ -116,6 +117,39 @@ def test_a_decorated_python_definition_is_shown_from_its_first_decorator(tmp_pat
     text = api.zoom(index, "Account.rate").to_text()
     assert "13      @functools.lru_cache(" in text and "16      @staticmethod" in text
     assert "calls: (none)" in text  # the decorators run where they are written, not in rate()
+
+
+def test_a_structs_fields_are_in_its_outline_and_in_no_name_table(tmp_path: Path) -> None:
+    """gin's `type Context struct {...}` was drawn without its fields (Python's, Java's and TypeScript's classes
+    showed theirs). Go's, Rust's and C's fields are now its children in the outline and LSP Field symbols; they stay
+    out of the name tables, the graphs and the map: in Go, `x.Key` on any struct with a `Key` linked caddy's map to
+    every such struct. A plain name a file uses is not its field's either."""
+    write(tmp_path, "go.mod", "module example.com/app\n\ngo 1.22\n")
+    write(tmp_path, "config.go", "package app\n\ntype Config struct {\n\tName string\n\tA, B int\n\tsync.Mutex\n}\n\n"
+                                 "func (c *Config) Load() string {\n\treturn c.Name\n}\n")
+    write(tmp_path, "point.c", "struct point {\n  int x;\n  char *label;\n  int vals[4];\n  void (*cb)(int);\n};\n"
+                               "int x(void) { return 0; }\n")
+    write(tmp_path, "use.c", "int y(void) { return x(); }\n")
+    write(tmp_path, "s.rs", "pub struct S {\n    pub a: i32,\n    b: String,\n}\n")
+    index = WorkspaceIndex(tmp_path, use_cache=False)
+    index.build()
+
+    def children(path: str) -> list[tuple[str, str, list[int]]]:
+        [struct] = [entry for entry in api.outline(index, path).to_json()["files"][0]["symbols"]
+                    if entry["kind"] == "class"]
+        return [(child["name"], child["kind"], child["lines"]) for child in struct["children"]]
+
+    assert children("config.go") == [("Name", "field", [4, 4]), ("A", "field", [5, 5]), ("B", "field", [5, 5])]
+    assert [name for name, _kind, _lines in children("point.c")] == ["x", "label", "vals", "cb"]
+    assert children("s.rs") == [("a", "field", [2, 2]), ("b", "field", [3, 3])]
+    drawn = api.outline(index, "config.go").to_text()
+    assert "\n    4 Name string\n    5 A, B int\n  9-11 func" in drawn  # one line for `A, B int`
+    definers = name_tables(index.snapshot()).definers
+    assert not {"Name", "A", "label", "cb", "a", "b"} & set(definers)
+    assert definers["x"] == ("point.c",)  # the function: use.c's call of x() still links to it
+    assert ("x", 1, ("point.c",)) in file_links(index.snapshot())["use.c"]
+    symbols = {entry["name"]: entry["kind"] for entry in api.symbols(index, "label").to_json()["symbols"]}
+    assert symbols.get("label") == "field"
 
 
 def test_an_outline_says_a_file_is_generated(tmp_path: Path) -> None:

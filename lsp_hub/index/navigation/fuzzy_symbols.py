@@ -22,14 +22,14 @@ from lsp_hub.index.navigation.common import (
     more_line,
     take_snapshot,
 )
-from lsp_hub.index.records import D_CONTAINER, D_KIND, D_LOCAL, D_NAME, D_START_LINE
+from lsp_hub.index.records import D_CONTAINER, D_KIND, D_LOCAL, D_NAME, D_START_LINE, IN_BODY
 from lsp_hub.index.symbols import _QUERY_PIECE, _humps
 from lsp_hub.index.workspace import Snapshot, WorkspaceIndex
 
 DEFAULT_SYMBOLS_LIMIT = 30
 MAX_SUBSTRING_NAMES = 2000  # names containing the query scored at most; exact, prefix and word matches all are
 _KIND_ORDER = {"class": 0, "interface": 0, "type": 1, "function": 1, "method": 2, "module": 3, "constant": 3,
-               "variable": 4}
+               "variable": 4, "field": 4}
 TEST_ORDER = 6  # after every kind
 DEFINITION_KINDS = frozenset(("class", "interface", "type", "function", "method", "module"))
 
@@ -67,7 +67,7 @@ def name_table(snapshot: Snapshot) -> NameTable:
         for path, record in s.files.items():
             file_standing = TESTS_OR_EXAMPLES if is_test_file(path) or is_example_path(path) else PROJECT_CODE
             for definition in record.definitions:
-                standing = LOCAL if definition[D_LOCAL] else file_standing
+                standing = LOCAL if definition[D_LOCAL] == IN_BODY else file_standing
                 places[definition[D_NAME]].append((path, definition[D_KIND], definition[D_CONTAINER],
                                                    definition[D_START_LINE], standing))
         names = sorted(places)

@@ -51,10 +51,19 @@ class OutlineEntry:
         shown = "".join(f"@{decorator} " for decorator in self.decorators) + shown
         owner = f" [{self.container}]" if self.container else ""
         span = f"{self.first_line}" if self.first_line == self.last_line else f"{self.first_line}-{self.last_line}"
-        lines = [f"{'  ' * depth}{span} {shown}{owner}"]
-        for child in self.children:
-            lines.extend(child.text_lines(depth + 1))
-        return lines
+        return [f"{'  ' * depth}{span} {shown}{owner}", *drawn_lines(self.children, depth + 1)]
+
+
+def drawn_lines(entries: list[OutlineEntry], depth: int) -> list[str]:
+    """The entries' lines; the names of one declaration (`A, B int`, `int low, high;`) share its line, drawn once."""
+    lines: list[str] = []
+    previous = None
+    for entry in entries:
+        drawn = entry.text_lines(depth)
+        if drawn[0] != previous:
+            lines.extend(drawn)
+        previous = drawn[0]
+    return lines
 
 
 @dataclass(slots=True)
@@ -98,8 +107,7 @@ class OutlineResult:
             lines.append(f"{outline.path} ({outline.line_count} lines{generated})")
             if not outline.symbols:
                 lines.append("  (no definitions)")
-            for entry in outline.symbols:
-                lines.extend(entry.text_lines(1))
+            lines.extend(drawn_lines(outline.symbols, 1))
         if not self.files:
             lines.append(f"{self.path or '.'}: no indexed source files")
         lines.extend(more_line(self.omitted, "definitions"))
@@ -129,7 +137,8 @@ def file_tree(snapshot: Snapshot, path: str, top_level_only: bool = False) -> tu
     bodies: list[Definition] = []  # the functions around the current definition, drawn or not (`definition_scopes`)
     count = 0
     for definition in definitions:
-        while stack and not _contains(stack[-1][0], definition):
+        # `A, B int`: the names of one declaration share its span, and are siblings
+        while stack and (not _contains(stack[-1][0], definition) or stack[-1][0].span == definition.span):
             stack.pop()
         while bodies and not _contains(bodies[-1], definition):
             bodies.pop()
