@@ -150,6 +150,8 @@ def test_a_structs_fields_are_in_its_outline_and_in_no_name_table(tmp_path: Path
     assert ("x", 1, ("point.c",)) in file_links(index.snapshot())["use.c"]
     symbols = {entry["name"]: entry["kind"] for entry in api.symbols(index, "label").to_json()["symbols"]}
     assert symbols.get("label") == "field"
+    zoomed = api.zoom(index, "Config.Name").to_json()  # found in the files that define its struct
+    assert (zoomed["kind"], zoomed["lines"], zoomed["source"]) == ("field", [4, 4], "\tName string")
 
 
 def test_an_outline_says_a_file_is_generated(tmp_path: Path) -> None:

@@ -189,11 +189,26 @@ def find_symbols(index: WorkspaceIndex, snapshot: Snapshot, symbol: str) -> list
     if qualifier is not None and not any(ref.definition.container == qualifier for ref in found):
         # `store.save` names a module's function: not the methods of the module's classes.
         found = [ref for ref in found if ref.definition.container is None] or found
+    if not found and qualifier is not None:
+        found = _struct_fields_named(snapshot, qualifier, re.split(r"::|\.", symbol)[-1])
     if not found:
         raise NavigationError(f"unknown symbol {symbol!r}: no definition of that name in the index"
                               + (" (still building)" if index.state != "ready" else "")
                               + (_defined_elsewhere(snapshot, symbol) if qualifier is not None else ""))
     return found
+
+
+def _struct_fields_named(snapshot: Snapshot, struct: str, name: str) -> list[SymbolRef]:
+    """`Context.Keys`: a struct's field, which no name table holds (`records.OUTLINE_ONLY`), in the files defining
+    the struct."""
+    from lsp_hub.index.graph_inputs import name_tables
+
+    return [
+        SymbolRef(path, definition)
+        for path in name_tables(snapshot).definers.get(struct, ())
+        for definition in snapshot.files[path].outline().definitions
+        if definition.kind == "field" and definition.name == name and definition.container == struct
+    ]
 
 
 def _defined_elsewhere(snapshot: Snapshot, symbol: str) -> str:
