@@ -319,6 +319,23 @@ class _Scope:
         self.is_container = kind in _CONTAINER_KINDS
 
 
+_DECLARATIONS = frozenset(("lexical_declaration", "variable_declaration"))
+
+
+def _holds_object_literal(node: tree_sitter.Node) -> bool:
+    """Whether a JS/TS variable's declaration (`const api = {...}`, exported or not) gives it an object literal."""
+    if node.type == "export_statement":
+        declaration = node.child_by_field_name("declaration")
+        if declaration is None:
+            return False
+        node = declaration
+    if node.type not in _DECLARATIONS:
+        return False
+    declarators = [child for child in node.named_children if child.type == "variable_declarator"]
+    value = declarators[0].child_by_field_name("value") if len(declarators) == 1 else None
+    return value is not None and value.type == "object"
+
+
 def extract_file(path: str, source: bytes, language: str) -> FileIndex:
     """Everything the index keeps about one file, as model objects. Never raises on any content; raises ValueError
     only for a language outside SUPPORTED_LANGUAGES. `path` is stored as given (workspace-relative POSIX path)."""
@@ -662,6 +679,8 @@ class _Extractor:
             if node_type == "type_definition":  # C `typedef struct {...} name;` does not contain the struct
                 new_scope.is_container = new_scope.is_class_like = False
                 typedefs[id(new_scope)] = len(out) - 1
+            elif kind in ("variable", "constant") and _holds_object_literal(node):
+                new_scope.is_container = True  # `const api = { get() {...} }`: api's methods, `api.get()` calls
             if test is not None:  # its callback holds its calls, not the call `it(...)` itself
                 functions.add(test[1], test[2], name)
             elif new_scope.is_function:

@@ -493,3 +493,17 @@ def test_a_variable_typed_or_given_a_literal_is_no_class_its_name_matches(tmp_pa
     targets = [target for target in resolve_targets_by_name(snapshot, "Text.split") if target[0] == "web/text.ts"]
     found = find_callers(snapshot, targets)["callers"]
     assert [entry["caller"] for entry in found if entry["location"]["uri"].endswith("/use.ts")] == ["made"]
+
+
+def test_the_methods_of_an_object_literal_belong_to_its_variable(tmp_path: Path) -> None:
+    """`export const api = { get(path) {...} }`: its methods had no container, so `api.get()` (a member call) reached
+    no definition and `callers` of them found nothing. The variable holding the object is their container now."""
+    write(tmp_path, "web/api.ts", "export const api = {\n  get(path: string) {\n    return path;\n  },\n"
+                                  "  post(path: string) {\n    return path;\n  },\n};\n")
+    write(tmp_path, "web/use.ts", "import { api } from './api';\n\nexport function load() {\n"
+                                  "  return api.get('/x');\n}\n")
+    snapshot = snapshot_of(tmp_path)
+    assert [(definition.container, definition.kind) for _path, definition in resolve_targets_by_name(
+        snapshot, "api.get")] == [("api", "method")]
+    assert sites(snapshot, "api.get") == [("use.ts", "load", 3)]
+    assert sites(snapshot, "api.post") == []
