@@ -152,6 +152,7 @@ def test_a_structs_fields_are_in_its_outline_and_in_no_name_table(tmp_path: Path
     assert symbols.get("label") == "field"
     zoomed = api.zoom(index, "Config.Name").to_json()  # found in the files that define its struct
     assert (zoomed["kind"], zoomed["lines"], zoomed["source"]) == ("field", [4, 4], "\tName string")
+    assert "calls" not in api.zoom(index, "Config.Name").to_text()
 
 
 def test_an_outline_says_a_file_is_generated(tmp_path: Path) -> None:

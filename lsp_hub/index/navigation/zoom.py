@@ -74,12 +74,13 @@ class ZoomResult:
             width = len(str(self.source[-1][0])) if self.source else 1
             lines.extend(f"{line:>{width}}  {text}" for line, text in self.source)
             lines.extend(more_line(self.source_omitted, "lines"))
-        lines.append("calls: (none)" if not self.calls else "calls:")
-        lines.extend(f"  {edge.text()}" for edge in self.calls)
-        lines.extend(more_line(self.calls_omitted, "calls"))
-        lines.append("calledBy: (none found in the index)" if not self.called_by else "calledBy:")
-        lines.extend(f"  {group.text()}" for group in self.called_by)
-        lines.extend(more_line(self.called_by_omitted, "callers"))
+        if ref.definition.kind != "field":  # a struct's field calls nothing and is called by nothing
+            lines.append("calls: (none)" if not self.calls else "calls:")
+            lines.extend(f"  {edge.text()}" for edge in self.calls)
+            lines.extend(more_line(self.calls_omitted, "calls"))
+            lines.append("calledBy: (none found in the index)" if not self.called_by else "calledBy:")
+            lines.extend(f"  {group.text()}" for group in self.called_by)
+            lines.extend(more_line(self.called_by_omitted, "callers"))
         lines.append(self.completeness.to_text())
         return join_lines(lines)
 
