@@ -127,9 +127,11 @@ def renamed_users(snapshot: Snapshot, names: Iterable[str]) -> list[tuple[str, s
     a as b } from './m'`: b's users, with b), and under the names re-exports of those gave them in turn. They
     neither reference nor import `names` themselves; the resolver says which of them really reach the definitions
     (`renamed_origin`)."""
+    frontier = set(names)
+    if not frontier:
+        return []  # an edit that changed no definer: the alias table is not made for it
     tables, aliases = name_tables(snapshot), alias_users(snapshot)
     found: list[tuple[str, str]] = []
-    frontier = set(names)
     seen = set(frontier)
     for _depth in range(MAX_REEXPORT_DEPTH + 1):
         renamed = {local for name in frontier for _exporter, local in aliases.get(name, ()) if local not in seen}
