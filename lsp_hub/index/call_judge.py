@@ -18,6 +18,7 @@ from lsp_hub.index.receiver_types import (
     attribute_type,
     cloud_definer,
     declared_class,
+    owned_by,
 )
 from lsp_hub.index.symbols import definitions_named, has_parameter, plain_name_can_mean
 from lsp_hub.index.type_clouds import TypeCloud
@@ -202,7 +203,9 @@ class CallJudge:
         None when the function has no variable or parameter of that name (the import stands)."""
         if caller is None or definition.container is None or file_index.language not in INFERRED_LANGUAGES:
             return None if caller is None else False
-        own_variable = any(owner == caller.name and name == receiver for owner, name, _typed in file_index.local_types)
+        own_variable = any(
+            name == receiver and owned_by(owner, caller) for owner, name, _typed in file_index.local_types
+        )
         if not (own_variable or has_parameter(caller.signature, receiver)):
             return None  # only the function's own variable or parameter stands against an import of the file
         inferred = self._inferred_class(source, file_index, receiver, caller)

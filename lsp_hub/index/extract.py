@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from functools import cache
 from pathlib import Path
@@ -512,10 +513,13 @@ class _Extractor:
         attributes are left to their definitions (`attribute_type`). A variable given a literal (`text = "a,b"`,
         `parts = []`) has the literal's built-in type, kept only where a call's receiver is that name: what it
         decides is that `text.split()` is no call of a workspace `Text.split` (most literals never receive one)."""
-        innermost = functions.innermost if functions.starts else None
+        innermost = functions.innermost_index if functions.starts else None
         innermost_class = classes.innermost if classes.starts else None
         text = self._text
         receivers: set[str] | None = None
+        # Tests of one title in two `describe`s (hono's types.test.ts has four of several): each one's variables
+        # carry its first line (`test("x")@2590`), else one test's `app` made every other's ambiguous.
+        repeated = {name for name, count in Counter(functions.names).items() if count > 1}
         out = []
         for start_byte, name_node, type_node, made in sorted(found, key=lambda entry: entry[0]):
             if made == _LITERAL:
@@ -523,7 +527,11 @@ class _Extractor:
                     receivers = {reference[R_RECEIVER] for reference in references}
                 if text(name_node) not in receivers:
                     continue
-            owner = (innermost(start_byte) if innermost is not None else None) or ""
+            index = innermost(start_byte) if innermost is not None else -1
+            owner = functions.names[index] if index >= 0 else ""
+            if owner in repeated:
+                line = self.source.count(b"\n", 0, functions.starts[index])
+                owner = f"{owner}@{line}"
             if not owner and innermost_class is not None and innermost_class(start_byte) is not None:
                 continue
             if not owner and self.language in _ANONYMOUS_SCOPED:
@@ -950,11 +958,15 @@ class _FunctionRegions:
         self.parents.append(parent)
 
     def innermost(self, offset: int) -> str | None:
+        index = self.innermost_index(offset)
+        return self.names[index] if index >= 0 else None
+
+    def innermost_index(self, offset: int) -> int:
         index = bisect_right(self.starts, offset) - 1
         ends = self.ends
         while index >= 0 and ends[index] <= offset:
             index = self.parents[index]
-        return self.names[index] if index >= 0 else None
+        return index
 
 
 def _last_name_segment(text: str) -> str:

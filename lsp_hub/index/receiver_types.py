@@ -179,6 +179,22 @@ def _last_segment(text: str) -> str:
 
 # A receiver whose type the code shows to come from outside the workspace.
 OUTSIDE = "outside"
+
+
+def owned_by(owner: str, function: Definition) -> bool:
+    """Whether a local type's owner is `function`: its name, or its name and a line within it when the file has
+    several functions of that name (`test("x")@2590`: tests of one title in two `describe`s)."""
+    if owner == function.name:
+        return True
+    name, at, line = owner.rpartition("@")
+    return (
+        bool(at)
+        and name == function.name
+        and line.isdigit()
+        and (function.span.start_line <= int(line) <= function.span.end_line)
+    )
+
+
 # Names in annotations that wrap or stand for other types: what they give is not known from the name alone.
 _TYPING_WRAPPERS = frozenset(
     (
@@ -276,7 +292,7 @@ class TypeInference:
             shown = {
                 typed
                 for owner, name, typed in self.file_index.local_types
-                if owner == function.name and name == variable
+                if name == variable and owned_by(owner, function)
             }
             if not shown:
                 annotated = parameter_annotation(function.signature, variable)

@@ -507,3 +507,22 @@ def test_the_methods_of_an_object_literal_belong_to_its_variable(tmp_path: Path)
         snapshot, "api.get")] == [("api", "method")]
     assert sites(snapshot, "api.get") == [("use.ts", "load", 3)]
     assert sites(snapshot, "api.post") == []
+
+
+def test_tests_of_one_title_in_two_describes_keep_their_variables_apart(tmp_path: Path) -> None:
+    """hono's types.test.ts has four `test('merge responses from 1 middleware', ...)`, one per `describe`: their
+    variables were one test's, so each `app` made every other test's `res` ambiguous, and 148 calls of
+    `res.json()` on a typed client's response were no callers (index-alone recall 0.946 against
+    typescript-language-server; 0.993 now)."""
+    write(tmp_path, "src/client.ts", CLIENT_TS)
+    write(
+        tmp_path,
+        "src/client.test.ts",
+        "import { hc } from './client'\nconst other = (x: string) => x\n\n"
+        "describe('a', () => {\n  test('same', async () => {\n    const client = hc<typeof app>('http://localhost')\n"
+        "    const res = await client.posts.$get()\n    expect(await res.json()).toEqual({})\n  })\n})\n"
+        "describe('b', () => {\n  test('same', async () => {\n    const client = other<typeof app>('http://x')\n"
+        "    const res = await client.posts.$get()\n    expect(await res.json()).toEqual({})\n  })\n})\n",
+    )
+    snapshot = snapshot_of(tmp_path)
+    assert sites(snapshot, "ClientResponse.json") == [("client.test.ts", 'test("same")', 7)]
