@@ -59,9 +59,14 @@ def _body(node: tree_sitter.Node) -> tree_sitter.Node | None:
 
 
 def _names(declaration: tree_sitter.Node) -> Iterator[tree_sitter.Node]:
-    for name in declaration.children_by_field_name("name"):  # Go, Rust
+    names = declaration.children_by_field_name("name")  # Go, Rust
+    for name in names:
         if name.type == "field_identifier":
             yield name
+    if not names and declaration.child_by_field_name("declarator") is None:
+        embedded = _embedded_type_name(declaration.child_by_field_name("type"))
+        if embedded is not None:  # Go's `sync.Mutex`, `*Engine`: the field is named by its type
+            yield embedded
     for declarator in declaration.children_by_field_name("declarator"):  # C, C++
         while True:
             if declarator.type == "function_declarator":
@@ -78,3 +83,15 @@ def _names(declaration: tree_sitter.Node) -> Iterator[tree_sitter.Node]:
                 break
         if declarator.type == "field_identifier":
             yield declarator
+
+
+def _embedded_type_name(node: tree_sitter.Node | None) -> tree_sitter.Node | None:
+    """The type name of a Go embedded field (`Engine`, `*Engine`, `sync.Mutex`, `List[T]`)."""
+    while node is not None and node.type in ("pointer_type", "qualified_type", "generic_type"):
+        if node.type == "qualified_type":
+            node = node.child_by_field_name("name")
+        elif node.type == "generic_type":
+            node = node.child_by_field_name("type")
+        else:
+            node = next(iter(node.named_children), None)
+    return node if node is not None and node.type == "type_identifier" else None

@@ -139,13 +139,15 @@ def test_a_structs_fields_are_in_its_outline_and_in_no_name_table(tmp_path: Path
                     if entry["kind"] == "class"]
         return [(child["name"], child["kind"], child["lines"]) for child in struct["children"]]
 
-    assert children("config.go") == [("Name", "field", [4, 4]), ("A", "field", [5, 5]), ("B", "field", [5, 5])]
+    assert children("config.go") == [
+        ("Name", "field", [4, 4]), ("A", "field", [5, 5]), ("B", "field", [5, 5]), ("Mutex", "field", [6, 6])
+    ]  # an embedded field is named by its type
     assert [name for name, _kind, _lines in children("point.c")] == ["x", "label", "vals", "cb"]
     assert children("s.rs") == [("a", "field", [2, 2]), ("b", "field", [3, 3])]
     drawn = api.outline(index, "config.go").to_text()
-    assert "\n    4 Name string\n    5 A, B int\n  9-11 func" in drawn  # one line for `A, B int`
+    assert "\n    4 Name string\n    5 A, B int\n    6 sync.Mutex\n  9-11 func" in drawn  # one line for `A, B int`
     definers = name_tables(index.snapshot()).definers
-    assert not {"Name", "A", "label", "cb", "a", "b"} & set(definers)
+    assert not {"Name", "A", "Mutex", "label", "cb", "a", "b"} & set(definers)
     assert definers["x"] == ("point.c",)  # the function: use.c's call of x() still links to it
     assert ("x", 1, ("point.c",)) in file_links(index.snapshot())["use.c"]
     symbols = {entry["name"]: entry["kind"] for entry in api.symbols(index, "label").to_json()["symbols"]}
