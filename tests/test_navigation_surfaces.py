@@ -106,6 +106,7 @@ def test_bad_input_gets_one_line_and_exit_2(project: tuple[Path, HubConnection, 
     root, connection, _ = project
     code, text, err = ask(connection, root, "zoom", "--symbol", "no_such_thing")
     assert code == 2 and not text and len(err.strip().splitlines()) == 1 and "unknown symbol" in err
+    assert err.startswith("lsp-hub query: unknown symbol 'no_such_thing'"), err  # no protocol method before it
     code, text, err = ask(connection, root, "outline", "/etc/hostname")
     assert code == 2 and "outside the workspace" in err
     code, text, err = ask(connection, root, "search", "--structural", "$A.total()")

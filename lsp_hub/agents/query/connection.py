@@ -211,7 +211,10 @@ class HubConnection:
             elif message.get("id") == request_id:
                 error = message.get("error")
                 if error is not None:
-                    text = f"lsp-hub query: {method}: {error.get('message', error)}"
+                    # An index command's error says what went wrong in its own words; the method carrying every
+                    # command (`workspace/executeCommand`) would only stand in front of them.
+                    where = "" if method == "workspace/executeCommand" else f"{method}: "
+                    text = f"lsp-hub query: {where}{error.get('message', error)}"
                     raise QueryError(text) if error.get("code") == -32602 else HubFailed(text)
                 return message.get("result")
 
