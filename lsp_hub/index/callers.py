@@ -18,11 +18,10 @@ from urllib.parse import unquote
 from lsp_hub.index.call_judge import CallJudge, CallTarget
 from lsp_hub.index.file_kinds import is_named_callback
 from lsp_hub.index.graph import language_family
-from lsp_hub.index.graph_inputs import alias_users, name_tables
 from lsp_hub.index.model import Definition, FileIndex, Reference, Span
 from lsp_hub.index.receiver_types import WorkspaceClass
 from lsp_hub.index.records import FileRecord
-from lsp_hub.index.reexports import renamed_users
+from lsp_hub.index.reexports import name_users
 from lsp_hub.index.symbols import (
     definition_targets,
     definitions_named,
@@ -123,7 +122,6 @@ def find_callers(
     depth = max(1, min(depth, MAX_DEPTH))
     if lookups is None or lookups.snapshot is not snapshot:
         lookups = CallerLookups(snapshot)
-    tables = name_tables(snapshot)
     initial = [CallTarget(path, definition) for path, definition in targets]
     symbol = qualified_name(initial[0].definition) if initial else None
     # A constructor is called by instantiating its class (`Cart(...)`, `new Cart()`): its class is searched too.
@@ -148,12 +146,7 @@ def find_callers(
                 for path, _definition in definitions_named(snapshot, name)
                 if language_family(snapshot.files[path].language) == family
             )
-        # Files that use the name, and files that import it under another name (`from m import name as other`).
-        uses = [(source, name) for source in tables.referencers.get(name, ())]
-        uses.extend(alias_users(snapshot).get(name, ()))
-        # `export { name as other }` in a barrel: other's users, `module.other()` too
-        exported_as = renamed_users(snapshot, (name,))
-        uses.extend(exported_as)
+        uses, exported_as = name_users(snapshot, name)
         for source, used_name in uses:
             record = snapshot.files[source]
             file_index = outlines.get(source)

@@ -122,6 +122,17 @@ def _renamed_origin(
     return None
 
 
+def name_users(snapshot: Snapshot, name: str) -> tuple[list[tuple[str, str]], frozenset[tuple[str, str]]]:
+    """(file, name used) for every file that may use `name`: by that name, under an alias it imports it as (`from m
+    import name as other`), or under a name a re-export gave it (`renamed_users`); and the last as a set: the only
+    ones beside the name itself that a receiver may qualify (`module.other()`; an alias is never `x.other()`)."""
+    uses = [(source, name) for source in name_tables(snapshot).referencers.get(name, ())]
+    uses.extend(alias_users(snapshot).get(name, ()))
+    exported_as = renamed_users(snapshot, (name,))
+    uses.extend(exported_as)
+    return uses, frozenset(exported_as)
+
+
 def renamed_users(snapshot: Snapshot, names: Iterable[str]) -> list[tuple[str, str]]:
     """(file, name it uses) for the files that may use one of `names` under a name a re-export gave it (`export {
     a as b } from './m'`: b's users, with b), and under the names re-exports of those gave them in turn. They

@@ -23,10 +23,10 @@ from typing import Any
 from lsp_hub.index.call_judge import CallJudge, CallTarget
 from lsp_hub.index.callers import ORIGIN_BOTH, ORIGIN_INDEX, ORIGIN_SERVER, _range_key, _same_site
 from lsp_hub.index.graph import language_family
-from lsp_hub.index.graph_inputs import alias_users, import_bindings, name_tables
+from lsp_hub.index.graph_inputs import alias_users, import_bindings
 from lsp_hub.index.model import Definition, FileIndex, Reference, Span
 from lsp_hub.index.records import I_NAMES, R_NAME, unpack_reference
-from lsp_hub.index.reexports import renamed_users
+from lsp_hub.index.reexports import name_users
 from lsp_hub.index.symbols import definitions_named, enclosing_definition, location, qualified_name
 from lsp_hub.index.workspace import Snapshot
 
@@ -45,7 +45,6 @@ def find_references(snapshot: Snapshot, targets: list[tuple[str, Definition]], i
     an import's statement span, not its names' positions)."""
     judge = CallJudge(snapshot)
     reads = _FileReads(snapshot, judge, text_of)
-    tables = name_tables(snapshot)
     sites: list[dict[str, Any]] = []
     seen: set[tuple[str, int, int]] = set()
     truncated = False
@@ -70,11 +69,7 @@ def find_references(snapshot: Snapshot, targets: list[tuple[str, Definition]], i
                                if language_family(snapshot.files[other].language) == family)
         if include_declaration:
             add(path, definition.name_span, KIND_DEFINITION, name)
-        uses = [(source, name) for source in tables.referencers.get(name, ())]
-        uses.extend(alias_users(snapshot).get(name, ()))
-        # `export { name as other }` in a barrel: other's users, `module.other()` too
-        exported_as = renamed_users(snapshot, (name,))
-        uses.extend(exported_as)
+        uses, exported_as = name_users(snapshot, name)
         for source, used_name in uses:
             outline = reads.outline(source)
             for reference, caller in reads.references(source, used_name):
