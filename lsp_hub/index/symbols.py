@@ -18,6 +18,7 @@ from lsp_hub.index.records import D_KIND, D_NAME, local_names
 from lsp_hub.index.workspace import Snapshot, file_uri
 
 # LSP SymbolKind numbers.
+LSP_FIELD = 8
 LSP_SYMBOL_KINDS = {
     "module": 2,
     "class": 5,
@@ -27,9 +28,8 @@ LSP_SYMBOL_KINDS = {
     "constant": 14,
     "interface": 11,
     "type": 5,
-    "field": 8,
+    "field": LSP_FIELD,
 }
-LSP_FIELD = 8
 LSP_NAMESPACE = 3
 DEFAULT_SYMBOL_LIMIT = 100
 _HUMP = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z0-9]+|[A-Z]")

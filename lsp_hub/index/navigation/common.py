@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lsp_hub.index.file_kinds import is_test_file
+from lsp_hub.index.graph_inputs import name_tables
 from lsp_hub.index.model import Definition, Span
 from lsp_hub.index.records import FileRecord
 from lsp_hub.index.symbols import enclosing_definition, qualified_name
@@ -201,8 +202,6 @@ def find_symbols(index: WorkspaceIndex, snapshot: Snapshot, symbol: str) -> list
 def _struct_fields_named(snapshot: Snapshot, struct: str, name: str) -> list[SymbolRef]:
     """`Context.Keys`: a struct's field, which no name table holds (`records.OUTLINE_ONLY`), in the files defining
     the struct."""
-    from lsp_hub.index.graph_inputs import name_tables
-
     return [
         SymbolRef(path, definition)
         for path in name_tables(snapshot).definers.get(struct, ())

@@ -121,8 +121,9 @@ def zoom(index: WorkspaceIndex, symbol: str, limit: int = DEFAULT_ZOOM_LIMIT, wa
             source_omitted = max(0, min(ref.last_line, len(lines)) - last)
             if source_omitted:
                 completeness.add(f"source cut at {MAX_SOURCE_LINES} lines")
-    calls, calls_omitted = capped(outgoing_calls(snapshot, ref), limit)
-    callers, truncated = incoming_calls(snapshot, [ref])
+    searched = definition.kind != "field"  # a struct's field calls nothing and is called by nothing
+    calls, calls_omitted = capped(outgoing_calls(snapshot, ref) if searched else [], limit)
+    callers, truncated = incoming_calls(snapshot, [ref]) if searched else ([], False)
     if truncated:
         completeness.add("too many callers to search them all")
     called_by, called_by_omitted = capped(callers, limit)
