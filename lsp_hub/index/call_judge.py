@@ -39,6 +39,8 @@ class CallTarget:
 
 # Where `TypeInference` types a receiver from its function's variables and parameters.
 INFERRED_LANGUAGES = frozenset(("python", "typescript", "tsx"))
+# Where a variable's declared type decides, when it is a workspace class (`_statically_typed`).
+STATICALLY_TYPED_LANGUAGES = frozenset(("rust", "java", "csharp"))
 
 
 class CallJudge:
@@ -120,8 +122,8 @@ class CallJudge:
         if definition.kind == "function" and container is None and file_index.language in MODULE_SCOPED_LANGUAGES:
             # `app.use()` is not the module function `use`: that is reached through its module (bound above)
             return False
-        if container is not None and file_index.language == "rust" and receiver.isidentifier():
-            typed = self._rust_typed(source, file_index, receiver, caller, definition, line)
+        if container is not None and file_index.language in STATICALLY_TYPED_LANGUAGES and receiver.isidentifier():
+            typed = self._statically_typed(source, file_index, receiver, caller, definition, line)
             if typed is not None:
                 return typed
         if container is not None and self._squash(receiver) == self._squash(container):
@@ -157,7 +159,7 @@ class CallJudge:
                     return reached == container
         return definition_count == 1 and definition.name not in COMMON_NAMES
 
-    def _rust_typed(
+    def _statically_typed(
         self,
         source: str,
         file_index: FileIndex,
@@ -166,9 +168,11 @@ class CallJudge:
         definition: Definition,
         line: int | None,
     ) -> bool | None:
-        """Rust: a variable or parameter its function types (`let other: Self = other.into()`, `let app =
-        Router::new()`, `fn f(router: Router)`) decides before its name does (`other.route()` is not `Other`'s);
-        None when nothing types it, or when the method is a trait's own (any implementor may take that call)."""
+        """Rust, Java, C#: a variable or parameter its function types (`let other: Self = other.into()`, `let app =
+        Router::new()`, `fn f(router: Router)`, `JsonObject copy = ...`, `void f(JsonArray items)`) decides before
+        its name does (`other.route()` is not `Other`'s; `copy.deepCopy()` is JsonObject's, not JsonArray's); None
+        when nothing types it, or when the method is an interface's or trait's own (any implementor may take the
+        call)."""
         inferred = self._inferred_class(source, file_index, receiver, caller, line)
         if not isinstance(inferred, WorkspaceClass):
             return None

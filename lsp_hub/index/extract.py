@@ -517,6 +517,10 @@ class _Extractor:
         innermost_class = classes.innermost if classes.starts else None
         text = self._text
         receivers: set[str] | None = None
+        # Java and C# declare nearly every local with its type: those no call uses as a receiver (or a chain's
+        # head) would only be carried.
+        receivers_only = self.language in _DECLARED_LOCALS
+        receiver_heads: set[str] | None = None
         # Tests of one title in two `describe`s (hono's types.test.ts has four of several): each one's variables
         # carry its first line (`test("x")@2590`), else one test's `app` made every other's ambiguous.
         repeated = {name for name, count in Counter(functions.names).items() if count > 1}
@@ -526,6 +530,13 @@ class _Extractor:
                 if receivers is None:
                     receivers = {reference[R_RECEIVER] for reference in references}
                 if text(name_node) not in receivers:
+                    continue
+            elif receivers_only:
+                if receiver_heads is None:
+                    receiver_heads = {
+                        reference[R_RECEIVER].partition(".")[0] for reference in references if reference[R_RECEIVER]
+                    }
+                if text(name_node) not in receiver_heads:
                     continue
             index = innermost(start_byte) if innermost is not None else -1
             owner = functions.names[index] if index >= 0 else ""
@@ -915,6 +926,7 @@ class _Extractor:
 
 
 _ANONYMOUS_SCOPED = frozenset(("typescript", "tsx", "javascript"))
+_DECLARED_LOCALS = frozenset(("java", "csharp"))  # typed locals kept only for names some call's receiver starts with
 _MADE_BY_CALL, _LITERAL = "call", "literal"  # how a typed local variable is made (`@made_by_call`, `@literal`)
 # A literal's node type -> its built-in type, which no workspace class is: Python's, then JavaScript's.
 _LITERAL_TYPES = {

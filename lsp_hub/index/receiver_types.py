@@ -75,6 +75,39 @@ def parameter_annotation(signature: str, parameter: str) -> str | None:
     return None
 
 
+# Languages whose signatures put the type before the name: `void f(Cart cart)`, `public Cart copy()`.
+PREFIX_TYPED_LANGUAGES = frozenset(("java", "csharp"))
+_PREFIX_TYPED_PARAMETER = re.compile(
+    r"[(,]\s*(?:(?:final|in|ref|out|params|this|scoped|readonly)\s+|@\w+(?:\([^()]*\))?\s+)*"
+    r"([A-Za-z_][\w.]*)(?:<[^()]*?>)?\??\s+(\w+)\s*(?=[=,)])"
+)
+_PREFIX_RETURN_TYPE = re.compile(r"([A-Za-z_][\w.]*)(?:<[^()]*>)?(?:\[\])*\??\s+\Z")
+_NOT_RETURN_TYPES = frozenset(("public", "private", "protected", "internal", "static", "final", "abstract", "new"))
+
+
+def prefix_parameter_type(signature: str, parameter: str) -> str | None:
+    """The class a Java or C# signature gives a parameter (`f(final Cart cart)`, `F(List<Item> items)` give Cart
+    and List)."""
+    for typed in _PREFIX_TYPED_PARAMETER.finditer(signature):
+        if typed.group(2) == parameter:
+            return _last_segment(typed.group(1))
+    return None
+
+
+def prefix_return_type(signature: str, name: str) -> str | None:
+    """The class a Java or C# method returns, written before its name (`public JsonObject deepCopy()`)."""
+    at = signature.find(name)
+    while at >= 0:
+        after = signature[at + len(name) :].lstrip()
+        if (at == 0 or not (signature[at - 1].isalnum() or signature[at - 1] == "_")) and after[:1] in ("(", "<"):
+            returned = _PREFIX_RETURN_TYPE.search(signature[:at])
+            if returned is None or returned.group(1) in _NOT_RETURN_TYPES:
+                return None
+            return _last_segment(returned.group(1))
+        at = signature.find(name, at + 1)
+    return None
+
+
 def _signature_type(signature: str) -> str | None:
     """The class a variable's signature gives it: `new Cart(`, `= Cart(`, `: Cart`, `&Cart{`."""
     for pattern in _TYPE_PATTERNS:
@@ -166,11 +199,20 @@ def class_bases(signature: str) -> list[str]:
             break
         unbracketed = shorter
     extends = _EXTENDS.search(unbracketed)
-    return [_last_segment(extends.group(1))] if extends else []
+    if extends:
+        return [_last_segment(extends.group(1))]
+    colon = _COLON_BASES.search(unbracketed)  # C#'s `class A : B, IC`, C++'s `class A : public B`
+    if colon is None:
+        return []
+    bases = colon.group(1).split(" where ", 1)[0]  # C#'s constraints on type parameters follow the bases
+    return [_last_segment(base.rpartition("::")[2]) for base in _BASE_NAMES.findall(bases)]
 
 
 _TYPE_ARGUMENTS = re.compile(r"<[^<>]*>")
-_EXTENDS = re.compile(r"^(?:export\s+)?(?:default\s+)?(?:abstract\s+)?class\b[^{]*?\bextends\s+([A-Za-z_$][\w.$]*)")
+# After modifiers and annotations too: Java's `public final class A extends B`, TS's `@Injectable() export class`.
+_EXTENDS = re.compile(r"(?:^|\s)class\b[^{(]*?\bextends\s+([A-Za-z_$][\w.$]*)")
+_COLON_BASES = re.compile(r"(?:^|\s)(?:class|struct)\s+\w+\s*:\s*([^{]*)")
+_BASE_NAMES = re.compile(r"(?:(?:public|protected|private|virtual)\s+)*([A-Za-z_][\w.:]*)(?:<[^<>]*>)?\s*(?:,|\Z)")
 
 
 def _last_segment(text: str) -> str:
@@ -298,6 +340,8 @@ class TypeInference:
                 annotated = parameter_annotation(function.signature, variable)
                 if annotated is None and self.file_index.language == "python":
                     annotated = fixture_type(self.snapshot, self.source, function, variable)  # `def test(app):`
+                elif annotated is None and self.file_index.language in PREFIX_TYPED_LANGUAGES:
+                    annotated = prefix_parameter_type(function.signature, variable)
                 shown = {annotated} if annotated else set()
             if shown:
                 break
@@ -419,10 +463,12 @@ class TypeInference:
         if any(definition.kind == "class" for _path, definition in found):
             return callee
         returned = set()
-        for _path, definition in found:
+        for path, definition in found:
             if definition.kind in ("function", "method"):
                 match = _RETURN_TYPE.search(definition.signature)
                 type_name = _last_segment(match.group(1)) if match else None
+                if match is None and self.snapshot.files[path].language in PREFIX_TYPED_LANGUAGES:
+                    type_name = prefix_return_type(definition.signature, definition.name)
                 if type_name == "Self" and definition.container is not None:
                     type_name = definition.container
                 returned.add(type_name)

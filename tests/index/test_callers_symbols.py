@@ -483,6 +483,38 @@ def test_a_rust_variable_typed_in_its_function_decides_before_its_name(tmp_path:
     assert ("app", 33) in callers_named(snapshot, "Layered.layer")
 
 
+def test_a_java_or_csharp_variable_s_declared_type_decides_which_class_s_method(tmp_path: Path) -> None:
+    """gson's `JsonObject original = new JsonObject(); original.deepCopy()`: five classes define deepCopy, and the
+    index found no caller of JsonObject.deepCopy. A declared local (`var` with `new` or a method's return type too),
+    a `for` variable and a parameter type the receiver in Java and C#; a base class's variable reaches the base's
+    own method, not an override (as the servers' call hierarchies answer)."""
+    write(tmp_path, "src/JsonElement.java", "package g;\n\npublic abstract class JsonElement {\n"
+          "  public abstract JsonElement deepCopy();\n}\n")
+    write(tmp_path, "src/JsonObject.java", "package g;\n\npublic final class JsonObject extends JsonElement {\n"
+          "  @Override\n  public JsonObject deepCopy() {\n    return new JsonObject();\n  }\n\n"
+          "  public static JsonObject parse(String text) {\n    return new JsonObject();\n  }\n}\n")
+    write(tmp_path, "src/JsonArray.java", "package g;\n\nimport java.util.List;\n\n"
+          "public final class JsonArray extends JsonElement {\n  @Override\n  public JsonArray deepCopy() {\n"
+          "    return new JsonArray();\n  }\n\n"
+          "  public void copyAll(List<JsonArray> arrays, final JsonObject other) {\n"
+          "    JsonObject original = new JsonObject();\n    original.deepCopy();\n"
+          "    var parsed = JsonObject.parse(\"{}\");\n    parsed.deepCopy();\n    other.deepCopy();\n"
+          "    for (JsonArray array : arrays) {\n      array.deepCopy();\n    }\n"
+          "    JsonElement element = original;\n    element.deepCopy();\n  }\n}\n")
+    snapshot = snapshot_of(tmp_path)
+    assert callers_named(snapshot, "JsonObject.deepCopy") == [("JsonArray.copyAll", 12), ("JsonArray.copyAll", 14),
+                                                              ("JsonArray.copyAll", 15)]
+    assert callers_named(snapshot, "JsonArray.deepCopy") == [("JsonArray.copyAll", 17)]
+    assert callers_named(snapshot, "JsonElement.deepCopy") == [("JsonArray.copyAll", 20)]
+    write(tmp_path, "Shop/Cart.cs", "namespace Shop;\n\npublic class Cart : Basket, ICart\n{\n"
+          "    public int Total() { return 0; }\n}\n\npublic class Order\n{\n    public int Total() { return 1; }\n\n"
+          "    public int Sum(Cart cart)\n    {\n        var order = new Order();\n        Cart other = cart;\n"
+          "        return cart.Total() + order.Total() + other.Total();\n    }\n}\n")
+    snapshot = snapshot_of(tmp_path)
+    assert callers_named(snapshot, "Cart.Total") == [("Order.Sum", 15), ("Order.Sum", 15)]
+    assert callers_named(snapshot, "Order.Total") == [("Order.Sum", 15)]
+
+
 def test_a_caller_defined_in_another_function_says_which(tmp_path: Path) -> None:
     """fastapi: `serialize_response`'s caller read `app`, a closure in `get_request_handler` that alone reads like
     the application. A caller in another function's body carries `callerIn`; a method or top-level one does not."""

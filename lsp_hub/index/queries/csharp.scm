@@ -100,3 +100,43 @@
   (attribute_list
     (attribute
       name: (_) @decorator))) @decorated
+
+; --- typed local variables ---------------------------------------------------------------------------------
+; `Foo a = ...`, `System.IO.Stream s`, `List<Bar> items`, `foreach (Bar item in items)`: the declared type's last
+; name; `var` (implicit_type) gives none, and the patterns after these read what it is made by.
+
+(variable_declaration
+  type: [
+    (identifier) @type
+    (qualified_name name: (identifier) @type)
+    (generic_name . (identifier) @type)
+  ]
+  (variable_declarator name: (identifier) @name)) @local
+
+(foreach_statement
+  type: [
+    (identifier) @type
+    (qualified_name name: (identifier) @type)
+    (generic_name . (identifier) @type)
+  ]
+  left: (identifier) @name) @local
+
+; `var b = new Bar();`: the class made; `var c = Make();`, `var d = factory.Create();`: the method called, for its
+; return type.
+(variable_declaration
+  type: (implicit_type)
+  (variable_declarator
+    name: (identifier) @name
+    [
+      (object_creation_expression
+        type: [
+          (identifier) @type
+          (qualified_name name: (identifier) @type)
+          (generic_name . (identifier) @type)
+        ])
+      (invocation_expression
+        function: [
+          (identifier) @type
+          (member_access_expression name: (identifier) @type)
+        ]) @made_by_call
+    ])) @local

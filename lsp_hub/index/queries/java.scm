@@ -83,3 +83,46 @@
       (annotation name: (_) @decorator)
       (marker_annotation name: (_) @decorator)
     ])) @decorated
+
+; --- typed local variables ---------------------------------------------------------------------------------
+; `JsonObject copy = ...`, `final Map.Entry<K, V> entry = ...`, `for (JsonElement element : items)`: the declared
+; type's last name; `var` gives none (the patterns after these read what it is made by).
+
+(local_variable_declaration
+  type: [
+    (type_identifier) @type
+    (scoped_type_identifier (type_identifier) @type .)
+    (generic_type . [(type_identifier) @type (scoped_type_identifier (type_identifier) @type .)])
+  ]
+  declarator: (variable_declarator name: (identifier) @name)
+  (#not-eq? @type "var")) @local
+
+(enhanced_for_statement
+  type: [
+    (type_identifier) @type
+    (scoped_type_identifier (type_identifier) @type .)
+    (generic_type . [(type_identifier) @type (scoped_type_identifier (type_identifier) @type .)])
+  ]
+  name: (identifier) @name
+  (#not-eq? @type "var")) @local
+
+; `var copy = new JsonObject();`: the class made.
+(local_variable_declaration
+  type: (type_identifier) @_var
+  declarator: (variable_declarator
+    name: (identifier) @name
+    value: (object_creation_expression
+      type: [
+        (type_identifier) @type
+        (scoped_type_identifier (type_identifier) @type .)
+        (generic_type . [(type_identifier) @type (scoped_type_identifier (type_identifier) @type .)])
+      ]))
+  (#eq? @_var "var")) @local
+
+; `var copy = original.deepCopy();`, `var gson = Gson.create();`: the method called, for its return type.
+(local_variable_declaration
+  type: (type_identifier) @_var
+  declarator: (variable_declarator
+    name: (identifier) @name
+    value: (method_invocation name: (identifier) @type) @made_by_call)
+  (#eq? @_var "var")) @local
