@@ -214,6 +214,29 @@ def test_zoom_by_position_and_member_menu_for_a_long_class(shop: WorkspaceIndex,
     assert len(data["members"]) == 40 and data["members"][0] == {"line": 2, "signature": "def m0(self) -> int:"}
 
 
+def test_zoom_into_an_overloaded_method_shows_every_overload(shop: WorkspaceIndex, tmp_path: Path) -> None:
+    """gson's `zoom --symbol JsonObject.addProperty` showed the last of its four overloads alone, as if it were the
+    method. Each overload's source is shown, the calls of all of them and their callers, and the overloads listed."""
+    write(tmp_path, "src/Json.java", "class Json {\n  void add(String key, Object value) {\n    put(key);\n  }\n\n"
+          "  void put(String key) {\n  }\n\n  void add(String key, String value) {\n    put(key);\n    check(key);\n"
+          "  }\n\n  void check(String key) {\n  }\n\n  void use() {\n    add(\"a\", \"b\");\n  }\n}\n")
+    shop.update_file(tmp_path / "src/Json.java")
+    result = api.zoom(shop, "Json.add")
+    data = result.to_json()
+    assert data["line"] == 2 and data["lines"] == [2, 12]
+    assert [overload["lines"] for overload in data["overloads"]] == [[2, 4], [9, 12]]
+    assert data["overloads"][1]["signature"] == "void add(String key, String value)"
+    assert data["source"].splitlines() == ["  void add(String key, Object value) {", "    put(key);", "  }",
+                                           "  void add(String key, String value) {", "    put(key);",
+                                           "    check(key);", "  }"]
+    assert [(call["name"], call["count"]) for call in data["calls"]] == [("put", 2), ("check", 1)]
+    assert [group["caller"] for group in data["calledBy"]] == ["Json.use"]
+    text = result.to_text()
+    assert text.startswith("method Json.add (2 overloads)  src/Json.java:2-12")
+    assert " 9    void add(String key, String value) {" in text
+    assert "overloads" not in api.zoom(shop, "Json.put").to_json()
+
+
 def test_ambiguous_and_unknown_symbols_answer_one_line(shop: WorkspaceIndex) -> None:
     with pytest.raises(AmbiguousSymbol) as raised:
         api.zoom(shop, "save")

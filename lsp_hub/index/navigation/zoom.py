@@ -3,7 +3,7 @@ of its members' signatures), what it calls (counted, resolved where the index ca
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from lsp_hub.index.navigation.calls import CallEdge, CallerGroup, incoming_calls, outgoing_calls
@@ -19,7 +19,7 @@ from lsp_hub.index.navigation.common import (
     read_lines,
     take_snapshot,
 )
-from lsp_hub.index.workspace import WorkspaceIndex
+from lsp_hub.index.workspace import Snapshot, WorkspaceIndex
 
 MAX_SIGNATURE_CHARS = 120
 MENU_THRESHOLD = 150  # lines: a longer class is shown as its members' signatures
@@ -41,13 +41,22 @@ class ZoomResult:
     source_omitted: int
     completeness: Completeness
     first_line: int  # 1-based, its first decorator's where Python's are above it (`line` stays the definition's)
+    # Every definition of the name in its scope of the file, when there are several (Java's overloads, a
+    # property's getter and setter): all shown, `symbol` the first.
+    overloads: list[SymbolRef] = field(default_factory=list)
+
+    @property
+    def last_line(self) -> int:
+        return self.overloads[-1].last_line if self.overloads else self.symbol.last_line
 
     def to_json(self) -> dict[str, Any]:
         result: dict[str, Any] = {
             **self.symbol.to_json(),
-            "lines": [self.first_line, self.symbol.last_line],
+            "lines": [self.first_line, self.last_line],
             "signature": self.signature,
         }
+        if self.overloads:
+            result["overloads"] = [_overload_json(one) for one in self.overloads]
         if self.members:
             result["members"] = [{"line": line, "signature": signature} for line, signature in self.members]
         else:
@@ -66,7 +75,8 @@ class ZoomResult:
 
     def to_text(self) -> str:
         ref = self.symbol
-        lines = [f"{ref.definition.kind} {ref.name}  {ref.path}:{self.first_line}-{ref.last_line}"]
+        many = f" ({len(self.overloads)} overloads)" if self.overloads else ""
+        lines = [f"{ref.definition.kind} {ref.name}{many}  {ref.path}:{self.first_line}-{self.last_line}"]
         if self.members:
             lines.append(f"members ({ref.last_line - ref.first_line + 1} lines; zoom into one by name):")
             lines.extend(f"  {line} {signature}" for line, signature in self.members)
@@ -85,6 +95,10 @@ class ZoomResult:
         return join_lines(lines)
 
 
+def _overload_json(ref: SymbolRef) -> dict[str, Any]:
+    return {"line": ref.first_line, "lines": [ref.first_line, ref.last_line], "signature": ref.definition.signature}
+
+
 def shortened(signature: str) -> str:
     return signature if len(signature) <= MAX_SIGNATURE_CHARS else signature[: MAX_SIGNATURE_CHARS - 3] + "..."
 
@@ -95,6 +109,9 @@ def zoom(index: WorkspaceIndex, symbol: str, limit: int = DEFAULT_ZOOM_LIMIT, wa
     snapshot = take_snapshot(index, wait)
     ref = one_symbol(index, snapshot, symbol)
     completeness = index_completeness(index, snapshot)
+    overloads = _overloads(snapshot, ref)
+    if overloads:
+        ref = overloads[0]
     definition = ref.definition
     # From its first decorator (Python's are above the `def`): `@staticmethod` says what the method is.
     above = decorations(snapshot.files[ref.path]).get(definition.span.start_line)
@@ -116,14 +133,17 @@ def zoom(index: WorkspaceIndex, symbol: str, limit: int = DEFAULT_ZOOM_LIMIT, wa
     else:
         lines = read_lines(index, ref.path, completeness)
         if lines is not None:
-            last = min(ref.last_line, len(lines), first - 1 + MAX_SOURCE_LINES)
-            source = [(number, lines[number - 1]) for number in range(first, last + 1)]
-            source_omitted = max(0, min(ref.last_line, len(lines)) - last)
+            # Each overload's lines, in order (the lines between them are the numbers' gaps).
+            ranges = [(first, ref.last_line)] + [(other.first_line, other.last_line) for other in overloads[1:]]
+            numbers = [number for start, end in ranges for number in range(start, min(end, len(lines)) + 1)]
+            source = [(number, lines[number - 1]) for number in numbers[:MAX_SOURCE_LINES]]
+            source_omitted = len(numbers) - len(source)
             if source_omitted:
                 completeness.add(f"source cut at {MAX_SOURCE_LINES} lines")
     searched = definition.kind != "field"  # a struct's field calls nothing and is called by nothing
-    calls, calls_omitted = capped(outgoing_calls(snapshot, ref) if searched else [], limit)
-    callers, truncated = incoming_calls(snapshot, [ref]) if searched else ([], False)
+    refs = overloads or [ref]
+    calls, calls_omitted = capped(_calls_of(snapshot, refs) if searched else [], limit)
+    callers, truncated = incoming_calls(snapshot, refs) if searched else ([], False)
     if truncated:
         completeness.add("too many callers to search them all")
     called_by, called_by_omitted = capped(callers, limit)
@@ -141,4 +161,36 @@ def zoom(index: WorkspaceIndex, symbol: str, limit: int = DEFAULT_ZOOM_LIMIT, wa
         source_omitted,
         completeness,
         first,
+        overloads,
     )
+
+
+def _overloads(snapshot: Snapshot, ref: SymbolRef) -> list[SymbolRef]:
+    """The definitions of `ref`'s name in its scope of its file, in order, when there are several (`one_symbol`
+    takes them for one symbol); else empty."""
+    definition = ref.definition
+    if definition.kind not in ("function", "method"):
+        return []
+    same = [
+        SymbolRef(ref.path, other)
+        for other in snapshot.files[ref.path].outline().definitions
+        if other.name == definition.name and other.container == definition.container and other.kind == definition.kind
+    ]
+    return sorted(same, key=lambda other: other.first_line) if len(same) > 1 else []
+
+
+def _calls_of(snapshot: Snapshot, refs: list[SymbolRef]) -> list[CallEdge]:
+    """What the definitions call, an overload's calls added to the others' (a callee written alike and meaning the
+    same counted once, its counts summed), most frequent first."""
+    if len(refs) == 1:
+        return outgoing_calls(snapshot, refs[0])
+    merged: dict[tuple[str, tuple[tuple[str, str, str | None, int], ...]], CallEdge] = {}
+    for ref in refs:
+        for edge in outgoing_calls(snapshot, ref):
+            key = (edge.written, tuple(target.key for target in edge.targets))
+            known = merged.get(key)
+            if known is None:
+                merged[key] = replace(edge)
+            else:
+                known.count += edge.count
+    return sorted(merged.values(), key=lambda edge: -edge.count)
