@@ -130,3 +130,11 @@ async def test_after_the_last_client_leaves_the_next_queries_the_warm_index(tmp_
         process.terminate()
         await asyncio.wait_for(process.wait(), 15)
     assert _builds_logged(tmp_path / "log", root) == 1
+
+
+async def test_a_workspace_whose_root_failed_to_build_is_failed_not_building() -> None:
+    from lsp_hub.proxy.index_shared import _joint_state
+
+    assert _joint_state(["ready", "failed"]) == "failed"
+    assert _joint_state(["ready", "building"]) == "building"
+    assert _joint_state(["ready", "ready"]) == "ready"

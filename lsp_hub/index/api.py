@@ -369,6 +369,7 @@ def status(index: WorkspaceIndex) -> dict[str, Any]:
         "lastBuildSeconds": statistics["lastBuildSeconds"],
         "skippedFiles": statistics["skippedFiles"],
         "pendingFiles": statistics["pendingFiles"],
+        **({"error": statistics["error"]} if "error" in statistics else {}),
     }
 
 

@@ -655,6 +655,8 @@ class _Extractor:
                 continue  # a C prototype inside a function body declares a local name, defines nothing
             test = tests.get(name_node.start_byte) if tests else None
             name = test[0] if test is not None else intern(text(name_node))
+            if not name:
+                continue  # a name the parser had to assume (MISSING): fmt's C++ `enum : unsigned {` read as C
             symbol = name[0] == ":" and len(name) > 1  # Ruby's `attr_reader :size` defines `size`
             if symbol:
                 name = intern(name[1:])

@@ -31,7 +31,13 @@ from lsp_hub.index.records import (
     head_of,
 )
 from lsp_hub.index.shared_records import SharedRecordsLocation, shared_records_at
-from lsp_hub.index.skip_reasons import REASON_BINARY, REASON_TOO_LARGE, REASON_UNREADABLE, is_binary
+from lsp_hub.index.skip_reasons import (
+    REASON_BINARY,
+    REASON_EXTRACTION_FAILED,
+    REASON_TOO_LARGE,
+    REASON_UNREADABLE,
+    is_binary,
+)
 from lsp_hub.pid_liveness import pid_exists
 
 OWNER_POLL_SECONDS = 0.5  # how often a worker checks that its owner lives, where it cannot wait on a pidfd
@@ -170,7 +176,21 @@ def _settled(
 def _parsed(job: ParseJob, data: bytes, size: int, mtime_ns: int, digest: bytes) -> ParseOutcome:
     from lsp_hub.index.extract import extract_packed  # tree-sitter: only once something is parsed
 
-    packed = extract_packed(data, job.language)
+    try:
+        packed = extract_packed(data, job.language)
+    except Exception as error:  # one file the extractor fails on must not end the build
+        # fmt's base.h (`enum : unsigned {...}` parsed as C) once raised here, and the whole index never came up.
+        import logging  # not at the top: the forkserver imports this module, and starts while cores wait
+
+        logging.getLogger("lsp_hub.index.workspace").warning(
+            "%s left out of the index: extracting its %s failed (%s: %s)",
+            job.path,
+            job.language,
+            type(error).__name__,
+            error,
+        )
+        failed = REASON_EXTRACTION_FAILED
+        return ParseOutcome(job.path, job.language, size, mtime_ns, digest, failed, None, False, False)
     return ParseOutcome(job.path, job.language, size, mtime_ns, digest, None, packed, False, True)
 
 

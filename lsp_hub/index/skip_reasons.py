@@ -14,8 +14,16 @@ REASON_BINARY = "binary"
 REASON_UNREADABLE = "unreadable"
 REASON_SYMLINK_OUTSIDE_ROOT = "symlink_outside_root"
 REASON_TOO_DEEP = "too_deep"  # a directory below `walk.MAX_DIRECTORY_DEPTH`: not entered
+REASON_EXTRACTION_FAILED = "extraction_failed"  # the extractor raised on it: a bug of ours, the rest still indexed
 LEFT_OUT_REASONS: frozenset[str] = frozenset(
-    (REASON_TOO_LARGE, REASON_BINARY, REASON_UNREADABLE, REASON_SYMLINK_OUTSIDE_ROOT, REASON_TOO_DEEP)
+    (
+        REASON_TOO_LARGE,
+        REASON_BINARY,
+        REASON_UNREADABLE,
+        REASON_SYMLINK_OUTSIDE_ROOT,
+        REASON_TOO_DEEP,
+        REASON_EXTRACTION_FAILED,
+    )
 )
 REASON_SYMLINK_LOOP = "symlink_loop"
 REASON_SYMLINK_DUPLICATE = "symlink_duplicate"

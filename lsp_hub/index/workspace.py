@@ -67,7 +67,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-IndexState = Literal["empty", "building", "ready"]
+IndexState = Literal["empty", "building", "ready", "failed"]
 
 
 class WorkspaceIndex(IndexBuilding):
@@ -121,6 +121,9 @@ class WorkspaceIndex(IndexBuilding):
         self.walk_count = 0  # walks of the tree since creation (tests check that a watched index walks no more)
         self.last_build_seconds: float | None = None
         self.last_build_parsed = 0
+        # Why the last build raised (a bug of ours, logged with its traceback), until one succeeds: a status that
+        # said "building" for ever hid it.
+        self.build_error: str | None = None
 
     # --- queries' view ------------------------------------------------------------------------------------------
 
@@ -141,7 +144,8 @@ class WorkspaceIndex(IndexBuilding):
     def statistics(self) -> dict[str, Any]:
         snapshot = self._snapshot
         return {
-            "state": "ready" if self._state == "ready" else "building",
+            "state": self._state if self._state in ("ready", "failed") else "building",
+            **({"error": self.build_error} if self.build_error is not None else {}),
             "files": len(snapshot.files),
             "symbols": snapshot.symbol_count(),
             "languages": dict(sorted(snapshot.language_counts().items())),
@@ -180,12 +184,21 @@ class WorkspaceIndex(IndexBuilding):
                 self._changes_during_build = {}
             try:
                 self._build(progress)
+            except IndexingCancelled:
+                raise
+            except Exception as error:
+                with self._lock:
+                    self.build_error = f"{type(error).__name__}: {error}"
+                    if self._state != "ready":  # a refresh that failed leaves the last good snapshot standing
+                        self._state = "failed"
+                raise
             finally:
                 with self._lock:
                     self._changes_during_build = None
             self.last_build_seconds = time.perf_counter() - started
             with self._lock:
                 self._state = "ready"
+                self.build_error = None
             self._ready.set()
 
     # --- incremental changes -----------------------------------------------------------------------------------

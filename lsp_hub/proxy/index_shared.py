@@ -380,7 +380,8 @@ class SharedIndex:
                 languages[language] = languages.get(language, 0) + count
         times = [p["lastBuildSeconds"] for p in parts if p.get("lastBuildSeconds") is not None]
         return {"index": {
-            "state": "ready" if all(p["state"] == "ready" for p in parts) else "building",
+            "state": _joint_state([p["state"] for p in parts]),
+            **({"errors": errors} if (errors := [p["error"] for p in parts if p.get("error")]) else {}),
             "files": sum(p.get("files", 0) for p in parts),
             "symbols": sum(p.get("symbols", 0) for p in parts),
             "languages": dict(sorted(languages.items())),
@@ -393,3 +394,11 @@ class SharedIndex:
             "syntaxCheckers": self.syntax.describe(),
             **notes,
         }}
+
+
+def _joint_state(states: list[str]) -> str:
+    """The workspace's index state from its roots': failed when one failed (its error is beside it), ready when
+    all are, else building."""
+    if "failed" in states:
+        return "failed"
+    return "ready" if all(state == "ready" for state in states) else "building"

@@ -1279,6 +1279,14 @@ def test_a_cpp_header_named_h_is_read_with_the_cpp_grammar() -> None:
     assert {found.name for found in plain_c.definitions} == {"list", "new", "add"}  # `new`: a C struct's field
 
 
+def test_a_name_the_parser_assumed_defines_nothing() -> None:
+    """fmt's base.h has `enum : unsigned { type_mask = 0x7, ... }` (C++'s anonymous enum with an underlying type):
+    read as C, the enum's name is a MISSING node of no text, and the extractor raised IndexError on it. The file's
+    other definitions stay."""
+    result = extract("c", "enum : unsigned {\n  type_mask = 7,\n};\nint f(void) { return 0; }\n")
+    assert {(found.name, found.kind) for found in result.definitions} == {("type_mask", "constant"), ("f", "function")}
+
+
 def test_a_cpp_header_named_h_passes_the_syntax_check() -> None:
     header = b"namespace fmt {\ntemplate <typename T> class view {\n public:\n  T value;\n};\n}\n"
     assert check(header, "c", "include/fmt/view.h").problems == []

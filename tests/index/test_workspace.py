@@ -313,6 +313,65 @@ def test_binary_and_non_utf8_files(tmp_path: Path) -> None:
     assert warm.snapshot().skipped == (("blob.py", "binary"),)  # known from the cache, not re-read
 
 
+def test_a_file_the_extractor_fails_on_is_left_out_and_the_rest_indexed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """One header of fmt made the extractor raise, and the whole build with it: the daemon's index stayed at
+    "building, 0 files" and every refresh failed again. Such a file is left out with its reason (in the cache too,
+    until it changes), the failure logged on one line, and the rest indexed."""
+    from lsp_hub.index import extract
+
+    real = extract.extract_packed
+
+    def failing(source: bytes, language: str) -> object:
+        if b"EXPLODE" in source:
+            raise IndexError("string index out of range")
+        return real(source, language)
+
+    monkeypatch.setattr(extract, "extract_packed", failing)
+    write(tmp_path, "bad.py", "EXPLODE = 1\n")
+    write(tmp_path, "good.py", "def fine():\n    return 1\n")
+    index = WorkspaceIndex(tmp_path)
+    with caplog.at_level("WARNING", logger="lsp_hub.index.workspace"):
+        index.build()
+    snapshot = index.snapshot()
+    assert list(snapshot.files) == ["good.py"]
+    assert snapshot.skipped == (("bad.py", "extraction_failed"),)
+    assert "bad.py left out of the index: extracting its python failed (IndexError: string index out of range)" in (
+        caplog.text
+    )
+    write(tmp_path, "bad.py", "FIXED = 1\n")
+    assert index.update_file(tmp_path / "bad.py")
+    assert sorted(index.snapshot().files) == ["bad.py", "good.py"] and index.snapshot().skipped == ()
+    index.close()
+
+
+def test_a_build_that_raises_says_so_until_one_succeeds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A build that raised left the index "building, 0 files" in every status for the life of the daemon. It is
+    "failed" with the error beside it, answers say the index could not be built, and a later build clears it."""
+    from lsp_hub.index import api
+    from lsp_hub.index.navigation.common import index_completeness
+
+    write(tmp_path, "good.py", "def fine():\n    return 1\n")
+    index = WorkspaceIndex(tmp_path, use_cache=False)
+
+    def broken(progress: object = None) -> None:
+        raise RuntimeError("a bug of ours")
+
+    monkeypatch.setattr(index, "_build", broken)
+    with pytest.raises(RuntimeError):
+        index.build()
+    assert index.statistics()["state"] == "failed"
+    assert api.status(index)["error"] == "RuntimeError: a bug of ours"
+    reasons = index_completeness(index, index.snapshot()).reasons
+    assert reasons == ["the index could not be built (RuntimeError: a bug of ours)"]
+    monkeypatch.undo()
+    index.build()
+    assert index.statistics()["state"] == "ready" and "error" not in index.statistics()
+    assert index_completeness(index, index.snapshot()).complete
+    index.close()
+
+
 def test_incremental_updates_from_documents_and_disk(copy_repo: Callable[[str], Path]) -> None:
     root = copy_repo("pyapp")
     index = WorkspaceIndex(root)

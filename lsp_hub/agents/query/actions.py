@@ -138,6 +138,7 @@ def run_action(options: QueryOptions, workspace: Workspace) -> Answer:
             f"index: {index.get('state', 'none')}, {index.get('files', 0)} files; "
             f"{status.get('documents', 0)} open documents"
         )
+        lines.extend(f"index error: {error}" for error in index.get("errors", []))
         return Answer(status, "\n".join(lines))
     assert action == "languages"
     languages = hub_command(workspace, "lspHub.languages")

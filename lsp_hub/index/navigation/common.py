@@ -101,7 +101,9 @@ class Completeness:
 def index_completeness(index: WorkspaceIndex, snapshot: Snapshot) -> Completeness:
     """Why the index itself may miss something: still building (with its progress), files left out."""
     completeness = Completeness()
-    if index.state != "ready" or snapshot.pending:
+    if index.build_error is not None:
+        completeness.add(f"the index could not be built ({index.build_error})")
+    elif index.state != "ready" or snapshot.pending:
         done = len(snapshot.files)
         completeness.add(f"index still building: {done} of {done + len(snapshot.pending)} files indexed")
     if snapshot.skipped:
@@ -194,7 +196,7 @@ def find_symbols(index: WorkspaceIndex, snapshot: Snapshot, symbol: str) -> list
         found = _struct_fields_named(snapshot, qualifier, re.split(r"::|\.", symbol)[-1])
     if not found:
         raise NavigationError(f"unknown symbol {symbol!r}: no definition of that name in the index"
-                              + (" (still building)" if index.state != "ready" else "")
+                              + _not_ready_note(index)
                               + (_defined_elsewhere(snapshot, symbol) if qualifier is not None else ""))
     return found
 
@@ -243,6 +245,12 @@ def one_symbol(index: WorkspaceIndex, snapshot: Snapshot, symbol: str) -> Symbol
             return outside_tests[0]
         raise AmbiguousSymbol(symbol, sorted(distinct, key=lambda ref: (ref.path, ref.first_line)))
     return distinct[0]
+
+
+def _not_ready_note(index: WorkspaceIndex) -> str:
+    if index.build_error is not None:
+        return f" (it could not be built: {index.build_error})"
+    return " (still building)" if index.state != "ready" else ""
 
 
 def capped(items: list[Any], limit: int) -> tuple[list[Any], int]:
