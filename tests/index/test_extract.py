@@ -1293,6 +1293,14 @@ def test_a_cpp_header_named_h_passes_the_syntax_check() -> None:
     assert check(header, "c", "src/view.c").problems != []  # a .c file is C
 
 
+def test_a_ruby_method_named_like_a_constant_is_called_on_its_receiver() -> None:
+    """rack's `Request#params` is `self.GET.merge(self.POST)`: zoom listed `merge` alone as its calls, and
+    `callers` of GET found nothing, since the method's name is a constant node to the grammar."""
+    result = extract("ruby", "class R\n  def params\n    self.GET.merge(self.POST)\n  end\nend\n")
+    assert [(found.name, found.receiver, found.is_call) for found in result.references] == [
+        ("GET", "self", True), ("merge", "self.GET", True), ("POST", "self", True)]
+
+
 def test_ruby_attribute_methods_are_definitions_and_autoload_is_an_import() -> None:
     """rack's `attr_reader :apps` made no method `apps` (no outline entry, nothing to go to), and `autoload
     :Builder, "rack/builder"`, how rack.rb loads its modules, was no import: lib/rack.rb imported nothing."""

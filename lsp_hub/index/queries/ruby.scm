@@ -50,6 +50,11 @@
   receiver: (_) @receiver
   method: (identifier) @name) @reference.call
 
+; A method named like a constant, called on a receiver: rack's `self.GET.merge(self.POST)`.
+(call
+  receiver: (_) @receiver
+  method: (constant) @name) @reference.call
+
 ; A bare identifier that is no local variable is a call too: the extractor tells them apart (ruby_bare_calls.py).
 
 (superclass
