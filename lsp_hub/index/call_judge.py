@@ -40,7 +40,7 @@ class CallTarget:
 # Where `TypeInference` types a receiver from its function's variables and parameters.
 INFERRED_LANGUAGES = frozenset(("python", "typescript", "tsx"))
 # Where a variable's declared type decides, when it is a workspace class (`_statically_typed`).
-STATICALLY_TYPED_LANGUAGES = frozenset(("rust", "java", "csharp"))
+STATICALLY_TYPED_LANGUAGES = frozenset(("rust", "java", "csharp", "go"))
 
 
 class CallJudge:
@@ -178,6 +178,8 @@ class CallJudge:
             return None
         if self._reaches(inferred.name, definition):
             return True
+        if file_index.language == "go":
+            return None  # a method promoted from an embedded type the index did not follow: left to the name
         owners = definitions_named(self.snapshot, definition.container or "")
         return None if any(owner.kind == "interface" for _path, owner in owners) else False
 

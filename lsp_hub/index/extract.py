@@ -517,7 +517,7 @@ class _Extractor:
         innermost_class = classes.innermost if classes.starts else None
         text = self._text
         receivers: set[str] | None = None
-        # Java and C# declare nearly every local with its type: those no call uses as a receiver (or a chain's
+        # Java, C# and Go declare nearly every local with its type: those no call uses as a receiver (or a chain's
         # head) would only be carried.
         receivers_only = self.language in _DECLARED_LOCALS
         receiver_heads: set[str] | None = None
@@ -928,7 +928,7 @@ class _Extractor:
 
 
 _ANONYMOUS_SCOPED = frozenset(("typescript", "tsx", "javascript"))
-_DECLARED_LOCALS = frozenset(("java", "csharp"))  # typed locals kept only for names some call's receiver starts with
+_DECLARED_LOCALS = frozenset(("java", "csharp", "go"))  # typed locals kept only for names a call's receiver starts with
 _MADE_BY_CALL, _LITERAL = "call", "literal"  # how a typed local variable is made (`@made_by_call`, `@literal`)
 # A literal's node type -> its built-in type, which no workspace class is: Python's, then JavaScript's.
 _LITERAL_TYPES = {

@@ -94,6 +94,40 @@ def prefix_parameter_type(signature: str, parameter: str) -> str | None:
     return None
 
 
+_GO_PARAMETER = re.compile(r"[(,]\s*(\w+)\s+\*?([A-Za-z_][\w.]*)")
+
+
+def go_parameter_type(signature: str, parameter: str) -> str | None:
+    """The type a Go signature gives a parameter, the method's receiver or a named result (`func (c *Command)
+    Run(ctx context.Context) (cmd *Command, err error)`: c, cmd Command; ctx Context)."""
+    for typed in _GO_PARAMETER.finditer(signature):
+        if typed.group(1) == parameter:
+            return _last_segment(typed.group(2))
+    return None
+
+
+def go_result_type(signature: str, name: str) -> str | None:
+    """The type a Go function returns first, written after its parameters (`func New() *Engine`, `func
+    CreateTestContext(w http.ResponseWriter) (c *Context, r *Engine)`: Engine, Context); None for a slice, map,
+    function or channel."""
+    at = signature.find(name + "(")
+    if at < 0:
+        return None
+    depth, position = 0, at + len(name)
+    for position in range(at + len(name), len(signature)):  # to the parameters' closing parenthesis
+        depth += {"(": 1, ")": -1}.get(signature[position], 0)
+        if depth == 0:
+            break
+    results = signature[position + 1 :].strip().removesuffix("{").strip()
+    if results.startswith("("):
+        results = results[1:].split(",", 1)[0].split(")", 1)[0].strip().rsplit(" ", 1)[-1]
+    result = _GO_RESULT.match(results.lstrip("*"))
+    return _last_segment(result.group(0)) if result else None
+
+
+_GO_RESULT = re.compile(r"[A-Za-z_][\w.]*")
+
+
 def prefix_return_type(signature: str, name: str) -> str | None:
     """The class a Java or C# method returns, written before its name (`public JsonObject deepCopy()`)."""
     at = signature.find(name)
@@ -168,12 +202,24 @@ class WorkspaceClass:
                 if name in seen:
                     continue
                 seen.add(name)
-                for _path, definition in definitions_named(self.snapshot, name):
+                for path, definition in definitions_named(self.snapshot, name):
                     if definition.kind == "class":
                         bases.extend(class_bases(definition.signature))
+                        if self.snapshot.files[path].language == "go":
+                            bases.extend(_embedded_types(self.snapshot, path, name))
             if not bases:
                 return
             frontier = bases
+
+
+def _embedded_types(snapshot: Snapshot, path: str, struct: str) -> list[str]:
+    """The types a Go struct embeds (`RouterGroup`, `*sync.Mutex`: fields named by their type alone), whose
+    methods its values have: gin's `engine.GET()` is RouterGroup's."""
+    return [
+        _last_segment(field.signature.lstrip("*"))
+        for field in snapshot.files[path].outline().definitions
+        if field.kind == "field" and field.container == struct and " " not in field.signature.strip()
+    ]
 
 
 def cloud_definer(snapshot: Snapshot, cloud: TypeCloud, name: str) -> str | None:
@@ -342,6 +388,8 @@ class TypeInference:
                     annotated = fixture_type(self.snapshot, self.source, function, variable)  # `def test(app):`
                 elif annotated is None and self.file_index.language in PREFIX_TYPED_LANGUAGES:
                     annotated = prefix_parameter_type(function.signature, variable)
+                elif annotated is None and self.file_index.language == "go":
+                    annotated = go_parameter_type(function.signature, variable)
                 shown = {annotated} if annotated else set()
             if shown:
                 break
@@ -467,8 +515,11 @@ class TypeInference:
             if definition.kind in ("function", "method"):
                 match = _RETURN_TYPE.search(definition.signature)
                 type_name = _last_segment(match.group(1)) if match else None
-                if match is None and self.snapshot.files[path].language in PREFIX_TYPED_LANGUAGES:
+                language = self.snapshot.files[path].language
+                if match is None and language in PREFIX_TYPED_LANGUAGES:
                     type_name = prefix_return_type(definition.signature, definition.name)
+                elif match is None and language == "go":
+                    type_name = go_result_type(definition.signature, definition.name)
                 if type_name == "Self" and definition.container is not None:
                     type_name = definition.container
                 returned.add(type_name)

@@ -515,6 +515,36 @@ def test_a_java_or_csharp_variable_s_declared_type_decides_which_class_s_method(
     assert callers_named(snapshot, "Order.Total") == [("Order.Sum", 15)]
 
 
+def test_a_go_receiver_parameter_or_named_result_is_typed_by_its_signature(tmp_path: Path) -> None:
+    """cobra's `func (c *Command) ExecuteC()` calls `c.Name()`: with Name defined on several types, the call was no
+    caller of Command.Name (and zoom resolved `c.Root` only by its name). The receiver, a parameter and a named
+    result are typed by the signature; a method promoted from an embedded struct (gin's Engine embeds
+    RouterGroup) is reached through it."""
+    write(tmp_path, "go.mod", "module example.com/cli\n\ngo 1.21\n")
+    write(tmp_path, "command.go", "package cli\n\ntype Group struct{}\n\n"
+          "func (g *Group) Name() string { return \"\" }\n\nfunc (g *Group) Handle() {}\n\n"
+          "type Command struct {\n\tGroup\n\tuse string\n}\n\n"
+          "func (c *Command) Name() string { return c.use }\n\n"
+          "func (c *Command) Run(other *Group) (root *Command) {\n\tc.Name()\n\tother.Name()\n"
+          "\troot.Name()\n\tc.Handle()\n\treturn c\n}\n")
+    snapshot = snapshot_of(tmp_path)
+    assert callers_named(snapshot, "Command.Name") == [("Command.Run", 16), ("Command.Run", 18)]
+    assert callers_named(snapshot, "Group.Name") == [("Command.Run", 17)]
+    assert callers_named(snapshot, "Group.Handle") == [("Command.Run", 19)]
+    # gin's tests: `c, _ := CreateTestContext(w)` (the first result's type), `var e *Engine`, and a handler's
+    # parameter (`func(c *Context) { c.JSON(...) }`); JSON is defined on two types.
+    write(tmp_path, "context.go", "package cli\n\ntype Context struct{}\n\nfunc (c *Context) JSON() {}\n\n"
+          "type Error struct{}\n\nfunc (e *Error) JSON() {}\n\n"
+          "func CreateTestContext(w int) (c *Context, r *Command) {\n\treturn nil, nil\n}\n\n"
+          "func Handle(path string, handler func(*Context)) {}\n")
+    write(tmp_path, "context_test.go", "package cli\n\nfunc TestJSON() {\n\tc, _ := CreateTestContext(1)\n"
+          "\tc.JSON()\n\tvar e *Error\n\te.JSON()\n}\n\nfunc TestHandler() {\n"
+          "\tHandle(\"/\", func(c *Context) {\n\t\tc.JSON()\n\t})\n}\n")
+    snapshot = snapshot_of(tmp_path)
+    assert callers_named(snapshot, "Context.JSON") == [("TestJSON", 4), ("TestHandler", 11)]
+    assert callers_named(snapshot, "Error.JSON") == [("TestJSON", 6)]
+
+
 def test_a_caller_defined_in_another_function_says_which(tmp_path: Path) -> None:
     """fastapi: `serialize_response`'s caller read `app`, a closure in `get_request_handler` that alone reads like
     the application. A caller in another function's body carries `callerIn`; a method or top-level one does not."""

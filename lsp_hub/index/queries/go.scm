@@ -95,6 +95,27 @@
   right: (expression_list
     . (call_expression function: [(identifier) (selector_expression)] @type) @made_by_call)) @local
 
+; `var e *Engine`, `var w http.ResponseWriter`: the declared type's name.
+(var_spec
+  name: (identifier) @name
+  type: [
+    (type_identifier) @type
+    (qualified_type name: (type_identifier) @type)
+    (pointer_type [(type_identifier) @type (qualified_type name: (type_identifier) @type)])
+  ]) @local
+
+; A function literal's parameters (gin's handlers: `r.GET("/", func(c *Context) { c.JSON(...) })`), kept in the
+; named function around it.
+(func_literal
+  parameters: (parameter_list
+    (parameter_declaration
+      name: (identifier) @name
+      type: [
+        (type_identifier) @type
+        (qualified_type name: (type_identifier) @type)
+        (pointer_type [(type_identifier) @type (qualified_type name: (type_identifier) @type)])
+      ]))) @local
+
 ; --- registrations -------------------------------------------------------------------------------------------
 ; `http.HandleFunc("/users", listUsers)`, gin's `r.GET("/users", listUsers)`: a named handler registered for a path
 ; (the first argument a string starting with `/`, the handler the last).
