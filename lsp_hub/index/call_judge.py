@@ -122,7 +122,11 @@ class CallJudge:
         if definition.kind == "function" and container is None and file_index.language in MODULE_SCOPED_LANGUAGES:
             # `app.use()` is not the module function `use`: that is reached through its module (bound above)
             return False
-        if container is not None and file_index.language in STATICALLY_TYPED_LANGUAGES and receiver.isidentifier():
+        if (
+            container is not None
+            and file_index.language in STATICALLY_TYPED_LANGUAGES
+            and all(part.isidentifier() for part in receiver.split("."))  # `c`, `c.engine`: typed fields too
+        ):
             typed = self._statically_typed(source, file_index, receiver, caller, definition, line)
             if typed is not None:
                 return typed

@@ -52,12 +52,18 @@ def attribute_type(file_index: FileIndex, owner: str, attribute: str) -> str | N
         if (
             definition.container == owner
             and definition.name == attribute
-            and definition.kind in ("variable", "constant")
+            and definition.kind in ("variable", "constant", "field")
         ):
             shown = _signature_type(definition.signature)
+            if shown is None and definition.kind == "field":  # a Go struct's `engine *Engine`
+                go_field = _GO_FIELD.match(definition.signature)
+                shown = _last_segment(go_field.group(1)) if go_field else None
             if shown is not None:
                 return shown
     return None
+
+
+_GO_FIELD = re.compile(r"\w+\s+\*?([A-Za-z_][\w.]*)\s*(?:`[^`]*`)?\s*\Z")
 
 
 _FROM_PARAMETER = re.compile(r"(\w+)\((\w+)\)\Z")

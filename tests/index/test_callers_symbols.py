@@ -543,6 +543,12 @@ def test_a_go_receiver_parameter_or_named_result_is_typed_by_its_signature(tmp_p
     snapshot = snapshot_of(tmp_path)
     assert callers_named(snapshot, "Context.JSON") == [("TestJSON", 4), ("TestHandler", 11)]
     assert callers_named(snapshot, "Error.JSON") == [("TestJSON", 6)]
+    # A struct's field typed in its declaration: `h.owner.Name()` is Group's.
+    write(tmp_path, "holder.go", "package cli\n\ntype Holder struct {\n\towner *Group\n}\n\n"
+          "func (h *Holder) Use() {\n\th.owner.Name()\n}\n")
+    snapshot = snapshot_of(tmp_path)
+    assert callers_named(snapshot, "Group.Name") == [("Command.Run", 17), ("Holder.Use", 7)]
+    assert ("Holder.Use", 7) not in callers_named(snapshot, "Command.Name")
 
 
 def test_a_caller_defined_in_another_function_says_which(tmp_path: Path) -> None:
