@@ -14,6 +14,19 @@ from dataclasses import dataclass
 from lsp_hub.index.graph import SELF_RECEIVERS, use_resolver
 from lsp_hub.index.model import Definition, FileIndex
 from lsp_hub.index.pytest_fixtures import fixture_type
+from lsp_hub.index.signature_types import (
+    PREFIX_TYPED_LANGUAGES,
+    arrow_return_type,
+    class_bases,
+    go_field_type,
+    go_parameter_type,
+    go_result_type,
+    last_segment,
+    parameter_annotation,
+    prefix_parameter_type,
+    prefix_return_type,
+    signature_type,
+)
 from lsp_hub.index.symbols import definitions_named, has_parameter
 from lsp_hub.index.type_clouds import TypeCloud, type_cloud
 from lsp_hub.index.workspace import Snapshot
@@ -26,7 +39,7 @@ def declared_class(file_index: FileIndex, receiver: str) -> str | None:
         if definition.name != receiver or definition.kind not in ("variable", "constant"):
             continue
         signature = definition.signature
-        shown = _signature_type(signature)
+        shown = signature_type(signature)
         if shown is not None:
             return shown
         typed = re.search(rf"\b([A-Z]\w*)(?:<[^>]*>)?\s+{re.escape(receiver)}\b", signature)
@@ -54,121 +67,17 @@ def attribute_type(file_index: FileIndex, owner: str, attribute: str) -> str | N
             and definition.name == attribute
             and definition.kind in ("variable", "constant", "field")
         ):
-            shown = _signature_type(definition.signature)
+            shown = signature_type(definition.signature)
             if shown is None and definition.kind == "field":  # a Go struct's `engine *Engine`
-                go_field = _GO_FIELD.match(definition.signature)
-                shown = _last_segment(go_field.group(1)) if go_field else None
+                shown = go_field_type(definition.signature)
             if shown is not None:
                 return shown
     return None
 
 
-_GO_FIELD = re.compile(r"\w+\s+\*?([A-Za-z_][\w.]*)\s*(?:`[^`]*`)?\s*\Z")
-
-
 _FROM_PARAMETER = re.compile(r"(\w+)\((\w+)\)\Z")
-
-
-_ANNOTATED_PARAMETER = re.compile(r"[(,]\s*\*{0,2}(\w+)\s*:\s*['\"]?(?:Optional\[)?([A-Za-z_][\w.]*)")
-
-
-def parameter_annotation(signature: str, parameter: str) -> str | None:
-    """The class a function's signature annotates a parameter with (`Optional[X]`, `"X"`, `a.X` give X)."""
-    # One compiled pattern for every parameter: a pattern per name overflowed re's cache in a trace (500 compiles).
-    for annotated in _ANNOTATED_PARAMETER.finditer(signature):
-        if annotated.group(1) == parameter:
-            return _last_segment(annotated.group(2))
-    return None
-
-
-# Languages whose signatures put the type before the name: `void f(Cart cart)`, `public Cart copy()`.
-PREFIX_TYPED_LANGUAGES = frozenset(("java", "csharp"))
-_PREFIX_TYPED_PARAMETER = re.compile(
-    r"[(,]\s*(?:(?:final|in|ref|out|params|this|scoped|readonly)\s+|@\w+(?:\([^()]*\))?\s+)*"
-    r"([A-Za-z_][\w.]*)(?:<[^()]*?>)?\??\s+(\w+)\s*(?=[=,)])"
-)
-_PREFIX_RETURN_TYPE = re.compile(r"([A-Za-z_][\w.]*)(?:<[^()]*>)?(?:\[\])*\??\s+\Z")
-_NOT_RETURN_TYPES = frozenset(("public", "private", "protected", "internal", "static", "final", "abstract", "new"))
-
-
-def prefix_parameter_type(signature: str, parameter: str) -> str | None:
-    """The class a Java or C# signature gives a parameter (`f(final Cart cart)`, `F(List<Item> items)` give Cart
-    and List)."""
-    for typed in _PREFIX_TYPED_PARAMETER.finditer(signature):
-        if typed.group(2) == parameter:
-            return _last_segment(typed.group(1))
-    return None
-
-
-_GO_PARAMETER = re.compile(r"[(,]\s*(\w+)\s+\*?([A-Za-z_][\w.]*)")
-
-
-def go_parameter_type(signature: str, parameter: str) -> str | None:
-    """The type a Go signature gives a parameter, the method's receiver or a named result (`func (c *Command)
-    Run(ctx context.Context) (cmd *Command, err error)`: c, cmd Command; ctx Context)."""
-    for typed in _GO_PARAMETER.finditer(signature):
-        if typed.group(1) == parameter:
-            return _last_segment(typed.group(2))
-    return None
-
-
-def go_result_type(signature: str, name: str) -> str | None:
-    """The type a Go function returns first, written after its parameters (`func New() *Engine`, `func
-    CreateTestContext(w http.ResponseWriter) (c *Context, r *Engine)`: Engine, Context); None for a slice, map,
-    function or channel."""
-    at = signature.find(name + "(")
-    if at < 0:
-        return None
-    depth, position = 0, at + len(name)
-    for position in range(at + len(name), len(signature)):  # to the parameters' closing parenthesis
-        depth += {"(": 1, ")": -1}.get(signature[position], 0)
-        if depth == 0:
-            break
-    results = signature[position + 1 :].strip().removesuffix("{").strip()
-    if results.startswith("("):
-        results = results[1:].split(",", 1)[0].split(")", 1)[0].strip().rsplit(" ", 1)[-1]
-    result = _GO_RESULT.match(results.lstrip("*"))
-    return _last_segment(result.group(0)) if result else None
-
-
-_GO_RESULT = re.compile(r"[A-Za-z_][\w.]*")
-
-
-def prefix_return_type(signature: str, name: str) -> str | None:
-    """The class a Java or C# method returns, written before its name (`public JsonObject deepCopy()`)."""
-    at = signature.find(name)
-    while at >= 0:
-        after = signature[at + len(name) :].lstrip()
-        if (at == 0 or not (signature[at - 1].isalnum() or signature[at - 1] == "_")) and after[:1] in ("(", "<"):
-            returned = _PREFIX_RETURN_TYPE.search(signature[:at])
-            if returned is None or returned.group(1) in _NOT_RETURN_TYPES:
-                return None
-            return _last_segment(returned.group(1))
-        at = signature.find(name, at + 1)
-    return None
-
-
-def _signature_type(signature: str) -> str | None:
-    """The class a variable's signature gives it: `new Cart(`, `= Cart(`, `: Cart`, `&Cart{`."""
-    for pattern in _TYPE_PATTERNS:
-        match = pattern.search(signature)
-        if match:
-            return match.group(1)
-    return None
-
-
-_TYPE_PATTERNS = (
-    re.compile(r"\bnew\s+([A-Z]\w*)"),
-    re.compile(r"=\s*([A-Z]\w*)\s*[({]"),
-    re.compile(r":\s*([A-Z]\w*)"),
-    re.compile(r"&([A-Z]\w*)\{"),
-)
-
-
 _HEAD = re.compile(r"[A-Za-z_$][\w$]*")
 _GETTER_TYPE = re.compile(r"get\s+[\w$]+\s*\(\s*\)\s*:\s*([A-Za-z_$][\w$]*)")
-_RETURN_TYPE = re.compile(r"->\s*(?:Optional\[)?['\"]?([A-Za-z_][\w.]*)")
-_CLASS_BASES = re.compile(r"^class\s+\w+\s*(?:\[[^\]]*\])?\(([^)]*)\)")
 MAX_INHERITANCE_DEPTH = 6
 
 
@@ -222,7 +131,7 @@ def _embedded_types(snapshot: Snapshot, path: str, struct: str) -> list[str]:
     """The types a Go struct embeds (`RouterGroup`, `*sync.Mutex`: fields named by their type alone), whose
     methods its values have: gin's `engine.GET()` is RouterGroup's."""
     return [
-        _last_segment(field.signature.lstrip("*"))
+        last_segment(field.signature.lstrip("*"))
         for field in snapshot.files[path].outline().definitions
         if field.kind == "field" and field.container == struct and " " not in field.signature.strip()
     ]
@@ -236,39 +145,6 @@ def cloud_definer(snapshot: Snapshot, cloud: TypeCloud, name: str) -> str | None
         for _path, member in WorkspaceClass(snapshot, class_name).member(name)
     }
     return containers.pop() if len(containers) == 1 else None
-
-
-def class_bases(signature: str) -> list[str]:
-    """The classes a class definition names as its bases: Python's `class A(B, m.C):`, TS/JS's `class A<T extends
-    X> extends B<T>` (the base's type arguments and the class's own type parameters left out)."""
-    match = _CLASS_BASES.match(signature)
-    if match:
-        return [_last_segment(base) for base in match.group(1).split(",") if base.strip() and "=" not in base]
-    unbracketed = signature
-    while "<" in unbracketed:  # innermost type arguments first: `<E extends Env<X>>`
-        shorter = _TYPE_ARGUMENTS.sub("", unbracketed)
-        if shorter == unbracketed:
-            break
-        unbracketed = shorter
-    extends = _EXTENDS.search(unbracketed)
-    if extends:
-        return [_last_segment(extends.group(1))]
-    colon = _COLON_BASES.search(unbracketed)  # C#'s `class A : B, IC`, C++'s `class A : public B`
-    if colon is None:
-        return []
-    bases = colon.group(1).split(" where ", 1)[0]  # C#'s constraints on type parameters follow the bases
-    return [_last_segment(base.rpartition("::")[2]) for base in _BASE_NAMES.findall(bases)]
-
-
-_TYPE_ARGUMENTS = re.compile(r"<[^<>]*>")
-# After modifiers and annotations too: Java's `public final class A extends B`, TS's `@Injectable() export class`.
-_EXTENDS = re.compile(r"(?:^|\s)class\b[^{(]*?\bextends\s+([A-Za-z_$][\w.$]*)")
-_COLON_BASES = re.compile(r"(?:^|\s)(?:class|struct)\s+\w+\s*:\s*([^{]*)")
-_BASE_NAMES = re.compile(r"(?:(?:public|protected|private|virtual)\s+)*([A-Za-z_][\w.:]*)(?:<[^<>]*>)?\s*(?:,|\Z)")
-
-
-def _last_segment(text: str) -> str:
-    return text.split("[", 1)[0].strip().rsplit(".", 1)[-1]
 
 
 # A receiver whose type the code shows to come from outside the workspace.
@@ -519,12 +395,11 @@ class TypeInference:
         returned = set()
         for path, definition in found:
             if definition.kind in ("function", "method"):
-                match = _RETURN_TYPE.search(definition.signature)
-                type_name = _last_segment(match.group(1)) if match else None
+                type_name = arrow_return_type(definition.signature)
                 language = self.snapshot.files[path].language
-                if match is None and language in PREFIX_TYPED_LANGUAGES:
+                if type_name is None and language in PREFIX_TYPED_LANGUAGES:
                     type_name = prefix_return_type(definition.signature, definition.name)
-                elif match is None and language == "go":
+                elif type_name is None and language == "go":
                     type_name = go_result_type(definition.signature, definition.name)
                 if type_name == "Self" and definition.container is not None:
                     type_name = definition.container
