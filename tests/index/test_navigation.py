@@ -235,6 +235,12 @@ def test_zoom_into_an_overloaded_method_shows_every_overload(shop: WorkspaceInde
     assert text.startswith("method Json.add (2 overloads)  src/Json.java:2-12")
     assert " 9    void add(String key, String value) {" in text
     assert "overloads" not in api.zoom(shop, "Json.put").to_json()
+    # gson's `zoom --symbol JsonElement` was "ambiguous": the class and its constructor share the name.
+    write(tmp_path, "src/Node.java", "class Node {\n  Node() {\n  }\n\n  Node(int size) {\n  }\n}\n")
+    shop.update_file(tmp_path / "src/Node.java")
+    assert api.zoom(shop, "Node").to_json()["kind"] == "class"
+    constructors = api.zoom(shop, "Node.Node").to_json()
+    assert constructors["kind"] == "method" and len(constructors["overloads"]) == 2
 
 
 def test_ambiguous_and_unknown_symbols_answer_one_line(shop: WorkspaceIndex) -> None:

@@ -232,6 +232,9 @@ def _defined_elsewhere(snapshot: Snapshot, symbol: str) -> str:
 def one_symbol(index: WorkspaceIndex, snapshot: Snapshot, symbol: str) -> SymbolRef:
     """The one definition `symbol` means; raises `AmbiguousSymbol` when it means several."""
     found = find_symbols(index, snapshot, symbol)
+    # A Java or C# class and its constructors share a name: the name means the class (`Foo.Foo`: a constructor).
+    classes = {(ref.path, ref.definition.name) for ref in found if ref.definition.kind in _CLASS_KINDS}
+    found = [ref for ref in found if not _constructor_of(ref, classes)] or found
     # Several definitions of one name in one scope of one file (a property's getter and setter, overloads) are one.
     distinct = list({(ref.path, ref.definition.container, ref.definition.name): ref for ref in found}.values())
     if len(distinct) > 1:
@@ -245,6 +248,18 @@ def one_symbol(index: WorkspaceIndex, snapshot: Snapshot, symbol: str) -> Symbol
             return outside_tests[0]
         raise AmbiguousSymbol(symbol, sorted(distinct, key=lambda ref: (ref.path, ref.first_line)))
     return distinct[0]
+
+
+_CLASS_KINDS = frozenset(("class", "interface", "type"))
+
+
+def _constructor_of(ref: SymbolRef, classes: set[tuple[str, str]]) -> bool:
+    definition = ref.definition
+    return (
+        definition.kind == "method"
+        and definition.container == definition.name
+        and (ref.path, definition.name) in classes
+    )
 
 
 def _not_ready_note(index: WorkspaceIndex) -> str:
