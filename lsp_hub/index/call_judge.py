@@ -40,7 +40,7 @@ class CallTarget:
 # Where `TypeInference` types a receiver from its function's variables and parameters.
 INFERRED_LANGUAGES = frozenset(("python", "typescript", "tsx"))
 # Where a variable's declared type decides, when it is a workspace class (`_statically_typed`).
-STATICALLY_TYPED_LANGUAGES = frozenset(("rust", "java", "csharp", "go"))
+STATICALLY_TYPED_LANGUAGES = frozenset(("rust", "java", "csharp", "go", "cpp"))
 
 
 class CallJudge:

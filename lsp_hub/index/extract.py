@@ -517,15 +517,22 @@ class _Extractor:
         innermost_class = classes.innermost if classes.starts else None
         text = self._text
         receivers: set[str] | None = None
-        # Java, C# and Go declare nearly every local with its type: those no call uses as a receiver (or a chain's
+        # Java, C#, Go and C++ declare nearly every local with its type: those no call uses as a receiver (or a chain's
         # head) would only be carried.
         receivers_only = self.language in _DECLARED_LOCALS
         receiver_heads: set[str] | None = None
         # Tests of one title in two `describe`s (hono's types.test.ts has four of several): each one's variables
         # carry its first line (`test("x")@2590`), else one test's `app` made every other's ambiguous.
         repeated = {name for name, count in Counter(functions.names).items() if count > 1}
+        lines_before: dict[int, int] = {}
+        last_counted = (0, 0)  # (byte, lines before it)
         out = []
         for start_byte, name_node, type_node, made in sorted(found, key=lambda entry: entry[0]):
+            if self.language == "cpp":
+                declared = _declared_identifier(name_node)  # `*b = new Writer()`, `&c`: the name inside
+                if declared is None:
+                    continue
+                name_node = declared
             if made == _LITERAL:
                 if receivers is None:
                     receivers = {reference[R_RECEIVER] for reference in references}
@@ -541,7 +548,12 @@ class _Extractor:
             index = innermost(start_byte) if innermost is not None else -1
             owner = functions.names[index] if index >= 0 else ""
             if owner in repeated:
-                line = self.source.count(b"\n", 0, functions.starts[index])
+                line = lines_before.get(index)
+                if line is None:  # counted once per function, from the last one counted (gtest's TEST bodies)
+                    start = functions.starts[index]
+                    counted_to, counted = last_counted if last_counted[0] <= start else (0, 0)
+                    line = lines_before[index] = counted + self.source.count(b"\n", counted_to, start)
+                    last_counted = (start, line)
                 owner = f"{owner}@{line}"
             if not owner and innermost_class is not None and innermost_class(start_byte) is not None:
                 continue
@@ -928,7 +940,8 @@ class _Extractor:
 
 
 _ANONYMOUS_SCOPED = frozenset(("typescript", "tsx", "javascript"))
-_DECLARED_LOCALS = frozenset(("java", "csharp", "go"))  # typed locals kept only for names a call's receiver starts with
+# Typed locals kept only for names a call's receiver starts with.
+_DECLARED_LOCALS = frozenset(("java", "csharp", "go", "cpp"))
 _MADE_BY_CALL, _LITERAL = "call", "literal"  # how a typed local variable is made (`@made_by_call`, `@literal`)
 # A literal's node type -> its built-in type, which no workspace class is: Python's, then JavaScript's.
 _LITERAL_TYPES = {
@@ -981,6 +994,20 @@ class _FunctionRegions:
         while index >= 0 and ends[index] <= offset:
             index = self.parents[index]
         return index
+
+
+def _declared_identifier(declarator: tree_sitter.Node) -> tree_sitter.Node | None:
+    """The name a C++ declarator declares (`b` of `*b = new Writer()`, `c` of `&c`); None for a function's
+    declarator or an array's."""
+    node: tree_sitter.Node | None = declarator
+    while node is not None and node.type != "identifier":
+        if node.type == "init_declarator" or node.type == "pointer_declarator":
+            node = node.child_by_field_name("declarator")
+        elif node.type == "reference_declarator":
+            node = node.named_children[0] if node.named_children else None
+        else:
+            return None
+    return node
 
 
 def _last_name_segment(text: str) -> str:

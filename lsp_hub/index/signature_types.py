@@ -23,19 +23,20 @@ def parameter_annotation(signature: str, parameter: str) -> str | None:
     return None
 
 
-# Languages whose signatures put the type before the name: `void f(Cart cart)`, `public Cart copy()`.
-PREFIX_TYPED_LANGUAGES = frozenset(("java", "csharp"))
+# Languages whose signatures put the type before the name: `void f(Cart cart)`, `public Cart copy()`, C++'s
+# `void f(const Cart& cart)`.
+PREFIX_TYPED_LANGUAGES = frozenset(("java", "csharp", "cpp"))
 _PREFIX_TYPED_PARAMETER = re.compile(
-    r"[(,]\s*(?:(?:final|in|ref|out|params|this|scoped|readonly)\s+|@\w+(?:\([^()]*\))?\s+)*"
-    r"([A-Za-z_][\w.]*)(?:<[^()]*?>)?\??\s+(\w+)\s*(?=[=,)])"
+    r"[(,]\s*(?:(?:final|in|ref|out|params|this|scoped|readonly|const|volatile|struct|class)\s+|@\w+(?:\([^()]*\))?\s+)*"
+    r"([A-Za-z_][\w.:]*)(?:<[^()]*?>)?\??(?:\s*const)?(?:\s+|\s*[&*]+\s*)(\w+)\s*(?=[=,)\[])"
 )
 _PREFIX_RETURN_TYPE = re.compile(r"([A-Za-z_][\w.]*)(?:<[^()]*>)?(?:\[\])*\??\s+\Z")
 _NOT_RETURN_TYPES = frozenset(("public", "private", "protected", "internal", "static", "final", "abstract", "new"))
 
 
 def prefix_parameter_type(signature: str, parameter: str) -> str | None:
-    """The class a Java or C# signature gives a parameter (`f(final Cart cart)`, `F(List<Item> items)` give Cart
-    and List)."""
+    """The class a Java, C# or C++ signature gives a parameter (`f(final Cart cart)`, `F(List<Item> items)`,
+    `f(const ns::Cart& cart)` give Cart, List and Cart)."""
     for typed in _PREFIX_TYPED_PARAMETER.finditer(signature):
         if typed.group(2) == parameter:
             return last_segment(typed.group(1))
@@ -137,7 +138,7 @@ _BASE_NAMES = re.compile(r"(?:(?:public|protected|private|virtual)\s+)*([A-Za-z_
 
 
 def last_segment(text: str) -> str:
-    return text.split("[", 1)[0].strip().rsplit(".", 1)[-1]
+    return text.split("[", 1)[0].strip().rsplit(".", 1)[-1].rsplit("::", 1)[-1]
 
 
 _ARROW_RETURN_TYPE = re.compile(r"->\s*(?:Optional\[)?['\"]?([A-Za-z_][\w.]*)")

@@ -515,6 +515,19 @@ def test_a_java_or_csharp_variable_s_declared_type_decides_which_class_s_method(
     assert callers_named(snapshot, "Order.Total") == [("Order.Sum", 15)]
 
 
+def test_a_cpp_variable_or_parameter_s_declared_type_decides_which_class_s_method(tmp_path: Path) -> None:
+    """C++ as Java: `Writer* b = new Writer(); b->write()` and `void use(const Writer& w)` call Writer::write, not
+    Reader::write, though both classes define it; a base named after `:` is a base (`class Pen : public Writer`)."""
+    write(tmp_path, "io.hpp", "class Writer {\n public:\n  void write(int x);\n};\n\n"
+          "class Reader {\n public:\n  void write(int x);\n};\n\nclass Pen : public Writer {};\n")
+    write(tmp_path, "use.cpp", "#include \"io.hpp\"\n\nvoid use(const Writer& w, Reader* r) {\n"
+          "  Writer* b = new Writer();\n  b->write(1);\n  w.write(2);\n  r->write(3);\n"
+          "  for (Pen& pen : pens) {\n    pen.write(4);\n  }\n}\n")
+    snapshot = snapshot_of(tmp_path)
+    assert callers_named(snapshot, "Writer.write") == [("use", 4), ("use", 5), ("use", 8)]
+    assert callers_named(snapshot, "Reader.write") == [("use", 6)]
+
+
 def test_a_go_receiver_parameter_or_named_result_is_typed_by_its_signature(tmp_path: Path) -> None:
     """cobra's `func (c *Command) ExecuteC()` calls `c.Name()`: with Name defined on several types, the call was no
     caller of Command.Name (and zoom resolved `c.Root` only by its name). The receiver, a parameter and a named
