@@ -172,11 +172,11 @@ class CallJudge:
         definition: Definition,
         line: int | None,
     ) -> bool | None:
-        """Rust, Java, C#: a variable or parameter its function types (`let other: Self = other.into()`, `let app =
-        Router::new()`, `fn f(router: Router)`, `JsonObject copy = ...`, `void f(JsonArray items)`) decides before
-        its name does (`other.route()` is not `Other`'s; `copy.deepCopy()` is JsonObject's, not JsonArray's); None
-        when nothing types it, or when the method is an interface's or trait's own (any implementor may take the
-        call)."""
+        """Rust, Java, C#, Go, C++: a variable, parameter or field its code types (`let other: Self = other.into()`,
+        `let app = Router::new()`, `fn f(router: Router)`, `JsonObject copy = ...`, `func (c *Context)`, `Writer*
+        w`) decides before its name does (`other.route()` is not `Other`'s; `copy.deepCopy()` is JsonObject's, not
+        JsonArray's); None when nothing types it, when the method is an interface's or trait's own (any implementor
+        may take the call), or in Go when the type does not reach it (a method promoted from an embedded type)."""
         inferred = self._inferred_class(source, file_index, receiver, caller, line)
         if not isinstance(inferred, WorkspaceClass):
             return None
