@@ -23,6 +23,7 @@ from lsp_hub.index.signature_types import (
     go_result_type,
     last_segment,
     parameter_annotation,
+    prefix_declared_type,
     prefix_parameter_type,
     prefix_return_type,
     signature_type,
@@ -68,8 +69,10 @@ def attribute_type(file_index: FileIndex, owner: str, attribute: str) -> str | N
             and definition.kind in ("variable", "constant", "field")
         ):
             shown = signature_type(definition.signature)
-            if shown is None and definition.kind == "field":  # a Go struct's `engine *Engine`
+            if shown is None and file_index.language == "go":  # a struct's `engine *Engine`
                 shown = go_field_type(definition.signature)
+            elif shown is None and file_index.language in PREFIX_TYPED_LANGUAGES:  # `private final Gson gson;`
+                shown = prefix_declared_type(definition.signature, attribute)
             if shown is not None:
                 return shown
     return None

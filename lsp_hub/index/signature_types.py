@@ -79,14 +79,24 @@ _GO_RESULT = re.compile(r"[A-Za-z_][\w.]*")
 
 def prefix_return_type(signature: str, name: str) -> str | None:
     """The class a Java or C# method returns, written before its name (`public JsonObject deepCopy()`)."""
+    return _type_before(signature, name, ("(", "<"))
+
+
+def prefix_declared_type(signature: str, name: str) -> str | None:
+    """The class a Java or C# field is declared with (`private final Gson gson;`, `List<Item> items = ...`)."""
+    return _type_before(signature, name, ("", "=", ";", ","))
+
+
+def _type_before(signature: str, name: str, followers: tuple[str, ...]) -> str | None:
+    """The type written before `name` where `name` is followed by one of `followers` ("": the end)."""
     at = signature.find(name)
     while at >= 0:
         after = signature[at + len(name) :].lstrip()
-        if (at == 0 or not (signature[at - 1].isalnum() or signature[at - 1] == "_")) and after[:1] in ("(", "<"):
-            returned = _PREFIX_RETURN_TYPE.search(signature[:at])
-            if returned is None or returned.group(1) in _NOT_RETURN_TYPES:
+        if (at == 0 or not (signature[at - 1].isalnum() or signature[at - 1] == "_")) and after[:1] in followers:
+            written = _PREFIX_RETURN_TYPE.search(signature[:at])
+            if written is None or written.group(1) in _NOT_RETURN_TYPES:
                 return None
-            return last_segment(returned.group(1))
+            return last_segment(written.group(1))
         at = signature.find(name, at + 1)
     return None
 

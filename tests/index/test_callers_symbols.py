@@ -501,9 +501,11 @@ def test_a_java_or_csharp_variable_s_declared_type_decides_which_class_s_method(
           "    var parsed = JsonObject.parse(\"{}\");\n    parsed.deepCopy();\n    other.deepCopy();\n"
           "    for (JsonArray array : arrays) {\n      array.deepCopy();\n    }\n"
           "    JsonElement element = original;\n    element.deepCopy();\n  }\n}\n")
+    write(tmp_path, "src/Holder.java", "package g;\n\nclass Holder {\n  private final JsonObject held;\n\n"
+          "  void copy() {\n    this.held.deepCopy();\n  }\n}\n")
     snapshot = snapshot_of(tmp_path)
-    assert callers_named(snapshot, "JsonObject.deepCopy") == [("JsonArray.copyAll", 12), ("JsonArray.copyAll", 14),
-                                                              ("JsonArray.copyAll", 15)]
+    assert callers_named(snapshot, "JsonObject.deepCopy") == [("Holder.copy", 6), ("JsonArray.copyAll", 12),
+                                                              ("JsonArray.copyAll", 14), ("JsonArray.copyAll", 15)]
     assert callers_named(snapshot, "JsonArray.deepCopy") == [("JsonArray.copyAll", 17)]
     assert callers_named(snapshot, "JsonElement.deepCopy") == [("JsonArray.copyAll", 20)]
     write(tmp_path, "Shop/Cart.cs", "namespace Shop;\n\npublic class Cart : Basket, ICart\n{\n"
