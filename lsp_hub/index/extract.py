@@ -152,6 +152,7 @@ def query_compiled(language: str) -> bool:
 _FoundDefinition = tuple[tree_sitter.Node, tree_sitter.Node, str, "tree_sitter.Node | None"]
 _FoundScope = tuple[tree_sitter.Node, tree_sitter.Node, str]
 _FoundReference = tuple[tree_sitter.Node, bool, "tree_sitter.Node | None"]
+_FoundTest = tuple[str, int, int, int]  # a test's name, its callback's start and end byte and first line
 # (statement node, imported names, relative marker, (local alias, imported name or "*") pairs)
 _FoundImport = tuple[tree_sitter.Node, list[str], bool, list[tuple[str, str]]]
 _EVENT_SCOPE, _EVENT_DEFINITION = range(2)
@@ -192,15 +193,13 @@ _OPENING_BRACKETS = (b"(", b"[", b"<")
 _CLOSING_BRACKETS = (b")", b"]", b">")
 
 
-def _keep_routes_outside_tests(
-    definitions: dict[int, _FoundDefinition], tests: dict[int, tuple[str, int, int]]
-) -> None:
+def _keep_routes_outside_tests(definitions: dict[int, _FoundDefinition], tests: dict[int, _FoundTest]) -> None:
     """A route registered inside a test's callback (express's tests make an app in each test) stays part of the
     test: its calls are the test's, so trace starts at the test, not at a route of the test file."""
-    bodies = [(start, end) for name, start, end in tests.values() if is_test_call_name(name)]
+    bodies = [(start, end) for name, start, end, _line in tests.values() if is_test_call_name(name)]
     if not bodies:
         return
-    for key, (name, start, end) in list(tests.items()):
+    for key, (name, start, end, _line) in list(tests.items()):
         if not is_test_call_name(name) and any(outer <= start and end <= last for outer, last in bodies):
             del tests[key]
             del definitions[key]
@@ -412,7 +411,7 @@ class _Extractor:
         decorators: dict[tuple[int, str, int], None] = {}
         registrations: dict[tuple[str, str], None] = {}  # (handler, registrar)
         # By name node start byte: a test's name (`it("adds")`) and its callback's byte range, its caller region.
-        tests: dict[int, tuple[str, int, int]] = {}
+        tests: dict[int, _FoundTest] = {}
 
         for pattern_index, captures in tree_sitter.QueryCursor(query).matches(root):
             role_info = roles.get(pattern_index)
@@ -524,8 +523,6 @@ class _Extractor:
         # Tests of one title in two `describe`s (hono's types.test.ts has four of several): each one's variables
         # carry its first line (`test("x")@2590`), else one test's `app` made every other's ambiguous.
         repeated = {name for name, count in Counter(functions.names).items() if count > 1}
-        lines_before: dict[int, int] = {}
-        last_counted = (0, 0)  # (byte, lines before it)
         out = []
         for start_byte, name_node, type_node, made in sorted(found, key=lambda entry: entry[0]):
             if self.language == "cpp":
@@ -548,13 +545,7 @@ class _Extractor:
             index = innermost(start_byte) if innermost is not None else -1
             owner = functions.names[index] if index >= 0 else ""
             if owner in repeated:
-                line = lines_before.get(index)
-                if line is None:  # counted once per function, from the last one counted (gtest's TEST bodies)
-                    start = functions.starts[index]
-                    counted_to, counted = last_counted if last_counted[0] <= start else (0, 0)
-                    line = lines_before[index] = counted + self.source.count(b"\n", counted_to, start)
-                    last_counted = (start, line)
-                owner = f"{owner}@{line}"
+                owner = f"{owner}@{functions.lines[index]}"
             if not owner and innermost_class is not None and innermost_class(start_byte) is not None:
                 continue
             if not owner and self.language in _ANONYMOUS_SCOPED:
@@ -599,7 +590,7 @@ class _Extractor:
         self,
         captures: dict[str, list[tree_sitter.Node]],
         definitions: dict[int, _FoundDefinition],
-        tests: dict[int, tuple[str, int, int]],
+        tests: dict[int, _FoundTest],
     ) -> None:
         """A test's call (`it("adds", () => ...)`, `test.serial(...)`, `Deno.test(...)`) as a function named as
         written with its title, so that the calls in its callback have it as their caller (not the module) and the
@@ -623,13 +614,13 @@ class _Extractor:
         else:
             name = intern(f"{squeeze(self._text(function))}()")
         definitions[title.start_byte] = (call, title, "function", None)
-        tests[title.start_byte] = (name, body.start_byte, body.end_byte)
+        tests[title.start_byte] = (name, body.start_byte, body.end_byte, body.start_point[0])
 
     def _build_definitions(
         self,
         definitions: dict[int, _FoundDefinition],
         scopes: list[_FoundScope],
-        tests: dict[int, tuple[str, int, int]],
+        tests: dict[int, _FoundTest],
     ) -> tuple[tuple[Any, ...], _FunctionRegions, _FunctionRegions]:
         """One sweep in document order with a stack of open definitions gives containers and methods; it also
         collects the function regions that callers are looked up in, and the class regions fields belong to."""
@@ -715,11 +706,11 @@ class _Extractor:
             elif kind in ("variable", "constant") and _holds_object_literal(node):
                 new_scope.is_container = True  # `const api = { get() {...} }`: api's methods, `api.get()` calls
             if test is not None:  # its callback holds its calls, not the call `it(...)` itself
-                functions.add(test[1], test[2], name)
+                functions.add(test[1], test[2], name, test[3])
             elif new_scope.is_function:
-                functions.add(start_byte, -negative_end, name)
+                functions.add(start_byte, -negative_end, name, node.start_point[0])
             elif new_scope.is_class_like:
-                classes.add(start_byte, -negative_end, name)
+                classes.add(start_byte, -negative_end, name, node.start_point[0])
             stack.append(new_scope)
         return tuple(out), functions, classes
 
@@ -966,15 +957,16 @@ class _FunctionRegions:
     """The byte ranges of a file's function (or class) definitions in document order (outer before inner at the
     same start), with each one's enclosing one, for finding the innermost function (or class) around an offset."""
 
-    __slots__ = ("ends", "names", "parents", "starts")
+    __slots__ = ("ends", "lines", "names", "parents", "starts")
 
     def __init__(self) -> None:
         self.starts: list[int] = []
         self.ends: list[int] = []
         self.names: list[str] = []
         self.parents: list[int] = []
+        self.lines: list[int] = []  # each region's first line (0-based): tells functions of one name apart
 
-    def add(self, start_byte: int, end_byte: int, name: str) -> None:
+    def add(self, start_byte: int, end_byte: int, name: str, line: int) -> None:
         """Regions must come in document order; tree nodes nest, so the enclosing one is on the open chain."""
         parent = len(self.starts) - 1
         while parent >= 0 and self.ends[parent] <= start_byte:
@@ -983,6 +975,7 @@ class _FunctionRegions:
         self.ends.append(end_byte)
         self.names.append(name)
         self.parents.append(parent)
+        self.lines.append(line)
 
     def innermost(self, offset: int) -> str | None:
         index = self.innermost_index(offset)

@@ -137,7 +137,7 @@ def class_bases(signature: str) -> list[str]:
     if colon is None:
         return []
     bases = colon.group(1).split(" where ", 1)[0]  # C#'s constraints on type parameters follow the bases
-    return [last_segment(base.rpartition("::")[2]) for base in _BASE_NAMES.findall(bases)]
+    return [last_segment(base) for base in _BASE_NAMES.findall(bases)]
 
 
 _TYPE_ARGUMENTS = re.compile(r"<[^<>]*>")
