@@ -15,17 +15,12 @@ from lsp_hub.index.graph import SELF_RECEIVERS, use_resolver
 from lsp_hub.index.model import Definition, FileIndex
 from lsp_hub.index.pytest_fixtures import fixture_type
 from lsp_hub.index.signature_types import (
-    PREFIX_TYPED_LANGUAGES,
-    arrow_return_type,
     class_bases,
-    go_field_type,
-    go_parameter_type,
-    go_result_type,
+    field_type,
     last_segment,
     parameter_annotation,
-    prefix_declared_type,
-    prefix_parameter_type,
-    prefix_return_type,
+    parameter_type,
+    return_type,
     signature_type,
 )
 from lsp_hub.index.symbols import definitions_named, has_parameter
@@ -68,11 +63,7 @@ def attribute_type(file_index: FileIndex, owner: str, attribute: str) -> str | N
             and definition.name == attribute
             and definition.kind in ("variable", "constant", "field")
         ):
-            shown = signature_type(definition.signature)
-            if shown is None and file_index.language == "go":  # a struct's `engine *Engine`
-                shown = go_field_type(definition.signature)
-            elif shown is None and file_index.language in PREFIX_TYPED_LANGUAGES:  # `private final Gson gson;`
-                shown = prefix_declared_type(definition.signature, attribute)
+            shown = field_type(file_index.language, definition.signature, attribute)
             if shown is not None:
                 return shown
     return None
@@ -268,13 +259,9 @@ class TypeInference:
                 if name == variable and owned_by(owner, function)
             }
             if not shown:
-                annotated = parameter_annotation(function.signature, variable)
+                annotated = parameter_type(self.file_index.language, function.signature, variable)
                 if annotated is None and self.file_index.language == "python":
                     annotated = fixture_type(self.snapshot, self.source, function, variable)  # `def test(app):`
-                elif annotated is None and self.file_index.language in PREFIX_TYPED_LANGUAGES:
-                    annotated = prefix_parameter_type(function.signature, variable)
-                elif annotated is None and self.file_index.language == "go":
-                    annotated = go_parameter_type(function.signature, variable)
                 shown = {annotated} if annotated else set()
             if shown:
                 break
@@ -398,12 +385,7 @@ class TypeInference:
         returned = set()
         for path, definition in found:
             if definition.kind in ("function", "method"):
-                type_name = arrow_return_type(definition.signature)
-                language = self.snapshot.files[path].language
-                if type_name is None and language in PREFIX_TYPED_LANGUAGES:
-                    type_name = prefix_return_type(definition.signature, definition.name)
-                elif type_name is None and language == "go":
-                    type_name = go_result_type(definition.signature, definition.name)
+                type_name = return_type(self.snapshot.files[path].language, definition.signature, definition.name)
                 if type_name == "Self" and definition.container is not None:
                     type_name = definition.container
                 returned.add(type_name)

@@ -1,7 +1,8 @@
 """Types as signatures write them, read from the text alone: a parameter's annotation (`app: Flask`), Java's and
 C#'s `Type name` parameters and `Type name(` returns, Go's parameters, results and struct fields, a variable's
 visible type (`new Cart(`, `: Cart`), Python's `->` return annotations, and the bases a class definition names. Pure
-functions of a signature string, used by `receiver_types` to type receivers."""
+functions of a signature string, used by `receiver_types` to type receivers; which language writes a type where is
+decided here, in `parameter_type`, `return_type` and `field_type`."""
 
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ _PREFIX_RETURN_TYPE = re.compile(r"([A-Za-z_][\w.]*)(?:<[^()]*>)?(?:\[\])*\??\s+
 _NOT_RETURN_TYPES = frozenset(("public", "private", "protected", "internal", "static", "final", "abstract", "new"))
 
 
-def prefix_parameter_type(signature: str, parameter: str) -> str | None:
+def _prefix_parameter_type(signature: str, parameter: str) -> str | None:
     """The class a Java, C# or C++ signature gives a parameter (`f(final Cart cart)`, `F(List<Item> items)`,
     `f(const ns::Cart& cart)` give Cart, List and Cart)."""
     for typed in _PREFIX_TYPED_PARAMETER.finditer(signature):
@@ -46,7 +47,7 @@ def prefix_parameter_type(signature: str, parameter: str) -> str | None:
 _GO_PARAMETER = re.compile(r"[(,]\s*(\w+)\s+\*?([A-Za-z_][\w.]*)")
 
 
-def go_parameter_type(signature: str, parameter: str) -> str | None:
+def _go_parameter_type(signature: str, parameter: str) -> str | None:
     """The type a Go signature gives a parameter, the method's receiver or a named result (`func (c *Command)
     Run(ctx context.Context) (cmd *Command, err error)`: c, cmd Command; ctx Context)."""
     for typed in _GO_PARAMETER.finditer(signature):
@@ -55,7 +56,7 @@ def go_parameter_type(signature: str, parameter: str) -> str | None:
     return None
 
 
-def go_result_type(signature: str, name: str) -> str | None:
+def _go_result_type(signature: str, name: str) -> str | None:
     """The type a Go function returns first, written after its parameters (`func New() *Engine`, `func
     CreateTestContext(w http.ResponseWriter) (c *Context, r *Engine)`: Engine, Context); None for a slice, map,
     function or channel."""
@@ -77,12 +78,12 @@ def go_result_type(signature: str, name: str) -> str | None:
 _GO_RESULT = re.compile(r"[A-Za-z_][\w.]*")
 
 
-def prefix_return_type(signature: str, name: str) -> str | None:
+def _prefix_return_type(signature: str, name: str) -> str | None:
     """The class a Java or C# method returns, written before its name (`public JsonObject deepCopy()`)."""
     return _type_before(signature, name, ("(", "<"))
 
 
-def prefix_declared_type(signature: str, name: str) -> str | None:
+def _prefix_declared_type(signature: str, name: str) -> str | None:
     """The class a Java or C# field is declared with (`private final Gson gson;`, `List<Item> items = ...`)."""
     return _type_before(signature, name, ("", "=", ";", ","))
 
@@ -154,13 +155,46 @@ def last_segment(text: str) -> str:
 _ARROW_RETURN_TYPE = re.compile(r"->\s*(?:Optional\[)?['\"]?([A-Za-z_][\w.]*)")
 
 
-def arrow_return_type(signature: str) -> str | None:
+def _arrow_return_type(signature: str) -> str | None:
     """The class a `->` annotation returns (Python, Rust): `-> Optional["Cart"]` gives Cart."""
     returned = _ARROW_RETURN_TYPE.search(signature)
     return last_segment(returned.group(1)) if returned else None
 
 
-def go_field_type(signature: str) -> str | None:
+def _go_field_type(signature: str) -> str | None:
     """The type of a Go struct field as the outline keeps it (`engine *Engine`, `` Name string `json:"name"` ``)."""
     field = _GO_FIELD.match(signature)
     return last_segment(field.group(1)) if field else None
+
+
+def parameter_type(language: str, signature: str, parameter: str) -> str | None:
+    """The class a function's signature gives a parameter, as its language writes it: an annotation (`app:
+    Flask`), else Java's, C#'s and C++'s `Cart cart`, Go's `c *Context`."""
+    annotated = parameter_annotation(signature, parameter)
+    if annotated is None and language in PREFIX_TYPED_LANGUAGES:
+        return _prefix_parameter_type(signature, parameter)
+    if annotated is None and language == "go":
+        return _go_parameter_type(signature, parameter)
+    return annotated
+
+
+def return_type(language: str, signature: str, name: str) -> str | None:
+    """The class the function `name` returns, as its language writes it: `-> Cart`, else `Cart name(`, Go's
+    first result."""
+    returned = _arrow_return_type(signature)
+    if returned is None and language in PREFIX_TYPED_LANGUAGES:
+        return _prefix_return_type(signature, name)
+    if returned is None and language == "go":
+        return _go_result_type(signature, name)
+    return returned
+
+
+def field_type(language: str, signature: str, name: str) -> str | None:
+    """The class a class-body variable or struct field `name` is given (`x: X`, `x = X()`, `new X(`), else
+    declared with (Go's `engine *Engine`, Java's `private final Gson gson;`)."""
+    shown = signature_type(signature)
+    if shown is None and language == "go":
+        return _go_field_type(signature)
+    if shown is None and language in PREFIX_TYPED_LANGUAGES:
+        return _prefix_declared_type(signature, name)
+    return shown
