@@ -18,7 +18,7 @@ from lsp_hub.index.graph import (
 )
 from lsp_hub.index.graph_inputs import COMMON_NAMES
 from lsp_hub.index.model import COMPLEX_RECEIVER, Definition, FileIndex, Reference, Span
-from lsp_hub.index.navigation.common import SymbolRef
+from lsp_hub.index.navigation.common import CLASS_KINDS, SymbolRef
 from lsp_hub.index.receiver_types import OUTSIDE, TypeInference, WorkspaceClass, declared_class
 from lsp_hub.index.symbols import definitions_named, enclosing_definition, plain_name_can_mean
 from lsp_hub.index.type_clouds import TypeCloud
@@ -30,7 +30,6 @@ if TYPE_CHECKING:
 MAX_CALLERS_SEARCHED = 2000
 
 
-_CLASS_KINDS = frozenset(("class", "interface", "type"))  # a zoom into a class: `self` in its body is the class
 BY_NAME = "by-name"  # a receiver the index cannot type, and the only workspace method of that name
 
 
@@ -156,7 +155,8 @@ class _CallResolver:
     def _receiver_class(self, receiver: str, context: Definition) -> WorkspaceClass | str | None:
         """The receiver's class when the code shows it: `self`/`this` (the method's class), a variable or
         parameter with a visible type, a module variable with one, or the name of a class itself (`Cart.make()`)."""
-        container = context.name if context.kind in _CLASS_KINDS else context.container
+        # A zoom into a class: `self` in its body is the class.
+        container = context.name if context.kind in CLASS_KINDS else context.container
         if receiver in SELF_RECEIVERS:
             return WorkspaceClass(self.snapshot, container) if container is not None else None
         if receiver == COMPLEX_RECEIVER:

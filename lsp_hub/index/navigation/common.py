@@ -233,7 +233,7 @@ def one_symbol(index: WorkspaceIndex, snapshot: Snapshot, symbol: str) -> Symbol
     """The one definition `symbol` means; raises `AmbiguousSymbol` when it means several."""
     found = find_symbols(index, snapshot, symbol)
     # A Java or C# class and its constructors share a name: the name means the class (`Foo.Foo`: a constructor).
-    classes = {(ref.path, ref.definition.name) for ref in found if ref.definition.kind in _CLASS_KINDS}
+    classes = {(ref.path, ref.definition.name) for ref in found if ref.definition.kind in CLASS_KINDS}
     found = [ref for ref in found if not _constructor_of(ref, classes)] or found
     # Several definitions of one name in one scope of one file (a property's getter and setter, overloads) are one.
     distinct = list({(ref.path, ref.definition.container, ref.definition.name): ref for ref in found}.values())
@@ -250,7 +250,7 @@ def one_symbol(index: WorkspaceIndex, snapshot: Snapshot, symbol: str) -> Symbol
     return distinct[0]
 
 
-_CLASS_KINDS = frozenset(("class", "interface", "type"))
+CLASS_KINDS = frozenset(("class", "interface", "type"))  # kinds of definitions whose members are methods
 
 
 def _constructor_of(ref: SymbolRef, classes: set[tuple[str, str]]) -> bool:
